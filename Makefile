@@ -1,0 +1,39 @@
+# raplbench entry points. The two set-up commands of the README:
+#   make bench-all [QUICK=1]   measure every access path on this machine
+#   make test                  the test suite
+# Both install what they need first (make deps: Debian packages, .venv).
+
+BUILD ?= build
+PY := .venv/bin/python
+QUICK ?=
+
+.PHONY: all deps build bench-all test test-ubench test-python validate clean
+
+all: build
+
+deps:
+	@ci/deps
+
+# cmake configures once; later builds reconfigure by themselves when needed
+build: deps
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD)
+
+bench-all: build
+	@$(PY) -m results.bench_all $(if $(QUICK),--quick)
+
+test: build test-ubench test-python
+
+test-ubench: build
+	@cd $(BUILD) && ctest --output-on-failure
+
+test-python: build
+	@$(PY) -m pytest
+
+# make validate FILE=results/runs/<run_id>/results.jsonl
+validate: deps
+	@[ -n "$(FILE)" ] || { echo "usage: make validate FILE=<results.jsonl>" >&2; exit 2; }
+	@$(PY) -m results.validate $(FILE)
+
+clean:
+	rm -rf $(BUILD)

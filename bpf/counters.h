@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * counters.h - the layout shared by counters.bpf.c and its user-space
+ * loaders (ubench/bpf_sampler.cc, rbench's ebpf module).
+ *
+ * The BPF program samples a set of perf counters (RAPL energy events, or a
+ * stand-in such as msr/tsc/) at a fixed rate on every CPU and publishes the
+ * latest values of CPU c in slot c of a BPF_F_MMAPABLE array. Readers either
+ * copy a slot with the bpf() lookup syscall or load it straight from the
+ * mmapped array, using `seq` as a seqlock:
+ *
+ *   seq odd   the program is writing the slot: retry;
+ *   seq even  stable; reread seq after copying and retry if it moved.
+ */
+#ifndef RAPLBENCH_COUNTERS_H
+#define RAPLBENCH_COUNTERS_H
+
+#define RB_MAX_COUNTERS 8     /* counters sampled per CPU (RAPL has at most 5 domains) */
+#define RB_MAX_CPUS 1024      /* bound for the per-CPU status array */
+
+/* bpf_timer_start() flags (uapi/linux/bpf.h; Linux 6.4 and 6.7). Spelled
+ * out here so the program also builds against an older kernel's BTF. */
+#define RB_TIMER_ABS (1ULL << 0)
+#define RB_TIMER_CPU_PIN (1ULL << 1)
+
+/* One CPU's latest sample: 128 bytes, two cache lines. */
+struct rb_slot {
+	__u64 seq;                       /* seqlock: odd while being written */
+	__u64 time_ns;                   /* bpf_ktime_get_ns() when read */
+	__u64 ticks;                     /* samples taken on this CPU */
+	__u64 missed;                    /* timer deadlines skipped because already past */
+	__s32 err;                       /* last bpf_perf_event_read_value() error, 0 if none */
+	__u32 ncounters;                 /* valid entries of value[] */
+	__u64 value[RB_MAX_COUNTERS];    /* raw counter values */
+	__u64 pad[3];
+};
+
+/* Result of arming the timer on a CPU, in the program's .bss arm_result[]. */
+enum rb_arm_state {
+	RB_ARM_NOT_TRIED = 0,
+	RB_ARM_OK = 1,
+	/* negative values: the errno returned by bpf_timer_init/start */
+};
+
+#endif

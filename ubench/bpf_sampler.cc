@@ -1,0 +1,224 @@
+// bpf_sampler.cc - see bpf_sampler.h.
+#include "bpf_sampler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "counters.skel.h"
+#include "cpu.h"
+
+namespace raplbench {
+namespace {
+
+// libbpf returns -errno; say what to do about the common ones.
+std::string bpf_error(const std::string& what, int err) {
+  err = err < 0 ? -err : err;
+  std::string text = what + ": " + errno_text(err);
+  if (err == EPERM || err == EACCES)
+    text += ": needs CAP_BPF and CAP_PERFMON (run as root)";
+  return text;
+}
+
+// Restores the calling thread's CPU affinity when it goes out of scope.
+struct AffinityGuard {
+  cpu_set_t saved;
+  bool ok;
+  AffinityGuard() { ok = sched_getaffinity(0, sizeof(saved), &saved) == 0; }
+  ~AffinityGuard() {
+    if (ok) sched_setaffinity(0, sizeof(saved), &saved);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<BpfSampler> BpfSampler::start(const std::vector<PerfEventSpec>& counters,
+                                              uint64_t period_ns, std::string* why) {
+  std::unique_ptr<BpfSampler> s(new BpfSampler());
+  s->period_ns_ = period_ns;
+  s->cpus_ = online_cpus();
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0 || ncpus > RB_MAX_CPUS) {
+    *why = "cannot size the BPF maps: " + std::to_string(ncpus) + " possible CPUs";
+    return nullptr;
+  }
+  const size_t ncounters = std::min<size_t>(counters.size(), RB_MAX_COUNTERS);
+
+  // 1. open, size the maps, set the knobs; 2. load. A kernel that cannot
+  // load the timer program (no bpf_timer, no tp_btf) gets the fallback only.
+  auto open_and_load = [&](bool with_timer) -> int {
+    if (s->skel_) counters_bpf__destroy(s->skel_);
+    s->skel_ = counters_bpf__open();
+    if (!s->skel_) return -errno;
+    bpf_map__set_max_entries(s->skel_->maps.slots, ncpus);
+    bpf_map__set_max_entries(s->skel_->maps.timers, ncpus);
+    bpf_map__set_max_entries(s->skel_->maps.counters, ncpus * RB_MAX_COUNTERS);
+    s->skel_->rodata->target_tgid = getpid();
+    s->skel_->rodata->period_ns = period_ns;
+    s->skel_->rodata->ncounters = __u32(ncounters);
+    bpf_program__set_autoload(s->skel_->progs.arm_timer, with_timer);
+    return counters_bpf__load(s->skel_);
+  };
+  bool with_timer = true;
+  int err = open_and_load(true);
+  if (err) {
+    with_timer = false;
+    if (open_and_load(false)) {
+      *why = bpf_error("loading the BPF program", err);
+      return nullptr;
+    }
+  }
+
+  // 3. start it on every CPU: timers, or else (with fresh maps, so no timer
+  // is left running) the perf cpu-clock fallback
+  std::string timer_why = "the kernel cannot load the bpf_timer program";
+  if (with_timer && !s->arm_timers(&timer_why)) {
+    with_timer = false;
+    if ((err = open_and_load(false)) != 0) {
+      *why = bpf_error("reloading the BPF program", err);
+      return nullptr;
+    }
+  }
+  if (!with_timer) {
+    std::string clock_why;
+    if (!s->attach_cpu_clock(&clock_why)) {
+      *why = timer_why + "; perf cpu-clock fallback: " + clock_why;
+      return nullptr;
+    }
+    s->trigger_ = "perf cpu-clock event (fallback: " + timer_why + ")";
+  }
+
+  // 4. one perf event per (CPU, counter), on the CPUs the counter lives on
+  const int counters_fd = bpf_map__fd(s->skel_->maps.counters);
+  for (int cpu : s->cpus_) {
+    for (size_t i = 0; i < ncounters; ++i) {
+      const PerfEventSpec& c = counters[i];
+      if (std::find(c.cpus.begin(), c.cpus.end(), cpu) == c.cpus.end()) continue;
+      int perr = 0;
+      int fd = open_counter(c, cpu, -1, 0, &perr);
+      if (fd < 0) {
+        *why = perf_open_error_reason(perr, c.name);
+        return nullptr;
+      }
+      s->perf_fds_.push_back(fd);
+      __u32 key = __u32(cpu * RB_MAX_COUNTERS + i);
+      if (bpf_map_update_elem(counters_fd, &key, &fd, BPF_ANY) != 0) {
+        *why = bpf_error("storing perf event " + c.name + " in the BPF map", errno);
+        return nullptr;
+      }
+    }
+  }
+
+  // 5. map the published slots
+  s->slots_fd_ = bpf_map__fd(s->skel_->maps.slots);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  s->slots_len_ = (size_t(ncpus) * sizeof(rb_slot) + page - 1) / page * page;
+  void* m = mmap(nullptr, s->slots_len_, PROT_READ, MAP_SHARED, s->slots_fd_, 0);
+  if (m == MAP_FAILED) {
+    *why = bpf_error("mmap of the BPF slots array", errno);
+    return nullptr;
+  }
+  s->slots_ = static_cast<const rb_slot*>(m);
+  return s;
+}
+
+bool BpfSampler::arm_timers(std::string* why) {
+  bpf_link* link = bpf_program__attach(skel_->progs.arm_timer);
+  if (!link) {
+    *why = bpf_error("attaching the timer-arming program", errno);
+    return false;
+  }
+  bool all_armed = true;
+  {
+    AffinityGuard guard;
+    for (int cpu : cpus_) {
+      std::string pin = pin_to_cpu(cpu);
+      if (!pin.empty()) {
+        *why = pin;
+        all_armed = false;
+        break;
+      }
+      // any syscall made from `cpu` runs arm_timer there
+      for (int tries = 0; tries < 100 && skel_->bss->arm_result[cpu] == RB_ARM_NOT_TRIED; ++tries)
+        syscall(SYS_getppid);
+      int result = skel_->bss->arm_result[cpu];
+      if (result != RB_ARM_OK) {
+        *why = result == RB_ARM_NOT_TRIED
+                   ? "the timer was not armed on CPU " + std::to_string(cpu)
+                   : bpf_error("bpf_timer_start(BPF_F_TIMER_CPU_PIN) on CPU " +
+                                   std::to_string(cpu) + " (needs Linux 6.7)",
+                               result);
+        all_armed = false;
+        break;
+      }
+    }
+  }
+  bpf_link__destroy(link);  // every CPU is armed (or failed): stop watching syscalls
+  if (all_armed) trigger_ = "bpf_timer (CPU-pinned, absolute deadlines)";
+  return all_armed;
+}
+
+bool BpfSampler::attach_cpu_clock(std::string* why) {
+  for (int cpu : cpus_) {
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof(attr));
+    attr.size = sizeof(attr);
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.sample_period = period_ns_;  // cpu-clock counts nanoseconds
+    int fd = int(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+    if (fd < 0) {
+      *why = perf_open_error_reason(errno, "cpu-clock");
+      return false;
+    }
+    perf_fds_.push_back(fd);
+    bpf_link* link = bpf_program__attach_perf_event(skel_->progs.on_cpu_clock, fd);
+    if (!link) {
+      *why = bpf_error("attaching to the cpu-clock event on CPU " + std::to_string(cpu), errno);
+      return false;
+    }
+    links_.push_back(link);
+  }
+  return true;
+}
+
+BpfSampler::~BpfSampler() {
+  if (slots_) munmap(const_cast<rb_slot*>(slots_), slots_len_);
+  for (bpf_link* l : links_) bpf_link__destroy(l);
+  for (int fd : perf_fds_) close(fd);
+  if (skel_) counters_bpf__destroy(skel_);  // freeing the maps cancels the timers
+}
+
+bool BpfSampler::load_slot(int cpu, rb_slot* out) const {
+  const rb_slot* slot = &slots_[cpu];
+  for (int tries = 0; tries < 10000; ++tries) {
+    uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+    if (seq & 1) {  // being written
+      _mm_pause();
+      continue;
+    }
+    std::memcpy(out, slot, sizeof(*out));
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) == seq) {
+      out->seq = seq;
+      return true;
+    }
+  }
+  return false;
+}
+
+int BpfSampler::lookup_slot(int cpu, rb_slot* out) const {
+  __u32 key = __u32(cpu);
+  return bpf_map_lookup_elem(slots_fd_, &key, out) == 0 ? 0 : errno;
+}
+
+}  // namespace raplbench

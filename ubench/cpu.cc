@@ -1,0 +1,125 @@
+// cpu.cc - see cpu.h.
+#include "cpu.h"
+
+#include <cpuid.h>
+#include <sched.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace raplbench {
+
+std::vector<int> parse_cpu_list(const std::string& list) {
+  std::vector<int> cpus;
+  std::stringstream ss(list);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.empty() || part == "\n") continue;
+    size_t dash = part.find('-');
+    int lo = std::stoi(part.substr(0, dash));
+    int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+std::vector<int> online_cpus() {
+  std::ifstream f("/sys/devices/system/cpu/online");
+  std::string line;
+  if (f && std::getline(f, line) && !line.empty()) return parse_cpu_list(line);
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+std::string pin_to_cpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0)
+    return "cannot pin to CPU " + std::to_string(cpu) + ": " + errno_text(errno) +
+           " (is it online and in this process's cpuset?)";
+  return "";
+}
+
+std::optional<int> other_cpu(int target) {
+  std::vector<int> cpus = online_cpus();
+  for (auto it = cpus.rbegin(); it != cpus.rend(); ++it)
+    if (*it != target) return *it;
+  return std::nullopt;
+}
+
+std::string Placement::label() const {
+  return target_cpu ? std::to_string(cpu) + "->" + std::to_string(*target_cpu)
+                    : std::to_string(cpu);
+}
+
+std::vector<Placement> placements(std::optional<int> target_cpu) {
+  if (!target_cpu) {
+    std::vector<int> cpus = online_cpus();
+    return {{cpus.empty() ? 0 : cpus.front(), std::nullopt}};
+  }
+  std::vector<Placement> out = {{*target_cpu, target_cpu}};
+  if (auto other = other_cpu(*target_cpu)) out.push_back({*other, target_cpu});
+  return out;
+}
+
+std::optional<int> package_lead_cpu(int package) {
+  for (int cpu : online_cpus()) {
+    std::ifstream f("/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                    "/topology/physical_package_id");
+    int id = -1;
+    if (f >> id && id == package) return cpu;
+  }
+  return std::nullopt;
+}
+
+CpuVendor cpu_vendor() {
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return CpuVendor::Other;
+  char vendor[13];
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  vendor[12] = '\0';
+  if (std::strcmp(vendor, "GenuineIntel") == 0) return CpuVendor::Intel;
+  // Hygon parts carry AMD's RAPL MSRs.
+  if (std::strcmp(vendor, "AuthenticAMD") == 0 || std::strcmp(vendor, "HygonGenuine") == 0)
+    return CpuVendor::Amd;
+  return CpuVendor::Other;
+}
+
+const char* vendor_name(CpuVendor v) {
+  switch (v) {
+    case CpuVendor::Intel: return "Intel";
+    case CpuVendor::Amd: return "AMD";
+    default: return "other";
+  }
+}
+
+static uint64_t raw_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+uint64_t measure_tsc_khz() {
+  unsigned aux;
+  uint64_t ns0 = raw_ns(), tsc0 = __rdtscp(&aux);
+  timespec pause = {0, 20 * 1000 * 1000};
+  nanosleep(&pause, nullptr);
+  uint64_t ns1 = raw_ns(), tsc1 = __rdtscp(&aux);
+  return (tsc1 - tsc0) * 1000000u / (ns1 - ns0);
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+}  // namespace raplbench

@@ -1,0 +1,53 @@
+// cpu.h - which CPUs exist, pinning the calling thread, the CPU vendor, and
+// the TSC frequency. Shared by every access-path benchmark.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace raplbench {
+
+// Online CPUs, ascending (from /sys/devices/system/cpu/online, else the
+// affinity mask of this process).
+std::vector<int> online_cpus();
+
+// Parses a kernel CPU list such as "0-3,8,10-11".
+std::vector<int> parse_cpu_list(const std::string& list);
+
+// Pins the calling thread to `cpu`; returns an empty string on success,
+// otherwise a reason a person can act on.
+std::string pin_to_cpu(int cpu);
+
+// The "other CPU" of a same-CPU/other-CPU pair: the highest-numbered online
+// CPU that is not `target`, or nullopt on a one-CPU machine.
+std::optional<int> other_cpu(int target);
+
+// Where a benchmark thread runs relative to the CPU whose counter it reads.
+struct Placement {
+  int cpu;                        // the benchmark thread's CPU
+  std::optional<int> target_cpu;  // the counter's CPU; nullopt if not per-CPU
+  std::string label() const;      // "0->0", "1->0", "0"
+};
+
+// Same CPU (target->target) and, when there is one, another CPU
+// (other_cpu(target)->target). A counter that belongs to no CPU is read from
+// the first online CPU only.
+std::vector<Placement> placements(std::optional<int> target_cpu);
+
+// Lowest-numbered online CPU of physical package `package` (the CPU through
+// which the RAPL driver reads that package's MSRs), or nullopt.
+std::optional<int> package_lead_cpu(int package);
+
+enum class CpuVendor { Intel, Amd, Other };
+CpuVendor cpu_vendor();  // from cpuid leaf 0
+const char* vendor_name(CpuVendor v);
+
+// TSC frequency in kHz, measured against CLOCK_MONOTONIC_RAW over ~20 ms.
+uint64_t measure_tsc_khz();
+
+// strerror as std::string.
+std::string errno_text(int err);
+
+}  // namespace raplbench

@@ -1,0 +1,144 @@
+// ebpf.cc - paths "ebpf-lookup" and "ebpf-mmap": polling the counters that
+// bpf/counters.bpf.c samples in the kernel at 1 kHz on every CPU.
+//
+//   ebpf-lookup, op "lookup": one bpf(BPF_MAP_LOOKUP_ELEM) syscall copying a
+//                             CPU's slot;
+//   ebpf-mmap,   op "load":   a plain load of the slot from the mmapped
+//                             BPF_F_MMAPABLE array, with the seqlock check.
+//
+// The program's achieved firing rate on each CPU is reported too (path
+// ebpf-mmap, op "tick", metric rate_hz), measured over 100 ms windows from
+// the slots' tick counts: the VM this was written on delays timers, so the
+// rate is measured, never assumed.
+#include <time.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cpu.h"
+#include "manifest.h"
+#include "perf_events.h"
+#include "register.h"
+
+#ifdef RAPLBENCH_HAVE_BPF
+#include "bpf_sampler.h"
+#endif
+
+namespace raplbench {
+namespace {
+
+constexpr uint64_t kPeriodNs = 1000000;  // 1 kHz
+constexpr int kRateWindowMs = 100;
+
+void add_all_unavailable(const std::string& target, const std::string& stand_in,
+                         const std::string& reason) {
+  add_unavailable(RowMeta{"ebpf-lookup", "lookup", target, std::nullopt, std::nullopt, stand_in},
+                  reason);
+  add_unavailable(RowMeta{"ebpf-mmap", "load", target, std::nullopt, std::nullopt, stand_in},
+                  reason);
+  RowMeta rate{"ebpf-mmap", "tick", "", std::nullopt, std::nullopt, stand_in, "rate_hz", "Hz"};
+  add_unavailable(rate, reason);
+}
+
+#ifdef RAPLBENCH_HAVE_BPF
+
+// Lives as long as the process: the benchmarks read what it publishes.
+std::unique_ptr<BpfSampler>& sampler() {
+  static std::unique_ptr<BpfSampler> s;
+  return s;
+}
+
+void bench_lookup(benchmark::State& state, int target_cpu) {
+  rb_slot slot;
+  for (auto _ : state) {
+    if (int err = sampler()->lookup_slot(target_cpu, &slot)) {
+      state.SkipWithError(("bpf map lookup failed: " + errno_text(err)).c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(slot);
+  }
+}
+
+void bench_load(benchmark::State& state, int target_cpu) {
+  rb_slot slot;
+  for (auto _ : state) {
+    if (!sampler()->load_slot(target_cpu, &slot)) {
+      state.SkipWithError("the mmapped slot never settled (seqlock kept moving)");
+      break;
+    }
+    benchmark::DoNotOptimize(slot);
+  }
+}
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// One window per iteration; counters rate_hz_cpu<N> = ticks per second.
+void bench_rate(benchmark::State& state) {
+  const std::vector<int>& cpus = sampler()->cpus();
+  std::vector<double> ticks(cpus.size(), 0.0);
+  double seconds = 0;
+  for (auto _ : state) {
+    std::vector<uint64_t> before(cpus.size());
+    rb_slot slot;
+    for (size_t i = 0; i < cpus.size(); ++i)
+      before[i] = sampler()->load_slot(cpus[i], &slot) ? slot.ticks : 0;
+    uint64_t t0 = monotonic_ns();
+    std::this_thread::sleep_for(std::chrono::milliseconds(kRateWindowMs));
+    uint64_t t1 = monotonic_ns();
+    for (size_t i = 0; i < cpus.size(); ++i)
+      ticks[i] += sampler()->load_slot(cpus[i], &slot) ? double(slot.ticks - before[i]) : 0;
+    seconds += double(t1 - t0) * 1e-9;
+  }
+  for (size_t i = 0; i < cpus.size(); ++i)
+    state.counters["rate_hz_cpu" + std::to_string(cpus[i])] = ticks[i] / seconds;
+}
+
+#endif
+
+}  // namespace
+
+void register_ebpf() {
+  const EnergyCounters counters = energy_counters();
+  const std::string label = events_label(counters.events);
+  if (counters.events.empty()) return add_all_unavailable(label, "", counters.unavailable);
+#ifndef RAPLBENCH_HAVE_BPF
+  add_all_unavailable(label, counters.stand_in, RAPLBENCH_BPF_MISSING);
+#else
+  std::string why;
+  sampler() = BpfSampler::start(counters.events, kPeriodNs, &why);
+  if (!sampler()) return add_all_unavailable(label, counters.stand_in, why);
+
+  const int target = counters.events.front().cpus.front();
+  for (const Placement& p : placements(target)) {
+    int t = *p.target_cpu;
+    add_benchmark("ebpf-lookup/lookup/" + label + "/" + p.label(),
+                  RowMeta{"ebpf-lookup", "lookup", label, p.cpu, t, counters.stand_in},
+                  [t](benchmark::State& s) { bench_lookup(s, t); });
+    add_benchmark("ebpf-mmap/load/" + label + "/" + p.label(),
+                  RowMeta{"ebpf-mmap", "load", label, p.cpu, t, counters.stand_in},
+                  [t](benchmark::State& s) { bench_load(s, t); });
+  }
+
+  std::string rate_bench;
+  const std::string trigger = sampler()->trigger() + ", " +
+                              std::to_string(1000000000 / kPeriodNs) + " Hz requested";
+  bool first = true;
+  for (int cpu : sampler()->cpus()) {
+    RowMeta meta{"ebpf-mmap", "tick", trigger, std::nullopt, cpu, counters.stand_in,
+                 "rate_hz", "Hz"};
+    if (first)  // one window per repetition
+      rate_bench = add_benchmark("ebpf-mmap/tick/rate", meta, bench_rate,
+                                 "counter:rate_hz_cpu" + std::to_string(cpu), 1);
+    else
+      add_counter_row(rate_bench, "rate_hz_cpu" + std::to_string(cpu), meta);
+    first = false;
+  }
+#endif
+}
+
+}  // namespace raplbench

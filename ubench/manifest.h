@@ -1,0 +1,58 @@
+// manifest.h - what each registered benchmark measures, in the terms of the
+// results schema (results/schema.json), and the paths that could not run.
+//
+// Google Benchmark reports names and times only. ubench therefore keeps a
+// manifest: one entry per future schema row, saying which benchmark (and
+// which of its values) feeds the row, with path, op, target, cpu, target_cpu,
+// stand_in, metric and unit; or, for a path that cannot run here, the reason.
+// main.cc stores it as JSON in the benchmark context ("raplbench_manifest"),
+// and results/gbench.py turns the JSON output into schema rows with it.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace raplbench {
+
+struct RowMeta {
+  std::string path;     // access path id: uinsn, powercap, msr-dev, perf, ebpf-lookup, ...
+  std::string op;       // pread, read, group-read, lookup, load, cpuid:0x1, ...
+  std::string target;   // what was read: file, MSR address, event name
+  std::optional<int> cpu;         // CPU the benchmark thread is pinned to
+  std::optional<int> target_cpu;  // CPU whose counter is read (nullopt: not per-CPU)
+  std::string stand_in;           // empty, or why a substitute is measured
+  std::string metric = "latency";
+  std::string unit = "ns";
+};
+
+using BenchFn = std::function<void(benchmark::State&)>;
+
+// Registers benchmark `name` and its manifest row. The benchmark first pins
+// its thread to meta.cpu (if set). `value` is "real_time" (time per
+// iteration) or "counter:<name>" (a user counter the benchmark sets).
+// `iterations` > 0 fixes the iteration count. Returns the benchmark's run
+// name in the JSON output (Google Benchmark appends "/iterations:N").
+std::string add_benchmark(const std::string& name, const RowMeta& meta, BenchFn fn,
+                          const std::string& value = "real_time", int iterations = 0);
+
+// Another row fed by a counter of an already registered benchmark.
+void add_counter_row(const std::string& bench_name, const std::string& counter,
+                     const RowMeta& meta);
+
+// A path that cannot run here: its row says why, in words a person can act on.
+void add_unavailable(const RowMeta& meta, const std::string& reason);
+
+// Marks a benchmark as unavailable from inside it (normalized to
+// status "unavailable", not "error").
+void skip_unavailable(benchmark::State& state, const std::string& reason);
+
+// The manifest as the JSON string stored in the benchmark context.
+std::string manifest_json();
+
+// JSON string literal for `s` (quotes included).
+std::string json_quote(const std::string& s);
+
+}  // namespace raplbench

@@ -1,0 +1,104 @@
+// msr_dev.cc - path "msr-dev": one 8-byte pread of a RAPL energy MSR from
+// /dev/cpu/N/msr, from CPU N itself and from another CPU (the driver then
+// reads the MSR on CPU N through an IPI).
+//
+// Where /dev/cpu/N/msr is missing, the stand-in is /dev/cpu/N/cpuid: the same
+// per-CPU character device route (open per CPU, pread at an offset, the
+// instruction run on CPU N via smp_call_function_single) with cpuid leaf 0
+// in place of rdmsr.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "cpu.h"
+#include "manifest.h"
+#include "msr_device.h"
+#include "register.h"
+
+namespace raplbench {
+namespace {
+
+void bench_msr(benchmark::State& state, const std::string& path, uint32_t addr) {
+  int err = 0;
+  std::optional<MsrDevice> dev = MsrDevice::open(path, &err);
+  if (!dev) return skip_unavailable(state, msr_error_reason(err, path, addr));
+  uint64_t value = 0;
+  for (auto _ : state) {
+    if ((err = dev->read(addr, &value)) != 0) {
+      state.SkipWithError(msr_error_reason(err, path, addr).c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(value);
+  }
+}
+
+// The stand-in: pread of the 16-byte cpuid record of leaf 0.
+void bench_cpuid_dev(benchmark::State& state, const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return skip_unavailable(state, path + ": " + errno_text(errno));
+  uint32_t regs[4];
+  for (auto _ : state) {
+    if (pread(fd, regs, sizeof(regs), 0) != ssize_t(sizeof(regs))) {
+      state.SkipWithError((path + ": read failed: " + errno_text(errno)).c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(regs);
+  }
+  close(fd);
+}
+
+}  // namespace
+
+void register_msr_dev() {
+  std::vector<int> cpus = online_cpus();
+  const int target = cpus.empty() ? 0 : cpus.front();
+  const std::string path = msr_device_path(target);
+  const std::vector<RaplMsr> msrs = rapl_energy_msrs(cpu_vendor());
+
+  int err = 0;
+  bool have_device = MsrDevice::open(path, &err).has_value();
+  if (have_device && msrs.empty()) {
+    RowMeta meta{"msr-dev", "pread", "", target, target, ""};
+    add_unavailable(meta, std::string("no known RAPL MSRs for this CPU vendor (") +
+                              vendor_name(cpu_vendor()) + ")");
+    return;
+  }
+  if (have_device) {
+    for (const RaplMsr& msr : msrs) {
+      // probe once: an MSR that faults gets an unavailable row, not a benchmark
+      uint64_t value;
+      int read_err = MsrDevice::open(path, &err)->read(msr.addr, &value);
+      for (const Placement& p : placements(target)) {
+        RowMeta meta{"msr-dev", "pread", msr_hex(msr.addr), p.cpu, p.target_cpu, ""};
+        if (read_err) {
+          add_unavailable(meta, msr_error_reason(read_err, path, msr.addr));
+          continue;
+        }
+        uint32_t addr = msr.addr;
+        add_benchmark("msr-dev/pread/" + msr_hex(addr) + "/" + p.label(), meta,
+                      [path, addr](benchmark::State& s) { bench_msr(s, path, addr); });
+      }
+    }
+    return;
+  }
+
+  const std::string missing = msr_error_reason(err, path, 0);
+  const std::string cpuid_path = "/dev/cpu/" + std::to_string(target) + "/cpuid";
+  for (const Placement& p : placements(target)) {
+    RowMeta meta{"msr-dev", "pread", "cpuid:0x0", p.cpu, p.target_cpu, ""};
+    if (access(cpuid_path.c_str(), R_OK) != 0) {
+      meta.target = "";
+      add_unavailable(meta, missing + "; stand-in " + cpuid_path + ": " + errno_text(errno));
+      continue;
+    }
+    meta.stand_in = missing + ": measured " + cpuid_path +
+                    " (pread of leaf 0), the same per-CPU character device and IPI route";
+    add_benchmark("msr-dev/pread/cpuid:0x0/" + p.label(), meta,
+                  [cpuid_path](benchmark::State& s) { bench_cpuid_dev(s, cpuid_path); });
+  }
+}
+
+}  // namespace raplbench

@@ -1,0 +1,95 @@
+// perf.cc - path "perf": read() of perf_event counters of the RAPL `power`
+// PMU (stand-in: the `msr` PMU, see energy_counters()).
+//
+//   op "read":       one event (energy-pkg), read_format 0: 8 bytes;
+//   op "group-read": all energy events in one group, PERF_FORMAT_GROUP: one
+//                    read() returns every domain.
+//
+// The events count on the package's designated CPU (the PMU's cpumask); a
+// read from another CPU costs an IPI, so both placements are measured.
+#include <linux/perf_event.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "cpu.h"
+#include "manifest.h"
+#include "perf_events.h"
+#include "register.h"
+
+namespace raplbench {
+namespace {
+
+// Opens `events` on `cpu` as one group (leader first); closes and returns
+// false with *why on failure.
+bool open_group(const std::vector<PerfEventSpec>& events, int cpu, uint64_t read_format,
+                std::vector<int>* fds, std::string* why) {
+  for (const PerfEventSpec& e : events) {
+    int err = 0;
+    int fd = open_counter(e, cpu, fds->empty() ? -1 : fds->front(), read_format, &err);
+    if (fd < 0) {
+      *why = perf_open_error_reason(err, e.name);
+      for (int f : *fds) close(f);
+      fds->clear();
+      return false;
+    }
+    fds->push_back(fd);
+  }
+  return true;
+}
+
+void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& events, int cpu,
+                uint64_t read_format) {
+  std::vector<int> fds;
+  std::string why;
+  if (!open_group(events, cpu, read_format, &fds, &why)) return skip_unavailable(state, why);
+  // PERF_FORMAT_GROUP: {nr, value[nr]}; otherwise one value
+  std::vector<uint64_t> buf(read_format & PERF_FORMAT_GROUP ? 1 + events.size() : 1);
+  const size_t bytes = buf.size() * sizeof(uint64_t);
+  for (auto _ : state) {
+    if (read(fds.front(), buf.data(), bytes) != ssize_t(bytes)) {
+      state.SkipWithError(("read() of " + events_label(events) + " failed: " +
+                           errno_text(errno)).c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(buf.data());
+  }
+  for (int fd : fds) close(fd);
+}
+
+}  // namespace
+
+void register_perf() {
+  const EnergyCounters counters = energy_counters();
+  struct Op {
+    const char* name;
+    std::vector<PerfEventSpec> events;
+    uint64_t read_format;
+  };
+  std::vector<Op> ops = {{"read", {}, 0}, {"group-read", {}, PERF_FORMAT_GROUP}};
+  if (counters.events.empty()) {
+    for (const Op& op : ops)
+      add_unavailable(RowMeta{"perf", op.name, "", std::nullopt, std::nullopt, ""},
+                      counters.unavailable);
+    return;
+  }
+  ops[0].events = {counters.events.front()};
+  ops[1].events = counters.events;
+  const int target = counters.events.front().cpus.front();
+  for (const Op& op : ops) {
+    const std::string label = events_label(op.events);
+    for (const Placement& p : placements(target)) {
+      RowMeta meta{"perf", op.name, label, p.cpu, p.target_cpu, counters.stand_in};
+      std::vector<PerfEventSpec> events = op.events;
+      uint64_t read_format = op.read_format;
+      add_benchmark("perf/" + std::string(op.name) + "/" + label + "/" + p.label(), meta,
+                    [events, target, read_format](benchmark::State& s) {
+                      bench_read(s, events, target, read_format);
+                    });
+    }
+  }
+}
+
+}  // namespace raplbench

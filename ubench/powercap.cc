@@ -1,0 +1,133 @@
+// powercap.cc - path "powercap": one read of a zone's energy_uj, the way
+// energy tools read RAPL through the powercap framework.
+//
+//   op "pread":           the file is kept open; each read is pread(fd, 0)
+//                         plus parsing the decimal text (one value out);
+//   op "open-read-close": open, read, close and parse, as most tools do.
+//
+// Reading energy_uj of an MSR-backed zone makes the driver read the MSR on
+// the package's lead CPU (an IPI when the reader runs elsewhere), so each
+// zone is read from that CPU and from another one. Where this machine has no
+// powercap zone, a live sysfs counter (/sys/class/net/lo/statistics/rx_bytes)
+// is read through the same kernfs route as a labeled stand-in.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "cpu.h"
+#include "manifest.h"
+#include "powercap_zones.h"
+#include "register.h"
+
+namespace raplbench {
+namespace {
+
+constexpr const char* kStandInFile = "/sys/class/net/lo/statistics/rx_bytes";
+
+// Reads and parses the value at `fd`; returns an empty string or the error.
+std::string read_value(int fd, const std::string& path, uint64_t* value) {
+  char buf[32];
+  ssize_t n = pread(fd, buf, sizeof(buf), 0);
+  if (n < 0) return path + ": read failed: " + errno_text(errno);
+  if (!parse_energy_uj(buf, size_t(n), value))
+    return path + ": not a decimal counter value (" + (n == 0 ? "empty" : "malformed") + ")";
+  return "";
+}
+
+void bench_pread(benchmark::State& state, const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return skip_unavailable(state, path + ": " + errno_text(errno));
+  uint64_t value = 0;
+  for (auto _ : state) {
+    std::string err = read_value(fd, path, &value);
+    if (!err.empty()) {
+      state.SkipWithError(err.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(value);
+  }
+  close(fd);
+}
+
+void bench_open_read_close(benchmark::State& state, const std::string& path) {
+  uint64_t value = 0;
+  for (auto _ : state) {
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) {
+      skip_unavailable(state, path + ": " + errno_text(errno));
+      break;
+    }
+    std::string err = read_value(fd, path, &value);
+    close(fd);
+    if (!err.empty()) {
+      state.SkipWithError(err.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(value);
+  }
+}
+
+// Why `path` cannot be read, or an empty string.
+std::string unreadable_reason(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    close(fd);
+    return "";
+  }
+  if (errno == EACCES || errno == EPERM)
+    return path + " is readable by root only (since Linux 5.10, CVE-2020-8694): "
+                  "run as root or grant read access with a udev rule";
+  return path + ": " + errno_text(errno);
+}
+
+void register_file(const std::string& path, const std::string& target,
+                   std::optional<int> target_cpu, const std::string& stand_in) {
+  const std::string why = unreadable_reason(path);
+  for (const Placement& p : placements(target_cpu)) {
+    for (const char* op : {"pread", "open-read-close"}) {
+      RowMeta meta{"powercap", op, target, p.cpu, p.target_cpu, stand_in};
+      if (!why.empty()) {
+        add_unavailable(meta, why);
+        continue;
+      }
+      std::string name = "powercap/" + std::string(op) + "/" + target + "/" + p.label();
+      if (std::string(op) == "pread")
+        add_benchmark(name, meta, [path](benchmark::State& s) { bench_pread(s, path); });
+      else
+        add_benchmark(name, meta,
+                      [path](benchmark::State& s) { bench_open_read_close(s, path); });
+    }
+  }
+}
+
+}  // namespace
+
+void register_powercap() {
+  const std::string root = powercap_root();
+  std::vector<PowercapZone> zones = discover_powercap_zones(root);
+  for (const PowercapZone& z : zones) {
+    std::optional<int> target_cpu;
+    if (z.package && !z.mmio) target_cpu = package_lead_cpu(*z.package);
+    register_file(z.energy_path, z.id + "/energy_uj", target_cpu, "");
+  }
+  if (!zones.empty()) return;
+
+  const std::string missing = "no powercap zone under " + root +
+                              " (no RAPL here, or the intel_rapl_msr driver is not loaded: "
+                              "modprobe intel_rapl_msr)";
+  if (access(kStandInFile, R_OK) != 0) {
+    RowMeta meta{"powercap", "pread", "energy_uj", std::nullopt, std::nullopt, ""};
+    add_unavailable(meta, missing + "; stand-in " + kStandInFile + " unreadable too");
+    meta.op = "open-read-close";
+    add_unavailable(meta, missing + "; stand-in " + kStandInFile + " unreadable too");
+    return;
+  }
+  register_file(kStandInFile, kStandInFile, std::nullopt,
+                missing + ": measured the live sysfs counter " + kStandInFile +
+                    " through the same kernfs read route (without the MSR read and IPI "
+                    "that energy_uj costs)");
+}
+
+}  // namespace raplbench

@@ -1,0 +1,101 @@
+// powercap_zones.cc - see powercap_zones.h.
+#include "powercap_zones.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+
+namespace raplbench {
+namespace {
+
+std::optional<std::string> read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  if (!f || !std::getline(f, line)) return std::nullopt;
+  return line;
+}
+
+// "intel-rapl:0:1" -> {"intel-rapl", 0, 1}; natural order compares numbers as numbers.
+std::vector<std::string> split_id(const std::string& id) {
+  std::vector<std::string> parts;
+  size_t start = 0, colon;
+  while ((colon = id.find(':', start)) != std::string::npos) {
+    parts.push_back(id.substr(start, colon - start));
+    start = colon + 1;
+  }
+  parts.push_back(id.substr(start));
+  return parts;
+}
+
+bool natural_less(const std::string& a, const std::string& b) {
+  std::vector<std::string> pa = split_id(a), pb = split_id(b);
+  if (pa[0] != pb[0]) return pa[0] < pb[0];
+  for (size_t i = 1; i < std::min(pa.size(), pb.size()); ++i)
+    if (pa[i] != pb[i]) return std::atoi(pa[i].c_str()) < std::atoi(pb[i].c_str());
+  return pa.size() < pb.size();
+}
+
+}  // namespace
+
+std::string powercap_root() {
+  const char* env = std::getenv("RAPLBENCH_POWERCAP_ROOT");
+  return env && *env ? env : "/sys/class/powercap";
+}
+
+bool parse_energy_uj(const char* text, size_t len, uint64_t* value) {
+  uint64_t v = 0;
+  size_t i = 0;
+  for (; i < len && text[i] >= '0' && text[i] <= '9'; ++i) {
+    uint64_t digit = uint64_t(text[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) return false;  // overflow
+    v = v * 10 + digit;
+  }
+  if (i == 0) return false;
+  for (; i < len; ++i)
+    if (text[i] != '\n' && text[i] != ' ' && text[i] != '\0') return false;
+  *value = v;
+  return true;
+}
+
+std::vector<PowercapZone> discover_powercap_zones(const std::string& root) {
+  std::vector<std::string> ids;
+  if (DIR* dir = opendir(root.c_str())) {
+    while (dirent* e = readdir(dir)) {
+      std::string id = e->d_name;
+      if (id[0] == '.') continue;
+      if (access((root + "/" + id + "/energy_uj").c_str(), F_OK) == 0) ids.push_back(id);
+    }
+    closedir(dir);
+  }
+  std::sort(ids.begin(), ids.end(), natural_less);
+
+  static const std::regex package_name(R"(package-(\d+)(-die-\d+)?)");
+  std::vector<PowercapZone> zones;
+  for (const std::string& id : ids) {
+    PowercapZone z;
+    z.id = id;
+    z.name = read_line(root + "/" + id + "/name").value_or("");
+    z.energy_path = root + "/" + id + "/energy_uj";
+    if (auto max = read_line(root + "/" + id + "/max_energy_range_uj")) {
+      uint64_t v;
+      if (parse_energy_uj(max->data(), max->size(), &v)) z.max_energy_range_uj = v;
+    }
+    std::vector<std::string> parts = split_id(id);
+    z.mmio = parts[0] == "intel-rapl-mmio";
+    // the package of a zone is named by its top-level zone: "<type>:<N>"
+    if (parts.size() >= 2) {
+      std::string top = parts[0] + ":" + parts[1];
+      std::smatch m;
+      std::string top_name = read_line(root + "/" + top + "/name").value_or("");
+      if (std::regex_match(top_name, m, package_name)) z.package = std::stoi(m[1]);
+    }
+    zones.push_back(z);
+  }
+  return zones;
+}
+
+}  // namespace raplbench

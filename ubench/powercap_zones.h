@@ -1,0 +1,41 @@
+// powercap_zones.h - discovery of the powercap (RAPL) zones of this machine.
+//
+// Under /sys/class/powercap every zone is a directory (or a symlink to one)
+// named after its control type and position: "intel-rapl:0" (package 0),
+// "intel-rapl:0:0" (its first subzone, e.g. core), "intel-rapl:1" (package 1,
+// or psys on a one-socket laptop), "intel-rapl-mmio:0" (the same package
+// read over MMIO). AMD parts use the same "intel-rapl" names. A zone has a
+// `name` ("package-0", "core", "uncore", "dram", "psys"), an `energy_uj`
+// counter in microjoules that wraps at `max_energy_range_uj`. Control-type
+// directories such as "intel-rapl" have no energy_uj and are skipped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace raplbench {
+
+struct PowercapZone {
+  std::string id;              // directory name, e.g. "intel-rapl:0:1"
+  std::string name;            // contents of `name`, e.g. "uncore"
+  std::string energy_path;     // <root>/<id>/energy_uj
+  std::optional<uint64_t> max_energy_range_uj;
+  std::optional<int> package;  // physical package of "package-N" zones and their subzones
+  bool mmio = false;           // intel-rapl-mmio: read without an MSR access or IPI
+};
+
+// The root to scan: $RAPLBENCH_POWERCAP_ROOT (fixtures) or /sys/class/powercap.
+std::string powercap_root();
+
+// Zones under `root`, in natural order (intel-rapl:0, intel-rapl:0:0, ...,
+// intel-rapl:1, intel-rapl-mmio:0). Empty when root is missing.
+std::vector<PowercapZone> discover_powercap_zones(const std::string& root);
+
+// Parses the text of an energy_uj file ("123456\n"). False if it is not a
+// non-negative decimal number.
+bool parse_energy_uj(const char* text, size_t len, uint64_t* value);
+
+}  // namespace raplbench

@@ -1,0 +1,119 @@
+// uinsn.cc - path "uinsn": single user-space instructions (nop, mov,
+// cpuid leaves 0x0 and 0x1, rdtsc, rdtscp).
+//
+// Loop and clock overhead are removed by timing the same instruction at two
+// unroll factors within each iteration (nanoBench's method):
+//
+//   t0 ; SMALL copies ; t1 ; LARGE copies ; t2
+//   ns per instruction = ((t2 - t1) - (t1 - t0)) / (LARGE - SMALL)
+//
+// Both intervals contain one clock read and the same loop bookkeeping, so
+// those cancel; what remains is LARGE - SMALL instructions. The result is
+// reported in the user counter "ns_per_op" (one value per repetition). The
+// copies are emitted with the assembler's .rept, so the compiler cannot
+// reorder or drop them. nop and mov measure throughput (independent
+// instructions); cpuid is serializing, so it measures latency; on a VM it
+// traps to the hypervisor. cpuid is preceded by the two instructions that
+// load its leaf and subleaf (a fraction of a nanosecond next to cpuid).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <string>
+
+#include "cpu.h"
+#include "manifest.h"
+#include "register.h"
+
+namespace raplbench {
+namespace {
+
+template <int N>
+inline void nop_block() {
+  asm volatile(".rept %c0\n\tnop\n\t.endr" ::"i"(N));
+}
+
+template <int N>
+inline void mov_block() {
+  asm volatile(".rept %c0\n\tmov %%rax, %%rdx\n\t.endr" ::"i"(N) : "rdx");
+}
+
+template <unsigned Leaf>
+struct Cpuid {
+  template <int N>
+  static inline void block() {
+    asm volatile(
+        ".rept %c[n]\n\tmov %[leaf], %%eax\n\txor %%ecx, %%ecx\n\tcpuid\n\t.endr" ::[n] "i"(N),
+        [leaf] "i"(Leaf)
+        : "eax", "ebx", "ecx", "edx");
+  }
+};
+
+template <int N>
+inline void rdtsc_block() {
+  asm volatile(".rept %c0\n\trdtsc\n\t.endr" ::"i"(N) : "eax", "edx");
+}
+
+template <int N>
+inline void rdtscp_block() {
+  asm volatile(".rept %c0\n\trdtscp\n\t.endr" ::"i"(N) : "eax", "ecx", "edx");
+}
+
+using Clock = std::chrono::steady_clock;
+
+template <void (*Small)(), void (*Large)(), int Extra>
+void unrolled_difference(benchmark::State& state) {
+  double extra_ns = 0;  // sum over iterations of (large block - small block)
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    Small();
+    auto t1 = Clock::now();
+    Large();
+    auto t2 = Clock::now();
+    extra_ns += std::chrono::duration<double, std::nano>((t2 - t1) - (t1 - t0)).count();
+  }
+  state.counters["ns_per_op"] = extra_ns / (double(state.iterations()) * Extra);
+}
+
+// SMALL and LARGE per instruction: large enough that LARGE - SMALL copies
+// take well over the clock's resolution, small enough to keep an iteration
+// short (cpuid takes about 1 us on a VM).
+constexpr int kFastSmall = 32, kFastLarge = 32 + 512;
+constexpr int kTscSmall = 4, kTscLarge = 4 + 64;
+constexpr int kCpuidSmall = 1, kCpuidLarge = 1 + 8;
+
+struct InsnCase {
+  const char* op;
+  BenchFn fn;
+};
+
+}  // namespace
+
+void register_uinsn() {
+  const InsnCase cases[] = {
+      {"nop", unrolled_difference<nop_block<kFastSmall>, nop_block<kFastLarge>,
+                                  kFastLarge - kFastSmall>},
+      {"mov", unrolled_difference<mov_block<kFastSmall>, mov_block<kFastLarge>,
+                                  kFastLarge - kFastSmall>},
+      {"cpuid:0x0",
+       unrolled_difference<Cpuid<0>::block<kCpuidSmall>, Cpuid<0>::block<kCpuidLarge>,
+                           kCpuidLarge - kCpuidSmall>},
+      {"cpuid:0x1",
+       unrolled_difference<Cpuid<1>::block<kCpuidSmall>, Cpuid<1>::block<kCpuidLarge>,
+                           kCpuidLarge - kCpuidSmall>},
+      {"rdtsc", unrolled_difference<rdtsc_block<kTscSmall>, rdtsc_block<kTscLarge>,
+                                    kTscLarge - kTscSmall>},
+      {"rdtscp", unrolled_difference<rdtscp_block<kTscSmall>, rdtscp_block<kTscLarge>,
+                                     kTscLarge - kTscSmall>},
+  };
+  const int cpu = online_cpus().empty() ? 0 : online_cpus().front();
+  for (const InsnCase& c : cases) {
+    RowMeta meta;
+    meta.path = "uinsn";
+    meta.op = c.op;
+    meta.cpu = cpu;
+    meta.target_cpu = cpu;
+    add_benchmark(std::string("uinsn/") + c.op, meta, c.fn, "counter:ns_per_op");
+  }
+}
+
+}  // namespace raplbench
