@@ -1,0 +1,182 @@
+"""make bench-all: run every harness, write one validated run directory,
+print the latency table.
+
+    python -m results.bench_all [--quick] [--runs-dir results/runs] [--build-dir build]
+
+A run directory results/runs/<run_id>/ holds
+    raw/            each harness's own output, untouched (raw/gbench.json, ...)
+    machine.json    the machine the run measured
+    results.jsonl   every row of every harness, validated against schema.json
+    results.parquet the same rows, for pandas / pyarrow
+and results/runs/latest points at the newest run.
+
+A harness that cannot run, or crashes, never aborts the run: its paths get
+rows with status "error" (or "unavailable") and the reason, and the other
+harnesses go on. QUICK mode shortens every harness for smoke tests and CI
+gates (under a minute once built).
+"""
+
+import argparse
+import dataclasses
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from results import checks, gbench, machine, rows, schema, table
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclasses.dataclass
+class Run:
+    """What a harness step needs to know about the run it feeds."""
+    run_dir: Path
+    raw_dir: Path
+    quick: bool
+    common: dict          # schema_version, run_id, timestamp, machine
+    build_dir: Path
+    tsc_khz_hints: list = dataclasses.field(default_factory=list)
+
+
+def failed_rows(run: Run, harness: str, paths, reason: str, status="error") -> list[dict]:
+    """One row per path of a harness that could not produce its own rows."""
+    return [rows.not_ok_row(run.common, harness=harness, path=p, op="*", target=None,
+                            cpu=None, target_cpu=None, metric="latency", unit="ns",
+                            reason=reason, status=status) for p in paths]
+
+
+# ---- the Google Benchmark harness (ubench) ---------------------------------
+
+GBENCH_PATHS = ("uinsn", "powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap")
+
+
+def gbench_args(quick: bool) -> list[str]:
+    """Google Benchmark 1.7.1 flags: times are plain numbers of seconds.
+    At least 10 repetitions, each one sample; repetitions interleaved in
+    random order so slow drifts of the machine spread over all benchmarks."""
+    min_time, warmup, reps = (0.01, 0.005, 10) if quick else (0.2, 0.05, 20)
+    return [f"--benchmark_repetitions={reps}",
+            f"--benchmark_min_time={min_time}",
+            f"--benchmark_min_warmup_time={warmup}",
+            "--benchmark_enable_random_interleaving=true",
+            "--benchmark_display_aggregates_only=true"]
+
+
+def is_progress(line: str) -> bool:
+    """Console lines worth showing: the median of each benchmark, errors and
+    headers; not the manifest (one very long line) nor the other aggregates."""
+    name = line.split(" ", 1)[0]
+    return not (line.startswith("raplbench_manifest:")
+                or name.endswith(("_mean", "_stddev", "_cv")))
+
+
+def run_gbench(run: Run) -> list[dict]:
+    binary = run.build_dir / "raplbench-ubench"
+    if not binary.exists():
+        return failed_rows(run, gbench.HARNESS, GBENCH_PATHS,
+                           f"{binary} not built: run `make build` (cmake) first")
+    out = run.raw_dir / "gbench.json"
+    cmd = [str(binary), f"--benchmark_out={out}", "--benchmark_out_format=json",
+           *gbench_args(run.quick)]
+    with open(run.raw_dir / "gbench.log", "w", encoding="utf-8") as log:
+        log.write(" ".join(cmd) + "\n")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1)
+        for line in proc.stdout:  # progress: Google Benchmark's console report
+            log.write(line)
+            if is_progress(line):
+                print("  " + line, end="", flush=True)
+        code = proc.wait()
+    if code != 0:
+        return failed_rows(run, gbench.HARNESS, GBENCH_PATHS,
+                           f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log")
+    try:
+        gb = gbench.load(out)
+    except (OSError, ValueError) as e:
+        return failed_rows(run, gbench.HARNESS, GBENCH_PATHS, str(e))
+    hint = gbench.tsc_khz_hint(gb)
+    if hint:
+        run.tsc_khz_hints.append(hint)
+    return gbench.normalize(gb, run.common, origin=str(out))
+
+
+# Every harness of the suite, in the order they run.
+HARNESSES = [
+    ("gbench (ubench, Google Benchmark)", run_gbench),
+]
+
+
+# ---- the run ----------------------------------------------------------------
+
+def write_run(run: Run, all_rows: list[dict]) -> list[str]:
+    """Writes machine.json, results.jsonl (then validates it) and
+    results.parquet; returns the validation errors (empty when valid)."""
+    import json
+    (run.run_dir / "machine.json").write_text(
+        json.dumps(run.common["machine"], indent=2) + "\n", encoding="utf-8")
+    jsonl = run.run_dir / "results.jsonl"
+    rows.write_jsonl(all_rows, jsonl)
+    errors = [f"{jsonl}:{line}: {field}: {msg}"
+              for line, field, msg in schema.iter_file_errors(jsonl)]
+    if not errors:
+        pd.DataFrame(all_rows).to_parquet(run.run_dir / "results.parquet", index=False)
+    return errors
+
+
+def point_latest(runs_dir: Path, run_dir: Path) -> None:
+    latest = runs_dir / "latest"
+    tmp = runs_dir / f".latest.{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(run_dir.name)
+    tmp.replace(latest)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short runs (smoke tests, CI)")
+    parser.add_argument("--runs-dir", type=Path, default=REPO / "results" / "runs")
+    parser.add_argument("--build-dir", type=Path, default=REPO / "build")
+    args = parser.parse_args(argv)
+
+    run_id = rows.new_run_id()
+    run_dir = args.runs_dir / run_id
+    raw_dir = run_dir / "raw"
+    raw_dir.mkdir(parents=True)
+    the_machine = machine.collect()
+    run = Run(run_dir=run_dir, raw_dir=raw_dir, quick=args.quick,
+              common=rows.common(run_id, rows.utc_timestamp(), the_machine),
+              build_dir=args.build_dir)
+    print(f"raplbench run {run_id}{' (QUICK)' if args.quick else ''} -> {run_dir}")
+
+    all_rows = []
+    for i, (name, step) in enumerate(HARNESSES, 1):
+        print(f"[{i}/{len(HARNESSES)}] {name}", flush=True)
+        started = time.monotonic()
+        all_rows += step(run)
+        print(f"[{i}/{len(HARNESSES)}] {name}: done in {time.monotonic() - started:.1f} s",
+              flush=True)
+
+    # the kernel's TSC frequency is unknown on some machines: use the measured one
+    if the_machine["tsc_khz"] is None and run.tsc_khz_hints:
+        the_machine["tsc_khz"] = run.tsc_khz_hints[0]
+
+    errors = write_run(run, all_rows)
+    point_latest(args.runs_dir, run_dir)
+    if errors:
+        print("\n".join(errors), file=sys.stderr)
+        print(f"bench-all: {len(errors)} invalid rows (a bug in a normalizer)", file=sys.stderr)
+        return 2
+    print()
+    print(table.format_latency_table(all_rows))
+    print()
+    print(checks.format_checks(checks.run_checks(all_rows)))
+    print(f"\n{len(all_rows)} rows in {run_dir}/results.jsonl (validated) and results.parquet")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Building result rows (schema version 1, see results/README.md).
+
+Every harness normalizer builds its rows with these helpers, so that field
+order, nulls and the summary statistics are the same whatever the harness.
+Rows are plain dicts whose key order is the schema's field order (it keeps
+JSON Lines files readable and diffable); rows are not checked here, the
+schema is the single judge (results/schema.py).
+"""
+
+import json
+import secrets
+from datetime import datetime, timezone
+
+from results import stats
+
+SCHEMA_VERSION = "1"
+
+FIELDS = (
+    "schema_version", "run_id", "timestamp", "machine",
+    "harness", "path", "op", "target", "cpu", "target_cpu", "stand_in",
+    "metric", "unit", "samples", "n", "iterations",
+    "mean", "median", "stddev", "min", "max", "p05", "p95", "ci95_low", "ci95_high",
+    "status", "reason", "source",
+)
+
+# Each metric has exactly one unit (the schema enforces the same pairs).
+METRIC_UNITS = {
+    "latency": "ns",
+    "cycles": "cycles",
+    "rate_hz": "Hz",
+    "jitter_us": "us",
+    "missed_ticks": "ticks",
+    "overhead_pct": "%",
+    "cpu_us_per_sample": "us",
+}
+
+
+def _now(now: datetime | None) -> datetime:
+    return (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A run id such as "20261122T000645Z-3fa9c1": UTC time plus 6 random hex
+    digits, so that two runs started in the same second differ."""
+    return _now(now).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def utc_timestamp(now: datetime | None = None) -> str:
+    """ISO 8601 UTC time to the second, e.g. "2026-11-22T00:06:45Z"."""
+    return _now(now).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def common(run_id: str, timestamp: str, machine: dict) -> dict:
+    """The fields shared by every row of one run."""
+    return {"schema_version": SCHEMA_VERSION, "run_id": run_id,
+            "timestamp": timestamp, "machine": machine}
+
+
+def _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
+         metric, unit, samples, iterations, summary, status, reason) -> dict:
+    row = {
+        **common,
+        "harness": harness, "path": path, "op": op, "target": target,
+        "cpu": cpu, "target_cpu": target_cpu, "stand_in": stand_in,
+        "metric": metric, "unit": unit,
+        "samples": samples, "iterations": iterations,
+        **summary,
+        "status": status, "reason": reason, "source": None,
+    }
+    return {field: row[field] for field in FIELDS}  # schema order
+
+
+def measured_row(common: dict, *, harness: str, path: str, op: str, target,
+                 cpu, target_cpu, metric: str, unit: str, samples,
+                 iterations=None, stand_in=None) -> dict:
+    """An ok row: the raw samples and their summary (results/stats.py)."""
+    samples = [float(x) for x in samples]
+    return _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
+                metric, unit, samples, iterations, stats.summarize(samples),
+                "ok", None)
+
+
+def not_ok_row(common: dict, *, harness: str, path: str, op: str, target,
+               cpu, target_cpu, metric: str, unit: str, reason: str,
+               status: str = "unavailable", stand_in=None) -> dict:
+    """A row for a quantity that could not be measured ("unavailable": the
+    machine lacks something; "error": it failed), with a reason a person can
+    act on. No samples, n = 0, every summary value null."""
+    return _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
+                metric, unit, [], None, stats.summarize([]), status, reason)
+
+
+def dumps(row: dict) -> str:
+    """One JSON Lines line (without the newline). NaN and infinities are
+    refused: they are not JSON."""
+    return json.dumps(row, ensure_ascii=False, allow_nan=False)
+
+
+def write_jsonl(rows, path) -> None:
+    """Write rows to a JSON Lines file, one row per line."""
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(dumps(row) + "\n")

@@ -1,0 +1,115 @@
+"""A plain-text table of result rows for the terminal.
+
+    path      op     target    cpu→target  harness   median        95% CI  n  note
+    --------  -----  --------  ----------  -------  -------  ------------  -  ----
+    msr-dev   pread  0x611     0→0         gbench         —             —  —  [1]
+    perf      read   msr/tsc/  0→1         gbench   1.56 µs  1.56–1.59 µs  3  [2]
+
+    [1] unavailable: /dev/cpu/0/msr missing: load the msr module (modprobe msr)
+    [2] stand-in: msr/tsc/ perf event stands in for power/energy-pkg
+
+Values have 3 significant digits; nanoseconds are scaled to µs/ms/s when
+large. Footnotes carry stand-ins and the reasons of rows that are not ok;
+identical texts share one footnote.
+"""
+
+import math
+
+from results.schema import SCHEMA
+
+PATH_ORDER = SCHEMA["properties"]["path"]["enum"]
+TARGET_WIDTH = 32
+DASH = "—"
+
+# (factor, label) from the largest; a ns value is shown in the first unit it reaches 1 of.
+NS_SCALES = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+UNIT_LABELS = {"us": "µs"}
+
+
+def sig3(x: float) -> str:
+    """x with 3 significant digits, never in exponent notation."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    digits = 2 - math.floor(math.log10(abs(x)))  # negative: round to tens, hundreds...
+    return f"{round(x, digits):.{max(0, digits)}f}"
+
+
+def _scale(unit: str, median: float) -> tuple[float, str]:
+    if unit != "ns":
+        return 1.0, UNIT_LABELS.get(unit, unit)
+    return next(((f, label) for f, label in NS_SCALES if abs(median) >= f), (1.0, "ns"))
+
+
+def _values(row) -> tuple[str, str]:
+    """(median, CI) cells, both in the scale chosen for the median."""
+    if row.get("status") != "ok" or row.get("median") is None:
+        return DASH, DASH
+    factor, label = _scale(row["unit"], row["median"])
+    median = f"{sig3(row['median'] / factor)} {label}"
+    if row.get("ci95_low") is None or row.get("ci95_high") is None:
+        return median, DASH
+    ci = f"{sig3(row['ci95_low'] / factor)}–{sig3(row['ci95_high'] / factor)} {label}"
+    return median, ci
+
+
+def _cpus(row) -> str:
+    cpu, target = row.get("cpu"), row.get("target_cpu")
+    if cpu is None and target is None:
+        return DASH
+    if target is None:
+        return str(cpu)
+    return f"{'?' if cpu is None else cpu}→{target}"
+
+
+def shorten(text, width: int = TARGET_WIDTH) -> str:
+    """Keep the end of a long target: the file or event name is there."""
+    if text is None:
+        return DASH
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def _sort_key(row):
+    def nulls_last(value):
+        return (value is None, value if value is not None else 0)
+
+    path = row.get("path")
+    return (PATH_ORDER.index(path) if path in PATH_ORDER else len(PATH_ORDER),
+            row.get("op") or "", row.get("target") or "",
+            nulls_last(row.get("cpu")), nulls_last(row.get("target_cpu")),
+            row.get("harness") or "", row.get("metric") or "")
+
+
+def _notes(row) -> list[str]:
+    notes = []
+    if row.get("stand_in"):
+        notes.append(f"stand-in: {row['stand_in']}")
+    if row.get("status") != "ok":
+        notes.append(f"{row.get('status')}: {row.get('reason')}")
+    return notes
+
+
+def format_latency_table(rows) -> str:
+    """The rows as an aligned text table followed by its footnotes."""
+    header = ("path", "op", "target", "cpu→target", "harness", "median", "95% CI", "n", "note")
+    right_aligned = {"median", "95% CI", "n"}
+    footnotes: dict[str, int] = {}  # text -> number, in order of first use
+    lines = []
+    for row in sorted(rows, key=_sort_key):
+        marks = "".join(f"[{footnotes.setdefault(text, len(footnotes) + 1)}]"
+                        for text in _notes(row))
+        median, ci = _values(row)
+        n = str(row["n"]) if row.get("status") == "ok" and row.get("n") else DASH
+        lines.append((row.get("path") or DASH, row.get("op") or DASH, shorten(row.get("target")),
+                      _cpus(row), row.get("harness") or DASH, median, ci, n, marks))
+    widths = [max(len(cells[i]) for cells in [header, *lines]) for i in range(len(header))]
+
+    def render(cells):
+        padded = (c.rjust(w) if name in right_aligned else c.ljust(w)
+                  for name, c, w in zip(header, cells, widths))
+        return "  ".join(padded).rstrip()
+
+    out = [render(header), render(["-" * w for w in widths]), *map(render, lines)]
+    if footnotes:
+        out.append("")
+        out.extend(f"[{number}] {text}" for text, number in footnotes.items())
+    return "\n".join(out) + "\n"

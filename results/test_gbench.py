@@ -1,0 +1,130 @@
+"""Tests of the Google Benchmark normalizer against a golden file.
+
+fixtures/gbench-1.7.1.json is real Google Benchmark 1.7.1 output (a stub
+program with ubench's manifest, --benchmark_repetitions=3); the golden
+fixtures/gbench-1.7.1.golden.jsonl is what normalize() makes of it with the
+fixed run id, timestamp and machine below. After an intended change of the
+normalizer or of the schema, rewrite the golden and review the diff:
+
+    .venv/bin/python -m results.test_gbench
+"""
+
+import copy
+import json
+
+import pytest
+
+from results import gbench, rows, schema
+from results.conftest import FIXTURES
+
+GB_JSON = FIXTURES / "gbench-1.7.1.json"
+GOLDEN = FIXTURES / "gbench-1.7.1.golden.jsonl"
+
+MACHINE = {
+    "hostname": "vm", "cpu_vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 167,
+    "cpu_stepping": 1, "cpu_model_name": "Intel(R) Xeon(R) Processor", "microcode": "0x1",
+    "kernel": "6.18.44", "hypervisor": "kvm", "smt": False, "governor": None, "boost": None,
+    "tsc_khz": 2599998, "mitigations": {"meltdown": "Not affected"},
+}
+COMMON = rows.common("20261122T000930Z-c0ffee", "2026-11-22T00:09:30Z", MACHINE)
+
+
+def golden_rows():
+    return [json.loads(line) for line in GOLDEN.read_text().splitlines()]
+
+
+def regenerate_golden():
+    rows.write_jsonl(gbench.normalize(gbench.load(GB_JSON), COMMON), GOLDEN)
+    print(f"wrote {GOLDEN}")
+
+
+@pytest.fixture
+def gb():
+    return gbench.load(GB_JSON)
+
+
+def test_normalize_matches_golden(gb):
+    out = gbench.normalize(gb, COMMON)
+    assert out == golden_rows()
+    assert all(list(row) == list(rows.FIELDS) for row in out)
+
+
+def test_golden_rows_are_valid():
+    for row in golden_rows():
+        assert schema.validate_row(row) == []
+
+
+def test_golden_covers_each_case():
+    by_op = {(r["path"], r["metric"]): r for r in golden_rows()}
+    perf = by_op["perf", "latency"]
+    assert perf["status"] == "ok" and perf["n"] == 3 and perf["iterations"] > 1
+    assert 1000 < perf["median"] < 10000  # real_time was in us: now ns
+    assert perf["stand_in"].startswith("msr/tsc/")
+    nop = by_op["uinsn", "latency"]
+    assert nop["samples"] == [2.4014728815585779e-01, 2.4034458368980766e-01, 2.4024759061966081e-01]
+    assert by_op["uinsn", "cycles"]["unit"] == "cycles"
+    msr = by_op["msr-dev", "latency"]
+    assert (msr["status"], msr["reason"]) == (
+        "unavailable", "/dev/cpu/0/msr missing: load the msr module (modprobe msr)")
+    lookup = by_op["ebpf-lookup", "latency"]
+    assert lookup["status"] == "error" and "Operation not permitted" in lookup["reason"]
+    powercap = by_op["powercap", "latency"]
+    assert powercap["status"] == "unavailable" and powercap["samples"] == []
+    sysread = by_op["sys-read", "latency"]
+    assert sysread["reason"] == ("benchmark sys-read/pread/cpu:0 produced no repetitions "
+                                 "(filtered out or crashed?)")
+
+
+def test_repetitions_are_ordered_and_time_units_converted(gb):
+    gb = copy.deepcopy(gb)
+    runs = [b for b in gb["benchmarks"] if b["run_name"] == "perf/read/cpu:0/target:1"
+            and b["run_type"] == "iteration"]
+    for i, run in enumerate(runs):
+        run["real_time"], run["time_unit"] = [3, 1, 2][i], "ms"
+    gb["benchmarks"] = list(reversed(gb["benchmarks"]))
+    perf = gbench.normalize(gb, COMMON)[0]
+    assert perf["samples"] == [3e6, 1e6, 2e6]  # repetition order, in ns
+
+
+def test_missing_counter_is_an_error_row(gb):
+    gb = copy.deepcopy(gb)
+    for b in gb["benchmarks"]:
+        b.pop("ns_per_op", None)
+    nop = gbench.normalize(gb, COMMON)[1]
+    assert nop["status"] == "error" and "ns_per_op" in nop["reason"]
+
+
+def test_tsc_khz_hint(gb):
+    assert gbench.tsc_khz_hint(gb) == 2599998
+    del gb["context"]["raplbench_tsc_khz"]
+    assert gbench.tsc_khz_hint(gb) is None
+
+
+def test_missing_manifest_names_the_file(tmp_path, gb):
+    del gb["context"]["raplbench_manifest"]
+    path = tmp_path / "gbench.json"
+    path.write_text(json.dumps(gb))
+    with pytest.raises(ValueError, match=f"{path}: no raplbench_manifest"):
+        gbench.load(path)
+    with pytest.raises(ValueError, match="no raplbench_manifest"):
+        gbench.normalize(gb, COMMON)
+
+
+def test_malformed_json_names_the_file(tmp_path):
+    path = tmp_path / "gbench.json"
+    path.write_text(GB_JSON.read_text()[:500])  # a run that died mid-write
+    with pytest.raises(ValueError, match=f"{path}: not valid JSON"):
+        gbench.load(path)
+    path.write_text("[]")
+    with pytest.raises(ValueError, match="not Google Benchmark JSON"):
+        gbench.load(path)
+
+
+def test_bad_manifest_string(gb):
+    gb["context"]["raplbench_manifest"] = "{rows: oops"
+    with pytest.raises(ValueError, match="raplbench_manifest is not a JSON string"):
+        gbench.normalize(gb, COMMON)
+
+
+if __name__ == "__main__":
+    regenerate_golden()

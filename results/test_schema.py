@@ -1,0 +1,86 @@
+import pytest
+
+from results import rows, schema
+
+MACHINE = {field: None for field in schema.SCHEMA["$defs"]["machine"]["required"]}
+COMMON = rows.common("20261122T000645Z-abcdef", "2026-11-22T00:06:45Z", MACHINE)
+WHERE = dict(harness="gbench", path="msr-dev", op="pread", target="0x611", cpu=0, target_cpu=1,
+             metric="latency", unit="ns")
+
+
+def ok_row(**changes):
+    row = rows.measured_row(COMMON, **WHERE, samples=[560.0, 540.0, 555.0], iterations=1000)
+    return {**row, **changes}
+
+
+def unavailable_row(**changes):
+    row = rows.not_ok_row(COMMON, **WHERE, reason="/dev/cpu/0/msr missing: load the msr module")
+    return {**row, **changes}
+
+
+def reference_row(**changes):
+    row = unavailable_row(harness="reference", status="ok", reason=None, median=560.0, n=0,
+                          source="Diamond & Stoico 2026, Table 3, Intel i7-8809G")
+    return {**row, **changes}
+
+
+def without(row, field):
+    return {k: v for k, v in row.items() if k != field}
+
+
+def test_row_helpers_follow_the_schema_field_order():
+    assert list(rows.FIELDS) == schema.SCHEMA["required"] == list(schema.SCHEMA["properties"])
+    assert list(ok_row()) == list(rows.FIELDS)
+    assert list(unavailable_row()) == list(rows.FIELDS)
+
+
+def test_metric_units_match_the_schema():
+    assert set(rows.METRIC_UNITS) == set(schema.SCHEMA["properties"]["metric"]["enum"])
+    for metric, unit in rows.METRIC_UNITS.items():
+        assert schema.validate_row(ok_row(metric=metric, unit=unit)) == []
+        other = "ns" if unit != "ns" else "us"
+        assert schema.validate_row(ok_row(metric=metric, unit=other))[0][0] == "unit"
+
+
+@pytest.mark.parametrize("row", [ok_row(), unavailable_row(), unavailable_row(status="error"),
+                                 reference_row(), ok_row(stand_in="/dev/cpu/0/cpuid for /dev/cpu/0/msr"),
+                                 ok_row(timestamp="2026-11-22T00:06:45.123+00:00")],
+                         ids=["ok", "unavailable", "error", "reference", "stand-in", "fractional-time"])
+def test_accepts_good_rows(row):
+    assert schema.validate_row(row) == []
+
+
+@pytest.mark.parametrize("row, field, words", [
+    (without(ok_row(), "samples"), "samples", "required"),
+    (without(ok_row(), "reason"), "reason", "required"),
+    ({**ok_row(), "machine": without(MACHINE, "tsc_khz")}, "machine.tsc_khz", "required"),
+    (ok_row(cpu="0"), "cpu", "not of type"),
+    (ok_row(samples=[1.0, "2"]), "samples.1", "not of type"),
+    (ok_row(samples=[], n=0), "samples", "non-empty"),
+    (ok_row(median=None), "median", "not of type"),
+    (unavailable_row(reason=None), "reason", "not ok says why"),
+    (unavailable_row(reason=""), "reason", "not ok says why"),
+    (ok_row(schema_version="2"), "schema_version", "'1' was expected"),
+    (ok_row(unit="us"), "unit", "'ns' was expected"),
+    (ok_row(metric="cycles"), "unit", "'cycles' was expected"),
+    (ok_row(latency_ns=3.0), "latency_ns", "not allowed"),
+    (ok_row(source="a paper"), "source", "not of type 'null'"),
+    (reference_row(source=None), "source", "cites where it comes from"),
+    (ok_row(timestamp="2026-11-22 00:06:45"), "timestamp", "does not match"),
+    (ok_row(timestamp="2026-13-22T00:06:45Z"), "timestamp", "date-time"),
+    (ok_row(path="msr"), "path", "is not one of"),
+    (ok_row(iterations=0), "iterations", "minimum"),
+    (ok_row(stand_in=""), "stand_in", "non-empty"),
+    ([ok_row()], "(row)", "not of type 'object'"),
+], ids=lambda x: x if isinstance(x, str) and " " not in x else None)
+def test_rejects_bad_rows(row, field, words):
+    errors = schema.validate_row(row)
+    assert errors, "expected the row to be rejected"
+    assert errors[0][0] == field
+    assert words in errors[0][1]
+
+
+def test_machine_is_checked_on_its_own():
+    assert schema.validate_machine(MACHINE) == []
+    assert schema.validate_machine({**MACHINE, "tsc_khz": 0})[0][0] == "tsc_khz"
+    assert schema.validate_machine({**MACHINE, "gpu": "none"})[0][0] == "gpu"

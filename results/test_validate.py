@@ -1,0 +1,85 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from results import validate
+from results.conftest import FIXTURES
+
+GOLDEN = FIXTURES / "gbench-1.7.1.golden.jsonl"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(capsys, *files):
+    code = validate.main([str(f) for f in files])
+    out, err = capsys.readouterr()
+    return code, out, err.splitlines()
+
+
+def good_lines():
+    return GOLDEN.read_text().splitlines()
+
+
+def test_good_file_exits_0(capsys):
+    code, out, err = run(capsys, GOLDEN)
+    assert (code, err) == (0, [])
+    assert out == f"{GOLDEN}: {len(good_lines())} rows valid\n"
+
+
+def test_truncated_last_line_names_the_field(tmp_path, capsys):
+    lines = good_lines()
+    cut = lines[0].index('"samples": [') + len('"samples": [1589.99')
+    path = tmp_path / "results.jsonl"
+    path.write_text("\n".join(lines[1:] + [lines[0][:cut]]))  # the run died mid-write
+    code, out, err = run(capsys, path)
+    assert code == 2 and out == ""
+    assert len(err) == 1
+    assert err[0].startswith(f"{path}:{len(lines)}: samples: not valid JSON (truncated?): ")
+
+
+def test_wrong_version_names_schema_version(tmp_path, capsys):
+    rows = [json.loads(line) for line in good_lines()]
+    rows[1]["schema_version"] = "2"
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, _, err = run(capsys, path)
+    assert code == 2
+    assert err == [f"{path}:2: schema_version: '1' was expected"]
+
+
+def test_one_line_per_bad_row(tmp_path, capsys):
+    rows = [json.loads(line) for line in good_lines()[:3]]
+    rows[0]["cpu"] = -1
+    del rows[2]["reason"]
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\n" + json.dumps(rows[2]) + "\n")
+    code, _, err = run(capsys, path)
+    assert code == 2
+    assert [line.split(": ")[0:2] for line in err] == [
+        [f"{path}:1", "cpu"], [f"{path}:2", "(row)"], [f"{path}:4", "reason"]]
+
+
+@pytest.mark.parametrize("text", ["", "\n"])
+def test_file_without_rows(tmp_path, capsys, text):
+    path = tmp_path / "results.jsonl"
+    path.write_text(text)
+    code, _, err = run(capsys, path)
+    assert code == 2
+    assert err[-1] == f"{path}:0: (file): no rows"
+
+
+def test_missing_file_exits_2_and_checks_the_others(tmp_path, capsys):
+    missing = tmp_path / "nope.jsonl"
+    code, out, err = run(capsys, missing, GOLDEN)
+    assert code == 2
+    assert err == [f"{missing}: cannot read: No such file or directory"]
+    assert "rows valid" in out
+
+
+def test_command_line_entry_point():
+    done = subprocess.run([sys.executable, "-m", "results.validate", str(GOLDEN)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("rows valid\n")
