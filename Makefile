@@ -1,13 +1,14 @@
 # raplbench entry points. The two set-up commands of the README:
 #   make bench-all [QUICK=1]   measure every access path on this machine
-#   make test                  the test suite
+#   make test                  the test suite (C++ unit tests, Python tests,
+#                              the kbench boot test under QEMU)
 # Both install what they need first (make deps: Debian packages, .venv).
 
 BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps build bench-all test test-ubench test-python validate clean
+.PHONY: all deps build bench-all test test-ubench test-python kbench-test validate clean
 
 all: build
 
@@ -27,8 +28,13 @@ test: build test-ubench test-python
 test-ubench: build
 	@cd $(BUILD) && ctest --output-on-failure
 
+# every Python test, the kbench boot test (kbench/test_kbench_qemu.py) included
 test-python: build
 	@$(PY) -m pytest
+
+# the kernel module under QEMU: Debian's headers and kernel, busybox initramfs
+kbench-test: deps
+	@$(PY) -m pytest kbench
 
 # make validate FILE=results/runs/<run_id>/results.jsonl
 validate: deps

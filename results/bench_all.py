@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import checks, gbench, machine, rows, schema, table
+from results import checks, gbench, kbench, machine, rows, schema, table
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -104,9 +104,37 @@ def run_gbench(run: Run) -> list[dict]:
     return gbench.normalize(gb, run.common, origin=str(out))
 
 
+# ---- the kernel module (kbench) -------------------------------------------
+
+def run_kbench(run: Run) -> list[dict]:
+    """kbench/run loads the module natively; where it cannot (no module
+    support, no headers, no root) it says why and the rows are unavailable."""
+    report = run.raw_dir / "kbench.txt"
+    env = dict(os.environ)
+    if run.quick:
+        env.update(KBENCH_ITERATIONS="200", KBENCH_BATCHES="10", KBENCH_READS="200",
+                   KBENCH_REPS="10")
+    with open(run.raw_dir / "kbench.log", "w", encoding="utf-8") as log:
+        done = subprocess.run([str(REPO / "kbench" / "run"), str(report)], env=env,
+                              stdout=log, stderr=subprocess.PIPE, text=True)
+        log.write(done.stderr)
+    last = (done.stderr.strip().splitlines() or [""])[-1]
+    if done.returncode == 3 and last.startswith("unavailable: "):
+        print(f"  kbench {last}")
+        return kbench.unavailable_rows(run.common, last[len("unavailable: "):])
+    if done.returncode != 0:
+        return failed_rows(run, kbench.HARNESS, kbench.PATHS,
+                           f"kbench/run exited with status {done.returncode}: {last}")
+    try:
+        return kbench.report_rows(report.read_text(encoding="utf-8"), run.common)
+    except (OSError, ValueError) as e:
+        return failed_rows(run, kbench.HARNESS, kbench.PATHS, f"{report}: {e}")
+
+
 # Every harness of the suite, in the order they run.
 HARNESSES = [
     ("gbench (ubench, Google Benchmark)", run_gbench),
+    ("kbench (kernel module)", run_kbench),
 ]
 
 

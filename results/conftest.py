@@ -8,28 +8,18 @@ writes that sparse file next to the text.
 """
 
 import shutil
-import struct
 from pathlib import Path
 
 import pytest
+
+from results.machine import write_cpuid_records
 
 FIXTURES = Path(__file__).with_name("fixtures")
 
 
 def write_cpuid(path: Path, leaves: dict[int, tuple[int, int, int, int]]) -> None:
-    """Write a stand-in for /dev/cpu/N/cpuid: each leaf's (eax, ebx, ecx,
-    edx) little-endian at offset = leaf, read back with pread like the device.
-    Records 16 bytes apart or closer would overwrite each other, so they are
-    refused (the real device has no such limit: the offset is only a key)."""
-    ordered = sorted(leaves)
-    for a, b in zip(ordered, ordered[1:]):
-        if b - a < 16:
-            raise ValueError(f"cpuid fixture leaves {a:#x} and {b:#x} overlap")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as f:
-        for leaf in ordered:
-            f.seek(leaf)
-            f.write(struct.pack("<4I", *leaves[leaf]))
+    """The sparse stand-in for /dev/cpu/N/cpuid (see machine.write_cpuid_records)."""
+    write_cpuid_records(path, leaves)
 
 
 def parse_leaves(text: str) -> dict[int, tuple[int, int, int, int]]:

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbench-read - the user-space side of the kbench module. Statically linked
+ * so it runs in a bare busybox initramfs as well as natively.
+ *
+ *   kbench-read report [READS [REPS]]
+ *       every /proc/kbench/<op> report, then the round trip of reading
+ *       /proc/kbench/stamp and /sys/kernel/kbench/stamp from the benchmark
+ *       CPU: REPS repetitions (default 20) of READS reads (default 1000),
+ *       each repetition the mean TSC cycles per read() minus the cycles spent
+ *       inside the module's show().
+ *   kbench-read write FILE VALUE   write VALUE to FILE, print ok or the errno name
+ *   kbench-read read-as UID FILE   as UID (and GID UID), open and read FILE; ok or errno name
+ *   kbench-read machine            the files and cpuid leaves results/machine.py reads
+ *
+ * Output sections start with "=== <kind> <name>" lines (parsed by
+ * results/kbench.py); "=== end" closes the output.
+ */
+#define _GNU_SOURCE
+#include <cpuid.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#define PROC_DIR "/proc/kbench"
+#define PROC_STAMP PROC_DIR "/stamp"
+#define SYS_STAMP "/sys/kernel/kbench/stamp"
+#define SYS_CPU "/sys/kernel/kbench/cpu"
+
+static const char *errno_name(int err)
+{
+	switch (err) {
+	case EINVAL: return "EINVAL";
+	case EACCES: return "EACCES";
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case EIO: return "EIO";
+	case ENODEV: return "ENODEV";
+	case ERANGE: return "ERANGE";
+	default: return strerror(err);
+	}
+}
+
+/* Copies FILE to stdout; 0 or errno. */
+static int cat(const char *path)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, stdout);
+	int err = n < 0 ? errno : 0;
+	close(fd);
+	return err;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void report_ops(void)
+{
+	DIR *dir = opendir(PROC_DIR);
+	char *names[64];
+	int n = 0;
+
+	if (!dir) {
+		printf("=== error %s\n%s\n", PROC_DIR, errno_name(errno));
+		return;
+	}
+	for (struct dirent *e; (e = readdir(dir)) && n < 64;)
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "stamp") != 0)
+			names[n++] = strdup(e->d_name);
+	closedir(dir);
+	qsort(names, (size_t)n, sizeof(names[0]), compare_names);
+	for (int i = 0; i < n; i++) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/%s", PROC_DIR, names[i]);
+		printf("=== op %s\n", path);
+		fflush(stdout);
+		int err = cat(path);
+		if (err)
+			printf("error: %s\n", errno_name(err));
+		free(names[i]);
+	}
+}
+
+static inline uint64_t tsc_now(void)
+{
+	unsigned int aux;
+
+	return __rdtscp(&aux);	/* waits for earlier instructions */
+}
+
+/* Round trips of pread(fd, 0) of a stamp file, minus the time inside show(). */
+static void report_roundtrip(const char *path, int reads, int reps)
+{
+	char buf[128];
+	int fd = open(path, O_RDONLY);
+
+	printf("=== roundtrip %s\n", path);
+	if (fd < 0) {
+		printf("error: %s\n", errno_name(errno));
+		return;
+	}
+	printf("reads: %d\n", reads);
+	for (int i = 0; i < reads / 10; i++)	/* warm up */
+		if (pread(fd, buf, sizeof(buf) - 1, 0) < 0)
+			break;
+	for (int r = 0; r < reps; r++) {
+		double sum = 0;
+
+		for (int i = 0; i < reads; i++) {
+			unsigned long long enter, leave;
+			uint64_t t0 = tsc_now();
+			ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
+			uint64_t t1 = tsc_now();
+
+			if (len <= 0) {
+				printf("error: %s\n", len < 0 ? errno_name(errno) : "empty read");
+				close(fd);
+				return;
+			}
+			buf[len] = '\0';
+			if (sscanf(buf, "%llu %llu", &enter, &leave) != 2) {
+				printf("error: malformed stamp '%s'\n", buf);
+				close(fd);
+				return;
+			}
+			sum += (double)(t1 - t0) - (double)(leave - enter);
+		}
+		printf("rep %d: %.3f\n", r, sum / reads);
+	}
+	close(fd);
+}
+
+/* Pins to the CPU the module benchmarks on, so the round trips are comparable. */
+static void pin_to_bench_cpu(void)
+{
+	FILE *f = fopen(SYS_CPU, "r");
+	int cpu = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &cpu) != 1)
+			cpu = 0;
+		fclose(f);
+	}
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+		printf("=== pinned %d\n", cpu);
+}
+
+static int cmd_report(int reads, int reps)
+{
+	report_ops();
+	pin_to_bench_cpu();
+	report_roundtrip(PROC_STAMP, reads, reps);
+	report_roundtrip(SYS_STAMP, reads, reps);
+	printf("=== end\n");
+	return 0;
+}
+
+static int cmd_write(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+	int err = 0;
+
+	if (fd < 0)
+		err = errno;
+	else if (write(fd, value, strlen(value)) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	printf("write %s %s: %s\n", path, value, err ? errno_name(err) : "ok");
+	return 0;
+}
+
+static int cmd_read_as(const char *uid_text, const char *path)
+{
+	uid_t uid = (uid_t)atoi(uid_text);
+	char buf[256];
+	int err = 0;
+
+	if (setgid(uid) != 0 || setuid(uid) != 0) {
+		printf("read-as %s %s: cannot drop privileges: %s\n", uid_text, path,
+		       errno_name(errno));
+		return 1;
+	}
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		err = errno;
+	else if (read(fd, buf, sizeof(buf)) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	printf("read-as %s %s: %s\n", uid_text, path, err ? errno_name(err) : "ok");
+	return 0;
+}
+
+static int cmd_machine(void)
+{
+	static const char *files[] = {
+		"/proc/cpuinfo", "/proc/sys/kernel/osrelease", "/proc/sys/kernel/hostname",
+		"/sys/devices/system/cpu/smt/active",
+	};
+	const char *vulns = "/sys/devices/system/cpu/vulnerabilities";
+	/* the leaves results/machine.py reads (records 16 bytes apart in its cpuid file) */
+	const unsigned int leaves[] = {0x0, 0x15, 0x40000000, 0x40000010};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		printf("=== file %s\n", files[i]);
+		cat(files[i]);
+	}
+	DIR *dir = opendir(vulns);
+	for (struct dirent *e; dir && (e = readdir(dir));) {
+		char path[512];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", vulns, e->d_name);
+		printf("=== file %s\n", path);
+		cat(path);
+	}
+	if (dir)
+		closedir(dir);
+	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+		unsigned int a, b, c, d;
+
+		__cpuid_count(leaves[i], 0, a, b, c, d);
+		printf("=== cpuid 0x%x 0x%x 0x%x 0x%x 0x%x\n", leaves[i], a, b, c, d);
+	}
+	printf("=== end\n");
+	return 0;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: kbench-read report [READS [REPS]] | write FILE VALUE | "
+			"read-as UID FILE | machine\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && strcmp(argv[1], "report") == 0) {
+		int reads = argc > 2 ? atoi(argv[2]) : 1000;
+		int reps = argc > 3 ? atoi(argv[3]) : 20;
+
+		if (reads < 1 || reps < 1)
+			return usage();
+		return cmd_report(reads, reps);
+	}
+	if (argc == 4 && strcmp(argv[1], "write") == 0)
+		return cmd_write(argv[2], argv[3]);
+	if (argc == 4 && strcmp(argv[1], "read-as") == 0)
+		return cmd_read_as(argv[2], argv[3]);
+	if (argc == 2 && strcmp(argv[1], "machine") == 0)
+		return cmd_machine();
+	return usage();
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbench_ops.c - time one instruction in a kernel loop.
+ *
+ * Method (nanoBench's): each iteration runs the instruction `small` times,
+ * then `large` times, each block bracketed by serialised TSC reads
+ * (rdtsc_ordered: lfence;rdtsc or rdtscp). Summed over a batch,
+ *
+ *   cycles per op = (cycles(large blocks) - cycles(small blocks))
+ *                   / (iterations * (large - small))
+ *
+ * so the loop bookkeeping and the TSC reads, equal in both, cancel. The
+ * copies are unrolled at compile time (.rept for the short instructions,
+ * repeated statements for cpuid and rdmsr_safe). A batch runs with
+ * preemption (get_cpu) and interrupts off, on the requested CPU (in a
+ * worker bound to it, work_on_cpu); iterations are capped so a batch keeps
+ * interrupts off for at most about KBENCH_IRQ_OFF_BUDGET_US; one untimed
+ * batch warms up first; cond_resched() runs between batches. "cycles" are
+ * TSC cycles.
+ *
+ * MSRs are read with rdmsr_safe only, from the vendor's allow-list below;
+ * an MSR whose first read faults is reported unsupported and never timed.
+ */
+#include <linux/cpumask.h>
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/workqueue.h>
+#include <asm/msr.h>
+#include <asm/processor.h>
+#include <asm/tsc.h>
+
+#include "kbench.h"
+
+#define REP2(x) x x
+#define REP4(x) REP2(x) REP2(x)
+#define REP8(x) REP4(x) REP4(x)
+
+/* Unroll factors: nop/mov are sub-cycle and need long blocks; cpuid and
+ * rdmsr take hundreds of cycles (thousands under emulation). */
+#define FAST_SMALL 32
+#define FAST_LARGE (32 + 512)
+#define TSC_SMALL 4
+#define TSC_LARGE (4 + 64)
+#define SLOW_SMALL 1
+#define SLOW_LARGE (1 + 8)
+
+#define OP(file_, name_, kind_, arg_, small_, large_) \
+	{ .file = file_, .name = name_, .kind = kind_, .arg = arg_, .small = small_, .large = large_ }
+#define COMMON_OPS \
+	OP("nop", "nop", KB_NOP, 0, FAST_SMALL, FAST_LARGE), \
+	OP("mov", "mov", KB_MOV, 0, FAST_SMALL, FAST_LARGE), \
+	OP("cpuid_0x0", "cpuid:0x0", KB_CPUID, 0x0, SLOW_SMALL, SLOW_LARGE), \
+	OP("cpuid_0x1", "cpuid:0x1", KB_CPUID, 0x1, SLOW_SMALL, SLOW_LARGE), \
+	OP("rdtsc", "rdtsc", KB_RDTSC, 0, TSC_SMALL, TSC_LARGE)
+#define MSR(addr_, file_, name_) OP(file_, name_, KB_RDMSR, addr_, SLOW_SMALL, SLOW_LARGE)
+
+/* The allow-list: RAPL energy/unit MSRs plus a few cheap reference MSRs. */
+static const struct kbench_op intel_ops[] = {
+	COMMON_OPS,
+	MSR(0x606, "rdmsr_0x606", "rdmsr:0x606"),	/* MSR_RAPL_POWER_UNIT */
+	MSR(0x611, "rdmsr_0x611", "rdmsr:0x611"),	/* MSR_PKG_ENERGY_STATUS */
+	MSR(0x639, "rdmsr_0x639", "rdmsr:0x639"),	/* MSR_PP0_ENERGY_STATUS */
+	MSR(0x641, "rdmsr_0x641", "rdmsr:0x641"),	/* MSR_PP1_ENERGY_STATUS */
+	MSR(0x619, "rdmsr_0x619", "rdmsr:0x619"),	/* MSR_DRAM_ENERGY_STATUS */
+	MSR(0x64D, "rdmsr_0x64d", "rdmsr:0x64d"),	/* MSR_PLATFORM_ENERGY_STATUS */
+	MSR(0x10, "rdmsr_0x10", "rdmsr:0x10"),		/* IA32_TIME_STAMP_COUNTER */
+	MSR(0x17, "rdmsr_0x17", "rdmsr:0x17"),		/* IA32_PLATFORM_ID */
+	MSR(0x19C, "rdmsr_0x19c", "rdmsr:0x19c"),	/* IA32_THERM_STATUS */
+};
+
+static const struct kbench_op amd_ops[] = {
+	COMMON_OPS,
+	MSR(0xC0010299, "rdmsr_0xc0010299", "rdmsr:0xc0010299"),	/* RAPL_PWR_UNIT */
+	MSR(0xC001029A, "rdmsr_0xc001029a", "rdmsr:0xc001029a"),	/* CORE_ENERGY_STAT */
+	MSR(0xC001029B, "rdmsr_0xc001029b", "rdmsr:0xc001029b"),	/* PKG_ENERGY_STAT */
+};
+
+static const struct kbench_op other_ops[] = { COMMON_OPS };
+
+const struct kbench_op *kbench_ops(int *count)
+{
+	switch (boot_cpu_data.x86_vendor) {
+	case X86_VENDOR_INTEL:
+		*count = ARRAY_SIZE(intel_ops);
+		return intel_ops;
+	case X86_VENDOR_AMD:
+	case X86_VENDOR_HYGON:
+		*count = ARRAY_SIZE(amd_ops);
+		return amd_ops;
+	default:
+		*count = ARRAY_SIZE(other_ops);
+		return other_ops;
+	}
+}
+
+/* cpuid through inline asm: the kernel's cpuid() helpers moved between headers */
+static __always_inline void cpuid_leaf(u32 leaf)
+{
+	u32 a = leaf, b, c = 0, d;
+
+	asm volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d) :: "memory");
+}
+
+static __always_inline int rdmsr_once(u32 msr)
+{
+	u32 lo, hi;
+
+	return rdmsr_safe(msr, &lo, &hi);
+}
+
+/* n copies of an instruction, unrolled by the assembler */
+#define NOPS(n) asm volatile(".rept %c0\n\tnop\n\t.endr" :: "i"(n))
+#define MOVS(n) asm volatile(".rept %c0\n\tmov %%rax, %%rdx\n\t.endr" :: "i"(n) : "rdx")
+#define RDTSCS(n) asm volatile(".rept %c0\n\trdtsc\n\t.endr" :: "i"(n) : "eax", "edx")
+/* SLOW_SMALL (1) and SLOW_LARGE (1 + 8) copies of a C statement */
+#define ONE(x) x
+#define NINE(x) x REP8(x)
+
+/*
+ * time_<kind>(arg, iterations, errs): one batch, returns
+ * cycles(large blocks) - cycles(small blocks); *errs counts faulting rdmsr.
+ */
+#define DEFINE_OP_TIMER(kind, small_block, large_block)				\
+static noinline s64 time_##kind(u32 arg, unsigned int iterations,		\
+				unsigned int *errs)				\
+{										\
+	u64 t0, t1, t2;								\
+	unsigned int i;								\
+										\
+	t0 = rdtsc_ordered();							\
+	for (i = 0; i < iterations; i++) {					\
+		small_block;							\
+	}									\
+	t1 = rdtsc_ordered();							\
+	for (i = 0; i < iterations; i++) {					\
+		large_block;							\
+	}									\
+	t2 = rdtsc_ordered();							\
+	return (s64)(t2 - t1) - (s64)(t1 - t0);					\
+}
+
+DEFINE_OP_TIMER(nop, NOPS(FAST_SMALL), NOPS(FAST_LARGE))
+DEFINE_OP_TIMER(mov, MOVS(FAST_SMALL), MOVS(FAST_LARGE))
+DEFINE_OP_TIMER(rdtsc, RDTSCS(TSC_SMALL), RDTSCS(TSC_LARGE))
+DEFINE_OP_TIMER(cpuid, ONE(cpuid_leaf(arg);), NINE(cpuid_leaf(arg);))
+DEFINE_OP_TIMER(rdmsr, ONE(*errs += !!rdmsr_once(arg);), NINE(*errs += !!rdmsr_once(arg);))
+
+static s64 time_batch(const struct kbench_op *op, unsigned int iterations, unsigned int *errs)
+{
+	switch (op->kind) {
+	case KB_NOP: return time_nop(op->arg, iterations, errs);
+	case KB_MOV: return time_mov(op->arg, iterations, errs);
+	case KB_RDTSC: return time_rdtsc(op->arg, iterations, errs);
+	case KB_CPUID: return time_cpuid(op->arg, iterations, errs);
+	case KB_RDMSR: return time_rdmsr(op->arg, iterations, errs);
+	}
+	return 0;
+}
+
+struct run_ctx {
+	const struct kbench_op *op;
+	unsigned int iterations, batches;
+	struct kbench_result *res;
+};
+
+/* Cycles of one iteration (both blocks), with interrupts off; the second of
+ * two runs, so cold caches (or an emulator translating the code) do not
+ * inflate it. */
+static u64 calibrate(const struct kbench_op *op)
+{
+	unsigned long flags;
+	unsigned int errs = 0, run;
+	u64 t0 = 0, t1 = 0;
+
+	for (run = 0; run < 2; run++) {
+		local_irq_save(flags);
+		t0 = rdtsc_ordered();
+		time_batch(op, 1, &errs);
+		t1 = rdtsc_ordered();
+		local_irq_restore(flags);
+	}
+	return t1 - t0;
+}
+
+static long run_on_cpu(void *arg)
+{
+	struct run_ctx *ctx = arg;
+	const struct kbench_op *op = ctx->op;
+	struct kbench_result *res = ctx->res;
+	u64 budget = (u64)tsc_khz * KBENCH_IRQ_OFF_BUDGET_US / 1000;
+	u64 per_iteration;
+	int b;
+
+	res->cpu = smp_processor_id();
+	res->batches = ctx->batches;
+	res->unsupported = false;
+	if (op->kind == KB_RDMSR && rdmsr_once(op->arg)) {
+		res->unsupported = true;
+		res->iterations = 0;
+		return 0;
+	}
+
+	/* cap iterations so one batch stays within the interrupts-off budget */
+	per_iteration = max_t(u64, calibrate(op), 1);
+	res->iterations = min_t(u64, ctx->iterations, max_t(u64, budget / per_iteration, 1));
+
+	/* batch -1 warms up caches and branch predictors and is not reported */
+	for (b = -1; b < (int)ctx->batches; b++) {
+		unsigned long flags;
+		unsigned int errs = 0;
+		s64 cycles;
+
+		get_cpu();
+		local_irq_save(flags);
+		cycles = time_batch(op, res->iterations, &errs);
+		local_irq_restore(flags);
+		put_cpu();
+
+		if (errs) {	/* the MSR faulted after a first good read */
+			res->unsupported = true;
+			return 0;
+		}
+		if (b >= 0)
+			res->milli_cycles[b] = div64_s64(cycles * 1000,
+							 (s64)res->iterations * (op->large - op->small));
+		cond_resched();
+	}
+	return 0;
+}
+
+int kbench_run(const struct kbench_op *op, int cpu, unsigned int iterations,
+	       unsigned int batches, struct kbench_result *res)
+{
+	struct run_ctx ctx = { .op = op, .iterations = iterations, .batches = batches, .res = res };
+	long ret;
+
+	/* in a worker bound to `cpu`, with CPU hotplug held off */
+	ret = work_on_cpu_safe(cpu, run_on_cpu, &ctx);
+	return ret == -ENODEV ? -EINVAL : ret;
+}

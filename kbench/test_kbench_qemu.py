@@ -1,0 +1,98 @@
+"""The kbench boot test: kbench/qemu/test builds the module against Debian's
+headers (W=1, no warnings), boots Debian's kernel under QEMU/TCG with it and
+converts the report; this file asserts on what the guest printed and on the
+rows. One boot per pytest session (about 10 s once the packages are cached).
+Timings from the emulated CPU are only checked for order, never for value."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from results import kbench, schema
+
+REPO = Path(__file__).resolve().parent.parent
+LOG = REPO / "build" / "kbench-qemu" / "guest.log"
+RESULTS = REPO / "results" / "runs" / "kbench-qemu" / "results.jsonl"
+INTEL_MSRS = ["0x606", "0x611", "0x639", "0x641", "0x619", "0x64d", "0x10", "0x17", "0x19c"]
+
+
+@pytest.fixture(scope="session")
+def boot():
+    done = subprocess.run([str(REPO / "kbench" / "qemu" / "test")], capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    parts = kbench.guest_parts(LOG.read_text())
+    checks = {}
+    for line in parts["checks"].splitlines() + parts["unload"].splitlines():
+        key, sep, value = line.partition(": ")
+        if sep:
+            checks[key] = value
+    rows = [json.loads(line) for line in RESULTS.read_text().splitlines()]
+    return parts, checks, rows
+
+
+def test_module_loads_and_unloads_cleanly(boot):
+    parts, checks, _ = boot
+    assert checks["insmod"] == "ok"
+    assert checks["rmmod"] == "ok"
+    assert checks["files"] == "removed"
+    dmesg = parts["unload"]
+    for bad in ("Oops", "BUG:", "WARNING:", "general protection"):
+        assert bad not in dmesg
+
+
+def test_out_of_range_control_writes_are_einval_and_change_nothing(boot):
+    _, checks, _ = boot
+    for attr, value in [("iterations", "0"), ("iterations", "1000001"), ("iterations", "abc"),
+                        ("batches", "0"), ("batches", "1001"), ("cpu", "2"), ("cpu", "-1")]:
+        assert checks[f"write /sys/kernel/kbench/{attr} {value}"] == "EINVAL"
+    assert checks["iterations after bad writes"] == "1000"
+    assert checks["batches after bad writes"] == "20"
+    assert checks["cpu after bad writes"] == "0"
+    assert checks["write /sys/kernel/kbench/cpu 1"] == "ok"  # and in range works
+    assert checks["nop on cpu 1"] == "cpu: 1"
+
+
+def test_non_root_reads_are_refused(boot):
+    _, checks, _ = boot
+    for path in ["/proc/kbench/nop", "/proc/kbench/rdmsr_0x611", "/proc/kbench/stamp",
+                 "/sys/kernel/kbench/stamp", "/sys/kernel/kbench/iterations"]:
+        assert checks[f"read-as 65534 {path}"] == "EACCES"
+
+
+def test_every_file_is_root_only(boot):
+    _, checks, _ = boot
+    modes = {k[len("mode "):]: v for k, v in checks.items() if k.startswith("mode ")}
+    assert len(modes) == len(INTEL_MSRS) + 6 + 4  # ops + stamp, 4 sysfs files
+    for path, mode in modes.items():
+        assert mode in ("400", "600"), path
+
+
+def test_results_validate_and_are_tagged_emulated(boot):
+    _, _, rows = boot
+    assert list(schema.iter_file_errors(RESULTS)) == []
+    assert {r["machine"]["hypervisor"] for r in rows} == {"qemu-tcg"}
+    assert {r["harness"] for r in rows} == {"kbench"}
+
+
+def test_rows_cover_every_operation(boot):
+    _, _, rows = boot
+    ops = {(r["path"], r["op"]) for r in rows if r["metric"] == "latency"}
+    expected = {("kinsn", op) for op in ["nop", "mov", "cpuid:0x0", "cpuid:0x1", "rdtsc"]}
+    expected |= {("kinsn", f"rdmsr:{m}") for m in INTEL_MSRS}
+    expected |= {("proc-read", "read"), ("sys-read", "read")}
+    assert ops == expected
+    for r in rows:
+        assert r["status"] in ("ok", "unavailable"), r
+        if r["status"] == "ok":
+            assert r["n"] == 10
+
+
+def test_cpuid_costs_more_than_nop(boot):
+    _, _, rows = boot
+    median = {r["op"]: r["median"] for r in rows
+              if r["path"] == "kinsn" and r["metric"] == "cycles" and r["status"] == "ok"}
+    assert median["cpuid:0x0"] > median["nop"]
+    assert median["cpuid:0x1"] > median["nop"]
