@@ -15,6 +15,12 @@
  * Trigger, fallback (older kernels): on_cpu_clock, attached by the loader to
  * a per-CPU perf cpu-clock event. On an idle CPU of some VMs it fires well
  * below the requested rate; the loader measures and reports the real rate.
+ *
+ * Loader knobs: arm_skip[cpu] keeps a CPU without a timer (the 1 kHz
+ * sampler only ticks where its counters live); emit_samples also pushes
+ * every sample into the `samples` ring buffer without waking the reader,
+ * which drains it in batches. Each slot counts its ticks, the deadlines it
+ * had to skip (missed) and the time spent in its own callback (busy_ns).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -29,9 +35,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 target_tgid = 0;       /* only this process arms timers */
 const volatile __u64 period_ns = 1000000;   /* 1 kHz */
 const volatile __u32 ncounters = 0;         /* counters per CPU, <= RB_MAX_COUNTERS */
+const volatile bool emit_samples = false;   /* also push every sample into `samples` */
 
 /* Per CPU result of arming, read by the loader. */
 __s32 arm_result[RB_MAX_CPUS];
+/* Per CPU, set by the loader: nonzero means do not arm a timer there. */
+__u8 arm_skip[RB_MAX_CPUS];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -54,6 +63,12 @@ struct {
 	__type(value, struct tick_timer);
 } timers SEC(".maps");
 
+/* Every sample, when emit_samples is set; drained in batches by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);         /* 1 MiB: about 9000 samples, 9 s at 1 kHz */
+} samples SEC(".maps");
+
 /* perf event fds: index cpu * RB_MAX_COUNTERS + i holds counter i of CPU cpu. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -62,8 +77,9 @@ struct {
 	__uint(max_entries, RB_MAX_COUNTERS); /* loader sets: possible CPUs * RB_MAX_COUNTERS */
 } counters SEC(".maps");
 
-/* Read this CPU's counters and publish them under the seqlock. */
-static __always_inline void take_sample(__u32 cpu)
+/* Read this CPU's counters and publish them under the seqlock (and in the
+ * ring buffer, when asked); returns the slot, or NULL. */
+static __always_inline struct rb_slot *take_sample(__u32 cpu, __u64 deadline_ns)
 {
 	struct bpf_perf_event_value v;
 	__u64 value[RB_MAX_COUNTERS] = {};
@@ -73,7 +89,7 @@ static __always_inline void take_sample(__u32 cpu)
 
 	slot = bpf_map_lookup_elem(&slots, &cpu);
 	if (!slot)
-		return;
+		return NULL;
 	/* read first, so the slot is odd (being written) as briefly as possible */
 	for (i = 0; i < RB_MAX_COUNTERS && i < ncounters; i++) {
 		long e = bpf_perf_event_read_value(&counters, cpu * RB_MAX_COUNTERS + i,
@@ -91,27 +107,48 @@ static __always_inline void take_sample(__u32 cpu)
 	for (i = 0; i < RB_MAX_COUNTERS; i++)
 		slot->value[i] = value[i];
 	__sync_fetch_and_add(&slot->seq, 1);
+
+	if (emit_samples) {
+		struct rb_sample *s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
+
+		if (s) {
+			s->time_ns = slot->time_ns;
+			s->deadline_ns = deadline_ns;
+			s->cpu = cpu;
+			s->err = err;
+			s->missed = slot->missed;
+			for (i = 0; i < RB_MAX_COUNTERS; i++)
+				s->value[i] = value[i];
+			/* no wakeup: the reader drains on its own schedule */
+			bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+		}
+	}
+	return slot;
 }
 
 static int on_timer(void *map, __u32 *key, struct tick_timer *t)
 {
+	__u64 start = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
+	struct rb_slot *slot;
 	__u64 now;
 
-	take_sample(cpu);
+	slot = take_sample(cpu, t->next_ns);
 
 	/* next deadline on the fixed grid; skip (and count) deadlines already past */
 	now = bpf_ktime_get_ns();
 	t->next_ns += period_ns;
 	if (t->next_ns <= now) {
 		__u64 skipped = (now - t->next_ns) / period_ns + 1;
-		struct rb_slot *slot = bpf_map_lookup_elem(&slots, &cpu);
 
 		t->next_ns += skipped * period_ns;
 		if (slot)
 			__sync_fetch_and_add(&slot->missed, skipped);
 	}
 	bpf_timer_start(&t->timer, t->next_ns, RB_TIMER_ABS | RB_TIMER_CPU_PIN);
+	/* the kernel's BPF statistics do not account timer callbacks: count here */
+	if (slot)
+		__sync_fetch_and_add(&slot->busy_ns, bpf_ktime_get_ns() - start);
 	return 0;
 }
 
@@ -123,6 +160,8 @@ int BPF_PROG(arm_timer, struct pt_regs *regs, long id)
 	long err;
 
 	if ((bpf_get_current_pid_tgid() >> 32) != target_tgid || cpu >= RB_MAX_CPUS)
+		return 0;
+	if (arm_skip[cpu & (RB_MAX_CPUS - 1)])
 		return 0;
 	t = bpf_map_lookup_elem(&timers, &cpu);
 	if (!t || t->armed)
@@ -144,6 +183,10 @@ int BPF_PROG(arm_timer, struct pt_regs *regs, long id)
 SEC("perf_event")
 int on_cpu_clock(struct bpf_perf_event_data *ctx)
 {
-	take_sample(bpf_get_smp_processor_id());
+	__u64 start = bpf_ktime_get_ns();
+	struct rb_slot *slot = take_sample(bpf_get_smp_processor_id(), start);
+
+	if (slot)
+		__sync_fetch_and_add(&slot->busy_ns, bpf_ktime_get_ns() - start);
 	return 0;
 }

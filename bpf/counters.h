@@ -23,7 +23,8 @@
 #define RB_TIMER_ABS (1ULL << 0)
 #define RB_TIMER_CPU_PIN (1ULL << 1)
 
-/* One CPU's latest sample: 128 bytes, two cache lines. */
+/* One CPU's latest sample: 128 bytes, two cache lines. The size and the
+ * offsets of the fields before pad are part of the loaders' contract. */
 struct rb_slot {
 	__u64 seq;                       /* seqlock: odd while being written */
 	__u64 time_ns;                   /* bpf_ktime_get_ns() when read */
@@ -32,7 +33,22 @@ struct rb_slot {
 	__s32 err;                       /* last bpf_perf_event_read_value() error, 0 if none */
 	__u32 ncounters;                 /* valid entries of value[] */
 	__u64 value[RB_MAX_COUNTERS];    /* raw counter values */
-	__u64 pad[3];
+	__u64 busy_ns;                   /* time spent in the timer callback, measured by itself */
+	__u64 pad[2];
+};
+
+/*
+ * One sample in the ring buffer `samples` (only when the loader sets the knob
+ * emit_samples): what the 1 kHz sampler (raplbench-sample --mechanism ebpf)
+ * drains in batches, without being woken at every tick.
+ */
+struct rb_sample {
+	__u64 time_ns;                   /* bpf_ktime_get_ns() when read */
+	__u64 deadline_ns;               /* the tick's deadline on the fixed grid */
+	__u32 cpu;
+	__s32 err;                       /* bpf_perf_event_read_value() error, 0 if none */
+	__u64 missed;                    /* deadlines skipped on this CPU so far */
+	__u64 value[RB_MAX_COUNTERS];
 };
 
 /* Result of arming the timer on a CPU, in the program's .bss arm_result[]. */
