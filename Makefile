@@ -8,7 +8,7 @@ BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps build bench-all test test-ubench test-python kbench-test validate clean
+.PHONY: all deps build bench-all test test-ubench test-python kbench-test validate gate baseline clean
 
 all: build
 
@@ -40,6 +40,19 @@ kbench-test: deps
 validate: deps
 	@[ -n "$(FILE)" ] || { echo "usage: make validate FILE=<results.jsonl>" >&2; exit 2; }
 	@$(PY) -m results.validate $(FILE)
+
+# make gate [BASELINE=<run dir or results.jsonl>] [CURRENT=<run dir>] [GATE_FLAGS=...]
+# The performance gate (ci/README.md): CURRENT (default: the newest run)
+# against BASELINE (default: results/baseline/results.jsonl, see make baseline).
+# ci/gate exits 0 pass, 1 regression or missing row, 2 usage or input error
+# (make itself reports any failure as 2; call ci/gate for the exact status).
+gate: deps
+	@ci/gate $(if $(BASELINE),--baseline $(BASELINE)) $(if $(CURRENT),--current $(CURRENT)) $(GATE_FLAGS)
+
+# make baseline [CURRENT=<run dir>] [BASELINE=<file or dir>]: validate the newest
+# run (or CURRENT) and store its results.jsonl as results/baseline/results.jsonl
+baseline: deps
+	@ci/gate --store-baseline $(if $(CURRENT),--current $(CURRENT)) $(if $(BASELINE),--baseline $(BASELINE))
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,582 @@
+"""Tests of the performance gate (ci/gate.py).
+
+The runs are synthetic, written with results/rows.py from a seeded numpy RNG,
+so that each scenario has a known answer: the decision functions first,
+then the configuration, then whole gates through main() as `ci/gate` runs
+them (exit status, Markdown, verdict file). Nothing here reads the local
+results/ directory.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import mannwhitneyu
+
+from ci import gate
+from results import rows, stats
+
+MACHINE = {
+    "hostname": "runner-1", "cpu_vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 167,
+    "cpu_stepping": 1, "cpu_model_name": "Intel(R) Xeon(R) Processor", "microcode": "0x1",
+    "kernel": "6.18.44", "hypervisor": "kvm", "smt": False, "governor": None, "boost": None,
+    "tsc_khz": 2599998, "mitigations": {"spectre_v2": "Mitigation: Retpolines"},
+}
+
+
+def common(run_id="20261122T000000Z-000001", **machine_changes):
+    return rows.common(run_id, "2026-11-22T00:00:00Z", {**MACHINE, **machine_changes})
+
+
+def lognormal(seed, median, sigma, n=20):
+    """n samples around `median` with a multiplicative spread `sigma`."""
+    return np.random.default_rng(seed).lognormal(np.log(median), sigma, n).tolist()
+
+
+def latency(c, samples, path="perf", op="read", target="msr/tsc/", cpu=0, target_cpu=0,
+            metric="latency", harness="gbench", stand_in=None):
+    return rows.measured_row(c, harness=harness, path=path, op=op, target=target, cpu=cpu,
+                             target_cpu=target_cpu, metric=metric,
+                             unit=rows.METRIC_UNITS[metric], samples=samples,
+                             stand_in=stand_in)
+
+
+def unavailable(c, path="msr-dev", op="pread", target="0x611", cpu=0, target_cpu=0,
+                harness="gbench", reason="/dev/cpu/0/msr missing: load the msr module"):
+    return rows.not_ok_row(c, harness=harness, path=path, op=op, target=target, cpu=cpu,
+                           target_cpu=target_cpu, metric="latency", unit="ns", reason=reason)
+
+
+def reference(c):
+    row = rows.not_ok_row(c, harness="reference", path="msr-dev", op="rdmsr:0x611",
+                          target="0x611", cpu=None, target_cpu=None, metric="latency",
+                          unit="ns", reason="x")
+    row.update(status="ok", reason=None, median=560.0,
+               source="Diamond & Stoico 2026, Table 3, Intel i7-8809G")
+    return row
+
+
+def scaled(row, factor):
+    """The row with every sample multiplied by factor (summary recomputed)."""
+    if row["status"] != "ok" or row["harness"] == "reference":
+        return dict(row)
+    samples = [x * factor for x in row["samples"]]
+    return {**row, "samples": samples, **stats.summarize(samples)}
+
+
+def write_run(directory: Path, run_rows) -> Path:
+    """A run directory holding results.jsonl, as make bench-all writes it."""
+    directory.mkdir(parents=True)
+    rows.write_jsonl(run_rows, directory / "results.jsonl")
+    return directory
+
+
+@pytest.fixture(autouse=True)
+def no_step_summary(monkeypatch):
+    """A test run inside GitHub Actions must not write to the job's summary."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+@pytest.fixture
+def builtin(tmp_path) -> Path:
+    """An empty config file: the built-in defaults, whatever ci/gate.toml says."""
+    path = tmp_path / "builtin.toml"
+    path.write_text("")
+    return path
+
+
+def run_main(capsys, baseline, current, *extra):
+    code = gate.main(["--baseline", str(baseline), "--current", str(current), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def verdict_of(run_dir: Path) -> dict:
+    return json.loads((run_dir / gate.VERDICT_NAME).read_text())
+
+
+def row_of(verdict: dict, **key) -> dict:
+    (found,) = [r for r in verdict["rows"] if all(r[k] == v for k, v in key.items())]
+    return found
+
+
+# ---- decision functions ----------------------------------------------------------
+
+def test_every_metric_has_a_worse_direction():
+    assert gate.WORSE_WHEN.keys() == rows.METRIC_UNITS.keys()
+    assert gate.WORSE_WHEN["rate_hz"] == gate.LOWER
+    assert gate.WORSE_WHEN["latency"] == gate.HIGHER
+
+
+def test_cliffs_delta_extremes_and_a_worked_example():
+    assert gate.cliffs_delta([1, 2, 3], [4, 5, 6]) == 1.0
+    assert gate.cliffs_delta([4, 5, 6], [1, 2, 3]) == -1.0
+    assert gate.cliffs_delta([1, 2, 3], [1, 2, 3]) == 0.0
+    assert gate.cliffs_delta([5.0] * 4, [5.0] * 7) == 0.0
+    # c=2: 1 below, 1 above; c=3: 2 below; c=4: 3 below -> (6 - 1) / 9
+    assert gate.cliffs_delta([1, 2, 3], [2, 3, 4]) == pytest.approx(5 / 9)
+
+
+def test_cliffs_delta_agrees_with_the_u_statistic_under_ties():
+    rng = np.random.default_rng(7)
+    b, c = rng.integers(0, 5, 13), rng.integers(1, 6, 17)  # many ties
+    u = mannwhitneyu(c, b).statistic  # pairs c > b, plus half the ties
+    assert gate.cliffs_delta(b, c) == pytest.approx(2 * u / (b.size * c.size) - 1)
+
+
+def test_cliffs_magnitude_thresholds():
+    deltas = (0.0, -0.146, 0.147, 0.329, -0.33, 0.473, 0.474, -1)
+    assert [gate.cliffs_magnitude(d) for d in deltas] == \
+        ["negligible", "negligible", "small", "small", "medium", "medium", "large", "large"]
+
+
+def test_mann_whitney_p_of_identical_and_separated_samples():
+    assert gate.mann_whitney_p([3.0] * 10, [3.0] * 10) == 1.0  # all tied: no evidence
+    x = lognormal(1, 100, 0.05)
+    assert gate.mann_whitney_p(x, x) == pytest.approx(1.0)
+    assert gate.mann_whitney_p(x, [v * 1.5 for v in x]) < 1e-6
+
+
+def test_change_pct():
+    assert gate.change_pct(200.0, 230.0) == pytest.approx(15.0)
+    assert gate.change_pct(200.0, 170.0) == pytest.approx(-15.0)
+    assert gate.change_pct(-2.0, -1.0) == pytest.approx(50.0)  # relative to |baseline|
+    assert gate.change_pct(0.0, 0.0) == 0.0
+    assert gate.change_pct(0.0, 3.0) == float("inf")  # missed_ticks: 0 -> 3
+
+
+def test_worse_pct_follows_the_metric():
+    assert gate.worse_pct("latency", 20.0) == 20.0
+    assert gate.worse_pct("rate_hz", 20.0) == -20.0   # a higher rate is better
+    assert gate.worse_pct("rate_hz", -20.0) == 20.0
+
+
+def comparison(change, p, n=20):
+    return gate.Comparison(n_baseline=n, n_current=n, median_baseline=100.0,
+                           median_current=100.0 + change, change_pct=change, p_value=p,
+                           cliffs_delta=0.0)
+
+
+@pytest.mark.parametrize("change, p, metric, expected", [
+    (30.0, 0.001, "latency", gate.REGRESSION),     # significant and beyond 10%
+    (-30.0, 0.001, "latency", gate.IMPROVEMENT),
+    (30.0, 0.001, "rate_hz", gate.IMPROVEMENT),    # a higher rate is better
+    (-30.0, 0.001, "rate_hz", gate.REGRESSION),
+    (3.0, 1e-9, "latency", gate.UNCHANGED),        # significant, within the threshold
+    (15.0, 0.2, "latency", gate.UNCHANGED),        # beyond it, not significant
+    (10.0, 0.001, "latency", gate.UNCHANGED),      # exactly the threshold is not beyond
+    (15.0, 0.01, "latency", gate.UNCHANGED),       # p must be below alpha
+    (float("inf"), 0.001, "missed_ticks", gate.REGRESSION),
+])
+def test_decide(change, p, metric, expected):
+    assert gate.decide(comparison(change, p), metric, gate.Rule())[0] == expected
+
+
+def test_decide_explains_unchanged_rows_and_counts_samples():
+    rule = gate.Rule()
+    assert gate.decide(comparison(3.0, 1e-9), "latency", rule)[1] == "significant but within ±10%"
+    assert "not significant" in gate.decide(comparison(15.0, 0.2), "latency", rule)[1]
+    decision, why = gate.decide(comparison(50.0, 1e-9, n=9), "latency", rule)
+    assert decision == gate.TOO_FEW_SAMPLES and "9 vs 9 samples" in why
+    assert gate.decide(comparison(50.0, 1e-9, n=9), "latency",
+                       gate.Rule(min_samples=5))[0] == gate.REGRESSION
+
+
+def test_row_id_and_allow_patterns():
+    c = common()
+    cross = latency(c, [1.0], path="msr-dev", op="pread", target="0x611", cpu=1, target_cpu=0)
+    assert gate.row_id(cross) == "msr-dev/pread/0x611/1>0/latency/gbench"
+    nop = latency(c, [1.0], path="uinsn", op="nop", target=None, cpu=0, target_cpu=None)
+    assert gate.row_id(nop) == "uinsn/nop/-/0>-/latency/gbench"
+    assert gate.label(cross) == "msr-dev pread 0x611 1→0 latency (gbench)"
+    assert gate.label(nop) == "uinsn nop 0 latency (gbench)"
+    assert gate.is_allowed(gate.row_id(cross), ["kinsn/*", "msr-dev/*"])
+    assert not gate.is_allowed(gate.row_id(cross), ["kinsn/*", "msr-dev/*/0>0/*"])
+    assert gate.is_cross_cpu(cross) and not gate.is_cross_cpu(nop)
+
+
+def test_environment_changes_name_what_moved():
+    b = dict(MACHINE)
+    c = {**MACHINE, "kernel": "6.19.1", "tsc_khz": 2599990,
+         "mitigations": {"spectre_v2": "Vulnerable"}}
+    fields = [f for f in gate.MACHINE_FIELDS if f not in gate.IDENTITY]
+    assert gate.environment_changes(b, c, fields) == [
+        {"field": "kernel", "baseline": "6.18.44", "current": "6.19.1"},
+        {"field": "mitigations.spectre_v2", "baseline": "Mitigation: Retpolines",
+         "current": "Vulnerable"},
+    ]  # tsc_khz moved by 3 ppm: recalibration, not news
+
+
+# ---- configuration -----------------------------------------------------------------
+
+def test_shipped_config_is_valid_and_its_defaults_are_the_built_in_ones():
+    config = gate.load_config(gate.DEFAULT_CONFIG, required=True)
+    assert config.defaults == gate.Rule()
+    assert config.identity == gate.IDENTITY and config.cross_machine is False
+
+
+def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
+    config = gate.parse_config({
+        "defaults": {"alpha": 0.05, "threshold_pct": 5},
+        "metrics": {"missed_ticks": {"threshold_pct": 50}},
+        "paths": {"perf": {"threshold_pct": 20, "min_samples": 5}},
+        "cross_cpu": {"threshold_pct": 30},
+        "rows": {"perf/read/*": {"alpha": 0.001}, "perf/read/*/1>0/*": {"threshold_pct": 40}},
+        "allow": {"missing": ["kinsn/*"]},
+        "machine": {"identity": ["cpu_model_name"], "cross_machine": True},
+    }, "test.toml")
+    c = common()
+    assert config.rule_for(latency(c, [1.0], path="uinsn", op="nop")) == gate.Rule(0.05, 5, 10)
+    assert config.rule_for(latency(c, [1.0], path="sampler", op="tick", metric="missed_ticks")) \
+        == gate.Rule(0.05, 50, 10)
+    assert config.rule_for(latency(c, [1.0], op="group-read")) == gate.Rule(0.05, 20, 5)
+    assert config.rule_for(latency(c, [1.0], op="group-read", cpu=1)) == gate.Rule(0.05, 30, 5)
+    assert config.rule_for(latency(c, [1.0])) == gate.Rule(0.001, 20, 5)
+    assert config.rule_for(latency(c, [1.0], cpu=1)) == gate.Rule(0.001, 40, 5)
+    assert config.allow_missing == ("kinsn/*",)
+    assert config.identity == ("cpu_model_name",) and config.cross_machine
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"default": {}}, "test.toml: default: unknown section"),
+    ({"defaults": {"treshold_pct": 5}}, "test.toml: defaults.treshold_pct: unknown key "
+                                        "(known: alpha, threshold_pct, min_samples)"),
+    ({"defaults": {"alpha": 1.5}}, "test.toml: defaults.alpha: must be a number between 0 and 1"),
+    ({"defaults": {"alpha": 0}}, "defaults.alpha: must be a number between 0 and 1"),
+    ({"defaults": {"threshold_pct": -1}}, "defaults.threshold_pct: must be a number ≥ 0"),
+    ({"defaults": {"min_samples": True}}, "defaults.min_samples: must be an integer ≥ 1"),
+    ({"defaults": {"min_samples": 2.5}}, "defaults.min_samples: must be an integer ≥ 1"),
+    ({"paths": {"rapl": {}}}, "test.toml: paths.rapl: unknown path (known: kinsn, uinsn"),
+    ({"paths": {"perf": {"noise": 1}}}, "test.toml: paths.perf.noise: unknown key"),
+    ({"paths": {"perf": 20}}, "test.toml: paths.perf: must be a table"),
+    ({"metrics": {"time": {}}}, "test.toml: metrics.time: unknown metric"),
+    ({"cross_cpu": {"threshold": 1}}, "test.toml: cross_cpu.threshold: unknown key"),
+    ({"rows": {"perf/*": {"alpha": 2}}}, 'test.toml: rows."perf/*".alpha: must be a number'),
+    ({"allow": {"missing": "kinsn/*"}}, "test.toml: allow.missing: must be a list"),
+    ({"allow": {"unavailable": []}}, "test.toml: allow.unavailable: unknown key"),
+    ({"machine": {"identity": ["cpu"]}},
+     "test.toml: machine.identity: unknown machine field 'cpu'"),
+    ({"machine": {"identity": []}}, "machine.identity: must be a non-empty list"),
+    ({"machine": {"identity": ["mitigations"]}}, "unknown machine field 'mitigations'"),
+    ({"machine": {"cross_machine": "yes"}}, "machine.cross_machine: must be true or false"),
+])
+def test_parse_config_rejects_with_file_and_key(doc, message):
+    with pytest.raises(gate.InputError) as e:
+        gate.parse_config(doc, "test.toml")
+    assert message in str(e.value)
+
+
+def test_a_config_that_is_not_toml_is_an_input_error(tmp_path):
+    bad = tmp_path / "gate.toml"
+    bad.write_text("[defaults]\nalpha = \n")
+    with pytest.raises(gate.InputError, match=r"gate.toml: not valid TOML: .*line 2"):
+        gate.load_config(bad, required=True)
+    with pytest.raises(gate.InputError, match="no-such.toml: cannot read"):
+        gate.load_config(tmp_path / "no-such.toml", required=True)
+    assert gate.load_config(tmp_path / "no-such.toml", required=False) == gate.Config()
+
+
+# ---- the scenarios of the issue, through main() ----------------------------------
+
+def pair(tmp_path, baseline_rows, current_rows):
+    return (write_run(tmp_path / "baseline", baseline_rows),
+            write_run(tmp_path / "current", current_rows))
+
+
+def test_identical_runs_pass(tmp_path, capsys, builtin):
+    c = common()
+    base = [latency(c, lognormal(1, 500, 0.05)), latency(c, lognormal(2, 6000, 0.05), cpu=1)]
+    b, cur = pair(tmp_path, base, base)
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0
+    assert out.startswith(
+        "## raplbench gate: ✅ pass — 0 regressions, 0 improvements, 2 unchanged")
+    verdict = verdict_of(cur)
+    assert verdict["verdict"] == "pass" and verdict["exit_code"] == 0
+    assert {r["p_value"] for r in verdict["rows"]} == {1.0}
+
+
+def test_a_30_percent_shift_with_20_samples_fails_naming_the_row(tmp_path, capsys, builtin):
+    c = common()
+    steady = latency(c, lognormal(1, 6000, 0.05), path="uinsn", op="cpuid:0x1", target=None)
+    b, cur = pair(tmp_path,
+                  [steady, latency(c, lognormal(2, 500, 0.05, n=20))],
+                  [steady, latency(c, lognormal(3, 650, 0.05, n=20))])
+    code, out, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 1
+    assert "❌ fail — 1 regression" in out
+    assert "### ❌ Regressions (1)" in out
+    assert "| perf read msr/tsc/ 0→0 latency (gbench) |" in out
+    assert "gate: regression: perf read msr/tsc/ 0→0 latency (gbench): +29.6% " \
+           "(median 495 ns → 642 ns, p < 0.0001)" in err
+    row = row_of(verdict_of(cur), path="perf")
+    assert row["decision"] == "regression" and row["fails"]
+    assert row["p_value"] < 1e-4 and row["change_pct"] == pytest.approx(29.6, abs=0.1)
+    assert row["cliffs_delta"] > 0.9 and row["cliffs_magnitude"] == "large"
+    assert row["n_baseline"] == row["n_current"] == 20
+
+
+def test_a_3_percent_shift_passes(tmp_path, capsys, builtin):
+    c = common()
+    b, cur = pair(tmp_path, [latency(c, lognormal(1, 500, 0.01))],
+                  [latency(c, lognormal(2, 515, 0.01))])
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0
+    row = row_of(verdict_of(cur), path="perf")
+    # significant (tight samples) but within the 10% threshold: not a regression
+    assert row["decision"] == "unchanged" and row["p_value"] < 0.01
+    assert row["why"] == "significant but within ±10%"
+
+
+def test_a_15_percent_shift_buried_in_large_variance_passes(tmp_path, capsys, builtin):
+    c = common()
+    base = lognormal(1, 500, 0.6)  # a noisy runner: half the samples off by > 1.5x
+    other = np.array(lognormal(2, 500, 0.6))
+    slower = other * (1.15 * np.median(base) / np.median(other))  # median exactly +15%
+    b, cur = pair(tmp_path, [latency(c, base)], [latency(c, slower)])
+    code, _, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0
+    row = row_of(verdict_of(cur), path="perf")
+    # the median moved beyond the threshold, but the U test sees no evidence
+    assert row["decision"] == "unchanged" and row["change_pct"] == pytest.approx(15.0)
+    assert row["p_value"] >= 0.01
+    assert row["why"] == "beyond ±10% but not significant (p ≥ 0.01)"
+
+
+def test_a_missing_row_fails_unless_allowed(tmp_path, capsys, builtin):
+    c = common()
+    kept = latency(c, lognormal(1, 500, 0.05))
+    gone = latency(c, lognormal(2, 6000, 0.05), path="msr-dev", op="pread", target="0x611")
+    b, cur = pair(tmp_path, [kept, gone], [kept])
+    code, out, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 1
+    assert "❌ fail — 0 regressions, 1 missing" in out
+    assert "`msr-dev/pread/0x611/0>0/latency/gbench`" in out
+    assert "gate: missing: msr-dev pread 0x611 0→0 latency (gbench)" in err
+    assert row_of(verdict_of(cur), path="msr-dev")["why"] == "absent from the current run"
+
+    allow = tmp_path / "allow.toml"
+    allow.write_text('[allow]\nmissing = ["kinsn/*", "msr-dev/*"]\n')
+    code, out, _ = run_main(capsys, b, cur, "--config", str(allow))
+    assert code == 0 and "Missing, allowed by `[allow] missing` (1)" in out
+
+
+def test_a_row_no_longer_ok_or_switched_to_a_stand_in_is_missing(tmp_path, capsys, builtin):
+    c = common()
+    real = latency(c, lognormal(1, 600, 0.05), path="msr-dev", op="pread", target="0x611")
+    perf = latency(c, lognormal(2, 500, 0.05))
+    perf_stand_in = {**perf, "stand_in": "msr/tsc/ stands in for power/energy-pkg/"}
+    b, cur = pair(tmp_path, [real, perf], [unavailable(c), perf_stand_in])
+    code, _, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 1
+    verdict = verdict_of(cur)
+    assert row_of(verdict, path="msr-dev")["why"] == \
+        "unavailable in the current run: /dev/cpu/0/msr missing: load the msr module"
+    assert row_of(verdict, path="perf")["why"].startswith("the current run measures a stand-in")
+
+
+def test_a_malformed_baseline_is_an_input_error_naming_file_and_line(tmp_path, capsys, builtin):
+    c = common()
+    good = latency(c, lognormal(1, 500, 0.05))
+    b, cur = pair(tmp_path, [good], [good])
+    lines = (b / "results.jsonl").read_text().splitlines()
+    bad = json.loads(lines[0])
+    bad["samples"] = "many"
+    (b / "results.jsonl").write_text(lines[0] + "\n" + json.dumps(bad) + "\n" + lines[0][:100])
+    code, out, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 2 and out == ""
+    assert f"{b / 'results.jsonl'}:2: samples: 'many' is not of type 'array'" in err
+    assert f"{b / 'results.jsonl'}:3: " in err and "not valid JSON" in err
+    assert not (cur / gate.VERDICT_NAME).exists()
+
+
+@pytest.mark.parametrize("make_args, message", [
+    (lambda t: ["--baseline", str(t / "nowhere")],
+     "nowhere: no such file or directory (the baseline)"),
+    (lambda t: ["--baseline", str(t)], "no results.jsonl in this directory"),
+    (lambda t: ["--config", str(t / "none.toml")], "none.toml: cannot read"),
+    (lambda t: ["--alpha", "3"], "--alpha: must be a number between 0 and 1"),
+])
+def test_usage_errors_exit_2(tmp_path, capsys, builtin, make_args, message):
+    c = common()
+    run = write_run(tmp_path / "run", [latency(c, lognormal(1, 500, 0.05))])
+    args = ["--baseline", str(run), "--current", str(run), "--config", str(builtin)]
+    code = gate.main(args + make_args(tmp_path))
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_unknown_config_key_exits_2_naming_file_and_key(tmp_path, capsys):
+    c = common()
+    run = write_run(tmp_path / "run", [latency(c, lognormal(1, 500, 0.05))])
+    config = tmp_path / "gate.toml"
+    config.write_text("[paths.perf]\nthreshold = 20\n")
+    code, _, err = run_main(capsys, run, run, "--config", str(config))
+    assert code == 2
+    assert f"{config}: paths.perf.threshold: unknown key" in err
+
+
+def test_another_machine_is_an_input_error_unless_cross_machine(tmp_path, capsys, builtin):
+    b_rows = [latency(common(), lognormal(1, 500, 0.05))]
+    c_rows = [latency(common(hostname="runner-2", kernel="6.19"), lognormal(2, 500, 0.05))]
+    b, cur = pair(tmp_path, b_rows, c_rows)
+    code, _, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 2
+    assert "the baseline was measured on another machine" in err
+    assert "hostname: 'runner-1' (baseline) vs 'runner-2' (current)" in err
+    assert "--cross-machine" in err
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin), "--cross-machine")
+    assert code == 0 and "Cross-machine comparison" in out
+    assert "hostname `runner-1` → `runner-2`" in out and "kernel `6.18.44` → `6.19`" in out
+
+
+def test_only_same_machine_rows_pair_and_the_others_are_reported(tmp_path, capsys, builtin):
+    here, there = common(), common(hostname="runner-2")
+    b_rows = [latency(here, lognormal(1, 500, 0.05)), latency(there, lognormal(2, 900, 0.05))]
+    c_rows = [latency(here, lognormal(3, 500, 0.05))]
+    b, cur = pair(tmp_path, b_rows, c_rows)
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0
+    assert "⚠️ Not compared (1)" in out and "hostname='runner-2'" in out
+    assert verdict_of(cur)["counts"]["other-machine"] == 1
+
+
+def test_duplicate_keys_are_an_input_error(tmp_path, capsys, builtin):
+    c = common()
+    row = latency(c, lognormal(1, 500, 0.05))
+    b, cur = pair(tmp_path, [row, row], [row])
+    code, _, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 2 and "results.jsonl:2: (row): same machine and key as line 1" in err
+
+
+def test_skipped_rows_are_counted_and_new_rows_listed(tmp_path, capsys, builtin):
+    c = common()
+    perf = latency(c, lognormal(1, 500, 0.05))
+    new = latency(c, lognormal(2, 40, 0.05), path="ebpf-mmap", op="load")
+    b, cur = pair(tmp_path, [reference(c), unavailable(c), perf], [perf, unavailable(c), new])
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0
+    assert "Skipped: 1 row not ok in the baseline, 1 reference row." in out
+    assert "1 new row (not in the baseline)" in out and "- ebpf-mmap load msr/tsc/ 0→0" in out
+    counts = verdict_of(cur)["counts"]
+    assert counts["skipped-not-ok"] == 1 and counts["skipped-reference"] == 1 and counts["new"] == 1
+
+
+def test_too_few_samples_are_reported_not_compared(tmp_path, capsys, builtin):
+    c = common()
+    b, cur = pair(tmp_path, [latency(c, lognormal(1, 500, 0.05, n=5))],
+                  [latency(c, lognormal(2, 900, 0.05, n=5))])
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0 and "5 vs 5 samples, fewer than min_samples = 10" in out
+    code, _, _ = run_main(capsys, b, cur, "--config", str(builtin), "--min-samples", "5")
+    assert code == 1
+
+
+# ---- done-when: a multi-path run against itself and against itself x 1.5 ------------
+
+def multi_path_run(c):
+    """A run shaped like a QUICK bench-all: 10 samples a row, latency, cycles
+    and rate rows, same-CPU and cross-CPU reads, rows that are unavailable."""
+    def s(seed, median, sigma=0.05):
+        return lognormal(seed, median, sigma, n=10)
+    return [
+        latency(c, s(1, 0.04), path="uinsn", op="nop", target=None, cpu=0, target_cpu=None),
+        latency(c, s(2, 5800), path="uinsn", op="cpuid:0x1", target=None, cpu=0, target_cpu=None),
+        latency(c, s(3, 340), path="powercap", op="pread",
+                target="/sys/class/net/lo/statistics/rx_bytes", target_cpu=None,
+                stand_in="no powercap zone: a live sysfs counter stands in"),
+        latency(c, s(4, 6100), path="msr-dev", op="pread", target="cpuid:0x0"),
+        latency(c, s(5, 55000, 0.15), path="msr-dev", op="pread", target="cpuid:0x0", cpu=1),
+        latency(c, s(6, 218)),
+        latency(c, s(7, 17000, 0.08), cpu=1),
+        latency(c, s(8, 270), path="ebpf-lookup", op="lookup"),
+        latency(c, s(9, 120), path="kinsn", op="rdmsr:0x611", target="0x611",
+                metric="cycles", harness="kbench"),
+        latency(c, s(10, 999, 0.001), path="ebpf-mmap", op="tick", target="bpf_timer",
+                cpu=None, target_cpu=0, metric="rate_hz"),
+        unavailable(c),
+        reference(c),
+    ]
+
+
+def test_done_when_self_passes_and_x1_5_fails_naming_the_rows(tmp_path, capsys):
+    run_rows = multi_path_run(common())
+    run = write_run(tmp_path / "run", run_rows)
+    slower = write_run(tmp_path / "slower", [scaled(r, 1.5) for r in run_rows])
+    config = ["--config", str(gate.DEFAULT_CONFIG)]  # the shipped settings, as make gate
+
+    code, out, _ = run_main(capsys, run, run, *config)
+    assert code == 0 and "✅ pass — 0 regressions, 0 improvements, 10 unchanged" in out
+
+    code, out, err = run_main(capsys, run, slower, *config)
+    assert code == 1
+    verdict = verdict_of(slower)
+    regressed = {r["id"] for r in verdict["rows"] if r["decision"] == "regression"}
+    expected = {gate.row_id(r) for r in run_rows
+                if r["status"] == "ok" and r["harness"] != "reference" and r["metric"] != "rate_hz"}
+    assert regressed == expected
+    for r in run_rows:
+        if gate.row_id(r) in expected:
+            assert f"gate: regression: {gate.label(r)}: +50.0%" in err
+            assert f"| {gate.label(r)} |" in out
+    # a 1.5 times higher rate is better: an improvement, not a regression
+    rate = row_of(verdict, metric="rate_hz")
+    assert rate["decision"] == "improvement" and not rate["fails"]
+    assert verdict["counts"]["regression"] == 9 and verdict["counts"]["improvement"] == 1
+    assert out.index("### ❌ Regressions (9)") < out.index("### ✅ Improvements (1)")
+
+
+# ---- outputs, baseline storage, the wrapper -------------------------------------------
+
+def test_summary_file_step_summary_and_verdict_path(tmp_path, capsys, builtin, monkeypatch):
+    c = common()
+    b, cur = pair(tmp_path, [latency(c, lognormal(1, 500, 0.05))],
+                  [latency(c, lognormal(2, 700, 0.05))])
+    step = tmp_path / "step-summary.md"
+    step.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    summary, verdict = tmp_path / "summary.md", tmp_path / "out" / "v.json"
+    verdict.parent.mkdir()
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin),
+                            "--summary", str(summary), "--verdict", str(verdict))
+    assert code == 1
+    assert summary.read_text() == out
+    assert step.read_text() == "earlier step\n" + out + "\n"
+    doc = json.loads(verdict.read_text())
+    assert doc["verdict"] == "fail" and doc["exit_code"] == 1
+    assert doc["settings"]["defaults"] == {"alpha": 0.01, "threshold_pct": 10.0, "min_samples": 10}
+    assert doc["baseline"]["file"].endswith("baseline/results.jsonl")
+    assert not (cur / gate.VERDICT_NAME).exists()
+    # --summary naming the step summary itself appends once, never overwrites
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin), "--summary", str(step))
+    assert step.read_text().count("## raplbench gate") == 2
+
+
+def test_store_baseline_validates_then_copies(tmp_path, capsys):
+    c = common()
+    run = write_run(tmp_path / "runs" / "r1", [latency(c, lognormal(1, 500, 0.05))])
+    target = tmp_path / "baseline"
+    assert gate.main(["--store-baseline", "--current", str(run), "--baseline", str(target)]) == 0
+    stored = target / "results.jsonl"
+    assert stored.read_bytes() == (run / "results.jsonl").read_bytes()
+    assert "baseline: " in capsys.readouterr().out
+    (run / "results.jsonl").write_text("{\n")
+    assert gate.main(["--store-baseline", "--current", str(run), "--baseline", str(target)]) == 2
+    assert "results.jsonl:1: (row): not valid JSON" in capsys.readouterr().err
+    assert stored.read_bytes() != b"{\n"  # the old baseline is kept
+
+
+def test_the_wrapper_runs_from_any_directory(tmp_path):
+    c = common()
+    run = write_run(tmp_path / "run", [latency(c, lognormal(1, 500, 0.05))])
+    (tmp_path / "ci").mkdir()  # a `ci` package of the caller's must not shadow ours
+    (tmp_path / "ci" / "__init__.py").write_text("raise ImportError('wrong ci')\n")
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    done = subprocess.run([str(gate.REPO / "ci" / "gate"), "--baseline", "run/results.jsonl",
+                           "--current", "run"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "✅ pass" in done.stdout and (run / gate.VERDICT_NAME).exists()
