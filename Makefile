@@ -8,25 +8,34 @@ BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps build bench-all test test-ubench test-python kbench-test validate gate baseline clean
+.PHONY: all deps build bench-all test test-ubench test-rbench test-python kbench-test validate gate baseline clean
 
 all: build
 
 deps:
 	@ci/deps
 
-# cmake configures once; later builds reconfigure by themselves when needed
+CARGO ?= $(shell command -v cargo || echo $$HOME/.cargo/bin/cargo)
+
+# cmake configures once; later builds reconfigure by themselves when needed.
+# cargo builds rbench (library, Criterion bench binary) in release mode.
 build: deps
 	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD)
+	@$(CARGO) build --quiet --release --workspace
+	@$(CARGO) bench --quiet --workspace --no-run
 
 bench-all: build
 	@$(PY) -m results.bench_all $(if $(QUICK),--quick)
 
-test: build test-ubench test-python
+test: build test-ubench test-rbench test-python
 
 test-ubench: build
 	@cd $(BUILD) && ctest --output-on-failure
+
+test-rbench: build
+	@$(CARGO) test --quiet --workspace
+	@$(CARGO) clippy --quiet --workspace --all-targets -- -D warnings
 
 # every Python test, the kbench boot test (kbench/test_kbench_qemu.py) included
 test-python: build

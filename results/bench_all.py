@@ -8,6 +8,7 @@ A run directory results/runs/<run_id>/ holds
     machine.json    the machine the run measured
     results.jsonl   every row of every harness, validated against schema.json
     results.parquet the same rows, for pandas / pyarrow
+    agreement.md    where the C++ and the Rust harness timed the same path: do they agree?
 and results/runs/latest points at the newest run.
 
 A harness that cannot run, or crashes, never aborts the run: its paths get
@@ -18,7 +19,9 @@ gates (under a minute once built).
 
 import argparse
 import dataclasses
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -26,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import checks, gbench, kbench, machine, rows, schema, table
+from results import agreement, checks, criterion, gbench, kbench, machine, rows, schema, table
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -131,10 +134,54 @@ def run_kbench(run: Run) -> list[dict]:
         return failed_rows(run, kbench.HARNESS, kbench.PATHS, f"{report}: {e}")
 
 
+# ---- the Criterion harness (rbench) -----------------------------------------
+
+def cargo() -> str:
+    return shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
+
+
+def is_criterion_progress(line: str) -> bool:
+    """Criterion's result lines ("<id>  time: [...]") and problems, not its
+    per-state chatter or the outlier and change statistics."""
+    text = line.strip()
+    return ("time:" in text or text.startswith(("error", "warning", "thread", "Error"))
+            or "panicked" in text)
+
+
+def run_criterion(run: Run) -> list[dict]:
+    home = run.raw_dir / "criterion"
+    manifest = run.raw_dir / "criterion-manifest.json"
+    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_MANIFEST=str(manifest))
+    if run.quick:
+        env["RAPLBENCH_QUICK"] = "1"
+    cmd = [cargo(), "bench", "--quiet", "-p", "rbench", "--bench", "paths"]
+    with open(run.raw_dir / "criterion.log", "w", encoding="utf-8") as log:
+        log.write(" ".join(cmd) + "\n")
+        try:
+            proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, bufsize=1)
+        except OSError as e:
+            return failed_rows(run, criterion.HARNESS, criterion.PATHS, f"cannot run cargo: {e}")
+        for line in proc.stdout:
+            log.write(line)
+            if is_criterion_progress(line):
+                print("  " + line.strip(), flush=True)
+        code = proc.wait()
+    if code != 0 or not manifest.exists():
+        return failed_rows(run, criterion.HARNESS, criterion.PATHS,
+                           f"cargo bench exited with status {code}; see {run.raw_dir}/criterion.log")
+    try:
+        return criterion.normalize(criterion.load_manifest(manifest),
+                                   criterion.load_samples(home), run.common)
+    except (OSError, ValueError) as e:
+        return failed_rows(run, criterion.HARNESS, criterion.PATHS, str(e))
+
+
 # Every harness of the suite, in the order they run.
 HARNESSES = [
     ("gbench (ubench, Google Benchmark)", run_gbench),
     ("kbench (kernel module)", run_kbench),
+    ("criterion (rbench, Criterion)", run_criterion),
 ]
 
 
@@ -143,7 +190,6 @@ HARNESSES = [
 def write_run(run: Run, all_rows: list[dict]) -> list[str]:
     """Writes machine.json, results.jsonl (then validates it) and
     results.parquet; returns the validation errors (empty when valid)."""
-    import json
     (run.run_dir / "machine.json").write_text(
         json.dumps(run.common["machine"], indent=2) + "\n", encoding="utf-8")
     jsonl = run.run_dir / "results.jsonl"
@@ -202,6 +248,10 @@ def main(argv=None) -> int:
     print(table.format_latency_table(all_rows))
     print()
     print(checks.format_checks(checks.run_checks(all_rows)))
+    agreement_md = agreement.report(all_rows, run.common["run_id"])
+    (run_dir / "agreement.md").write_text(agreement_md, encoding="utf-8")
+    print()
+    print(agreement_md)
     print(f"\n{len(all_rows)} rows in {run_dir}/results.jsonl (validated) and results.parquet")
     return 0
 

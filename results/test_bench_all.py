@@ -9,6 +9,7 @@ import pytest
 from results import bench_all, schema
 
 GBENCH_PATHS = {"uinsn", "powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap"}
+CRITERION_PATHS = {"powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap"}
 
 
 @pytest.fixture(scope="module")
@@ -29,15 +30,33 @@ def test_quick_run_succeeds_and_validates(quick_run):
     assert json.loads((run_dir / "machine.json").read_text())["kernel"]
 
 
-def test_every_gbench_path_is_ok_or_says_why(quick_run):
+@pytest.mark.parametrize("harness,paths", [("gbench", GBENCH_PATHS),
+                                           ("criterion", CRITERION_PATHS)])
+def test_every_path_is_ok_or_says_why(quick_run, harness, paths):
     _, run_dir = quick_run
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
-    gbench = [r for r in rows if r["harness"] == "gbench"]
-    assert {r["path"] for r in gbench} == GBENCH_PATHS
-    for r in gbench:
+    mine = [r for r in rows if r["harness"] == harness]
+    assert {r["path"] for r in mine} == paths
+    for r in mine:
         if r["status"] == "ok":
             assert len(r["samples"]) >= 10, r
         else:
             assert r["status"] == "unavailable" and r["reason"], r
     # at least the instruction path runs everywhere
-    assert all(r["status"] == "ok" for r in gbench if r["path"] == "uinsn")
+    assert all(r["status"] == "ok" for r in mine if r["path"] == "uinsn")
+
+
+def test_kbench_rows_say_why_they_are_missing_or_are_measured(quick_run):
+    _, run_dir = quick_run
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    kbench = [r for r in rows if r["harness"] == "kbench"]
+    assert {r["path"] for r in kbench} >= {"kinsn", "proc-read", "sys-read"}
+    assert all(r["status"] == "ok" or r["reason"] for r in kbench)
+
+
+def test_agreement_report_is_written(quick_run):
+    _, run_dir = quick_run
+    text = (run_dir / "agreement.md").read_text()
+    assert text.startswith("# Cross-harness agreement")
+    assert "| perf | read |" in text  # the perf path runs everywhere (real or stand-in)
+    assert "pairs agree within 25%" in text

@@ -1,0 +1,420 @@
+//! Loading bpf/counters.bpf.c through its libbpf-rs skeleton and starting
+//! it on the CPUs, step by step as ubench/bpf_sampler.cc does:
+//!
+//! 1. open the skeleton, size the maps to the possible CPUs, set the knobs
+//!    (target_tgid, period_ns, ncounters, emit_samples, arm_skip);
+//! 2. load (a kernel that cannot load the timer program gets the fallback only);
+//! 3. start it: arm the CPU-pinned timers (pin this thread to each CPU and
+//!    make syscalls until arm_result[cpu] != 0, then detach the arming
+//!    program and restore the affinity), or else attach the perf cpu-clock
+//!    program to a per-CPU cpu-clock event (with fresh maps, so no timer is
+//!    left running);
+//! 4. put one perf event fd per (CPU, counter) in `counters` at index
+//!    cpu * RB_MAX_COUNTERS + i;
+//! 5. mmap the `slots` array.
+
+#![allow(clippy::needless_lifetimes)]
+
+mod skel {
+    include!(concat!(env!("OUT_DIR"), "/counters.skel.rs"));
+}
+
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
+use nix::errno::Errno;
+
+use super::slots::{
+    read_seqlocked, RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS,
+};
+use super::BpfConfig;
+use crate::cpu::{pin_to_cpu, AffinityGuard};
+use crate::perf::{open_counter, open_cpu_clock, PerfEventSpec};
+use crate::Error;
+use skel::{CountersSkel, CountersSkelBuilder};
+
+// The skeleton's view of struct rb_slot must be ours.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<skel::types::rb_slot>() == size_of::<RbSlot>());
+    assert!(offset_of!(skel::types::rb_slot, ticks) == offset_of!(RbSlot, ticks));
+    assert!(offset_of!(skel::types::rb_slot, err) == offset_of!(RbSlot, err));
+    assert!(offset_of!(skel::types::rb_slot, value) == offset_of!(RbSlot, value));
+    assert!(offset_of!(skel::types::rb_slot, busy_ns) == offset_of!(RbSlot, busy_ns));
+};
+
+/// libbpf-rs errors, with what to do about the common ones.
+fn bpf_error(what: &str, err: &libbpf_rs::Error) -> Error {
+    let mut text = format!("{what}: {err}");
+    if err.kind() == libbpf_rs::ErrorKind::PermissionDenied {
+        text.push_str(": needs CAP_BPF and CAP_PERFMON (run as root)");
+    }
+    Error::Unavailable(text)
+}
+
+/// The `slots` array mapped read-only; unmapped when dropped.
+struct MappedSlots {
+    /// Start of the mapping: slot 0.
+    base: *const RbSlot,
+    /// Mapping length in bytes (whole pages).
+    len: usize,
+    /// Slots in the array (possible CPUs).
+    count: usize,
+}
+
+impl MappedSlots {
+    /// mmap(PROT_READ, MAP_SHARED) of the map `fd` holding `count` slots.
+    fn map(fd: RawFd, count: usize) -> Result<MappedSlots, Error> {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let len = (count * std::mem::size_of::<RbSlot>()).div_ceil(page) * page;
+        // SAFETY: a fresh shared read-only mapping of a BPF_F_MMAPABLE map.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            let errno = Errno::last();
+            let mut text = format!("mmap of the BPF slots array: {}", errno.desc());
+            if matches!(errno, Errno::EPERM | Errno::EACCES) {
+                text.push_str(": needs CAP_BPF and CAP_PERFMON (run as root)");
+            }
+            return Err(Error::Unavailable(text));
+        }
+        Ok(MappedSlots {
+            base: base.cast(),
+            len,
+            count,
+        })
+    }
+}
+
+impl Drop for MappedSlots {
+    fn drop(&mut self) {
+        // SAFETY: `base` and `len` are the mapping made in `map`.
+        unsafe { libc::munmap(self.base.cast_mut().cast(), self.len) };
+    }
+}
+
+/// A loaded and running sampler. Fields drop in order: the mapping, the
+/// links, the perf events, then the skeleton (freeing the maps cancels the
+/// timers), like the C++ destructor.
+pub(super) struct Loaded {
+    /// The mmapped `slots` array.
+    slots: MappedSlots,
+    /// The cpu-clock fallback's attachments (kept alive only).
+    _links: Vec<Link>,
+    /// The counters' and the cpu-clock fallback's perf events (kept alive only).
+    _perf_fds: Vec<OwnedFd>,
+    /// The loaded program and its maps.
+    skel: CountersSkel<'static>,
+    /// The `slots` map, for lookups (owned by `skel`).
+    slots_fd: RawFd,
+    /// The CPUs it samples on.
+    cpus: Vec<usize>,
+    /// What drives it.
+    trigger: String,
+    /// Its period.
+    period_ns: u64,
+    /// Counters sampled per CPU.
+    ncounters: usize,
+}
+
+// SAFETY: the raw mapping pointer is only read through the seqlock; the
+// skeleton is Send and Sync itself.
+unsafe impl Send for Loaded {}
+// SAFETY: as above; reads never mutate.
+unsafe impl Sync for Loaded {}
+
+/// Opens the skeleton, sizes the maps, sets the knobs and loads it.
+fn open_and_load(
+    ncpus: usize,
+    ncounters: usize,
+    config: &BpfConfig,
+    cpus: &[usize],
+    with_timer: bool,
+) -> Result<CountersSkel<'static>, libbpf_rs::Error> {
+    // The skeleton borrows the storage of its object for its whole life; a
+    // few bytes per load are leaked so the sampler can own the skeleton (the
+    // object itself is freed when the skeleton is dropped).
+    let storage: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
+    let mut open = CountersSkelBuilder::default().open(storage)?;
+    open.maps.slots.set_max_entries(ncpus as u32)?;
+    open.maps.timers.set_max_entries(ncpus as u32)?;
+    open.maps
+        .counters
+        .set_max_entries((ncpus * RB_MAX_COUNTERS) as u32)?;
+    let rodata = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .expect("counters.bpf.c has const volatile knobs");
+    rodata.target_tgid = std::process::id();
+    rodata.period_ns = config.period_ns;
+    rodata.ncounters = ncounters as u32;
+    rodata.emit_samples = config.emit_samples;
+    let bss = open
+        .maps
+        .bss_data
+        .as_deref_mut()
+        .expect("counters.bpf.c has arm_result and arm_skip");
+    for (cpu, skip) in bss.arm_skip.iter_mut().enumerate() {
+        *skip = u8::from(!cpus.contains(&cpu));
+    }
+    open.progs.arm_timer.set_autoload(with_timer);
+    open.load()
+}
+
+/// arm_result[cpu], read afresh from the mmapped .bss at every call.
+fn arm_result(skel: &CountersSkel<'static>, cpu: usize) -> i32 {
+    let bss = skel
+        .maps
+        .bss_data
+        .as_deref()
+        .expect("counters.bpf.c has arm_result");
+    // SAFETY: a valid element of the mmapped .bss; the program writes it from
+    // another context, hence the volatile read.
+    unsafe { std::ptr::read_volatile(&bss.arm_result[cpu]) }
+}
+
+/// Arms the CPU-pinned timer of every CPU of `cpus`; the trigger
+/// description, or why not.
+fn arm_timers(skel: &mut CountersSkel<'static>, cpus: &[usize]) -> Result<String, String> {
+    let link = skel
+        .progs
+        .arm_timer
+        .attach()
+        .map_err(|e| bpf_error("attaching the timer-arming program", &e).to_string())?;
+    let mut outcome = Ok("bpf_timer (CPU-pinned, absolute deadlines)".to_string());
+    {
+        let _restore = AffinityGuard::save();
+        for &cpu in cpus {
+            if let Err(e) = pin_to_cpu(cpu) {
+                outcome = Err(e.to_string());
+                break;
+            }
+            // any syscall made from `cpu` runs arm_timer there
+            for _ in 0..100 {
+                if arm_result(skel, cpu) != RB_ARM_NOT_TRIED {
+                    break;
+                }
+                // SAFETY: getppid has no preconditions.
+                unsafe { libc::syscall(libc::SYS_getppid) };
+            }
+            let result = arm_result(skel, cpu);
+            if result != RB_ARM_OK {
+                outcome = Err(if result == RB_ARM_NOT_TRIED {
+                    format!("the timer was not armed on CPU {cpu}")
+                } else {
+                    format!(
+                        "bpf_timer_start(BPF_F_TIMER_CPU_PIN) on CPU {cpu} (needs Linux 6.7): {}",
+                        Errno::from_raw(-result).desc()
+                    )
+                });
+                break;
+            }
+        }
+    }
+    drop(link); // every CPU is armed (or failed): stop watching syscalls
+    outcome
+}
+
+/// Attaches the cpu-clock program to a cpu-clock event on every CPU of `cpus`.
+fn attach_cpu_clock(
+    skel: &CountersSkel<'static>,
+    cpus: &[usize],
+    period_ns: u64,
+    links: &mut Vec<Link>,
+    perf_fds: &mut Vec<OwnedFd>,
+) -> Result<(), String> {
+    for &cpu in cpus {
+        let fd = open_cpu_clock(cpu, period_ns).map_err(|e| e.to_string())?;
+        let link = skel
+            .progs
+            .on_cpu_clock
+            .attach_perf_event(fd.as_raw_fd())
+            .map_err(|e| {
+                bpf_error(
+                    &format!("attaching to the cpu-clock event on CPU {cpu}"),
+                    &e,
+                )
+                .to_string()
+            })?;
+        perf_fds.push(fd);
+        links.push(link);
+    }
+    Ok(())
+}
+
+impl Loaded {
+    /// Loads and starts the program on `config.cpus` (all online CPUs by
+    /// default), sampling the first RB_MAX_COUNTERS of `counters`.
+    pub(super) fn start(
+        counters: &[PerfEventSpec],
+        config: &BpfConfig,
+        cpus: Vec<usize>,
+    ) -> Result<Loaded, Error> {
+        let ncpus = libbpf_rs::num_possible_cpus()
+            .map_err(|e| Error::Unavailable(format!("cannot size the BPF maps: {e}")))?;
+        if ncpus == 0 || ncpus > RB_MAX_CPUS {
+            return Err(Error::Unavailable(format!(
+                "cannot size the BPF maps: {ncpus} possible CPUs"
+            )));
+        }
+        if let Some(&bad) = cpus.iter().find(|&&cpu| cpu >= ncpus) {
+            return Err(Error::Unavailable(format!(
+                "CPU {bad} is not a possible CPU (0-{})",
+                ncpus - 1
+            )));
+        }
+        let counters = &counters[..counters.len().min(RB_MAX_COUNTERS)];
+        let load = |with_timer| open_and_load(ncpus, counters.len(), config, &cpus, with_timer);
+
+        // 1-2. open and load, with the timer program if the kernel takes it
+        let (mut skel, mut with_timer) = match load(true) {
+            Ok(skel) => (skel, true),
+            Err(first) => match load(false) {
+                Ok(skel) => (skel, false),
+                Err(_) => return Err(bpf_error("loading the BPF program", &first)),
+            },
+        };
+
+        // 3. start it: timers, or else the cpu-clock fallback on fresh maps
+        let mut links = Vec::new();
+        let mut perf_fds = Vec::new();
+        let mut timer_why = "the kernel cannot load the bpf_timer program".to_string();
+        let mut trigger = String::new();
+        if with_timer {
+            match arm_timers(&mut skel, &cpus) {
+                Ok(t) => trigger = t,
+                Err(why) => {
+                    timer_why = why;
+                    with_timer = false;
+                    drop(skel);
+                    skel = load(false).map_err(|e| bpf_error("reloading the BPF program", &e))?;
+                }
+            }
+        }
+        if !with_timer {
+            attach_cpu_clock(&skel, &cpus, config.period_ns, &mut links, &mut perf_fds).map_err(
+                |why| Error::Unavailable(format!("{timer_why}; perf cpu-clock fallback: {why}")),
+            )?;
+            trigger = format!("perf cpu-clock event (fallback: {timer_why})");
+        }
+
+        // 4. one perf event per (CPU, counter), on the CPUs the counter lives on
+        for &cpu in &cpus {
+            for (i, counter) in counters.iter().enumerate() {
+                if !counter.cpus.contains(&cpu) {
+                    continue;
+                }
+                let fd = open_counter(counter, cpu, None, 0)?;
+                let key = ((cpu * RB_MAX_COUNTERS + i) as u32).to_ne_bytes();
+                skel.maps
+                    .counters
+                    .update(&key, &fd.as_raw_fd().to_ne_bytes(), MapFlags::ANY)
+                    .map_err(|e| {
+                        bpf_error(
+                            &format!("storing perf event {} in the BPF map", counter.name),
+                            &e,
+                        )
+                    })?;
+                perf_fds.push(fd);
+            }
+        }
+
+        // 5. map the published slots
+        let slots_fd = skel.maps.slots.as_fd().as_raw_fd();
+        let slots = MappedSlots::map(slots_fd, ncpus)?;
+        Ok(Loaded {
+            slots,
+            _links: links,
+            _perf_fds: perf_fds,
+            skel,
+            slots_fd,
+            cpus,
+            trigger,
+            period_ns: config.period_ns,
+            ncounters: counters.len(),
+        })
+    }
+
+    #[inline]
+    pub(super) fn load(&self, cpu: usize, out: &mut RbSlot) -> Result<(), Error> {
+        if cpu >= self.slots.count {
+            return Err(Error::Unavailable(format!(
+                "CPU {cpu} has no slot ({} possible CPUs)",
+                self.slots.count
+            )));
+        }
+        // SAFETY: `cpu` is in bounds of the live mapping of aligned slots.
+        if unsafe { read_seqlocked(self.slots.base.add(cpu), out) } {
+            Ok(())
+        } else {
+            Err(Error::SlotUnsettled { cpu })
+        }
+    }
+
+    #[inline]
+    pub(super) fn lookup(&self, cpu: usize, out: &mut RbSlot) -> Result<(), Error> {
+        let key = cpu as u32;
+        // SAFETY: key and value buffers have the map's key and value sizes
+        // (4 and 128 bytes); the fd is the live `slots` map.
+        let ret = unsafe {
+            libbpf_rs::libbpf_sys::bpf_map_lookup_elem(
+                self.slots_fd,
+                (&key as *const u32).cast(),
+                (out as *mut RbSlot).cast(),
+            )
+        };
+        if ret != 0 {
+            return Err(Error::Os {
+                what: "bpf map lookup failed".into(),
+                errno: Errno::from_raw(-ret),
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) fn cpus(&self) -> &[usize] {
+        &self.cpus
+    }
+
+    pub(super) fn trigger(&self) -> &str {
+        &self.trigger
+    }
+
+    pub(super) fn period_ns(&self) -> u64 {
+        self.period_ns
+    }
+
+    pub(super) fn ncounters(&self) -> usize {
+        self.ncounters
+    }
+
+    pub(super) fn samples_ring_buffer<'cb>(
+        &self,
+        mut on_sample: impl FnMut(&RbSample) + 'cb,
+    ) -> Result<libbpf_rs::RingBuffer<'cb>, Error> {
+        let mut builder = libbpf_rs::RingBufferBuilder::new();
+        builder
+            .add(&self.skel.maps.samples, move |bytes: &[u8]| {
+                if let Some(sample) = RbSample::from_bytes(bytes) {
+                    on_sample(&sample);
+                }
+                0
+            })
+            .map_err(|e| bpf_error("attaching to the samples ring buffer", &e))?;
+        builder
+            .build()
+            .map_err(|e| bpf_error("creating the samples ring buffer", &e))
+    }
+}

@@ -1,0 +1,283 @@
+//! Paths "ebpf-lookup" and "ebpf-mmap": polling the counters that
+//! bpf/counters.bpf.c (shared with ubench) samples in the kernel at 1 kHz on
+//! every CPU, published in one 128-byte slot per CPU:
+//!
+//! * [`BpfSampler::lookup`]: one bpf(BPF_MAP_LOOKUP_ELEM) syscall copying a
+//!   CPU's slot (op "lookup");
+//! * [`BpfSampler::load`]: a plain load of the slot from the mmapped
+//!   BPF_F_MMAPABLE array, under the seqlock (op "load").
+//!
+//! The program is driven by a CPU-pinned bpf_timer (Linux 6.7), or else by a
+//! perf cpu-clock event; [`BpfSampler::trigger`] says which. Where the crate
+//! was built without the BPF object (no clang, bpftool or kernel BTF),
+//! [`BpfSampler::start`] returns [`Error::Unavailable`] saying why.
+
+#[cfg_attr(not(rbench_bpf), path = "without_bpf.rs")]
+mod loader;
+mod slots;
+
+pub use slots::{
+    read_seqlocked, RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS,
+};
+
+use crate::cpu::online_cpus;
+use crate::perf::PerfEventSpec;
+use crate::{CounterSource, Domain, Error};
+
+/// 1 kHz.
+pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
+
+/// How the sampler is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BpfConfig {
+    /// Sampling period of each CPU's timer (1 ms: 1 kHz).
+    pub period_ns: u64,
+    /// CPUs to sample on (the others get no timer: arm_skip); None: every online CPU.
+    pub cpus: Option<Vec<usize>>,
+    /// Also push every sample into the `samples` ring buffer.
+    pub emit_samples: bool,
+}
+
+impl Default for BpfConfig {
+    fn default() -> Self {
+        BpfConfig {
+            period_ns: DEFAULT_PERIOD_NS,
+            cpus: None,
+            emit_samples: false,
+        }
+    }
+}
+
+/// A CPU's tick accounting, from its slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TickCounts {
+    /// Samples taken on this CPU.
+    pub ticks: u64,
+    /// Deadlines skipped because already past.
+    pub missed: u64,
+    /// Time spent in the timer callback (ns), measured by itself.
+    pub busy_ns: u64,
+}
+
+/// The BPF counter sampler, loaded and running on its CPUs until dropped.
+pub struct BpfSampler {
+    /// The loaded program (uninhabited when built without BPF).
+    inner: loader::Loaded,
+}
+
+impl BpfSampler {
+    /// Loads bpf/counters.bpf.c, points it at the first RB_MAX_COUNTERS of
+    /// `counters` (each opened on the CPUs of its cpumask) and starts it.
+    pub fn start(counters: &[PerfEventSpec], config: &BpfConfig) -> Result<BpfSampler, Error> {
+        let cpus = config.cpus.clone().unwrap_or_else(online_cpus);
+        loader::Loaded::start(counters, config, cpus).map(|inner| BpfSampler { inner })
+    }
+
+    /// Copies CPU `cpu`'s slot with the bpf() lookup syscall (no allocation).
+    #[inline]
+    pub fn lookup(&self, cpu: usize, out: &mut RbSlot) -> Result<(), Error> {
+        self.inner.lookup(cpu, out)
+    }
+
+    /// Copies CPU `cpu`'s slot from the mmapped array under the seqlock.
+    #[inline]
+    pub fn load(&self, cpu: usize, out: &mut RbSlot) -> Result<(), Error> {
+        self.inner.load(cpu, out)
+    }
+
+    /// CPU `cpu`'s ticks, missed deadlines and callback time.
+    pub fn tick_counts(&self, cpu: usize) -> Result<TickCounts, Error> {
+        let mut slot = RbSlot::default();
+        self.load(cpu, &mut slot)?;
+        Ok(TickCounts {
+            ticks: slot.ticks,
+            missed: slot.missed,
+            busy_ns: slot.busy_ns,
+        })
+    }
+
+    /// The CPUs it samples on.
+    pub fn cpus(&self) -> &[usize] {
+        self.inner.cpus()
+    }
+
+    /// What drives it: "bpf_timer (CPU-pinned, absolute deadlines)" or
+    /// "perf cpu-clock event (fallback: <why>)".
+    pub fn trigger(&self) -> &str {
+        self.inner.trigger()
+    }
+
+    /// The sampling period.
+    pub fn period_ns(&self) -> u64 {
+        self.inner.period_ns()
+    }
+
+    /// Counters sampled per CPU (valid entries of [`RbSlot::value`]).
+    pub fn ncounters(&self) -> usize {
+        self.inner.ncounters()
+    }
+
+    /// A consumer of the `samples` ring buffer (filled when
+    /// [`BpfConfig::emit_samples`] is set): poll or consume it to have
+    /// `on_sample` called for each sample.
+    pub fn samples_ring_buffer<'cb>(
+        &self,
+        on_sample: impl FnMut(&RbSample) + 'cb,
+    ) -> Result<libbpf_rs::RingBuffer<'cb>, Error> {
+        self.inner.samples_ring_buffer(on_sample)
+    }
+}
+
+/// How a [`BpfSource`] copies a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotRead {
+    /// The bpf() lookup syscall (path ebpf-lookup).
+    Lookup,
+    /// A load from the mmapped array (path ebpf-mmap).
+    Load,
+}
+
+/// One CPU's slot of a running [`BpfSampler`] as a [`CounterSource`].
+pub struct BpfSource<'a> {
+    /// The running sampler.
+    sampler: &'a BpfSampler,
+    /// Whose slot is read.
+    cpu: usize,
+    /// Lookup or load.
+    via: SlotRead,
+    /// The copy of the slot.
+    slot: RbSlot,
+    /// The sampled counters, in slot order.
+    domains: Vec<Domain>,
+    /// Why a substitute is read, if it is.
+    stand_in: Option<String>,
+}
+
+impl<'a> BpfSource<'a> {
+    /// Reads CPU `cpu`'s slot of `sampler`, which samples `counters`.
+    pub fn new(
+        sampler: &'a BpfSampler,
+        counters: &[PerfEventSpec],
+        cpu: usize,
+        via: SlotRead,
+        stand_in: Option<String>,
+    ) -> BpfSource<'a> {
+        let domains = counters
+            .iter()
+            .take(sampler.ncounters())
+            .map(|e| Domain {
+                source: format!("cpu{cpu}"),
+                name: e.short_name().to_string(),
+                joules_per_unit: if e.unit == "Joules" { e.scale } else { 0.0 },
+                max: u64::MAX,
+            })
+            .collect();
+        BpfSource {
+            sampler,
+            cpu,
+            via,
+            slot: RbSlot::default(),
+            domains,
+            stand_in,
+        }
+    }
+
+    /// The last slot copied (ticks, missed, time_ns, err ...).
+    pub fn slot(&self) -> &RbSlot {
+        &self.slot
+    }
+}
+
+impl CounterSource for BpfSource<'_> {
+    fn domains(&self) -> &[Domain] {
+        &self.domains
+    }
+
+    fn read(&mut self, out: &mut [u64]) -> Result<(), Error> {
+        match self.via {
+            SlotRead::Lookup => self.sampler.lookup(self.cpu, &mut self.slot)?,
+            SlotRead::Load => self.sampler.load(self.cpu, &mut self.slot)?,
+        }
+        let n = self.domains.len();
+        out[..n].copy_from_slice(&self.slot.value[..n]);
+        Ok(())
+    }
+
+    fn stand_in(&self) -> Option<&str> {
+        self.stand_in.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::{energy_events, PMU_ROOT};
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    /// The program loads, fires on every CPU, and the sequence of its
+    /// mmapped slots advances. Needs root (CAP_BPF, CAP_PERFMON).
+    #[test]
+    fn loads_fires_on_every_cpu_and_publishes() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root for BPF and perf events");
+            return;
+        }
+        let found = energy_events(Path::new(PMU_ROOT)).expect("energy events or their stand-in");
+        let sampler = match BpfSampler::start(&found.events, &BpfConfig::default()) {
+            Ok(s) => s,
+            Err(Error::Unavailable(why)) if why.starts_with("built without eBPF") => {
+                return eprintln!("skipped: {why}");
+            }
+            Err(e) => panic!("{e}"),
+        };
+        eprintln!("trigger: {}", sampler.trigger());
+        assert_eq!(sampler.cpus(), online_cpus());
+
+        let load_all = || {
+            sampler
+                .cpus()
+                .iter()
+                .map(|&cpu| {
+                    let mut slot = RbSlot::default();
+                    sampler.load(cpu, &mut slot).unwrap();
+                    slot
+                })
+                .collect::<Vec<_>>()
+        };
+        let before = load_all();
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs(1));
+        let seconds = t0.elapsed().as_secs_f64();
+        let after = load_all();
+        for (i, &cpu) in sampler.cpus().iter().enumerate() {
+            let hz = (after[i].ticks - before[i].ticks) as f64 / seconds;
+            eprintln!(
+                "cpu {cpu}: {hz:.0} Hz, missed {}, err {}",
+                after[i].missed, after[i].err
+            );
+            assert!(hz >= 500.0, "cpu {cpu}: {hz} Hz");
+            assert!(after[i].seq > before[i].seq && after[i].seq % 2 == 0);
+            assert!(after[i].time_ns > before[i].time_ns);
+        }
+
+        // the counters are read on the CPU they live on
+        let cpu = found.events[0].cpus[0];
+        let mut via_load = BpfSource::new(
+            &sampler,
+            &found.events,
+            cpu,
+            SlotRead::Load,
+            found.stand_in.clone(),
+        );
+        let mut via_lookup = BpfSource::new(&sampler, &found.events, cpu, SlotRead::Lookup, None);
+        let mut value = [0u64; 1];
+        via_load.read(&mut value).unwrap();
+        assert_eq!(via_load.slot().err, 0);
+        assert!(value[0] > 0);
+        via_lookup.read(&mut value).unwrap();
+        assert!(via_lookup.slot().seq >= via_load.slot().seq);
+        assert!(sampler.tick_counts(cpu).unwrap().ticks >= after[0].ticks.min(1));
+    }
+}

@@ -1,0 +1,32 @@
+//! rbench: the access paths of raplbench in Rust, for its Criterion harness
+//! (`benches/paths.rs`) and its 1 kHz sampler.
+//!
+//! Each mechanism discovers what the machine offers and reads it through
+//! one trait, [`CounterSource`]: [`powercap::PowercapSource`] (energy_uj
+//! files), [`msr::MsrSource`] (/dev/cpu/N/msr), [`perf::PerfSource`] (perf
+//! events), [`ebpf::BpfSource`] (the slots of the in-kernel
+//! [`ebpf::BpfSampler`]). Where the real counter is missing, discovery
+//! returns a stand-in of the same kernel route and
+//! [`CounterSource::stand_in`] says so, in the same words as the C++
+//! harness (ubench). [`delta`] turns readings into wrap-corrected
+//! differences; [`plan`] and [`manifest`] are what the benchmark measures
+//! and how its rows map onto the results schema.
+
+#![warn(missing_docs)]
+
+pub mod cpu;
+pub mod delta;
+pub mod ebpf;
+pub mod error;
+pub mod manifest;
+pub mod msr;
+pub mod perf;
+pub mod plan;
+pub mod powercap;
+mod source;
+mod sysfs;
+#[cfg(test)]
+mod testutil;
+
+pub use error::Error;
+pub use source::{CounterSource, Domain};

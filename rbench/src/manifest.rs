@@ -1,0 +1,232 @@
+//! The manifest: what each benchmark measures, in the terms of the results
+//! schema (results/schema.json), and the paths that could not run.
+//!
+//! Criterion reports ids and times only, so rbench writes, next to its
+//! output, the same manifest as ubench (ubench/manifest.cc): one row per
+//! future result row, `{"rows": [ROW, ...]}` with
+//!
+//! ```text
+//! ROW = {"bench": criterion full id or null, "path", "op", "target", "cpu",
+//!        "target_cpu", "stand_in", "metric": "latency", "unit": "ns",
+//!        "status": "ok" | "unavailable" | "error", "reason"}
+//! ```
+//!
+//! A path that cannot run here gets a row with `bench: null` and the reason.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// Where a row's figure comes from, in the schema's terms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RowMeta {
+    /// Access path id: powercap, msr-dev, perf, ebpf-lookup, ebpf-mmap.
+    pub path: String,
+    /// Operation: pread, open-read-close, read, group-read, lookup, load.
+    pub op: String,
+    /// What was read (file, MSR address, event label); None when unknown.
+    pub target: Option<String>,
+    /// CPU the benchmark thread is pinned to.
+    pub cpu: Option<usize>,
+    /// CPU whose counter is read; None if the counter belongs to no CPU.
+    pub target_cpu: Option<usize>,
+    /// None, or why a substitute is measured.
+    pub stand_in: Option<String>,
+}
+
+/// The status of a manifest row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured: the Criterion benchmark `bench` holds the figures.
+    Ok,
+    /// The machine lacks what the path needs; `reason` says what.
+    Unavailable,
+    /// It should have worked and failed; `reason` says how.
+    Error,
+}
+
+/// One row of the manifest (field order is the JSON order).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ManifestRow {
+    /// Criterion full id ("<path>/<op>/<target>@<placement>"), or None.
+    pub bench: Option<String>,
+    /// See [`RowMeta::path`].
+    pub path: String,
+    /// See [`RowMeta::op`].
+    pub op: String,
+    /// See [`RowMeta::target`].
+    pub target: Option<String>,
+    /// See [`RowMeta::cpu`].
+    pub cpu: Option<usize>,
+    /// See [`RowMeta::target_cpu`].
+    pub target_cpu: Option<usize>,
+    /// See [`RowMeta::stand_in`].
+    pub stand_in: Option<String>,
+    /// Always "latency".
+    pub metric: &'static str,
+    /// Always "ns".
+    pub unit: &'static str,
+    /// ok, unavailable or error.
+    pub status: Status,
+    /// Why the row is not ok; None for ok rows.
+    pub reason: Option<String>,
+}
+
+impl ManifestRow {
+    fn new(
+        bench: Option<String>,
+        meta: &RowMeta,
+        status: Status,
+        reason: Option<String>,
+    ) -> ManifestRow {
+        ManifestRow {
+            bench,
+            path: meta.path.clone(),
+            op: meta.op.clone(),
+            target: meta.target.clone(),
+            cpu: meta.cpu,
+            target_cpu: meta.target_cpu,
+            stand_in: meta.stand_in.clone(),
+            metric: "latency",
+            unit: "ns",
+            status,
+            reason,
+        }
+    }
+}
+
+/// Every row of one run, in registration order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Manifest {
+    /// The rows.
+    pub rows: Vec<ManifestRow>,
+}
+
+impl Manifest {
+    /// A measured row fed by Criterion benchmark `bench`.
+    pub fn add_measured(&mut self, bench: &str, meta: &RowMeta) {
+        self.rows.push(ManifestRow::new(
+            Some(bench.to_string()),
+            meta,
+            Status::Ok,
+            None,
+        ));
+    }
+
+    /// A path that cannot run here, with a reason a person can act on.
+    pub fn add_unavailable(&mut self, meta: &RowMeta, reason: &str) {
+        self.rows.push(ManifestRow::new(
+            None,
+            meta,
+            Status::Unavailable,
+            Some(reason.to_string()),
+        ));
+    }
+
+    /// A benchmark that failed while it ran (its figures are not to be used).
+    pub fn add_error(&mut self, bench: &str, meta: &RowMeta, reason: &str) {
+        self.rows.push(ManifestRow::new(
+            Some(bench.to_string()),
+            meta,
+            Status::Error,
+            Some(reason.to_string()),
+        ));
+    }
+
+    /// The manifest as pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a manifest always serializes")
+    }
+
+    /// Writes the JSON to `path`, creating its directory.
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, self.to_json() + "\n")
+    }
+}
+
+/// Criterion's output directory as Criterion finds it: $CRITERION_HOME,
+/// else $CARGO_TARGET_DIR/criterion, else `<target>/criterion` where
+/// `<target>` is the directory holding the running bench binary's profile
+/// directory (target/release/deps/paths-* -> target).
+pub fn criterion_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(home);
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(target).join("criterion");
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("target"))
+        .join("criterion")
+}
+
+/// $RAPLBENCH_MANIFEST, else `<criterion home>/raplbench-manifest.json`.
+pub fn manifest_path() -> PathBuf {
+    match std::env::var_os("RAPLBENCH_MANIFEST") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => criterion_home().join("raplbench-manifest.json"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> RowMeta {
+        RowMeta {
+            path: "msr-dev".into(),
+            op: "pread".into(),
+            target: Some("cpuid:0x0".into()),
+            cpu: Some(1),
+            target_cpu: Some(0),
+            stand_in: Some("why".into()),
+        }
+    }
+
+    #[test]
+    fn rows_serialize_in_the_contract_order() {
+        let mut m = Manifest::default();
+        m.add_measured("msr-dev/pread/cpuid:0x0@1->0", &meta());
+        let unavailable = RowMeta {
+            target: None,
+            cpu: None,
+            target_cpu: None,
+            stand_in: None,
+            ..meta()
+        };
+        m.add_unavailable(&unavailable, "no device");
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            json,
+            r#"{"rows":[{"bench":"msr-dev/pread/cpuid:0x0@1->0","path":"msr-dev","op":"pread","target":"cpuid:0x0","cpu":1,"target_cpu":0,"stand_in":"why","metric":"latency","unit":"ns","status":"ok","reason":null},{"bench":null,"path":"msr-dev","op":"pread","target":null,"cpu":null,"target_cpu":null,"stand_in":null,"metric":"latency","unit":"ns","status":"unavailable","reason":"no device"}]}"#
+        );
+    }
+
+    #[test]
+    fn error_rows_keep_the_bench_and_the_reason() {
+        let mut m = Manifest::default();
+        m.add_error(
+            "perf/read/msr/tsc/@0->0",
+            &meta(),
+            "read() of msr/tsc/ failed",
+        );
+        assert_eq!(m.rows[0].status, Status::Error);
+        assert!(m.to_json().contains("\"status\": \"error\""));
+    }
+
+    #[test]
+    fn writes_the_file() {
+        let dir = crate::testutil::TempDir::new("manifest");
+        let path = dir.path().join("sub/raplbench-manifest.json");
+        Manifest::default().write(&path).unwrap();
+        let back: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(back, serde_json::json!({"rows": []}));
+    }
+}

@@ -1,0 +1,530 @@
+//! Path "msr-dev": RAPL energy MSRs read through the msr driver's character
+//! device /dev/cpu/N/msr (ubench/msr_device.cc, msr_dev.cc).
+//!
+//! The device contract (arch/x86/kernel/msr.c): a pread of 8 bytes at file
+//! offset ADDR returns MSR ADDR of CPU N, read on that CPU (an IPI when the
+//! reader runs elsewhere). Errors: EIO when rdmsr faults (MSR not
+//! implemented), EPERM/EACCES without CAP_SYS_RAWIO, ENXIO when CPU N is
+//! offline. A fixture is a sparse file holding values at the MSR offsets,
+//! read by the same code; a read beyond its end is short and reported as EIO.
+//!
+//! Where /dev/cpu/N/msr is missing, the stand-in is /dev/cpu/N/cpuid: the
+//! same per-CPU character device route (pread at an offset, the instruction
+//! run on CPU N via smp_call_function_single) with cpuid leaf 0 for rdmsr.
+
+mod registers;
+
+pub use registers::{
+    domain_joules_per_unit, energy_unit_joules, has_fixed_dram_unit, msr_hex, rapl_energy_msrs,
+    unit_msr, RaplMsr, ENERGY_COUNTER_MAX, FIXED_DRAM_JOULES_PER_UNIT,
+};
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+
+use crate::cpu::{cpu_signature, online_cpus, packages, CpuSignature, Package};
+use crate::{CounterSource, Domain, Error};
+
+/// Where the per-CPU devices live: /dev/cpu/<N>/msr and /dev/cpu/<N>/cpuid.
+pub const DEV_CPU_ROOT: &str = "/dev/cpu";
+
+/// `<root>/<cpu>/msr`.
+pub fn msr_device_path(root: &Path, cpu: usize) -> PathBuf {
+    root.join(cpu.to_string()).join("msr")
+}
+
+/// `<root>/<cpu>/cpuid`.
+pub fn cpuid_device_path(root: &Path, cpu: usize) -> PathBuf {
+    root.join(cpu.to_string()).join("cpuid")
+}
+
+/// A register read through a per-CPU device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Register {
+    /// An MSR of /dev/cpu/N/msr: 8 bytes at offset ADDR.
+    Msr(u32),
+    /// A cpuid leaf of /dev/cpu/N/cpuid: 16 bytes (EAX, EBX, ECX, EDX) at
+    /// offset LEAF; the value is EAX.
+    CpuidLeaf(u32),
+}
+
+/// The error of a failed MSR device call, in words a person can act on.
+fn device_error(errno: Errno, path: &str, addr: u32) -> Error {
+    match errno {
+        Errno::ENOENT | Errno::ENODEV => Error::MsrMissing {
+            path: path.to_string(),
+        },
+        Errno::EACCES | Errno::EPERM => Error::MsrPermission {
+            path: path.to_string(),
+            errno,
+        },
+        Errno::EIO => Error::MsrFault { addr },
+        Errno::ENXIO => Error::CpuOffline {
+            path: path.to_string(),
+        },
+        errno => Error::Os {
+            what: path.to_string(),
+            errno,
+        },
+    }
+}
+
+/// An open /dev/cpu/N/msr or /dev/cpu/N/cpuid (or a fixture file).
+pub struct MsrDevice {
+    /// The device, read-only.
+    fd: OwnedFd,
+    /// Its path, for errors.
+    path: String,
+}
+
+impl MsrDevice {
+    /// Opens the device read-only.
+    pub fn open(path: &Path) -> Result<MsrDevice, Error> {
+        let display = path.to_string_lossy().into_owned();
+        let c_path = CString::new(display.as_str())
+            .map_err(|_| Error::Unavailable(format!("{display}: path contains a NUL byte")))?;
+        // SAFETY: `c_path` is a valid NUL-terminated string.
+        let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(device_error(Errno::last(), &display, 0));
+        }
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        Ok(MsrDevice {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            path: display,
+        })
+    }
+
+    /// The device's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// pread of `buf.len()` bytes at `offset`; a short read is EIO.
+    fn pread_exact(&self, buf: &mut [u8], offset: u64, addr: u32) -> Result<(), Error> {
+        // SAFETY: `buf` is valid for buf.len() bytes.
+        let n = unsafe {
+            libc::pread(
+                self.fd.as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                offset as libc::off_t,
+            )
+        };
+        if n < 0 {
+            return Err(device_error(Errno::last(), &self.path, addr));
+        }
+        if n as usize != buf.len() {
+            return Err(device_error(Errno::EIO, &self.path, addr));
+        }
+        Ok(())
+    }
+
+    /// Reads MSR `addr` (8 bytes at offset `addr`).
+    pub fn read_msr(&self, addr: u32) -> Result<u64, Error> {
+        let mut buf = [0u8; 8];
+        self.pread_exact(&mut buf, u64::from(addr), addr)?;
+        Ok(u64::from_ne_bytes(buf))
+    }
+
+    /// Runs cpuid `leaf` (subleaf 0) on the device's CPU: EAX, EBX, ECX, EDX.
+    pub fn read_cpuid(&self, leaf: u32) -> Result<[u32; 4], Error> {
+        let mut buf = [0u8; 16];
+        self.pread_exact(&mut buf, u64::from(leaf), leaf)?;
+        let word = |i: usize| {
+            u32::from_ne_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]])
+        };
+        Ok([word(0), word(1), word(2), word(3)])
+    }
+}
+
+/// One register of a [`MsrSource`]: which device, which register, what it measures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegisterRead {
+    /// /dev/cpu/N/msr, /dev/cpu/N/cpuid, or a fixture file.
+    pub device: PathBuf,
+    /// The register.
+    pub register: Register,
+    /// What it measures.
+    pub domain: Domain,
+}
+
+/// The energy MSRs of `package` that read without faulting, calibrated with
+/// the unit MSR (domains whose MSR faults with EIO are left out).
+pub fn energy_msr_reads(
+    dev_root: &Path,
+    cpu: &CpuSignature,
+    package: &Package,
+) -> Result<Vec<RegisterRead>, Error> {
+    let device_path = msr_device_path(dev_root, package.lead_cpu);
+    let device = MsrDevice::open(&device_path)?;
+    let unit_value = match unit_msr(cpu.vendor) {
+        Some(addr) => Some(device.read_msr(addr)?),
+        None => None,
+    };
+    let mut reads = Vec::new();
+    for msr in rapl_energy_msrs(cpu.vendor) {
+        match device.read_msr(msr.addr) {
+            Ok(_) => {}
+            Err(Error::MsrFault { .. }) => continue,
+            Err(e) => return Err(e),
+        }
+        reads.push(RegisterRead {
+            device: device_path.clone(),
+            register: Register::Msr(msr.addr),
+            domain: Domain {
+                source: format!("package-{}", package.id),
+                name: msr.domain.to_string(),
+                joules_per_unit: unit_value
+                    .map_or(0.0, |unit| domain_joules_per_unit(cpu, msr.addr, unit)),
+                max: ENERGY_COUNTER_MAX,
+            },
+        });
+    }
+    Ok(reads)
+}
+
+/// The stand_in text of the cpuid stand-in (byte-identical to ubench's).
+pub fn cpuid_stand_in_text(missing: &Error, cpuid_path: &Path) -> String {
+    format!(
+        "{missing}: measured {} (pread of leaf 0), the same per-CPU character device and IPI route",
+        cpuid_path.display()
+    )
+}
+
+/// The stand-in read: cpuid leaf 0 through /dev/cpu/<cpu>/cpuid.
+pub fn cpuid_stand_in_read(dev_root: &Path, cpu: usize) -> RegisterRead {
+    RegisterRead {
+        device: cpuid_device_path(dev_root, cpu),
+        register: Register::CpuidLeaf(0),
+        domain: Domain {
+            source: format!("cpu{cpu}"),
+            name: "cpuid:0x0".into(),
+            joules_per_unit: 0.0,
+            max: 0xFFFF_FFFF,
+        },
+    }
+}
+
+/// Reads registers through per-CPU devices: the RAPL energy MSRs of every
+/// package (on each package's lead CPU), or the cpuid stand-in.
+pub struct MsrSource {
+    /// Each device once.
+    devices: Vec<MsrDevice>,
+    /// (index into `devices`, register), in domain order.
+    reads: Vec<(usize, Register)>,
+    /// What each read measures.
+    domains: Vec<Domain>,
+    /// Why a substitute is read, if it is.
+    stand_in: Option<String>,
+}
+
+impl MsrSource {
+    /// Opens the devices of `reads` (each once).
+    pub fn open(reads: &[RegisterRead], stand_in: Option<String>) -> Result<MsrSource, Error> {
+        let mut devices: Vec<MsrDevice> = Vec::new();
+        let mut indexed = Vec::with_capacity(reads.len());
+        for read in reads {
+            let path = read.device.to_string_lossy();
+            let index = match devices.iter().position(|d| d.path == path) {
+                Some(i) => i,
+                None => {
+                    devices.push(MsrDevice::open(&read.device)?);
+                    devices.len() - 1
+                }
+            };
+            indexed.push((index, read.register));
+        }
+        Ok(MsrSource {
+            devices,
+            reads: indexed,
+            domains: reads.iter().map(|r| r.domain.clone()).collect(),
+            stand_in,
+        })
+    }
+
+    /// The energy MSRs of every package of this machine, or the cpuid
+    /// stand-in where /dev/cpu/N/msr cannot be opened.
+    pub fn discover() -> Result<MsrSource, Error> {
+        let mut packages = packages();
+        if packages.is_empty() {
+            let first = online_cpus().first().copied().unwrap_or(0);
+            packages.push(Package {
+                id: 0,
+                lead_cpu: first,
+            });
+        }
+        Self::discover_in(Path::new(DEV_CPU_ROOT), &cpu_signature(), &packages)
+    }
+
+    /// The energy MSRs of `packages` under `dev_root` (fixtures: a directory
+    /// with `<cpu>/msr` files), or the cpuid stand-in on the first package's
+    /// lead CPU where its msr device cannot be opened.
+    pub fn discover_in(
+        dev_root: &Path,
+        cpu: &CpuSignature,
+        packages: &[Package],
+    ) -> Result<MsrSource, Error> {
+        let first = packages.first().map_or(0, |p| p.lead_cpu);
+        if let Err(missing) = MsrDevice::open(&msr_device_path(dev_root, first)) {
+            let read = cpuid_stand_in_read(dev_root, first);
+            let stand_in = cpuid_stand_in_text(&missing, &read.device);
+            return Self::open(std::slice::from_ref(&read), Some(stand_in)).map_err(|e| {
+                let why = match e {
+                    Error::MsrMissing { .. } => {
+                        "missing too (load the cpuid module: modprobe cpuid)".to_string()
+                    }
+                    other => other.to_string(),
+                };
+                Error::Unavailable(format!(
+                    "{missing}; stand-in {}: {why}",
+                    read.device.display()
+                ))
+            });
+        }
+        if rapl_energy_msrs(cpu.vendor).is_empty() {
+            return Err(Error::Unavailable(format!(
+                "no known RAPL MSRs for this CPU vendor ({})",
+                cpu.vendor.name()
+            )));
+        }
+        let mut reads = Vec::new();
+        for package in packages {
+            reads.extend(energy_msr_reads(dev_root, cpu, package)?);
+        }
+        if reads.is_empty() {
+            return Err(Error::Unavailable(format!(
+                "every RAPL energy MSR of this {} CPU faults (EIO): no RAPL here (a VM?)",
+                cpu.vendor.name()
+            )));
+        }
+        Self::open(&reads, None)
+    }
+}
+
+impl CounterSource for MsrSource {
+    fn domains(&self) -> &[Domain] {
+        &self.domains
+    }
+
+    fn read(&mut self, out: &mut [u64]) -> Result<(), Error> {
+        for (&(device, register), value) in self.reads.iter().zip(out.iter_mut()) {
+            let device = &self.devices[device];
+            *value = match register {
+                // bits 31:0 count energy, 63:32 are reserved
+                Register::Msr(addr) => device.read_msr(addr)? & ENERGY_COUNTER_MAX,
+                Register::CpuidLeaf(leaf) => u64::from(device.read_cpuid(leaf)?[0]),
+            };
+        }
+        Ok(())
+    }
+
+    fn stand_in(&self) -> Option<&str> {
+        self.stand_in.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::CpuVendor;
+    use crate::testutil::TempDir;
+    use std::os::unix::fs::FileExt;
+
+    /// A sparse file with 8-byte values at the MSR offsets, like the device.
+    fn write_msr_fixture(dev_root: &Path, cpu: usize, values: &[(u32, u64)]) {
+        let dir = dev_root.join(cpu.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = std::fs::File::create(dir.join("msr")).unwrap();
+        for &(addr, value) in values {
+            file.write_all_at(&value.to_ne_bytes(), u64::from(addr))
+                .unwrap();
+        }
+    }
+
+    const INTEL_CLIENT: CpuSignature = CpuSignature {
+        vendor: CpuVendor::Intel,
+        family: 6,
+        model: 0x5E,
+    };
+    const INTEL_SPR: CpuSignature = CpuSignature {
+        vendor: CpuVendor::Intel,
+        family: 6,
+        model: 0x8F,
+    };
+
+    #[test]
+    fn reads_values_at_msr_offsets_like_the_device() {
+        let root = TempDir::new("msr");
+        write_msr_fixture(
+            root.path(),
+            0,
+            &[
+                (0x606, 0x000A_0E03),
+                (0x611, 0x8A2B_3C4D),
+                (0xC001_029B, 0xFFFF_FFF0),
+            ],
+        );
+        let device = MsrDevice::open(&msr_device_path(root.path(), 0)).unwrap();
+        assert_eq!(device.read_msr(0x611).unwrap(), 0x8A2B_3C4D);
+        assert_eq!(
+            energy_unit_joules(device.read_msr(0x606).unwrap()),
+            1.0 / 16384.0
+        );
+        assert_eq!(device.read_msr(0xC001_029B).unwrap(), 0xFFFF_FFF0); // a 3 GiB offset
+        assert_eq!(device.read_msr(0x619).unwrap(), 0); // a hole reads as zero
+                                                        // beyond the end: a short read, reported like a faulting rdmsr
+        assert_eq!(
+            device.read_msr(0xC001_0300).unwrap_err().to_string(),
+            Error::MsrFault { addr: 0xC001_0300 }.to_string()
+        );
+    }
+
+    #[test]
+    fn discovers_intel_domains_per_package_and_leaves_faulting_ones_out() {
+        let root = TempDir::new("msr-intel");
+        // package 0 on CPU 0; PSYS (0x64d) lies beyond the end: it faults
+        let values = [
+            (0x606, 0x000A_0E03),
+            (0x611, 0x1111_0000_8A2B_3C4D),
+            (0x639, 0x0123_4567),
+            (0x619, 42),
+            (0x641, 7),
+        ];
+        write_msr_fixture(root.path(), 0, &values);
+        write_msr_fixture(root.path(), 2, &values);
+        let packages = [
+            Package { id: 0, lead_cpu: 0 },
+            Package { id: 1, lead_cpu: 2 },
+        ];
+        let mut source = MsrSource::discover_in(root.path(), &INTEL_SPR, &packages).unwrap();
+        assert_eq!(source.stand_in(), None);
+        let names: Vec<String> = source
+            .domains()
+            .iter()
+            .map(|d| format!("{}/{}", d.source, d.name))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "package-0/package",
+                "package-0/core",
+                "package-0/uncore",
+                "package-0/dram",
+                "package-1/package",
+                "package-1/core",
+                "package-1/uncore",
+                "package-1/dram",
+            ]
+        );
+        let pkg = &source.domains()[0];
+        assert_eq!((pkg.joules_per_unit, pkg.max), (1.0 / 16384.0, 0xFFFF_FFFF));
+        assert_eq!(source.domains()[3].joules_per_unit, 1.0 / 65536.0); // the server DRAM unit
+        let mut out = [0u64; 8];
+        source.read(&mut out).unwrap();
+        assert_eq!(out[..4], [0x8A2B_3C4D, 0x0123_4567, 7, 42]); // reserved bits 63:32 masked
+
+        // a client part: DRAM follows ESU
+        let client = MsrSource::discover_in(root.path(), &INTEL_CLIENT, &packages[..1]).unwrap();
+        assert_eq!(client.domains()[3].joules_per_unit, 1.0 / 16384.0);
+    }
+
+    #[test]
+    fn discovers_amd_domains_at_their_high_addresses() {
+        let root = TempDir::new("msr-amd");
+        // the unit, core and package MSRs are 1 byte apart, so their 8-byte
+        // values overlap in a file: bytes 03 10 0a at 0xc0010299.. give
+        // unit 0x0a1003 (ESU 16), core 0x0a10 and package 0x0a
+        // (the zero at 0xc00102a0 extends the file to cover all three)
+        write_msr_fixture(
+            root.path(),
+            0,
+            &[(0xC001_0299, 0x000A_1003), (0xC001_02A0, 0)],
+        );
+        let amd = CpuSignature {
+            vendor: CpuVendor::Amd,
+            family: 0x19,
+            model: 1,
+        };
+        let mut source =
+            MsrSource::discover_in(root.path(), &amd, &[Package { id: 0, lead_cpu: 0 }]).unwrap();
+        let names: Vec<&str> = source.domains().iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["core", "package"]);
+        assert_eq!(source.domains()[1].joules_per_unit, 1.0 / 65536.0);
+        let mut out = [0u64; 2];
+        source.read(&mut out).unwrap();
+        assert_eq!(out, [0x0A10, 0x0A]);
+    }
+
+    #[test]
+    fn unknown_vendor_is_unavailable() {
+        let root = TempDir::new("msr-other");
+        write_msr_fixture(root.path(), 0, &[(0x611, 1)]);
+        let other = CpuSignature {
+            vendor: CpuVendor::Other,
+            family: 0,
+            model: 0,
+        };
+        let err = MsrSource::discover_in(root.path(), &other, &[Package { id: 0, lead_cpu: 0 }])
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "no known RAPL MSRs for this CPU vendor (other)"
+        );
+    }
+
+    #[test]
+    fn missing_device_falls_back_to_the_cpuid_stand_in_with_ubench_words() {
+        let root = TempDir::new("msr-missing");
+        let missing = MsrDevice::open(&msr_device_path(root.path(), 0))
+            .err()
+            .unwrap();
+        let path = format!("{}/0/msr", root.path().display());
+        assert_eq!(
+            missing.to_string(),
+            format!(
+                "{path} missing: load the msr module (modprobe msr; kernel needs CONFIG_X86_MSR)"
+            )
+        );
+        // and the stand-in text ubench writes for /dev/cpu/0
+        let real_missing = Error::MsrMissing {
+            path: "/dev/cpu/0/msr".into(),
+        };
+        assert_eq!(
+            cpuid_stand_in_text(&real_missing, Path::new("/dev/cpu/0/cpuid")),
+            "/dev/cpu/0/msr missing: load the msr module (modprobe msr; kernel needs CONFIG_X86_MSR): \
+             measured /dev/cpu/0/cpuid (pread of leaf 0), the same per-CPU character device and IPI route"
+        );
+        // no cpuid device in the fixture root either: unavailable, saying both
+        let err = MsrSource::discover_in(
+            root.path(),
+            &INTEL_CLIENT,
+            &[Package { id: 0, lead_cpu: 0 }],
+        )
+        .err()
+        .unwrap();
+        assert!(
+            err.to_string().starts_with(&format!("{path} missing")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_cpuid_device_reads_leaf_0_when_present() {
+        let device = Path::new("/dev/cpu/0/cpuid");
+        if !device.exists() {
+            eprintln!("skipped: {} missing", device.display());
+            return;
+        }
+        let mut source =
+            MsrSource::open(&[cpuid_stand_in_read(Path::new(DEV_CPU_ROOT), 0)], None).unwrap();
+        let mut out = [0u64; 1];
+        source.read(&mut out).unwrap();
+        let max_leaf = core::arch::x86_64::__cpuid(0).eax;
+        assert_eq!(out[0], u64::from(max_leaf));
+    }
+}

@@ -1,0 +1,381 @@
+//! Path "perf": read() of perf_event counters of the RAPL `power` PMU
+//! (stand-in: the `msr` PMU's `tsc` event), as ubench/perf.cc.
+//!
+//! * [`PerfMode::EachEvent`] (op "read"): read_format 0, one 8-byte read()
+//!   per event;
+//! * [`PerfMode::Group`] (op "group-read"): all events in one group with
+//!   PERF_FORMAT_GROUP, one read() returns every domain.
+//!
+//! The events count on the package's designated CPU (the PMU's cpumask),
+//! for all tasks (pid -1). perf_event_open is called directly: perf wrapper
+//! crates set exclude_kernel by default, which the RAPL and msr PMUs reject.
+
+mod events;
+
+pub use events::{
+    discover_pmu_events, encode_config, events_label, PerfEventSpec, PmuEvents, PMU_ROOT,
+};
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::path::Path;
+
+use nix::errno::Errno;
+
+use crate::sysfs::read_first_line;
+use crate::{CounterSource, Domain, Error};
+
+/// read_format: one read() returns {nr, value[nr]} for the whole group.
+pub const PERF_FORMAT_GROUP: u64 = 1 << 3;
+/// perf_event_attr.type of software events.
+pub const PERF_TYPE_SOFTWARE: u32 = 1;
+/// The cpu-clock software event (counts nanoseconds).
+pub const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
+/// perf_event_open flag: the fd is close-on-exec.
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+
+/// struct perf_event_attr up to config1 (PERF_ATTR_SIZE_VER0, 64 bytes): the
+/// kernel takes `size` and treats the later fields as zero.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    type_: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    /// disabled, inherit, ..., exclude_kernel, ...: all zero (counting, enabled).
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<PerfEventAttr>() == 64);
+
+/// perf_event_open(attr, pid -1 (all tasks), cpu, group, CLOEXEC).
+fn perf_event_open(
+    attr: &PerfEventAttr,
+    cpu: usize,
+    group: Option<BorrowedFd<'_>>,
+) -> Result<OwnedFd, Errno> {
+    let group_fd = group.map_or(-1, |fd| fd.as_raw_fd());
+    // SAFETY: `attr` is a valid perf_event_attr of `attr.size` bytes.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr as *const PerfEventAttr,
+            -1 as libc::pid_t,
+            cpu as libc::c_int,
+            group_fd,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: the kernel just returned this fd, owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// Opens `spec` for counting on `cpu` (all tasks), in `group` (None: a new
+/// group) with `read_format`. No exclude_* bits.
+pub fn open_counter(
+    spec: &PerfEventSpec,
+    cpu: usize,
+    group: Option<BorrowedFd<'_>>,
+    read_format: u64,
+) -> Result<OwnedFd, Error> {
+    let attr = PerfEventAttr {
+        type_: spec.type_,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: spec.config,
+        read_format,
+        ..Default::default()
+    };
+    perf_event_open(&attr, cpu, group).map_err(|errno| perf_open_error(errno, &spec.name))
+}
+
+/// A cpu-clock event on `cpu` that overflows every `period_ns` (the eBPF
+/// fallback trigger).
+pub fn open_cpu_clock(cpu: usize, period_ns: u64) -> Result<OwnedFd, Error> {
+    let attr = PerfEventAttr {
+        type_: PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: PERF_COUNT_SW_CPU_CLOCK,
+        sample_period: period_ns, // cpu-clock counts nanoseconds
+        ..Default::default()
+    };
+    perf_event_open(&attr, cpu, None).map_err(|errno| perf_open_error(errno, "cpu-clock"))
+}
+
+/// Why opening `name` failed, in words a person can act on.
+pub fn perf_open_error(errno: Errno, name: &str) -> Error {
+    match errno {
+        Errno::EACCES | Errno::EPERM => Error::PerfDenied {
+            event: name.to_string(),
+            paranoid: read_first_line("/proc/sys/kernel/perf_event_paranoid")
+                .unwrap_or_else(|| "?".into()),
+        },
+        Errno::ENOENT | Errno::EINVAL | Errno::EOPNOTSUPP => Error::PerfUnsupported {
+            event: name.to_string(),
+            errno,
+        },
+        errno => Error::Os {
+            what: format!("perf_event_open({name}) failed"),
+            errno,
+        },
+    }
+}
+
+/// The energy counters a perf-based path reads, and whether they are a stand-in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnergyEvents {
+    /// RAPL energy-* events (energy-pkg first), or the msr/tsc/ stand-in.
+    pub events: Vec<PerfEventSpec>,
+    /// None for real RAPL events; else why a substitute is measured.
+    pub stand_in: Option<String>,
+}
+
+/// Ok if `spec` opens on its first CPU.
+fn try_open(spec: &PerfEventSpec) -> Result<(), Error> {
+    let cpu = spec.cpus.first().copied().unwrap_or(0);
+    open_counter(spec, cpu, None, 0).map(drop)
+}
+
+/// The RAPL `power` PMU's energy-* events (energy-pkg first) under `root`,
+/// or, where there are none, the `msr` PMU's tsc event as a labeled
+/// stand-in; only events that open are kept (ubench's energy_counters()).
+pub fn energy_events(root: &Path) -> Result<EnergyEvents, Error> {
+    let mut rapl = discover_pmu_events("power", "energy-", root);
+    if !rapl.events.is_empty() {
+        // stable: energy-pkg first, the others in name order
+        rapl.events.sort_by_key(|e| e.name != "power/energy-pkg/");
+        for event in &rapl.events {
+            try_open(event)?;
+        }
+        return Ok(EnergyEvents {
+            events: rapl.events,
+            stand_in: None,
+        });
+    }
+    // msr/tsc/ only: it reads the TSC, which does not trap in a VM, where the
+    // other msr events (smi, aperf, ...) would add a trapping rdmsr per read
+    let no_rapl = format!(
+        "{}: no RAPL energy events on this machine",
+        rapl.missing.unwrap_or_default()
+    );
+    let msr = discover_pmu_events("msr", "tsc", root);
+    let mut why = msr.missing.unwrap_or_default();
+    let mut events = Vec::new();
+    for event in msr.events {
+        match try_open(&event) {
+            Ok(()) => events.push(event),
+            Err(e) => why = e.to_string(),
+        }
+    }
+    if events.is_empty() {
+        return Err(Error::Unavailable(format!(
+            "{no_rapl}; stand-in msr PMU unusable: {why}"
+        )));
+    }
+    let stand_in = format!(
+        "{no_rapl}: measured msr PMU events ({}) through the same perf_event read route",
+        events_label(&events)
+    );
+    Ok(EnergyEvents {
+        events,
+        stand_in: Some(stand_in),
+    })
+}
+
+/// How a [`PerfSource`] reads its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PerfMode {
+    /// One read() of 8 bytes per event (op "read").
+    EachEvent,
+    /// One read() of the PERF_FORMAT_GROUP group (op "group-read").
+    Group,
+}
+
+impl PerfMode {
+    /// The op id of the results schema.
+    pub fn op(self) -> &'static str {
+        match self {
+            PerfMode::EachEvent => "read",
+            PerfMode::Group => "group-read",
+        }
+    }
+}
+
+/// Open perf events on one CPU, read one by one or as a group.
+pub struct PerfSource {
+    /// One fd per event; the first leads the group in [`PerfMode::Group`].
+    fds: Vec<OwnedFd>,
+    /// One by one, or as a group.
+    mode: PerfMode,
+    /// The group read's buffer {nr, value[nr]}, allocated once.
+    group_buf: Vec<u64>,
+    /// What each event measures.
+    domains: Vec<Domain>,
+    /// The events' label, for errors.
+    label: String,
+    /// Why a substitute is read, if it is.
+    stand_in: Option<String>,
+}
+
+impl PerfSource {
+    /// Opens `events` on `cpu` (as one group in [`PerfMode::Group`]).
+    pub fn open(
+        events: &[PerfEventSpec],
+        cpu: usize,
+        mode: PerfMode,
+        stand_in: Option<String>,
+    ) -> Result<PerfSource, Error> {
+        let read_format = if mode == PerfMode::Group {
+            PERF_FORMAT_GROUP
+        } else {
+            0
+        };
+        let mut fds: Vec<OwnedFd> = Vec::with_capacity(events.len());
+        for event in events {
+            let leader = if mode == PerfMode::Group {
+                fds.first().map(|fd| fd.as_fd())
+            } else {
+                None
+            };
+            let fd = open_counter(event, cpu, leader, read_format)?;
+            fds.push(fd);
+        }
+        let domains = events
+            .iter()
+            .map(|e| Domain {
+                source: format!("cpu{cpu}"),
+                name: e.short_name().to_string(),
+                joules_per_unit: if e.unit == "Joules" { e.scale } else { 0.0 },
+                max: u64::MAX,
+            })
+            .collect();
+        Ok(PerfSource {
+            fds,
+            mode,
+            group_buf: vec![0; 1 + events.len()],
+            domains,
+            label: events_label(events),
+            stand_in,
+        })
+    }
+
+    /// The energy events of this machine (or the stand-in) on the PMU's first CPU.
+    pub fn discover(mode: PerfMode) -> Result<PerfSource, Error> {
+        let found = energy_events(Path::new(PMU_ROOT))?;
+        let cpu = found.events[0].cpus.first().copied().unwrap_or(0);
+        PerfSource::open(&found.events, cpu, mode, found.stand_in)
+    }
+
+    /// The events' label ("msr/tsc/", "power/{energy-pkg,energy-cores}/").
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// A read() of `buf` from `fd`, whole or an error.
+    fn read_exact(fd: &OwnedFd, buf: &mut [u64], label: &str) -> Result<(), Error> {
+        let bytes = std::mem::size_of_val(buf);
+        // SAFETY: `buf` is valid for `bytes` bytes.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), bytes) };
+        if n != bytes as isize {
+            let errno = if n < 0 { Errno::last() } else { Errno::EIO };
+            return Err(Error::Os {
+                what: format!("read() of {label} failed"),
+                errno,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl CounterSource for PerfSource {
+    fn domains(&self) -> &[Domain] {
+        &self.domains
+    }
+
+    fn read(&mut self, out: &mut [u64]) -> Result<(), Error> {
+        match self.mode {
+            PerfMode::EachEvent => {
+                for (fd, value) in self.fds.iter().zip(out.iter_mut()) {
+                    Self::read_exact(fd, std::slice::from_mut(value), &self.label)?;
+                }
+            }
+            PerfMode::Group => {
+                Self::read_exact(&self.fds[0], &mut self.group_buf, &self.label)?;
+                let n = self.fds.len();
+                out[..n].copy_from_slice(&self.group_buf[1..=n]);
+            }
+        }
+        Ok(())
+    }
+
+    fn stand_in(&self) -> Option<&str> {
+        self.stand_in.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::testdata_sys;
+
+    #[test]
+    fn fixture_rapl_events_come_energy_pkg_first_or_fail_to_open_here() {
+        // the fixture's `power` PMU (type 23) does not exist on this
+        // machine: discovery finds it, opening says why it cannot be used
+        let root = testdata_sys().join("bus/event_source/devices");
+        match energy_events(&root) {
+            Ok(found) => assert_eq!(found.events[0].name, "power/energy-pkg/"),
+            Err(e) => assert!(
+                e.to_string()
+                    .starts_with("perf_event_open(power/energy-pkg/)"),
+                "{e}"
+            ),
+        }
+    }
+
+    #[test]
+    fn open_errors_say_what_to_do() {
+        let denied = perf_open_error(Errno::EACCES, "power/energy-pkg/").to_string();
+        assert!(
+            denied.starts_with("perf_event_open(power/energy-pkg/) denied: perf_event_paranoid="),
+            "{denied}"
+        );
+        let other = perf_open_error(Errno::EMFILE, "msr/tsc/").to_string();
+        assert_eq!(
+            other,
+            "perf_event_open(msr/tsc/) failed: Too many open files"
+        );
+    }
+
+    #[test]
+    fn reads_this_machines_energy_events_one_by_one_and_as_a_group() {
+        let found = match energy_events(Path::new(PMU_ROOT)) {
+            Ok(found) => found,
+            Err(e) => return eprintln!("skipped: {e}"),
+        };
+        if let Some(stand_in) = &found.stand_in {
+            assert!(stand_in.ends_with(
+                ": measured msr PMU events (msr/tsc/) through the same perf_event read route"
+            ));
+        }
+        let cpu = found.events[0].cpus[0];
+        for mode in [PerfMode::EachEvent, PerfMode::Group] {
+            let mut source =
+                PerfSource::open(&found.events, cpu, mode, found.stand_in.clone()).unwrap();
+            assert_eq!(source.label(), events_label(&found.events));
+            assert_eq!(source.domains()[0].max, u64::MAX);
+            let n = source.domains().len();
+            let (mut first, mut second) = (vec![0; n], vec![0; n]);
+            source.read(&mut first).unwrap();
+            source.read(&mut second).unwrap();
+            assert!(second[0] >= first[0], "{mode:?}: {first:?} then {second:?}");
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! Path "powercap": reading a zone's energy_uj, the way energy tools read
+//! RAPL through the powercap framework (ubench/powercap.cc).
+//!
+//! * [`PowercapMode::Pread`]: the file is kept open; each read is
+//!   `pread(fd, buf, 32, 0)` plus parsing the decimal text;
+//! * [`PowercapMode::OpenReadClose`]: open, pread, close and parse, as most
+//!   tools do.
+//!
+//! Reading energy_uj of an MSR-backed zone makes the driver read the MSR on
+//! the package's lead CPU (an IPI when the reader runs elsewhere). Where the
+//! machine has no zone, a live sysfs counter ([`STAND_IN_FILE`]) is read
+//! through the same kernfs route as a labeled stand-in.
+
+mod zones;
+
+pub use zones::{
+    discover_powercap_zones, parse_energy_uj, powercap_root, PowercapZone, DEFAULT_POWERCAP_ROOT,
+};
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+
+use nix::errno::Errno;
+
+use crate::cpu::package_lead_cpu;
+use crate::{CounterSource, Domain, Error};
+
+/// The stand-in where there is no powercap zone: a live sysfs counter.
+pub const STAND_IN_FILE: &str = "/sys/class/net/lo/statistics/rx_bytes";
+
+/// Bytes read per pread: a u64 in decimal is at most 20 digits plus newline.
+const READ_BYTES: usize = 32;
+
+/// How a powercap file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PowercapMode {
+    /// Kept open; one pread at offset 0 per read.
+    Pread,
+    /// Opened, read and closed at every read.
+    OpenReadClose,
+}
+
+impl PowercapMode {
+    /// The op id of the results schema: "pread" or "open-read-close".
+    pub fn op(self) -> &'static str {
+        match self {
+            PowercapMode::Pread => "pread",
+            PowercapMode::OpenReadClose => "open-read-close",
+        }
+    }
+}
+
+/// One counter file and the domain it measures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterFile {
+    /// The file (energy_uj, or the stand-in).
+    pub path: String,
+    /// What it measures.
+    pub domain: Domain,
+}
+
+impl CounterFile {
+    /// The energy_uj of a zone: microjoules, wrapping at max_energy_range_uj.
+    pub fn for_zone(zone: &PowercapZone) -> CounterFile {
+        CounterFile {
+            path: zone.energy_path.clone(),
+            domain: Domain {
+                source: zone.id.clone(),
+                name: zone.name.clone(),
+                joules_per_unit: 1e-6,
+                max: zone.max_energy_range_uj.unwrap_or(u64::MAX),
+            },
+        }
+    }
+
+    /// The stand-in counter (bytes received on lo: not energy).
+    pub fn stand_in() -> CounterFile {
+        CounterFile {
+            path: STAND_IN_FILE.to_string(),
+            domain: Domain {
+                source: "lo".into(),
+                name: "rx_bytes".into(),
+                joules_per_unit: 0.0,
+                max: u64::MAX,
+            },
+        }
+    }
+}
+
+/// The target of a zone's result rows: "<zone id>/energy_uj".
+pub fn zone_target(zone: &PowercapZone) -> String {
+    format!("{}/energy_uj", zone.id)
+}
+
+/// The CPU whose MSR the driver reads for `zone`: the package's lead CPU;
+/// None for MMIO and platform-wide zones.
+pub fn zone_target_cpu(zone: &PowercapZone) -> Option<usize> {
+    match zone.package {
+        Some(package) if !zone.mmio => package_lead_cpu(package),
+        _ => None,
+    }
+}
+
+/// Why there is no zone under `root` (the first half of the stand-in text).
+pub fn no_zone_reason(root: &Path) -> String {
+    format!(
+        "no powercap zone under {} (no RAPL here, or the intel_rapl_msr driver is not loaded: \
+         modprobe intel_rapl_msr)",
+        root.display()
+    )
+}
+
+/// The stand_in text of the stand-in rows (byte-identical to ubench's).
+pub fn stand_in_text(root: &Path) -> String {
+    format!(
+        "{}: measured the live sysfs counter {STAND_IN_FILE} through the same kernfs read route \
+         (without the MSR read and IPI that energy_uj costs)",
+        no_zone_reason(root)
+    )
+}
+
+/// Opens `path` read-only (no O_CLOEXEC, like ubench); the error says what to do.
+fn open_counter_file(path: &CString, display: &str) -> Result<OwnedFd, Error> {
+    // SAFETY: `path` is a valid NUL-terminated string.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) };
+    if fd < 0 {
+        return Err(match Errno::last() {
+            Errno::EACCES | Errno::EPERM => Error::PowercapPermission {
+                path: display.to_string(),
+            },
+            errno => Error::Os {
+                what: display.to_string(),
+                errno,
+            },
+        });
+    }
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Why `path` cannot be opened for reading, or None if it can.
+pub fn unreadable_reason(path: &str) -> Option<Error> {
+    let c_path = CString::new(path).ok()?;
+    open_counter_file(&c_path, path).err()
+}
+
+/// One pread of the file at offset 0, parsed.
+fn read_value(fd: &OwnedFd, path: &str) -> Result<u64, Error> {
+    let mut buf = [0u8; READ_BYTES];
+    // SAFETY: `buf` is valid for READ_BYTES bytes.
+    let n = unsafe { libc::pread(fd.as_raw_fd(), buf.as_mut_ptr().cast(), READ_BYTES, 0) };
+    if n < 0 {
+        return Err(Error::last_os(format!("{path}: read failed")));
+    }
+    parse_energy_uj(&buf[..n as usize]).map_err(|found| Error::NotDecimal {
+        path: path.to_string(),
+        found,
+    })
+}
+
+/// An open counter file.
+struct OpenFile {
+    /// The path, for errors.
+    path: String,
+    /// The path for open(2), built once.
+    c_path: CString,
+    /// The kept-open descriptor ([`PowercapMode::Pread`] only).
+    fd: Option<OwnedFd>,
+}
+
+/// Reads powercap energy_uj files (or the stand-in) in one of the two modes.
+pub struct PowercapSource {
+    /// The files, in domain order.
+    files: Vec<OpenFile>,
+    /// What each file measures.
+    domains: Vec<Domain>,
+    /// Kept open, or reopened at each read.
+    mode: PowercapMode,
+    /// Why a substitute is read, if it is.
+    stand_in: Option<String>,
+}
+
+impl PowercapSource {
+    /// Opens `files` (checking that each can be opened, in both modes).
+    pub fn open(
+        files: &[CounterFile],
+        mode: PowercapMode,
+        stand_in: Option<String>,
+    ) -> Result<Self, Error> {
+        let mut opened = Vec::with_capacity(files.len());
+        for file in files {
+            let c_path = CString::new(file.path.as_str()).map_err(|_| {
+                Error::Unavailable(format!("{}: path contains a NUL byte", file.path))
+            })?;
+            let fd = open_counter_file(&c_path, &file.path)?;
+            opened.push(OpenFile {
+                path: file.path.clone(),
+                c_path,
+                fd: (mode == PowercapMode::Pread).then_some(fd),
+            });
+        }
+        Ok(PowercapSource {
+            files: opened,
+            domains: files.iter().map(|f| f.domain.clone()).collect(),
+            mode,
+            stand_in,
+        })
+    }
+
+    /// Every zone under [`powercap_root`], or the stand-in where there is none.
+    pub fn discover(mode: PowercapMode) -> Result<Self, Error> {
+        Self::discover_in(&powercap_root(), mode)
+    }
+
+    /// Every zone under `root`, or the stand-in where there is none.
+    pub fn discover_in(root: &Path, mode: PowercapMode) -> Result<Self, Error> {
+        let zones = discover_powercap_zones(root);
+        if !zones.is_empty() {
+            let files: Vec<CounterFile> = zones.iter().map(CounterFile::for_zone).collect();
+            return Self::open(&files, mode, None);
+        }
+        Self::open(&[CounterFile::stand_in()], mode, Some(stand_in_text(root))).map_err(|e| {
+            Error::Unavailable(format!(
+                "{}; stand-in {STAND_IN_FILE} unreadable too: {e}",
+                no_zone_reason(root)
+            ))
+        })
+    }
+}
+
+impl CounterSource for PowercapSource {
+    fn domains(&self) -> &[Domain] {
+        &self.domains
+    }
+
+    fn read(&mut self, out: &mut [u64]) -> Result<(), Error> {
+        for (file, value) in self.files.iter().zip(out.iter_mut()) {
+            *value = match &file.fd {
+                Some(fd) => read_value(fd, &file.path)?,
+                None => {
+                    let fd = open_counter_file(&file.c_path, &file.path)?;
+                    read_value(&fd, &file.path)? // fd is closed here
+                }
+            };
+        }
+        Ok(())
+    }
+
+    fn stand_in(&self) -> Option<&str> {
+        self.stand_in.as_deref()
+    }
+}
+
+impl PowercapSource {
+    /// Kept open or reopened at each read.
+    pub fn mode(&self) -> PowercapMode {
+        self.mode
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{testdata_sys, TempDir};
+
+    #[test]
+    fn reads_every_fixture_zone_in_both_modes() {
+        let root = testdata_sys().join("class/powercap");
+        for mode in [PowercapMode::Pread, PowercapMode::OpenReadClose] {
+            let mut source = PowercapSource::discover_in(&root, mode).unwrap();
+            assert_eq!(source.stand_in(), None);
+            assert_eq!(source.mode(), mode);
+            let names: Vec<&str> = source.domains().iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(names, ["package-0", "core", "uncore", "psys", "package-0"]);
+            assert_eq!(source.domains()[0].max, 262_143_328_850);
+            assert_eq!(source.domains()[0].joules_per_unit, 1e-6);
+            let mut out = [0u64; 5];
+            source.read(&mut out).unwrap();
+            assert_eq!(
+                out,
+                [
+                    72_834_517_023,
+                    38_120_931_876,
+                    1_044_376_301,
+                    120_385_540_131,
+                    72_834_611_902
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn no_zone_means_the_stand_in_with_ubench_words() {
+        let empty = TempDir::new("powercap-empty");
+        let source = PowercapSource::discover_in(empty.path(), PowercapMode::Pread);
+        if !Path::new(STAND_IN_FILE).exists() {
+            return; // no loopback statistics in this container
+        }
+        let mut source = source.unwrap();
+        let text = source.stand_in().unwrap().to_string();
+        assert_eq!(
+            text,
+            format!(
+                "no powercap zone under {} (no RAPL here, or the intel_rapl_msr driver is not loaded: \
+                 modprobe intel_rapl_msr): measured the live sysfs counter \
+                 /sys/class/net/lo/statistics/rx_bytes through the same kernfs read route (without \
+                 the MSR read and IPI that energy_uj costs)",
+                empty.path().display()
+            )
+        );
+        let mut out = [0u64; 1];
+        source.read(&mut out).unwrap();
+    }
+
+    #[test]
+    fn bad_counter_text_is_an_error_naming_the_file() {
+        let dir = TempDir::new("powercap-bad");
+        let zone = dir.path().join("intel-rapl:0");
+        std::fs::create_dir(&zone).unwrap();
+        std::fs::write(zone.join("name"), "package-0\n").unwrap();
+        std::fs::write(zone.join("energy_uj"), "").unwrap();
+        let mut source = PowercapSource::discover_in(dir.path(), PowercapMode::Pread).unwrap();
+        let mut out = [0u64; 1];
+        let path = zone.join("energy_uj").to_string_lossy().into_owned();
+        assert_eq!(
+            source.read(&mut out).unwrap_err().to_string(),
+            format!("{path}: not a decimal counter value (empty)")
+        );
+        std::fs::write(zone.join("energy_uj"), "12x\n").unwrap();
+        assert_eq!(
+            source.read(&mut out).unwrap_err().to_string(),
+            format!("{path}: not a decimal counter value (malformed: '12x\\n')")
+        );
+    }
+
+    #[test]
+    fn unreadable_energy_uj_says_it_is_root_only() {
+        // as root every file is readable: check the mapping through a file
+        // that cannot be opened for another reason, and the message itself
+        assert!(unreadable_reason("/nonexistent/energy_uj")
+            .unwrap()
+            .to_string()
+            .contains("No such file"));
+        let denied = Error::PowercapPermission {
+            path: "/sys/class/powercap/intel-rapl:0/energy_uj".into(),
+        };
+        assert!(denied
+            .to_string()
+            .contains("readable by root only since Linux 5.10"));
+    }
+
+    #[test]
+    fn zone_targets_and_cpus() {
+        let zones = discover_powercap_zones(&testdata_sys().join("class/powercap"));
+        assert_eq!(zone_target(&zones[1]), "intel-rapl:0:0/energy_uj");
+        assert_eq!(zone_target_cpu(&zones[0]), package_lead_cpu(0));
+        assert_eq!(zone_target_cpu(&zones[3]), None); // psys
+        assert_eq!(zone_target_cpu(&zones[4]), None); // mmio
+    }
+}

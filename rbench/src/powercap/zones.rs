@@ -1,0 +1,261 @@
+//! Discovery of the powercap (RAPL) zones of this machine, exactly as
+//! ubench/powercap_zones.cc does it.
+//!
+//! Under /sys/class/powercap every zone is a directory (or a symlink to one)
+//! named after its control type and position: "intel-rapl:0" (package 0),
+//! "intel-rapl:0:0" (its first subzone, e.g. core), "intel-rapl:1" (package
+//! 1, or psys on a one-socket laptop), "intel-rapl-mmio:0" (the same package
+//! read over MMIO). AMD parts use the same "intel-rapl" names. A zone has a
+//! `name` ("package-0", "core", "uncore", "dram", "psys") and an `energy_uj`
+//! counter in microjoules that wraps at `max_energy_range_uj`. Control-type
+//! directories such as "intel-rapl" have no energy_uj and are skipped.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use crate::error::BadText;
+use crate::sysfs::read_first_line;
+
+/// The root scanned by default.
+pub const DEFAULT_POWERCAP_ROOT: &str = "/sys/class/powercap";
+
+/// One powercap zone with an energy counter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PowercapZone {
+    /// Directory name, e.g. "intel-rapl:0:1".
+    pub id: String,
+    /// Contents of `name`, e.g. "uncore" (empty if unreadable).
+    pub name: String,
+    /// `<root>/<id>/energy_uj`.
+    pub energy_path: String,
+    /// Contents of `max_energy_range_uj`, where the counter wraps.
+    pub max_energy_range_uj: Option<u64>,
+    /// Physical package of "package-N" zones and their subzones; None for
+    /// platform-wide zones (psys).
+    pub package: Option<u32>,
+    /// An intel-rapl-mmio zone: read without an MSR access or IPI.
+    pub mmio: bool,
+}
+
+/// The root to scan: $RAPLBENCH_POWERCAP_ROOT (fixtures) or /sys/class/powercap.
+pub fn powercap_root() -> PathBuf {
+    match std::env::var_os("RAPLBENCH_POWERCAP_ROOT") {
+        Some(root) if !root.is_empty() => PathBuf::from(root),
+        _ => PathBuf::from(DEFAULT_POWERCAP_ROOT),
+    }
+}
+
+/// Parses the text of an energy_uj file ("123456\n"): digits, then only
+/// newlines, spaces or NULs. Values beyond u64 are malformed.
+pub fn parse_energy_uj(text: &[u8]) -> Result<u64, BadText> {
+    let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
+    let rest_is_blank = text[digits..]
+        .iter()
+        .all(|&b| matches!(b, b'\n' | b' ' | 0));
+    if digits == 0 && rest_is_blank {
+        return Err(BadText::Empty);
+    }
+    let malformed = || BadText::Malformed(String::from_utf8_lossy(text).into_owned());
+    if digits == 0 || !rest_is_blank {
+        return Err(malformed());
+    }
+    let mut value: u64 = 0;
+    for &b in &text[..digits] {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(b - b'0')))
+            .ok_or_else(malformed)?;
+    }
+    Ok(value)
+}
+
+/// "intel-rapl:0:1" -> ["intel-rapl", "0", "1"].
+fn split_id(id: &str) -> Vec<&str> {
+    id.split(':').collect()
+}
+
+/// C's atoi: the leading decimal digits, 0 if none.
+fn atoi(s: &str) -> u64 {
+    s.bytes().take_while(u8::is_ascii_digit).fold(0, |v, b| {
+        v.saturating_mul(10).saturating_add(u64::from(b - b'0'))
+    })
+}
+
+/// Natural order: control type by name, then positions as numbers, parents
+/// before their subzones (intel-rapl:0 < intel-rapl:0:0 < intel-rapl:1).
+fn natural_order(a: &str, b: &str) -> Ordering {
+    let (pa, pb) = (split_id(a), split_id(b));
+    pa[0].cmp(pb[0]).then_with(|| {
+        for (x, y) in pa[1..].iter().zip(&pb[1..]) {
+            if x != y {
+                return atoi(x).cmp(&atoi(y));
+            }
+        }
+        pa.len().cmp(&pb.len())
+    })
+}
+
+/// "package-3" or "package-3-die-1" -> 3.
+fn package_number(zone_name: &str) -> Option<u32> {
+    let rest = zone_name.strip_prefix("package-")?;
+    let (number, die) = match rest.split_once('-') {
+        Some((n, die)) => (n, Some(die)),
+        None => (rest, None),
+    };
+    if let Some(die) = die {
+        let die_number = die.strip_prefix("die-")?;
+        if die_number.is_empty() || !die_number.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+    }
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    number.parse().ok()
+}
+
+/// Zones under `root` in natural order (intel-rapl:0, intel-rapl:0:0, ...,
+/// intel-rapl:1, intel-rapl-mmio:0). Empty when the root is missing.
+pub fn discover_powercap_zones(root: &Path) -> Vec<PowercapZone> {
+    let mut ids: Vec<String> = match std::fs::read_dir(root) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|id| !id.starts_with('.') && root.join(id).join("energy_uj").exists())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    ids.sort_by(|a, b| natural_order(a, b));
+
+    ids.into_iter()
+        .map(|id| {
+            let dir = root.join(&id);
+            let parts = split_id(&id);
+            // the package of a zone is named by its top-level zone "<type>:<N>"
+            let package = (parts.len() >= 2)
+                .then(|| {
+                    read_first_line(root.join(format!("{}:{}", parts[0], parts[1])).join("name"))
+                })
+                .flatten()
+                .and_then(|top_name| package_number(&top_name));
+            PowercapZone {
+                name: read_first_line(dir.join("name")).unwrap_or_default(),
+                energy_path: dir.join("energy_uj").to_string_lossy().into_owned(),
+                max_energy_range_uj: read_first_line(dir.join("max_energy_range_uj"))
+                    .and_then(|text| parse_energy_uj(text.as_bytes()).ok()),
+                package,
+                mmio: parts[0] == "intel-rapl-mmio",
+                id,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::testdata_sys;
+
+    fn fixture_root() -> PathBuf {
+        testdata_sys().join("class/powercap")
+    }
+
+    #[test]
+    fn finds_every_zone_in_natural_order_and_skips_control_types() {
+        let ids: Vec<String> = discover_powercap_zones(&fixture_root())
+            .into_iter()
+            .map(|z| z.id)
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "intel-rapl:0",
+                "intel-rapl:0:0",
+                "intel-rapl:0:1",
+                "intel-rapl:1",
+                "intel-rapl-mmio:0"
+            ]
+        );
+    }
+
+    #[test]
+    fn natural_order_compares_numbers_as_numbers() {
+        let mut ids = vec![
+            "intel-rapl:10",
+            "intel-rapl:2",
+            "intel-rapl:1:10",
+            "intel-rapl:1:9",
+            "intel-rapl:1",
+        ];
+        ids.sort_by(|a, b| natural_order(a, b));
+        assert_eq!(
+            ids,
+            [
+                "intel-rapl:1",
+                "intel-rapl:1:9",
+                "intel-rapl:1:10",
+                "intel-rapl:2",
+                "intel-rapl:10"
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_name_range_and_package() {
+        let root = fixture_root();
+        let zones = discover_powercap_zones(&root);
+        assert_eq!(zones.len(), 5);
+        let pkg = &zones[0];
+        assert!(!pkg.mmio);
+        assert_eq!(pkg.name, "package-0");
+        assert_eq!(
+            pkg.energy_path,
+            root.join("intel-rapl:0/energy_uj").to_string_lossy()
+        );
+        assert_eq!(pkg.max_energy_range_uj, Some(262_143_328_850));
+        assert_eq!(pkg.package, Some(0));
+        assert_eq!(
+            (zones[1].name.as_str(), zones[1].package),
+            ("core", Some(0))
+        ); // subzone: parent's package
+        assert_eq!(zones[2].name, "uncore");
+        assert_eq!((zones[3].name.as_str(), zones[3].package), ("psys", None)); // platform-wide
+        assert!(zones[4].mmio);
+        assert_eq!(zones[4].name, "package-0");
+    }
+
+    #[test]
+    fn missing_root_means_no_zones() {
+        assert!(discover_powercap_zones(Path::new("/nonexistent/powercap")).is_empty());
+    }
+
+    #[test]
+    fn parses_energy_text() {
+        assert_eq!(parse_energy_uj(b"72834517023\n"), Ok(72_834_517_023));
+        assert_eq!(parse_energy_uj(b"0"), Ok(0));
+        assert_eq!(parse_energy_uj(b""), Err(BadText::Empty));
+        assert_eq!(parse_energy_uj(b"\n"), Err(BadText::Empty));
+        assert_eq!(
+            parse_energy_uj(b"12a4\n"),
+            Err(BadText::Malformed("12a4\n".into()))
+        );
+        assert_eq!(
+            parse_energy_uj(b"-5\n"),
+            Err(BadText::Malformed("-5\n".into()))
+        );
+        assert!(matches!(
+            parse_energy_uj(b"99999999999999999999999\n"),
+            Err(BadText::Malformed(_))
+        )); // > 2^64
+        assert_eq!(parse_energy_uj(b"18446744073709551615\n"), Ok(u64::MAX));
+    }
+
+    #[test]
+    fn package_numbers_from_zone_names() {
+        assert_eq!(package_number("package-0"), Some(0));
+        assert_eq!(package_number("package-12-die-1"), Some(12));
+        assert_eq!(package_number("psys"), None);
+        assert_eq!(package_number("package-x"), None);
+        assert_eq!(package_number("package-1-foo"), None);
+    }
+}

@@ -1,0 +1,65 @@
+"""Criterion output -> rows, on real files of a QUICK run of rbench's
+`paths` bench (fixtures/criterion/: its manifest and two benchmarks' files;
+the other ten benchmarks of the manifest are left out on purpose, which
+exercises the "no samples" error)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from results import criterion, rows, schema
+
+FIX = Path(__file__).with_name("fixtures") / "criterion"
+COMMON = rows.common("test-run", "2026-11-22T00:00:00Z", {
+    k: None for k in ("hostname", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping",
+                      "cpu_model_name", "microcode", "kernel", "hypervisor", "smt", "governor",
+                      "boost", "tsc_khz", "mitigations")})
+
+
+@pytest.fixture
+def out():
+    return criterion.normalize(criterion.load_manifest(FIX / "raplbench-manifest.json"),
+                               criterion.load_samples(FIX / "home"), COMMON)
+
+
+def test_one_valid_row_per_manifest_row(out):
+    assert len(out) == 12
+    for r in out:
+        assert schema.validate_row(r) == [], r
+        assert r["harness"] == "criterion"
+
+
+def test_samples_are_ns_per_iteration(out):
+    perf = next(r for r in out if r["path"] == "perf" and r["op"] == "read" and r["cpu"] == 0)
+    sample = json.loads((FIX / "home/perf/read/msr_tsc_@0-_0/new/sample.json").read_text())
+    assert perf["status"] == "ok"
+    assert perf["samples"] == pytest.approx([t / i for t, i in zip(sample["times"], sample["iters"])])
+    assert perf["iterations"] == int(sample["iters"][0])
+    assert perf["target"] == "msr/tsc/" and perf["target_cpu"] == 0
+    assert perf["stand_in"].startswith("no 'power' PMU")
+
+
+def test_benchmark_without_samples_is_an_error_not_a_number(out):
+    missing = next(r for r in out if r["path"] == "msr-dev" and r["cpu"] == 1)
+    assert missing["status"] == "error"
+    assert "left no Criterion samples" in missing["reason"]
+    assert missing["samples"] == []
+
+
+def test_unavailable_manifest_row_keeps_its_reason():
+    manifest = [{"bench": None, "path": "ebpf-lookup", "op": "lookup", "target": None,
+                 "cpu": None, "target_cpu": None, "stand_in": None, "metric": "latency",
+                 "unit": "ns", "status": "unavailable", "reason": "built without eBPF: no BTF"}]
+    [r] = criterion.normalize(manifest, {}, COMMON)
+    assert (r["status"], r["reason"]) == ("unavailable", "built without eBPF: no BTF")
+
+
+def test_malformed_manifest_names_the_file(tmp_path):
+    bad = tmp_path / "m.json"
+    bad.write_text("{\"rows\": [")
+    with pytest.raises(ValueError, match=str(bad)):
+        criterion.load_manifest(bad)
+    bad.write_text("[]")
+    with pytest.raises(ValueError, match="no \"rows\" list"):
+        criterion.load_manifest(bad)
