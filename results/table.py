@@ -34,17 +34,17 @@ def sig3(x: float) -> str:
     return f"{round(x, digits):.{max(0, digits)}f}"
 
 
-def _scale(unit: str, median: float) -> tuple[float, str]:
+def scale_for_unit(unit: str, median: float) -> tuple[float, str]:
     if unit != "ns":
         return 1.0, UNIT_LABELS.get(unit, unit)
     return next(((f, label) for f, label in NS_SCALES if abs(median) >= f), (1.0, "ns"))
 
 
-def _values(row) -> tuple[str, str]:
+def median_and_interval(row) -> tuple[str, str]:
     """(median, CI) cells, both in the scale chosen for the median."""
     if row.get("status") != "ok" or row.get("median") is None:
         return DASH, DASH
-    factor, label = _scale(row["unit"], row["median"])
+    factor, label = scale_for_unit(row["unit"], row["median"])
     median = f"{sig3(row['median'] / factor)} {label}"
     if row.get("ci95_low") is None or row.get("ci95_high") is None:
         return median, DASH
@@ -68,7 +68,7 @@ def shorten(text, width: int = TARGET_WIDTH) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-def _sort_key(row):
+def sort_key(row):
     def nulls_last(value):
         return (value is None, value if value is not None else 0)
 
@@ -94,10 +94,10 @@ def format_latency_table(rows) -> str:
     right_aligned = {"median", "95% CI", "n"}
     footnotes: dict[str, int] = {}  # text -> number, in order of first use
     lines = []
-    for row in sorted(rows, key=_sort_key):
+    for row in sorted(rows, key=sort_key):
         marks = "".join(f"[{footnotes.setdefault(text, len(footnotes) + 1)}]"
                         for text in _notes(row))
-        median, ci = _values(row)
+        median, ci = median_and_interval(row)
         n = str(row["n"]) if row.get("status") == "ok" and row.get("n") else DASH
         lines.append((row.get("path") or DASH, row.get("op") or DASH, shorten(row.get("target")),
                       _cpus(row), row.get("harness") or DASH, median, ci, n, marks))

@@ -1,0 +1,15 @@
+"""The raplbench report: seaborn figures, latency tables fit to cite, the
+published reference figures beside the local ones, machines side by side.
+
+`python -m plots.report [RUNS...]` writes <run dir>/report/ (see
+plots/README.md). Modules, one concern each:
+
+    runs.py        loading and validating run directories / results.jsonl files
+    labels.py      names for machines, path families, CPU placement, MSRs, targets
+    pairing.py     which local row stands beside a published figure or another machine's
+    tables.py      the table model and its Markdown, CSV, LaTeX and HTML renderings
+    figures.py     the figures (matplotlib Agg backend, seaborn)
+    htmlpage.py    index.html: one self-contained page
+    report.py      the command line
+    transcribe_references.py   results/reference/*.jsonl from the papers' tables
+"""

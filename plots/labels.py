@@ -1,0 +1,177 @@
+"""Names a reader sees: machines, path families, CPU placement, MSRs, short
+targets. Pure functions of rows and machine objects (schema v1), no I/O.
+"""
+
+import re
+
+from results.table import shorten
+
+# ---- machines ----------------------------------------------------------------
+
+VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "HygonGenuine": "Hygon",
+           "CentaurHauls": "Centaur", "  Shanghai  ": "Zhaoxin"}
+EMULATED = "qemu-tcg"
+
+
+def vendor_name(machine: dict) -> str | None:
+    """"Intel", "AMD", ... from the cpuid vendor string (None when unknown)."""
+    vendor = machine.get("cpu_vendor")
+    return VENDORS.get(vendor, vendor) if vendor else None
+
+
+def model_name(machine: dict) -> str | None:
+    """The model name without trademarks, frequency suffix and padding:
+    "11th Gen Intel(R) Core(TM) i7-1185G7 @ 3.00GHz" -> "11th Gen Intel Core i7-1185G7"."""
+    name = machine.get("cpu_model_name")
+    if not name:
+        return None
+    name = re.sub(r"\((R|TM|tm|r)\)", "", name)
+    name = re.sub(r"\s*@.*$", "", name)
+    name = re.sub(r"\s+(CPU|Processor)$", "", name.strip()) or name
+    return re.sub(r"\s+", " ", name).strip()
+
+
+def machine_name(machine: dict) -> str:
+    """Vendor and model name, e.g. "AMD Ryzen 9 7950X 16-Core": the key of
+    machines side by side."""
+    vendor, model = vendor_name(machine), model_name(machine)
+    if model and vendor and not model.lower().startswith(vendor.lower()) \
+            and vendor.lower() not in model.lower().split():
+        return f"{vendor} {model}"
+    return model or vendor or "unknown CPU"
+
+
+def is_emulated(machine: dict) -> bool:
+    """Timings from an emulated CPU (QEMU TCG) are not hardware figures."""
+    return machine.get("hypervisor") == EMULATED
+
+
+def platform(machine: dict) -> str:
+    """"bare metal", "virtual machine (kvm)" or "emulated CPU (qemu-tcg)";
+    "platform unknown" for published machines that do not say."""
+    hypervisor = machine.get("hypervisor")
+    if is_emulated(machine):
+        return f"emulated CPU ({EMULATED}): not hardware figures"
+    if hypervisor:
+        return f"virtual machine ({hypervisor})"
+    if machine.get("hostname") is None and machine.get("kernel") is None:
+        return "platform unknown"
+    return "bare metal"
+
+
+def platform_tag(machine: dict) -> str:
+    """A short tag for legends and column headers: "", "VM", "emulated"."""
+    if is_emulated(machine):
+        return "emulated"
+    return "VM" if machine.get("hypervisor") else ""
+
+
+def unique_labels(machines: list[dict], run_ids: list[str]) -> list[str]:
+    """One label per run: the machine name, tagged "[VM]" / "[emulated]",
+    made unique with the hostname, then the run id, when two runs share it."""
+    def tagged(name, machine):
+        tag = platform_tag(machine)
+        return f"{name} [{tag}]" if tag else name
+
+    labels = [tagged(machine_name(m), m) for m in machines]
+    before = list(labels)
+    for i, label in enumerate(before):
+        host = machines[i].get("hostname")
+        if before.count(label) > 1 and host:
+            labels[i] = f"{label} ({host})"
+    before = list(labels)
+    for i, label in enumerate(before):
+        if before.count(label) > 1:
+            labels[i] = f"{label} (run {run_ids[i]})"
+    return labels
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a label: "AMD Ryzen 9 7950X" -> "amd-ryzen-9-7950x"."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "machine"
+
+
+# ---- rows ----------------------------------------------------------------------
+
+# A figure per path family; every path of the schema is in exactly one.
+FAMILIES = (
+    ("kernel-instructions", "Inline instructions in a kernel loop (kinsn, kbench module)",
+     ("kinsn",)),
+    ("user-instructions", "Inline instructions in user space (uinsn)", ("uinsn",)),
+    ("file-reads", "One read through a file: /proc, sysfs, powercap, /dev/cpu/N/msr",
+     ("proc-read", "sys-read", "powercap", "msr-dev")),
+    ("perf-ebpf", "perf_event reads and BPF map polls", ("perf", "ebpf-lookup", "ebpf-mmap")),
+)
+
+SAME_CPU, OTHER_CPU, NO_TARGET = "same CPU", "other CPU", "not per-CPU"
+PLACEMENTS = (SAME_CPU, OTHER_CPU, NO_TARGET)
+
+
+def placement(row: dict) -> str:
+    """Where the benchmark ran relative to the counter it read: the msr
+    driver, powercap and perf send an IPI to another CPU."""
+    cpu, target = row.get("cpu"), row.get("target_cpu")
+    if target is None or cpu is None:
+        return NO_TARGET
+    return SAME_CPU if cpu == target else OTHER_CPU
+
+
+def cpus(row: dict) -> str:
+    """"0→0", "1→0", "0", or "—" (same notation as results/table.py)."""
+    cpu, target = row.get("cpu"), row.get("target_cpu")
+    if cpu is None and target is None:
+        return "—"
+    if target is None:
+        return str(cpu)
+    return f"{'?' if cpu is None else cpu}→{target}"
+
+
+# RAPL and reference MSRs by address (lower case, as kbench writes them).
+MSR_NAMES = {
+    "0x10": "TSC", "0x17": "platform ID", "0x19c": "thermal status",
+    "0x606": "power unit", "0x611": "PKG energy", "0x639": "PP0 energy",
+    "0x641": "PP1 energy", "0x619": "DRAM energy", "0x64d": "PSYS energy",
+    "0xc0010299": "power unit", "0xc001029a": "core energy", "0xc001029b": "PKG energy",
+}
+
+
+def msr_name(address: str | None) -> str | None:
+    return MSR_NAMES.get((address or "").lower())
+
+
+def op_label(op: str) -> str:
+    """The operation as shown: "*" (a whole harness or path) is "(all)"."""
+    return "(all)" if op == "*" else op
+
+
+def short_target(target: str | None) -> str:
+    """A target short enough for a tick label: the powercap zone, the MSR
+    address and its name, the perf event without slashes, a file's name."""
+    if not target:
+        return ""
+    m = re.search(r"/powercap/([^/]+)/", target)
+    if m:
+        return m.group(1)
+    if re.fullmatch(r"0x[0-9a-fA-F]+", target):
+        name = msr_name(target)
+        return f"{target.lower()} {name}" if name else target.lower()
+    m = re.fullmatch(r"(\w+)/([^/]+)/", target)  # perf event "power/energy-pkg/"
+    if m:
+        return m.group(2) if m.group(1) == "power" else f"{m.group(1)}/{m.group(2)}"
+    if target.startswith("/"):
+        return target.rsplit("/", 1)[-1]
+    return shorten(target, 24)
+
+
+def cell_target(target: str | None, width: int = 32) -> str:
+    """A target for a table cell: a file keeps its end (the name is there),
+    anything else its beginning; "—" for none."""
+    if not target:
+        return "—"
+    if target.startswith("/") or len(target) <= width:
+        return shorten(target, width)
+    return target[:width - 1] + "…"
+
+
+def is_stand_in(row: dict) -> bool:
+    return bool(row.get("stand_in"))

@@ -1,0 +1,172 @@
+"""make report: figures, tables and index.html for one or more runs.
+
+    python -m plots.report [RUN ...] [--out DIR] [--reference-machine M] [--references DIR]
+
+RUN is a run directory (holding results.jsonl) or a results.jsonl file; the
+default is the newest run, results/runs/latest. The report goes to
+<first run>/report/ unless --out says otherwise:
+
+    index.html                   everything on one self-contained page
+    latency-<family>.png         a latency figure per path family
+    ladder-<machine>.png         the latency ladder of each machine, published figures beside
+    reference.png                published figures beside every machine
+    machines.png                 machines side by side (two runs or more)
+    sampler.png, overhead.png    the 1 kHz sampler (when sampler rows exist)
+    latency.{md,csv,tex}         latency tables, one per machine
+    reference.{md,csv,tex}       published figures beside the local ones
+    reference-overhead.{md,csv,tex}  published tool overheads, and the local sampler's
+    machines.{md,csv,tex}        one table keyed by machine, ratios to the reference machine
+    sampler.{md,csv,tex}         rates, jitter, missed ticks, CPU per tick, overhead
+    figures.json                 each figure's file, pixel size and description
+
+Exit status 0, or 2 with a message naming the file when the input is bad
+(missing directory, invalid results, invalid reference file).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from plots import figures, htmlpage, labels, report_tables, tables
+from plots.runs import (REFERENCE_DIR, InputError, Run, default_out, default_run,
+                        load_references, load_runs)
+
+
+def pick_reference(runs: list[Run], wanted: str | None) -> int:
+    """The index of the reference machine: the first run unless `wanted`
+    names one (a 1-based index, or a case-insensitive part of its label,
+    CPU model name or run id, matching exactly one run)."""
+    if not wanted:
+        return 0
+    if wanted.isdigit() and 1 <= int(wanted) <= len(runs):
+        return int(wanted) - 1
+    w = wanted.lower()
+    hits = [i for i, r in enumerate(runs)
+            if w in r.label.lower() or w in (r.machine.get("cpu_model_name") or "").lower()
+            or w == r.run_id.lower()]
+    if len(hits) != 1:
+        choices = "; ".join(f"{i + 1}: {r.label}" for i, r in enumerate(runs))
+        raise InputError(f"--reference-machine {wanted!r} matches {len(hits)} machines "
+                         f"(choose one of {choices})")
+    return hits[0]
+
+
+def write_tables(out: Path, all_tables: list[tables.Table]) -> list[str]:
+    written = []
+    names = list(dict.fromkeys(t.name for t in all_tables))
+    for name in names:
+        group = [t for t in all_tables if t.name == name]
+        for ext, render in (("md", tables.to_markdown), ("csv", tables.to_csv),
+                            ("tex", tables.to_latex)):
+            (out / f"{name}.{ext}").write_text(render(group), encoding="utf-8")
+            written.append(f"{name}.{ext}")
+    return written
+
+
+def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> dict:
+    """Write the report; returns {"figures": [...], "files": [...]}."""
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = []
+
+    def figure(fig, name, alt):
+        if fig is None:
+            return None
+        width, height = figures.save(fig, out / name)
+        manifest.append({"file": name, "width": width, "height": height, "alt": alt})
+        return out / name, alt
+
+    sections = []
+    latency_tables = [report_tables.latency_table(run) for run in runs]
+    family_figs = []
+    for family in labels.FAMILIES:
+        fam_id, title, paths = family
+        made = figure(figures.latency_figure(runs, family), f"latency-{fam_id}.png",
+                      f"{title}: ns per operation (log scale), each repetition a point over a box")
+        if made:
+            family_figs.append(made)
+    sections.append({"id": "latency", "title": "Latency per operation",
+                     "intro": "One figure per path family, a panel per machine; then the "
+                              "latency table of each machine.",
+                     "figures": family_figs, "tables": latency_tables})
+
+    ladders = []
+    for run in runs:
+        ladders.append(figure(figures.ladder_figure(run, refs),
+                              f"ladder-{labels.slug(run.label)}.png",
+                              f"Latency ladder of {run.label}, published figures beside"))
+    sections.append({"id": "ladder", "title": "The latency ladder",
+                     "intro": "From one instruction to a powercap read, like the papers' "
+                              "hierarchy; hollow markers are stand-ins, published figures "
+                              "are drawn beside the rung they measure.",
+                     "figures": ladders})
+
+    ref_tables = []
+    if any(r["metric"] == "latency" for r in refs):
+        ref_tables.append(report_tables.reference_table(runs, refs))
+    overhead = report_tables.overhead_tables(runs, refs)
+    ref_fig = figure(figures.reference_figure(runs, refs), "reference.png",
+                     "Published figures beside this report's machines (ns per operation, log scale)")
+    sections.append({"id": "reference", "title": "Published figures beside this report",
+                     "intro": "Transcribed in results/reference/*.jsonl (see its README for "
+                              "every unit conversion).",
+                     "figures": [ref_fig] if ref_fig else [], "tables": ref_tables + overhead})
+
+    machine_tables = []
+    if len(runs) > 1:
+        machine_tables.append(report_tables.machines_table(runs, reference))
+        made = figure(figures.machines_figure(runs, reference), "machines.png",
+                      f"Machines side by side, ratios to {runs[reference].label}")
+        sections.append({"id": "machines", "title": "Machines side by side",
+                         "figures": [made] if made else [], "tables": machine_tables})
+
+    sampler_tables = [t for t in (report_tables.sampler_table(run) for run in runs) if t]
+    sampler_figs = [f for f in (
+        figure(figures.sampler_figure(runs), "sampler.png",
+               "Achieved rate (Hz) and interval jitter (µs) of the 1 kHz sampler per mechanism"),
+        figure(figures.overhead_figure(runs, refs), "overhead.png",
+               "Slowdown of a stress-ng workload under the sampler per mechanism, with its "
+               "95% CI, beside the published tool overheads")) if f]
+    if sampler_tables or sampler_figs:
+        sections.append({"id": "sampler", "title": "The 1 kHz sampler and other rates",
+                         "figures": sampler_figs, "tables": sampler_tables})
+
+    files = write_tables(out, latency_tables + ref_tables + overhead + machine_tables
+                         + sampler_tables)
+    files = [m["file"] for m in manifest] + files + ["figures.json"]
+    (out / "figures.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
+                                      encoding="utf-8")
+    (out / "index.html").write_text(htmlpage.page(runs, sections, files, len(refs)),
+                                    encoding="utf-8")
+    return {"figures": manifest, "files": ["index.html"] + files}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m plots.report",
+                                     description="Write the report of one or more runs.")
+    parser.add_argument("runs", nargs="*", metavar="RUN",
+                        help="run directories or results.jsonl files (default: results/runs/latest)")
+    parser.add_argument("--out", help="output directory (default: <first run>/report)")
+    parser.add_argument("--reference-machine", metavar="M",
+                        help="machine the ratios are relative to: 1-based index, or part of its "
+                             "label, model name or run id (default: the first run)")
+    parser.add_argument("--references", default=str(REFERENCE_DIR), metavar="DIR",
+                        help="published reference rows (default: %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        run_args = args.runs or [default_run()]
+        runs = load_runs(run_args)
+        refs = load_references(args.references)
+        reference = pick_reference(runs, args.reference_machine)
+    except InputError as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else default_out(run_args[0])
+    done = build(runs, refs, out, reference)
+    print(f"report: {len(done['files'])} files in {out}/ "
+          f"({len(done['figures'])} figures; open {out}/index.html)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Loading what the report shows: runs (a run directory or a results.jsonl
+file, validated against results/schema.json) and the published reference
+rows (results/reference/*.jsonl).
+
+A file whose rows come from several machines (rows merged by hand, say) is
+split into one Run per machine: the report is keyed by machine. Bad input
+raises InputError with a message naming the file, and the first bad lines
+in the validator's `FILE:LINE: FIELD: MESSAGE` form.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+from results.schema import iter_file_errors
+
+from plots import labels
+
+REPO = Path(__file__).resolve().parent.parent
+RUNS_DIR = REPO / "results" / "runs"
+REFERENCE_DIR = REPO / "results" / "reference"
+RESULTS_FILE = "results.jsonl"
+MAX_ERRORS_SHOWN = 5
+
+
+class InputError(Exception):
+    """Input the report cannot use; the message names the file."""
+
+
+@dataclasses.dataclass
+class Run:
+    """The rows of one machine from one results file."""
+    path: Path            # the results.jsonl file
+    rows: list[dict]
+    label: str = ""       # unique among the report's runs (labels.unique_labels)
+
+    @property
+    def machine(self) -> dict:
+        return self.rows[0]["machine"]
+
+    @property
+    def run_id(self) -> str:
+        return self.rows[0]["run_id"]
+
+    @property
+    def timestamp(self) -> str:
+        return self.rows[0]["timestamp"]
+
+    @property
+    def date(self) -> str:
+        return self.timestamp[:10]
+
+    @property
+    def emulated(self) -> bool:
+        return labels.is_emulated(self.machine)
+
+
+def results_file(arg) -> Path:
+    """The results.jsonl named by `arg`: the file itself, or the one in a run
+    directory. InputError when neither exists."""
+    path = Path(arg)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+        if not path.is_file():
+            raise InputError(f"{arg}: not a run directory (no {RESULTS_FILE} in it)")
+        return path
+    if not path.exists():
+        raise InputError(f"{arg}: no such run directory or results file")
+    if not path.is_file():
+        raise InputError(f"{arg}: not a file")
+    return path
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a JSON Lines file, after validating every row."""
+    try:
+        errors = list(iter_file_errors(path))
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    if errors:
+        shown = [f"{path}:{line}: {field}: {message}"
+                 for line, field, message in errors[:MAX_ERRORS_SHOWN]]
+        more = len(errors) - len(shown)
+        if more:
+            shown.append(f"... and {more} more (python -m results.validate {path})")
+        raise InputError(f"{path}: invalid results file\n" + "\n".join(shown))
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def _machine_key(machine: dict) -> str:
+    return json.dumps(machine, sort_keys=True)
+
+
+def load_runs(args) -> list["Run"]:
+    """One Run per (file, machine), in the order given, labelled uniquely."""
+    if not args:
+        raise InputError("no run given")
+    runs = []
+    for arg in args:
+        path = results_file(arg)
+        by_machine: dict[str, list[dict]] = {}
+        for row in read_rows(path):
+            by_machine.setdefault(_machine_key(row["machine"]), []).append(row)
+        runs += [Run(path, rows) for rows in by_machine.values()]
+    names = labels.unique_labels([r.machine for r in runs], [r.run_id for r in runs])
+    for run, name in zip(runs, names):
+        run.label = name
+    return runs
+
+
+def default_run() -> Path:
+    """The newest run: results/runs/latest."""
+    latest = RUNS_DIR / "latest"
+    if not latest.exists():
+        raise InputError(f"{latest}: no run yet (make bench-all writes one)")
+    return latest
+
+
+def default_out(run_arg) -> Path:
+    """<run dir>/report for a run directory, <file's dir>/report for a file."""
+    path = Path(run_arg)
+    return (path if path.is_dir() else path.parent) / "report"
+
+
+def load_references(directory=REFERENCE_DIR) -> list[dict]:
+    """Every published row of results/reference/*.jsonl (validated); an empty
+    list when the directory does not exist."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    found = []
+    for path in sorted(directory.glob("*.jsonl")):
+        rows = read_rows(path)
+        for line, row in enumerate(rows, 1):
+            if row["harness"] != "reference":
+                raise InputError(f"{path}:{line}: harness: a reference file holds only "
+                                 f"harness \"reference\" rows, not {row['harness']!r}")
+        found += rows
+    return found
+
+
+def source_label(row: dict) -> str:
+    """The citation part of a reference row's source: everything before the
+    first ": " ("Raffin & Trystram 2024, Table III (AMD EPYC 7702)")."""
+    return row["source"].split(": ", 1)[0]

@@ -1,0 +1,198 @@
+"""Tables fit to cite: one model, rendered as Markdown, CSV, LaTeX (booktabs)
+and HTML.
+
+A Table has display cells (strings; "—" where there is no number, never a
+number for a row that is not ok) and CSV records (raw numbers in base units,
+empty where there is none). A cell may carry footnote marks written
+"[^1]" or "[^1,3]"; each renderer turns them into its own form ([1],
+\\textsuperscript{1}, <sup>). Footnote texts are numbered per table in order
+of first use and shared by identical texts.
+
+Tables with the same `name` go to the same files (latency.md, latency.csv,
+latency.tex): one table per machine, one CSV in long form.
+"""
+
+import csv
+import dataclasses
+import html
+import io
+import re
+import unicodedata
+
+from results.table import DASH
+
+MARK = re.compile(r"\[\^(\d+(?:,\d+)*)\]")
+
+
+@dataclasses.dataclass
+class Table:
+    name: str                   # file stem: latency, reference, machines, sampler, ...
+    key: str                    # unique in the report (LaTeX label, HTML id)
+    title: str
+    caption: str
+    columns: list[str]
+    align: str                  # "l" or "r" per column
+    body: list[list[str]]
+    footnotes: list[str]
+    csv_columns: list[str]
+    records: list[dict]
+
+
+class Notes:
+    """Footnotes of one table: mark(text) gives "[^k]", numbered in order of
+    first use, one number per distinct text."""
+
+    def __init__(self):
+        self.texts: dict[str, int] = {}
+
+    def number(self, text: str) -> int:
+        return self.texts.setdefault(text, len(self.texts) + 1)
+
+    def mark(self, *texts: str) -> str:
+        numbers = sorted({self.number(t) for t in texts if t})
+        return f"[^{','.join(map(str, numbers))}]" if numbers else ""
+
+    def list(self) -> list[str]:
+        return list(self.texts)
+
+
+def with_mark(text: str, mark: str) -> str:
+    return f"{text} {mark}" if mark else text
+
+
+# ---- Markdown ----------------------------------------------------------------------
+
+def _md_cell(text: str) -> str:
+    text = MARK.sub(lambda m: f"[{m.group(1)}]", text)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(tables: list[Table]) -> str:
+    out = []
+    for t in tables:
+        out += [f"### {t.title}", "", t.caption, ""]
+        out.append("| " + " | ".join(_md_cell(c) for c in t.columns) + " |")
+        out.append("|" + "|".join("---:" if a == "r" else "---" for a in t.align) + "|")
+        out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.body]
+        if t.footnotes:
+            out.append("")
+            out += [f"- [{i}] {_md_cell(text)}" for i, text in enumerate(t.footnotes, 1)]
+        out.append("")
+    return "\n".join(out)
+
+
+# ---- CSV -------------------------------------------------------------------------------
+
+def _csv_value(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+def to_csv(tables: list[Table]) -> str:
+    """The records of every table (they share the columns of the first)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=tables[0].csv_columns, lineterminator="\n")
+    writer.writeheader()
+    for t in tables:
+        for record in t.records:
+            writer.writerow({k: _csv_value(record.get(k)) for k in t.csv_columns})
+    return buf.getvalue()
+
+
+# ---- LaTeX ----------------------------------------------------------------------------
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$",
+    "%": r"\%", "&": r"\&", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}
+_LATEX_UNICODE = {
+    "—": "---", "–": "--", "→": r"$\to$", "←": r"$\leftarrow$", "µ": r"$\mu$", "μ": r"$\mu$",
+    "×": r"$\times$", "≥": r"$\geq$", "≤": r"$\leq$", "≈": r"$\approx$", "±": r"$\pm$",
+    "…": r"\ldots{}", "·": r"$\cdot$", "‘": "`", "’": "'", "“": "``", "”": "''", "½": r"$\frac12$",
+    "÷": r"$\div$", "°": r"$^\circ$",
+}
+
+
+def latex_escape(text: str) -> str:
+    """Text for a LaTeX document: the special characters escaped, the few
+    non-ASCII characters of the report spelled in LaTeX; anything else
+    non-ASCII reduced to its ASCII base or dropped, so the output is ASCII."""
+    out = []
+    for ch in text:
+        if ch in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[ch])
+        elif ch in _LATEX_UNICODE:
+            out.append(_LATEX_UNICODE[ch])
+        elif ord(ch) < 128:
+            out.append(ch)
+        else:
+            out.append(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode())
+    return "".join(out)
+
+
+def _tex_cell(text: str) -> str:
+    parts, last = [], 0
+    for m in MARK.finditer(text):
+        parts.append(latex_escape(text[last:m.start()]).rstrip())
+        parts.append(rf"\textsuperscript{{{m.group(1)}}}")
+        last = m.end()
+    parts.append(latex_escape(text[last:]))
+    return "".join(parts).replace("\n", " ")
+
+
+def to_latex(tables: list[Table]) -> str:
+    out = ["% Generated by raplbench: python -m plots.report. Needs \\usepackage{booktabs}.",
+           "% Values are medians with a distribution-free 95% confidence interval of the median.",
+           ""]
+    for t in tables:
+        out += [r"\begin{table}[htbp]", r"\centering", r"\footnotesize",
+                rf"\caption{{{latex_escape(t.title)}. {latex_escape(t.caption)}}}",
+                rf"\label{{tab:raplbench-{t.key}}}",
+                rf"\begin{{tabular}}{{{t.align}}}", r"\toprule",
+                " & ".join(_tex_cell(c) for c in t.columns) + r" \\", r"\midrule"]
+        out += [" & ".join(_tex_cell(c) for c in row) + r" \\" for row in t.body]
+        out += [r"\bottomrule", r"\end{tabular}"]
+        if t.footnotes:
+            out += [r"\par\smallskip", r"\begin{minipage}{\linewidth}\scriptsize"]
+            out += [rf"\textsuperscript{{{i}}}\,{latex_escape(text)}\par"
+                    for i, text in enumerate(t.footnotes, 1)]
+            out.append(r"\end{minipage}")
+        out += [r"\end{table}", ""]
+    return "\n".join(out)
+
+
+# ---- HTML ------------------------------------------------------------------------------
+
+def _html_cell(text: str) -> str:
+    parts, last = [], 0
+    for m in MARK.finditer(text):
+        parts.append(html.escape(text[last:m.start()]))
+        parts.append(f'<sup class="mark">[{m.group(1)}]</sup>')
+        last = m.end()
+    parts.append(html.escape(text[last:]))
+    return "".join(parts)
+
+
+def to_html(t: Table) -> str:
+    """One table with its caption and footnotes, for index.html."""
+    align = {"l": "left", "r": "right"}
+    out = [f'<table id="table-{html.escape(t.key)}">',
+           f"<caption><b>{html.escape(t.title)}.</b> {html.escape(t.caption)}</caption>",
+           "<thead><tr>" + "".join(f'<th style="text-align:{align[a]}">{_html_cell(c)}</th>'
+                                   for c, a in zip(t.columns, t.align)) + "</tr></thead>",
+           "<tbody>"]
+    for row in t.body:
+        cells = []
+        for c, a in zip(row, t.align):
+            cls = ' class="dash"' if c == DASH else ""
+            cells.append(f'<td style="text-align:{align[a]}"{cls}>{_html_cell(c)}</td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    if t.footnotes:
+        out.append('<ol class="notes">' + "".join(
+            f'<li value="{i}">{html.escape(text)}</li>' for i, text in enumerate(t.footnotes, 1))
+            + "</ol>")
+    return "\n".join(out)

@@ -1,0 +1,140 @@
+"""Figures: log scale for latency with units on the axes, stand-ins and
+emulated CPUs marked, unavailable rows shown, and no overlapping labels."""
+
+import copy
+
+import matplotlib.pyplot as plt
+import pytest
+
+from plots import figures, labels
+from plots.fixtures import emulated_copy
+from plots.runs import Run
+from results import rows as rows_mod
+
+NOT_RUN = ("this kernel (6.18.44) has no loadable-module support (CONFIG_MODULES off: "
+           "/proc/modules missing); use make kbench-test to run the module under QEMU")
+
+
+def vm_run(run: Run) -> Run:
+    """A virtual machine like the development VMs: no kernel module (one
+    harness-level row per kbench path), no sampler, hypervisor kvm."""
+    rows = [copy.deepcopy(r) for r in run.rows if r["harness"] != "kbench" and r["path"] != "sampler"]
+    for r in rows:
+        r["machine"]["hypervisor"] = "kvm"
+    common = {k: rows[0][k] for k in ("schema_version", "run_id", "timestamp", "machine")}
+    for path in ("kinsn", "proc-read", "sys-read"):
+        rows.append(rows_mod.not_ok_row(common, harness="kbench", path=path, op="*", target=None,
+                                        cpu=None, target_cpu=None, metric="latency", unit="ns",
+                                        reason=NOT_RUN))
+    return Run(run.path, rows, label=labels.machine_name(rows[0]["machine"]) + " [VM]")
+
+
+@pytest.fixture(scope="module")
+def layouts(runs):
+    """Report layouts to draw: the two fixture machines, a VM alone, a VM
+    beside an emulated CPU (the kbench-qemu rows)."""
+    vm = vm_run(runs[1])
+    qemu = emulated_copy([r for r in runs[0].rows if r["harness"] == "kbench"])
+    for r in qemu:  # the model name QEMU reports: a long label
+        r["machine"]["cpu_model_name"] = "QEMU Virtual CPU version 2.5+"
+    emulated = Run(runs[0].path, qemu, label="Intel QEMU Virtual CPU version 2.5+ [emulated]")
+    return {"two machines": runs, "vm": [vm], "vm + emulated": [vm, emulated]}
+
+
+def all_figures(runs, refs):
+    made = {}
+    for family in labels.FAMILIES:
+        made[f"latency-{family[0]}"] = figures.latency_figure(runs, family)
+    for run in runs:
+        made[f"ladder-{run.label}"] = figures.ladder_figure(run, refs)
+    made["reference"] = figures.reference_figure(runs, refs)
+    made["machines"] = figures.machines_figure(runs)
+    made["sampler"] = figures.sampler_figure(runs)
+    made["overhead"] = figures.overhead_figure(runs, refs)
+    return {name: fig for name, fig in made.items() if fig is not None}
+
+
+@pytest.mark.parametrize("layout", ["two machines", "vm", "vm + emulated"])
+def test_no_overlapping_labels(layouts, refs, layout):
+    plt.close("all")
+    made = all_figures(layouts[layout], refs)
+    assert made
+    for name, fig in made.items():
+        assert figures.overlapping_texts(fig) == [], f"{layout}: {name}"
+        plt.close(fig)
+
+
+def test_latency_axes_are_log_with_units(runs, refs):
+    for family in labels.FAMILIES:
+        fig = figures.latency_figure(runs, family)
+        for ax in fig.axes:
+            assert ax.get_yscale() == "log"
+            assert ax.get_ylabel() == "ns per operation (log scale)"
+        assert fig.axes[-1].get_xlabel()
+        plt.close(fig)
+    for fig in (figures.ladder_figure(runs[0], refs), figures.reference_figure(runs, refs),
+                figures.machines_figure(runs)):
+        ax = fig.axes[0]
+        assert ax.get_xscale() == "log" and ax.get_xlabel() == "ns per operation (log scale)"
+        plt.close(fig)
+
+
+def test_sampler_axes_have_units(runs, refs):
+    fig = figures.sampler_figure(runs)
+    rate, jitter = fig.axes[:2]
+    assert rate.get_ylabel() == "achieved rate (Hz)"
+    assert jitter.get_ylabel() == "interval jitter (µs, log scale)" and jitter.get_yscale() == "log"
+    plt.close(fig)
+    fig = figures.overhead_figure(runs, refs)
+    assert fig.axes[0].get_ylabel() == "slowdown of the workload (%)"
+    assert "Diamond & Stoico 2026, Table 1" in fig.axes[1].get_title()
+    plt.close(fig)
+
+
+def test_stand_ins_and_unavailable_rows_are_marked(runs):
+    fig = figures.latency_figure(runs, labels.FAMILIES[2])  # file reads: AMD msr-dev stand-ins
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "stand-in (substitute measured)" in legend
+    assert "unavailable / error (reason in the table)" in legend  # Intel msr-dev 0x64d
+    amd = fig.axes[1]
+    hatched = [p for p in amd.patches if p.get_hatch() == figures.STAND_IN_HATCH]
+    assert hatched  # the stand-in boxes
+    ticks = [t.get_text() for t in amd.get_xticklabels()]
+    assert any("stand-in" in t for t in ticks)
+    plt.close(fig)
+
+
+def test_ladder_marks_missing_rungs(layouts, refs):
+    vm = layouts["vm"][0]
+    fig = figures.ladder_figure(vm, refs)
+    ticks = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert ticks[0] == "nop · kernel loop  [unavailable]"
+    assert "nop · user space" in ticks
+    assert any(t.endswith("[stand-in]") for t in ticks)
+    plt.close(fig)
+
+
+def test_a_family_with_nothing_measured_has_no_figure(layouts):
+    assert figures.latency_figure(layouts["vm"], labels.FAMILIES[0]) is None  # no kbench
+
+
+def test_saved_png_is_figsize_times_dpi(tmp_path, runs):
+    fig = figures.latency_figure(runs[:1], labels.FAMILIES[1])
+    size = figures.save(fig, tmp_path / "x.png")
+    assert size == figures.pixels(figures.latency_size(1)) == (1200, 540)
+
+
+def test_the_overlap_check_finds_overlaps():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.set_xticks(range(12), [f"a long label {i}" for i in range(12)])
+    assert figures.overlapping_texts(fig)  # horizontal labels run into each other
+    for label in ax.get_xticklabels():
+        label.set_rotation(30)
+        label.set_horizontalalignment("right")
+        label.set_rotation_mode("anchor")
+    assert figures.overlapping_texts(fig)  # still too crowded at 30 degrees
+    ax.set_xticks(range(3), ["a", "b", "c"])
+    assert figures.overlapping_texts(fig) == []
+    ax.text(1.5, 0.5, "beyond the right edge of the figure", transform=ax.transAxes)
+    assert ("beyond the right edge of the figure", "(figure edge)") in figures.overlapping_texts(fig)
+    plt.close(fig)

@@ -1,0 +1,60 @@
+"""Names of machines, CPU placement and targets."""
+
+from plots import labels
+
+
+def machine(**kw):
+    base = {k: None for k in ("hostname", "cpu_vendor", "cpu_model_name", "kernel", "hypervisor")}
+    return {**base, **kw}
+
+
+def test_machine_names_are_vendor_and_model():
+    intel = machine(cpu_vendor="GenuineIntel",
+                    cpu_model_name="11th Gen Intel(R) Core(TM) i7-1185G7 @ 3.00GHz")
+    assert labels.machine_name(intel) == "11th Gen Intel Core i7-1185G7"
+    amd = machine(cpu_vendor="AuthenticAMD", cpu_model_name="AMD Ryzen 9 7950X 16-Core Processor")
+    assert labels.machine_name(amd) == "AMD Ryzen 9 7950X 16-Core"
+    assert labels.machine_name(machine(cpu_vendor="GenuineIntel", cpu_model_name="Intel 8809G")) \
+        == "Intel 8809G"
+    assert labels.machine_name(machine(cpu_vendor="AuthenticAMD")) == "AMD"
+    assert labels.machine_name(machine()) == "unknown CPU"
+
+
+def test_unique_labels_tag_platform_and_disambiguate():
+    vm = machine(cpu_vendor="GenuineIntel", cpu_model_name="Intel(R) Xeon(R) Processor",
+                 hypervisor="kvm", hostname="a")
+    tcg = dict(vm, hypervisor="qemu-tcg")
+    assert labels.unique_labels([vm, tcg], ["r1", "r2"]) == ["Intel Xeon [VM]",
+                                                             "Intel Xeon [emulated]"]
+    assert labels.unique_labels([vm, dict(vm, hostname="b")], ["r1", "r2"]) == \
+        ["Intel Xeon [VM] (a)", "Intel Xeon [VM] (b)"]
+    assert labels.unique_labels([vm, vm], ["r1", "r2"]) == \
+        ["Intel Xeon [VM] (a) (run r1)", "Intel Xeon [VM] (a) (run r2)"]
+
+
+def test_platform():
+    assert labels.platform(machine(hostname="h", kernel="6.1")) == "bare metal"
+    assert labels.platform(machine(hypervisor="kvm")) == "virtual machine (kvm)"
+    assert labels.platform(machine(hypervisor="qemu-tcg")).startswith("emulated CPU (qemu-tcg)")
+    assert labels.platform(machine()) == "platform unknown"
+
+
+def test_placement_and_cpus():
+    assert labels.placement({"cpu": 0, "target_cpu": 0}) == labels.SAME_CPU
+    assert labels.placement({"cpu": 1, "target_cpu": 0}) == labels.OTHER_CPU
+    assert labels.placement({"cpu": 0, "target_cpu": None}) == labels.NO_TARGET
+    assert labels.cpus({"cpu": 1, "target_cpu": 0}) == "1→0"
+    assert labels.cpus({"cpu": None, "target_cpu": 0}) == "?→0"
+    assert labels.cpus({"cpu": None, "target_cpu": None}) == "—"
+
+
+def test_short_targets():
+    assert labels.short_target("/sys/class/powercap/intel-rapl:0/energy_uj") == "intel-rapl:0"
+    assert labels.short_target("0x611") == "0x611 PKG energy"
+    assert labels.short_target("0xC001029B") == "0xc001029b PKG energy"
+    assert labels.short_target("power/energy-pkg/") == "energy-pkg"
+    assert labels.short_target("msr/tsc/") == "msr/tsc"
+    assert labels.short_target("/sys/class/net/lo/statistics/rx_bytes") == "rx_bytes"
+    assert labels.short_target(None) == ""
+    assert labels.cell_target("bpf_timer (CPU-pinned, absolute deadlines), 1000 Hz requested") \
+        == "bpf_timer (CPU-pinned, absolute…"
