@@ -8,7 +8,7 @@ BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps build bench-all test test-ubench test-rbench test-python kbench-test validate gate baseline clean
+.PHONY: all deps build bench-all bench-overhead report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
 
 all: build
 
@@ -27,6 +27,16 @@ build: deps
 
 bench-all: build
 	@$(PY) -m results.bench_all $(if $(QUICK),--quick)
+	@$(PY) -m plots.report
+
+# the 1 kHz sampler alone: its self-report and the hyperfine overhead experiment
+bench-overhead: build
+	@$(PY) -m results.bench_all $(if $(QUICK),--quick) --only sampler,overhead
+
+# make report [RUNS="run_dir_or_results.jsonl ..."] [OUT=dir] [REFERENCE_MACHINE=name|index]
+# figures, latency tables (md, csv, tex) and index.html; default: the newest run
+report: deps
+	@$(PY) -m plots.report $(RUNS) $(if $(OUT),--out "$(OUT)") $(if $(REFERENCE_MACHINE),--reference-machine "$(REFERENCE_MACHINE)")
 
 test: build test-ubench test-rbench test-python
 

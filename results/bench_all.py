@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import agreement, checks, criterion, gbench, kbench, machine, rows, schema, table
+from results import (agreement, checks, criterion, gbench, kbench, machine, overhead, rows,
+                     sampler, schema, table)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -43,6 +44,8 @@ class Run:
     common: dict          # schema_version, run_id, timestamp, machine
     build_dir: Path
     tsc_khz_hints: list = dataclasses.field(default_factory=list)
+    # {mechanism: stand_in} of the mechanisms the sampler could run here
+    sampler_mechanisms: dict | None = None
 
 
 def failed_rows(run: Run, harness: str, paths, reason: str, status="error") -> list[dict]:
@@ -177,11 +180,32 @@ def run_criterion(run: Run) -> list[dict]:
         return failed_rows(run, criterion.HARNESS, criterion.PATHS, str(e))
 
 
-# Every harness of the suite, in the order they run.
+# ---- the 1 kHz sampler: self-report, then the overhead experiment -----------
+
+def run_sampler(run: Run) -> list[dict]:
+    got = sampler.run_all(run.common, run.raw_dir, run.run_dir / "machine.json", run.quick)
+    run.sampler_mechanisms = sampler.stand_ins(got)
+    return got
+
+
+def run_overhead(run: Run) -> list[dict]:
+    if run.sampler_mechanisms is None:  # the sampler step did not run: find out now
+        run_sampler(run)
+    try:
+        return overhead.run(run.common, run.raw_dir, run.quick, run.sampler_mechanisms)
+    except (OSError, subprocess.CalledProcessError, ValueError, RuntimeError) as e:
+        detail = getattr(e, "stderr", None) or ""
+        return failed_rows(run, overhead.HARNESS, ("sampler",),
+                           f"the overhead experiment failed: {e} {detail}".strip())
+
+
+# Every harness of the suite, in the order they run: (name, what, step).
 HARNESSES = [
-    ("gbench (ubench, Google Benchmark)", run_gbench),
-    ("kbench (kernel module)", run_kbench),
-    ("criterion (rbench, Criterion)", run_criterion),
+    ("gbench", "ubench, Google Benchmark", run_gbench),
+    ("kbench", "the kernel module", run_kbench),
+    ("criterion", "rbench, Criterion", run_criterion),
+    ("sampler", "raplbench-sample self-report, idle machine", run_sampler),
+    ("overhead", "hyperfine: the sampler under a stress-ng workload", run_overhead),
 ]
 
 
@@ -214,7 +238,16 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="short runs (smoke tests, CI)")
     parser.add_argument("--runs-dir", type=Path, default=REPO / "results" / "runs")
     parser.add_argument("--build-dir", type=Path, default=REPO / "build")
+    parser.add_argument("--only", help="comma-separated steps to run, of: "
+                        + ", ".join(name for name, _, _ in HARNESSES))
     args = parser.parse_args(argv)
+    steps = HARNESSES
+    if args.only:
+        wanted = args.only.split(",")
+        unknown = set(wanted) - {name for name, _, _ in HARNESSES}
+        if unknown:
+            parser.error(f"unknown step(s) {', '.join(sorted(unknown))}")
+        steps = [h for h in HARNESSES if h[0] in wanted]
 
     run_id = rows.new_run_id()
     run_dir = args.runs_dir / run_id
@@ -225,19 +258,22 @@ def main(argv=None) -> int:
               common=rows.common(run_id, rows.utc_timestamp(), the_machine),
               build_dir=args.build_dir)
     print(f"raplbench run {run_id}{' (QUICK)' if args.quick else ''} -> {run_dir}")
+    # harnesses that write their own rows (the sampler) read the machine from here
+    (run_dir / "machine.json").write_text(json.dumps(the_machine, indent=2) + "\n")
 
     all_rows = []
-    for i, (name, step) in enumerate(HARNESSES, 1):
-        print(f"[{i}/{len(HARNESSES)}] {name}", flush=True)
+    for i, (name, what, step) in enumerate(steps, 1):
+        print(f"[{i}/{len(steps)}] {name} ({what})", flush=True)
         started = time.monotonic()
         all_rows += step(run)
-        print(f"[{i}/{len(HARNESSES)}] {name}: done in {time.monotonic() - started:.1f} s",
+        print(f"[{i}/{len(steps)}] {name}: done in {time.monotonic() - started:.1f} s",
               flush=True)
 
     # the kernel's TSC frequency is unknown on some machines: use the measured one
     if the_machine["tsc_khz"] is None and run.tsc_khz_hints:
         the_machine["tsc_khz"] = run.tsc_khz_hints[0]
-
+    for row in all_rows:  # one run, one machine: the same object in every row
+        row["machine"] = the_machine
     errors = write_run(run, all_rows)
     point_latest(args.runs_dir, run_dir)
     if errors:

@@ -60,3 +60,26 @@ def test_agreement_report_is_written(quick_run):
     assert text.startswith("# Cross-harness agreement")
     assert "| perf | read |" in text  # the perf path runs everywhere (real or stand-in)
     assert "pairs agree within 25%" in text
+
+
+def test_sampler_reports_itself_beside_its_null_timer(quick_run):
+    _, run_dir = quick_run
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    mine = [r for r in rows if r["harness"] == "sampler"]
+    assert {r["op"] for r in mine} == {"powercap", "msr", "perf", "ebpf"}
+    for op in {r["op"] for r in mine if r["status"] == "ok"}:
+        real = {r["metric"] for r in mine if r["op"] == op and not r["target"].startswith("null:")}
+        null = {r["metric"] for r in mine if r["op"] == op and r["target"].startswith("null:")}
+        assert real == null == {"rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample"}
+    assert all(r["status"] == "ok" or r["reason"] for r in mine)
+
+
+def test_overhead_experiment_has_a_row_per_mechanism(quick_run):
+    _, run_dir = quick_run
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    mine = [r for r in rows if r["harness"] == "hyperfine"]
+    assert {r["op"] for r in mine} == {"powercap", "msr", "perf", "ebpf"}
+    for r in mine:
+        assert r["metric"] == "overhead_pct"
+        assert r["status"] != "ok" or r["n"] >= 10, r
+    assert (run_dir / "raw" / "hyperfine").is_dir()

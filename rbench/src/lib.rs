@@ -23,7 +23,9 @@ pub mod msr;
 pub mod perf;
 pub mod plan;
 pub mod powercap;
+pub mod schema_row;
 mod source;
+pub mod summary;
 mod sysfs;
 #[cfg(test)]
 mod testutil;

@@ -1,0 +1,197 @@
+//! Command line of raplbench-sample.
+
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  # 5 s of RAPL through perf at 1 kHz into a CSV
+  raplbench-sample --mechanism perf --duration 5 --output energy.csv
+
+  # sample while a command runs; exit with its exit code
+  raplbench-sample --mechanism msr --output energy.csv -- ./my-workload --size 10
+
+  # the package domain only, at 100 Hz, pinned to CPU 2 under SCHED_FIFO
+  raplbench-sample --mechanism powercap --domains package-0 --frequency 100 --cpu 2 --fifo --duration 60
+
+  # the in-kernel sampler (BPF), with a self-report in the results schema
+  raplbench-sample --mechanism ebpf --duration 10 --report sampler.jsonl
+
+Exit status: 0 (or the command's own), 2 for bad options or a counter or
+output that cannot be opened, 1 when sampling failed after it started.
+SIGINT and SIGTERM stop sampling cleanly: every sample taken is written.";
+
+/// How the counters are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mechanism {
+    /// /sys/class/powercap/<zone>/energy_uj, kept open (stand-in: a live sysfs counter)
+    Powercap,
+    /// /dev/cpu/N/msr, the RAPL energy MSRs (stand-in: /dev/cpu/N/cpuid)
+    Msr,
+    /// a perf_event group of the RAPL `power` PMU events (stand-in: msr/tsc/)
+    Perf,
+    /// an in-kernel BPF program samples on its own; drained in batches
+    Ebpf,
+}
+
+impl Mechanism {
+    /// The name used in result rows (op).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Powercap => "powercap",
+            Mechanism::Msr => "msr",
+            Mechanism::Perf => "perf",
+            Mechanism::Ebpf => "ebpf",
+        }
+    }
+}
+
+/// raplbench-sample: the 1 kHz RAPL energy sampler of raplbench.
+///
+/// Reads every energy domain of the chosen mechanism at a fixed rate on
+/// absolute deadlines, for a duration or while a command runs, and writes
+/// one CSV line per sample and domain: time_ns,source,domain,raw,delta_j.
+#[derive(Debug, Parser)]
+#[command(name = "raplbench-sample", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// How to read the counters.
+    #[arg(long, value_enum)]
+    pub mechanism: Mechanism,
+
+    /// Domains to read, comma-separated names or sources (default: every one
+    /// discovered, e.g. package-0,dram or intel-rapl:0,energy-pkg).
+    #[arg(long, value_delimiter = ',')]
+    pub domains: Vec<String>,
+
+    /// Samples per second, 1 to 10000.
+    #[arg(long, default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub frequency: u32,
+
+    /// Sample for this many seconds (else: while COMMAND runs).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<f64>,
+
+    /// CSV output (time_ns,source,domain,raw,delta_j); none: no file.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+
+    /// Write a self-report (rate, interval jitter, missed ticks, CPU per
+    /// sample, and the same for a bare timer loop run after it for the same
+    /// time) as rows of the raplbench results schema (JSON Lines).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+
+    /// Do not measure the bare timer loop after sampling (with --report).
+    #[arg(long)]
+    pub no_null: bool,
+
+    /// Read powercap zones under this directory (fixtures) instead of
+    /// /sys/class/powercap.
+    #[arg(long)]
+    pub powercap_root: Option<PathBuf>,
+
+    /// Pin the sampling thread to this CPU (default: the CPU that owns the
+    /// counters, so reading them needs no IPI; unpinned when none does).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+
+    /// Run the sampling thread under SCHED_FIFO (needs CAP_SYS_NICE).
+    #[arg(long)]
+    pub fifo: bool,
+
+    /// The machine object for --report (machine.json from `python -m
+    /// results.machine`); default: what /proc and cpuid tell, the rest null.
+    #[arg(long)]
+    pub machine: Option<PathBuf>,
+
+    /// The run id for --report (default: a new one).
+    #[arg(long)]
+    pub run_id: Option<String>,
+
+    /// The command to run while sampling.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+fn parse_duration(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
+        _ => Err(format!("'{text}' is not a number of seconds in (0, 86400]")),
+    }
+}
+
+impl Args {
+    /// Checks what clap cannot: exactly one of --duration and COMMAND.
+    pub fn validate(&self) -> Result<(), String> {
+        match (self.duration.is_some(), self.command.is_empty()) {
+            (true, false) => Err("give --duration or a command after --, not both".into()),
+            (false, true) => Err("give --duration SECONDS or a command after --".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("raplbench-sample").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn accepts_the_documented_forms() {
+        let a = parse(&[
+            "--mechanism",
+            "perf",
+            "--duration",
+            "5",
+            "--output",
+            "x.csv",
+        ])
+        .unwrap();
+        assert_eq!(
+            (a.mechanism, a.frequency, a.duration),
+            (Mechanism::Perf, 1000, Some(5.0))
+        );
+        a.validate().unwrap();
+        let b = parse(&[
+            "--mechanism",
+            "msr",
+            "--domains",
+            "package-0,dram",
+            "--",
+            "sleep",
+            "1",
+        ])
+        .unwrap();
+        assert_eq!(b.domains, ["package-0", "dram"]);
+        assert_eq!(b.command, ["sleep", "1"]);
+        b.validate().unwrap();
+    }
+
+    #[test]
+    fn refuses_bad_options_with_exit_status_2() {
+        for bad in [
+            &["--mechanism", "rapl", "--duration", "1"][..],
+            &["--mechanism", "perf", "--frequency", "0", "--duration", "1"],
+            &[
+                "--mechanism",
+                "perf",
+                "--frequency",
+                "10001",
+                "--duration",
+                "1",
+            ],
+            &["--mechanism", "perf", "--duration", "-1"],
+            &["--mechanism", "perf", "--duration", "nan"],
+        ] {
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{bad:?}");
+        }
+        assert!(parse(&["--mechanism", "perf"]).unwrap().validate().is_err());
+        let both = parse(&["--mechanism", "perf", "--duration", "1", "--", "true"]).unwrap();
+        assert!(both.validate().is_err());
+    }
+}

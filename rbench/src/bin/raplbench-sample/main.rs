@@ -1,0 +1,441 @@
+//! raplbench-sample: the 1 kHz RAPL energy sampler, raplbench's reference
+//! workload (the tool whose cost the suite measures).
+//!
+//! Threads: the main thread starts everything, then waits (for --duration,
+//! or for COMMAND) with SIGINT/SIGTERM unblocked; the sampling thread
+//! (ticker.rs; for ebpf the in-kernel program and a drain thread,
+//! ebpf_drain.rs) fills preallocated batches; the writer thread (writer.rs)
+//! converts, wrap-corrects and writes them and keeps the statistics. With
+//! --report, a null sampler (the same loop reading nothing) then runs for
+//! the same time, and both go into the report side by side.
+
+mod batch;
+mod cli;
+mod cputime;
+mod ebpf_drain;
+mod mechanism;
+mod report;
+mod signals;
+mod ticker;
+mod writer;
+
+use clap::Parser;
+use nix::sys::wait::WaitStatus;
+use rbench::ebpf::{BpfConfig, BpfSampler};
+use rbench::schema_row::{new_run_id, utc_timestamp, Machine, RunInfo};
+use rbench::CounterSource;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::sync::{Arc, Barrier};
+use std::time::SystemTime;
+
+use cli::{Args, Mechanism};
+use mechanism::{NullSource, Opened};
+use report::Phase;
+use ticker::{monotonic_ns, TickerSetup};
+
+/// Why the program stops early.
+enum Fail {
+    /// Before sampling started: bad options, a counter or file that cannot
+    /// be opened. Exit status 2.
+    Setup(String),
+    /// After sampling started. Exit status 1.
+    Run(String),
+}
+
+/// How long a phase lasts.
+enum Until<'a> {
+    /// This many ns, or a signal.
+    Elapsed(u64),
+    /// The command ends (its exit status is returned); a signal is forwarded to it.
+    CommandExits(&'a [String]),
+}
+
+/// Waits until the phase should end; the command's exit status, or 0.
+fn wait(until: &Until) -> Result<i32, Fail> {
+    match until {
+        Until::Elapsed(ns) => {
+            let deadline = monotonic_ns() + ns;
+            let ts = libc::timespec {
+                tv_sec: (deadline / 1_000_000_000) as libc::time_t,
+                tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
+            };
+            // returns early (EINTR) on SIGINT/SIGTERM
+            while signals::received().is_none() && monotonic_ns() < deadline {
+                // SAFETY: ts is valid; no remainder is needed with TIMER_ABSTIME.
+                unsafe {
+                    libc::clock_nanosleep(
+                        libc::CLOCK_MONOTONIC,
+                        libc::TIMER_ABSTIME,
+                        &ts,
+                        std::ptr::null_mut(),
+                    )
+                };
+            }
+            // stopped by a signal: the shell's convention, 128 + the signal
+            Ok(signals::received().map_or(0, |sig| 128 + sig))
+        }
+        Until::CommandExits(command) => {
+            let child = Command::new(&command[0])
+                .args(&command[1..])
+                .spawn()
+                .map_err(|e| Fail::Setup(format!("cannot run {}: {e}", command[0])))?;
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let mut forwarded = false;
+            loop {
+                match nix::sys::wait::waitpid(pid, None) {
+                    Err(nix::errno::Errno::EINTR) => {
+                        if let (Some(sig), false) = (signals::received(), forwarded) {
+                            if let Ok(sig) = nix::sys::signal::Signal::try_from(sig) {
+                                let _ = nix::sys::signal::kill(pid, sig);
+                            }
+                            forwarded = true;
+                        }
+                    }
+                    Err(e) => return Err(Fail::Run(format!("waiting for {}: {e}", command[0]))),
+                    // the shell's convention: the exit code, or 128 + the signal
+                    Ok(WaitStatus::Exited(_, code)) => return Ok(code),
+                    Ok(WaitStatus::Signaled(_, sig, _)) => return Ok(128 + sig as i32),
+                    Ok(_) => {} // stopped or continued: keep waiting
+                }
+            }
+        }
+    }
+}
+
+/// The common end of a phase: start the producer, check it started, wait,
+/// stop, collect.
+struct Running {
+    /// Printed on stderr once sampling has started (other programs wait for it).
+    banner: String,
+    stop: Arc<AtomicBool>,
+    producer: std::thread::JoinHandle<ticker::TickerStats>,
+    writer: std::thread::JoinHandle<writer::PhaseStats>,
+    started: std::sync::mpsc::Receiver<Result<(), String>>,
+}
+
+impl Running {
+    fn finish(
+        self,
+        until: &Until,
+    ) -> Result<(u64, i32, ticker::TickerStats, writer::PhaseStats), Fail> {
+        let startup = self
+            .started
+            .recv()
+            .unwrap_or_else(|_| Err("the sampling thread died".into()));
+        let t0 = monotonic_ns();
+        let code = match startup {
+            Ok(()) => {
+                eprintln!("raplbench-sample: {}", self.banner);
+                signals::unblock_in_this_thread().ok();
+                let code = wait(until);
+                signals::block_in_this_thread().ok();
+                code
+            }
+            Err(why) => Err(Fail::Setup(why)),
+        };
+        let wall_ns = monotonic_ns() - t0;
+        self.stop.store(true, Ordering::Relaxed);
+        let producer = self
+            .producer
+            .join()
+            .map_err(|_| Fail::Run("the sampling thread panicked".into()))?;
+        let stats = self
+            .writer
+            .join()
+            .map_err(|_| Fail::Run("the writer thread panicked".into()))?;
+        Ok((wall_ns, code?, producer, stats))
+    }
+}
+
+fn start_writer(
+    domains: Vec<rbench::Domain>,
+    output: Option<BufWriter<File>>,
+    period_ns: u64,
+    extra_cpu_ns: Option<Box<dyn Fn() -> u64 + Send>>,
+    ends: batch::WriterEnds,
+    done: Arc<Barrier>,
+) -> std::thread::JoinHandle<writer::PhaseStats> {
+    let setup = writer::WriterSetup {
+        domains,
+        output,
+        period_ns,
+        extra_cpu_ns,
+        done,
+    };
+    std::thread::Builder::new()
+        .name("writer".into())
+        .spawn(move || writer::run(setup, ends))
+        .expect("spawn the writer thread")
+}
+
+/// Samples `source` from a user-space thread until `until`.
+fn run_ticked(
+    mut source: Box<dyn CounterSource + Send>,
+    output: Option<BufWriter<File>>,
+    setup: TickerSetup,
+    until: &Until,
+    banner: String,
+) -> Result<(u64, i32, ticker::TickerStats, writer::PhaseStats), Fail> {
+    let (producer_ends, writer_ends) = batch::pool(source.domains().len());
+    let done = Arc::new(Barrier::new(2));
+    let writer = start_writer(
+        source.domains().to_vec(),
+        output,
+        setup.period_ns,
+        None,
+        writer_ends,
+        done.clone(),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let (started_tx, started) = sync_channel(1);
+    let stop_flag = stop.clone();
+    let producer = std::thread::Builder::new()
+        .name("sampler".into())
+        .spawn(move || {
+            ticker::run(
+                &mut *source,
+                setup,
+                &stop_flag,
+                producer_ends,
+                started_tx,
+                done,
+            )
+        })
+        .expect("spawn the sampling thread");
+    Running {
+        banner,
+        stop,
+        producer,
+        writer,
+        started,
+    }
+    .finish(until)
+}
+
+/// Starts the BPF program on `cpu` for `events` and drains it until `until`.
+fn run_in_kernel(
+    events: &[rbench::perf::PerfEventSpec],
+    cpu: usize,
+    output: Option<BufWriter<File>>,
+    period_ns: u64,
+    until: &Until,
+    banner: String,
+) -> Result<(u64, i32, ticker::TickerStats, writer::PhaseStats, String), Fail> {
+    let config = BpfConfig {
+        period_ns,
+        cpus: Some(vec![cpu]),
+        emit_samples: true,
+    };
+    let sampler =
+        Arc::new(BpfSampler::start(events, &config).map_err(|e| Fail::Setup(e.to_string()))?);
+    let trigger = sampler.trigger().to_string();
+    let domains =
+        rbench::ebpf::BpfSource::new(&sampler, events, cpu, rbench::ebpf::SlotRead::Load, None)
+            .domains()
+            .to_vec();
+    let (producer_ends, writer_ends) = batch::pool(domains.len());
+    let done = Arc::new(Barrier::new(2));
+    // the program's own time in its callbacks: not in any thread's schedstat
+    let busy = sampler.clone();
+    let extra: Box<dyn Fn() -> u64 + Send> =
+        Box::new(move || busy.tick_counts(cpu).map_or(0, |t| t.busy_ns));
+    let writer = start_writer(
+        domains,
+        output,
+        period_ns,
+        Some(extra),
+        writer_ends,
+        done.clone(),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let (started_tx, started) = sync_channel(1);
+    let (stop_flag, drained) = (stop.clone(), sampler.clone());
+    let producer = std::thread::Builder::new()
+        .name("drain".into())
+        .spawn(move || ebpf_drain::run(&drained, cpu, &stop_flag, producer_ends, started_tx, done))
+        .expect("spawn the drain thread");
+    let banner = format!("{banner} ({trigger})");
+    let (wall, code, producer, stats) = Running {
+        banner,
+        stop,
+        producer,
+        writer,
+        started,
+    }
+    .finish(until)?;
+    Ok((wall, code, producer, stats, trigger))
+}
+
+fn create(path: &Path, what: &str) -> Result<File, Fail> {
+    File::create(path)
+        .map_err(|e| Fail::Setup(format!("cannot write {what} {}: {e}", path.display())))
+}
+
+fn run(args: Args) -> Result<i32, Fail> {
+    args.validate().map_err(Fail::Setup)?;
+    let period_ns = 1_000_000_000 / u64::from(args.frequency);
+    let hz = args.frequency;
+    // everything that can fail before sampling, fails now (exit 2)
+    let machine = match &args.machine {
+        Some(path) => Some(Machine::load(path).map_err(Fail::Setup)?),
+        None => None,
+    };
+    let output = match &args.output {
+        Some(path) => Some(BufWriter::with_capacity(1 << 16, create(path, "--output")?)),
+        None => None,
+    };
+    let mut report_file = match &args.report {
+        Some(path) => Some(create(path, "--report")?),
+        None => None,
+    };
+    signals::install().map_err(|e| Fail::Setup(format!("cannot install signal handlers: {e}")))?;
+    signals::block_in_this_thread().ok(); // threads inherit this; main unblocks while it waits
+    let opened = mechanism::open(&args).map_err(Fail::Setup)?;
+    let until = match args.duration {
+        Some(s) => Until::Elapsed((s * 1e9) as u64),
+        None => Until::CommandExits(&args.command),
+    };
+    let mech = args.mechanism.name();
+
+    let (sampled, null_kind, null_cpu) = match opened {
+        Opened::Ticked(t) => {
+            let cpu = args.cpu.or(t.counter_cpu);
+            let setup = TickerSetup {
+                period_ns,
+                cpu,
+                fifo: args.fifo,
+            };
+            let banner = format!(
+                "sampling {mech} ({}) at {hz} Hz{}",
+                t.label,
+                cpu.map_or(String::new(), |c| format!(" on CPU {c}"))
+            );
+            let (wall_ns, code, producer, stats) =
+                run_ticked(t.source, output, setup, &until, banner)?;
+            let phase = Phase {
+                title: format!("{mech} ({})", t.label),
+                op: mech.into(),
+                target: format!("{} @ {hz} Hz", t.label),
+                cpu,
+                target_cpu: t.counter_cpu,
+                stand_in: t.stand_in,
+                wall_ns,
+                stats,
+                producer,
+            };
+            ((phase, code), "bare timerfd loop", cpu)
+        }
+        Opened::InKernel(k) => {
+            let banner = format!("sampling {mech} ({}) at {hz} Hz on CPU {}", k.label, k.cpu);
+            let (wall_ns, code, producer, stats, trigger) =
+                run_in_kernel(&k.events, k.cpu, output, period_ns, &until, banner)?;
+            let phase = Phase {
+                title: format!("{mech} ({}, {trigger})", k.label),
+                op: mech.into(),
+                target: format!("{} @ {hz} Hz", k.label),
+                cpu: Some(k.cpu),
+                target_cpu: Some(k.cpu),
+                stand_in: k.stand_in,
+                wall_ns,
+                stats,
+                producer,
+            };
+            ((phase, code), "bare bpf_timer program", Some(k.cpu))
+        }
+    };
+    let (phase, code) = sampled;
+    eprintln!("raplbench-sample: {}", phase.summary());
+    let mut failure = phase
+        .stats
+        .io_error
+        .as_ref()
+        .map(|e| format!("writing --output failed: {e}"));
+    if phase.stats.samples == 0 && signals::received().is_none() {
+        failure.get_or_insert_with(|| {
+            format!(
+                "no sample was taken: {}",
+                phase.producer.first_error.clone().unwrap_or_default()
+            )
+        });
+    }
+
+    if let Some(file) = report_file.as_mut() {
+        let mut phases = vec![phase];
+        if !args.no_null && signals::received().is_none() {
+            // the null sampler: same deadlines, nothing read, same wall time
+            let same_time = Until::Elapsed(phases[0].wall_ns);
+            let (wall_ns, _, producer, stats) = if args.mechanism == Mechanism::Ebpf {
+                let banner = format!("null sampler ({null_kind}) at {hz} Hz");
+                let (w, c, p, s, _) = run_in_kernel(
+                    &[],
+                    null_cpu.unwrap_or(0),
+                    None,
+                    period_ns,
+                    &same_time,
+                    banner,
+                )?;
+                (w, c, p, s)
+            } else {
+                let setup = TickerSetup {
+                    period_ns,
+                    cpu: null_cpu,
+                    fifo: args.fifo,
+                };
+                let banner = format!("null sampler ({null_kind}) at {hz} Hz");
+                run_ticked(Box::new(NullSource), None, setup, &same_time, banner)?
+            };
+            let null = Phase {
+                title: format!("null ({null_kind})"),
+                op: mech.into(),
+                target: format!("null: {null_kind} @ {hz} Hz"),
+                cpu: null_cpu,
+                target_cpu: None,
+                stand_in: None,
+                wall_ns,
+                stats,
+                producer,
+            };
+            eprintln!("raplbench-sample: {}", null.summary());
+            phases.push(null);
+        }
+        let now = SystemTime::now();
+        let run = RunInfo {
+            run_id: args.run_id.clone().unwrap_or_else(|| new_run_id(now)),
+            timestamp: utc_timestamp(now),
+            machine: machine.unwrap_or_else(Machine::collect_basic),
+        };
+        let mut text = String::new();
+        for p in &phases {
+            for r in p.rows(&run) {
+                text += &r.to_string();
+                text.push('\n');
+            }
+        }
+        file.write_all(text.as_bytes())
+            .map_err(|e| Fail::Run(format!("writing --report failed: {e}")))?;
+    }
+    match failure {
+        Some(why) => Err(Fail::Run(why)),
+        None => Ok(code),
+    }
+}
+
+fn main() {
+    let args = Args::parse(); // bad options: clap prints why and exits 2
+    std::process::exit(match run(args) {
+        Ok(code) => code,
+        Err(Fail::Setup(why)) => {
+            eprintln!("raplbench-sample: {why}");
+            2
+        }
+        Err(Fail::Run(why)) => {
+            eprintln!("raplbench-sample: {why}");
+            1
+        }
+    });
+}

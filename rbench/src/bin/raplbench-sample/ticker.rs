@@ -1,0 +1,181 @@
+//! The sampling thread of the user-space mechanisms (powercap, msr, perf):
+//! a timerfd armed at absolute deadlines on CLOCK_MONOTONIC (a periodic
+//! timer on a fixed grid: the period does not drift), one read of every
+//! domain per tick into a preallocated batch, batches handed to the writer.
+//!
+//! The hot loop does no I/O but the counter read itself, no allocation, no
+//! formatting and no floating point. A tick whose timerfd read reports more
+//! than one expiration missed the others; they are counted.
+
+use rbench::CounterSource;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, Barrier};
+
+use crate::batch::{Batch, ProducerEnds};
+
+/// Where and how the thread runs.
+#[derive(Debug, Clone, Copy)]
+pub struct TickerSetup {
+    /// The sampling period.
+    pub period_ns: u64,
+    /// Pin to this CPU.
+    pub cpu: Option<usize>,
+    /// Run under SCHED_FIFO.
+    pub fifo: bool,
+}
+
+/// What the sampling thread counted.
+#[derive(Debug, Default, Clone)]
+pub struct TickerStats {
+    /// Samples dropped because no empty batch was available (writer too slow).
+    pub dropped: u64,
+    /// Reads that failed.
+    pub read_errors: u64,
+    /// The first failure, in words.
+    pub first_error: Option<String>,
+}
+
+/// CLOCK_MONOTONIC now, in ns.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+/// Pins the calling thread and sets its policy; the reason on failure.
+pub fn place_thread(setup: &TickerSetup) -> Result<(), String> {
+    if let Some(cpu) = setup.cpu {
+        rbench::cpu::pin_to_cpu(cpu).map_err(|e| e.to_string())?;
+    }
+    if setup.fifo {
+        let param = libc::sched_param { sched_priority: 50 };
+        // SAFETY: param is valid; pid 0 is the calling thread.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+            return Err(format!(
+                "SCHED_FIFO refused: {} (needs root or CAP_SYS_NICE)",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A timerfd expiring every period_ns from one period from now, on absolute
+/// deadlines.
+fn periodic_timer(period_ns: u64) -> Result<OwnedFd, String> {
+    // SAFETY: plain syscalls on values we own; the fd is wrapped at once.
+    unsafe {
+        let fd = libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC);
+        if fd < 0 {
+            return Err(format!(
+                "timerfd_create: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let fd = OwnedFd::from_raw_fd(fd);
+        let spec = libc::itimerspec {
+            it_interval: timespec(period_ns),
+            it_value: timespec(monotonic_ns() + period_ns),
+        };
+        if libc::timerfd_settime(
+            fd.as_raw_fd(),
+            libc::TFD_TIMER_ABSTIME,
+            &spec,
+            std::ptr::null_mut(),
+        ) != 0
+        {
+            return Err(format!(
+                "timerfd_settime: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(fd)
+    }
+}
+
+/// Sends the current batch (if it holds anything) to the writer.
+fn hand_over(current: &mut Option<Batch>, missed: &mut u64, full: &SyncSender<Batch>) {
+    if let Some(mut batch) = current.take() {
+        batch.missed = std::mem::take(missed);
+        let _ = full.send(batch);
+    }
+}
+
+/// Samples `source` until `stop` is set. `started` receives Ok once the
+/// thread is placed and its timer armed (or the reason it could not be).
+pub fn run(
+    source: &mut dyn CounterSource,
+    setup: TickerSetup,
+    stop: &AtomicBool,
+    ends: ProducerEnds,
+    started: SyncSender<Result<(), String>>,
+    done: Arc<Barrier>,
+) -> TickerStats {
+    let mut stats = TickerStats::default();
+    let timer = match place_thread(&setup).and_then(|()| periodic_timer(setup.period_ns)) {
+        Ok(fd) => {
+            let _ = started.send(Ok(()));
+            fd
+        }
+        Err(why) => {
+            let _ = started.send(Err(why));
+            drop(ends);
+            done.wait();
+            return stats;
+        }
+    };
+    let ndom = source.domains().len();
+    let mut current: Option<Batch> = None;
+    let mut missed = 0u64;
+    let mut expirations = 0u64;
+
+    while !stop.load(Ordering::Relaxed) {
+        // SAFETY: reads 8 bytes into a u64 we own.
+        let n = unsafe { libc::read(timer.as_raw_fd(), (&mut expirations as *mut u64).cast(), 8) };
+        if n != 8 {
+            continue; // EINTR
+        }
+        missed += expirations - 1;
+        let t = monotonic_ns();
+        if current.is_none() {
+            current = ends.empty.try_recv().ok();
+        }
+        let Some(batch) = current.as_mut() else {
+            stats.dropped += 1;
+            continue;
+        };
+        let at = batch.len;
+        match source.read(&mut batch.values[at * ndom..(at + 1) * ndom]) {
+            Ok(()) => {
+                batch.times[at] = t;
+                batch.len += 1;
+            }
+            Err(e) => {
+                stats.read_errors += 1;
+                if stats.first_error.is_none() {
+                    stats.first_error = Some(e.to_string()); // allocates, once, on failure
+                }
+            }
+        }
+        if batch.is_full() {
+            hand_over(&mut current, &mut missed, &ends.full);
+        }
+    }
+    hand_over(&mut current, &mut missed, &ends.full);
+    drop(ends); // hang up: the writer drains and takes its last CPU reading
+    done.wait();
+    stats
+}

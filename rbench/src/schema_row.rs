@@ -1,0 +1,320 @@
+//! Result rows of the raplbench schema, version 1 (results/schema.json,
+//! documented field by field in results/README.md), written by Rust programs
+//! that report on themselves (the 1 kHz sampler).
+//!
+//! The `machine` object normally comes from `python -m results.machine`
+//! (bench-all writes it to the run directory: pass it with --machine); on
+//! its own, [`Machine::collect_basic`] fills what /proc, uname and cpuid tell
+//! cheaply and leaves the rest null, which the schema allows.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::summary::Summary;
+
+/// The `machine` object: kept as JSON so every field of the schema passes
+/// through untouched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Machine(pub Map<String, Value>);
+
+/// The fields of `machine`, in schema order.
+const MACHINE_FIELDS: [&str; 14] = [
+    "hostname",
+    "cpu_vendor",
+    "cpu_family",
+    "cpu_model",
+    "cpu_stepping",
+    "cpu_model_name",
+    "microcode",
+    "kernel",
+    "hypervisor",
+    "smt",
+    "governor",
+    "boost",
+    "tsc_khz",
+    "mitigations",
+];
+
+impl Machine {
+    /// Reads a machine.json (`python -m results.machine`); the error says which file.
+    pub fn load(path: &Path) -> Result<Machine, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        let machine: Machine = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a machine object: {e}", path.display()))?;
+        for field in MACHINE_FIELDS {
+            if !machine.0.contains_key(field) {
+                return Err(format!(
+                    "{}: machine object lacks \"{field}\"",
+                    path.display()
+                ));
+            }
+        }
+        Ok(machine)
+    }
+
+    /// What /proc/cpuinfo, /proc/sys/kernel and cpuid tell cheaply; the other
+    /// fields null.
+    pub fn collect_basic() -> Machine {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let first = cpuinfo.split("\n\n").next().unwrap_or("");
+        let field = |key: &str| -> Option<String> {
+            first.lines().find_map(|line| {
+                let (k, v) = line.split_once(':')?;
+                (k.trim() == key).then(|| v.trim().to_string())
+            })
+        };
+        let int = |key: &str| field(key).and_then(|v| v.parse::<i64>().ok());
+        let kernel_file = |name: &str| {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
+        let in_vm = field("flags").is_some_and(|f| f.split_whitespace().any(|x| x == "hypervisor"));
+        let mut m = Map::new();
+        for name in MACHINE_FIELDS {
+            m.insert(name.to_string(), Value::Null);
+        }
+        let mut set = |k: &str, v: Option<Value>| {
+            m.insert(k.to_string(), v.unwrap_or(Value::Null));
+        };
+        set("hostname", kernel_file("hostname").map(Value::from));
+        set("cpu_vendor", field("vendor_id").map(Value::from));
+        set("cpu_family", int("cpu family").map(Value::from));
+        set("cpu_model", int("model").map(Value::from));
+        set("cpu_stepping", int("stepping").map(Value::from));
+        set("cpu_model_name", field("model name").map(Value::from));
+        set("microcode", field("microcode").map(Value::from));
+        set("kernel", kernel_file("osrelease").map(Value::from));
+        set("hypervisor", in_vm.then(|| Value::from(hypervisor_name())));
+        Machine(m)
+    }
+}
+
+/// The hypervisor's name from the cpuid signature (leaf 0x40000000), as
+/// results/machine.py names it; "unknown" for an unknown signature.
+fn hypervisor_name() -> &'static str {
+    let r = core::arch::x86_64::__cpuid(0x4000_0000);
+    let mut sig = [0u8; 12];
+    sig[..4].copy_from_slice(&r.ebx.to_le_bytes());
+    sig[4..8].copy_from_slice(&r.ecx.to_le_bytes());
+    sig[8..].copy_from_slice(&r.edx.to_le_bytes());
+    match &sig {
+        b"KVMKVMKVM\0\0\0" => "kvm",
+        b"TCGTCGTCGTCG" => "qemu-tcg",
+        b"Microsoft Hv" => "hyperv",
+        b"VMwareVMware" => "vmware",
+        b"XenVMMXenVMM" => "xen",
+        b"VBoxVBoxVBox" => "virtualbox",
+        b"bhyve bhyve " => "bhyve",
+        b"ACRNACRNACRN" => "acrn",
+        _ => "unknown",
+    }
+}
+
+/// What a row says about itself, besides the run it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowSpec {
+    /// harness: "sampler", ...
+    pub harness: String,
+    /// path: "sampler", ...
+    pub path: String,
+    /// op: the mechanism.
+    pub op: String,
+    /// What was read.
+    pub target: Option<String>,
+    /// The CPU the measuring thread ran on.
+    pub cpu: Option<usize>,
+    /// The CPU whose counter was read.
+    pub target_cpu: Option<usize>,
+    /// Why a substitute was measured.
+    pub stand_in: Option<String>,
+    /// metric (with its one unit, see [`unit_of`]).
+    pub metric: &'static str,
+}
+
+/// The unit of each metric of the schema.
+pub fn unit_of(metric: &str) -> &'static str {
+    match metric {
+        "latency" => "ns",
+        "cycles" => "cycles",
+        "rate_hz" => "Hz",
+        "jitter_us" | "cpu_us_per_sample" => "us",
+        "missed_ticks" => "ticks",
+        "overhead_pct" => "%",
+        other => panic!("unknown metric {other}"),
+    }
+}
+
+/// The fields shared by every row of one run.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    /// run_id
+    pub run_id: String,
+    /// timestamp (ISO 8601 UTC)
+    pub timestamp: String,
+    /// machine
+    pub machine: Machine,
+}
+
+/// One result row as JSON, fields in schema order; a row with no samples
+/// needs `reason` (status "error").
+pub fn row(
+    run: &RunInfo,
+    spec: &RowSpec,
+    samples: &[f64],
+    iterations: Option<u64>,
+    reason: Option<&str>,
+) -> Value {
+    let summary = Summary::of(samples);
+    let stat = |f: fn(&Summary) -> f64| summary.as_ref().map_or(Value::Null, |s| Value::from(f(s)));
+    let status = if summary.is_some() { "ok" } else { "error" };
+    let mut m = Map::new();
+    let mut put = |k: &str, v: Value| {
+        m.insert(k.to_string(), v);
+    };
+    put("schema_version", "1".into());
+    put("run_id", run.run_id.clone().into());
+    put("timestamp", run.timestamp.clone().into());
+    put("machine", Value::Object(run.machine.0.clone()));
+    put("harness", spec.harness.clone().into());
+    put("path", spec.path.clone().into());
+    put("op", spec.op.clone().into());
+    put("target", spec.target.clone().into());
+    put("cpu", spec.cpu.into());
+    put("target_cpu", spec.target_cpu.into());
+    put("stand_in", spec.stand_in.clone().into());
+    put("metric", spec.metric.into());
+    put("unit", unit_of(spec.metric).into());
+    put(
+        "samples",
+        samples
+            .iter()
+            .copied()
+            .map(Value::from)
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    put("n", samples.len().into());
+    put("iterations", iterations.filter(|&i| i > 0).into());
+    put("mean", stat(|s| s.mean));
+    put("median", stat(|s| s.median));
+    put("stddev", stat(|s| s.stddev));
+    put("min", stat(|s| s.min));
+    put("max", stat(|s| s.max));
+    put("p05", stat(|s| s.p05));
+    put("p95", stat(|s| s.p95));
+    put("ci95_low", stat(|s| s.ci95_low));
+    put("ci95_high", stat(|s| s.ci95_high));
+    put("status", status.into());
+    put(
+        "reason",
+        match (status, reason) {
+            ("ok", _) => Value::Null,
+            (_, Some(r)) => r.into(),
+            (_, None) => "no samples were taken".into(),
+        },
+    );
+    put("source", Value::Null);
+    Value::Object(m)
+}
+
+/// "2026-11-22T00:06:45Z" for `t`.
+pub fn utc_timestamp(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, mo, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A run id like results/rows.py's: "20261122T000645Z-3fa9c1".
+pub fn new_run_id(t: SystemTime) -> String {
+    let stamp: String = utc_timestamp(t)
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect();
+    let nanos = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!(
+        "{stamp}-{:06x}",
+        (nanos ^ std::process::id().rotate_left(12)) & 0xFF_FFFF
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day): Howard Hinnant's algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_and_run_ids() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_305_605); // 2026-11-22T00:00:05Z
+        assert_eq!(utc_timestamp(t), "2026-11-22T00:00:05Z");
+        assert_eq!(
+            utc_timestamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+        let id = new_run_id(t);
+        assert!(
+            id.starts_with("20261122T000005Z-") && id.len() == 23,
+            "{id}"
+        );
+    }
+
+    #[test]
+    fn rows_follow_the_schema_order_and_rules() {
+        let run = RunInfo {
+            run_id: "r".into(),
+            timestamp: "2026-11-22T00:00:05Z".into(),
+            machine: Machine::collect_basic(),
+        };
+        let spec = RowSpec {
+            harness: "sampler".into(),
+            path: "sampler".into(),
+            op: "perf".into(),
+            target: Some("msr/tsc/".into()),
+            cpu: Some(0),
+            target_cpu: Some(0),
+            stand_in: None,
+            metric: "rate_hz",
+        };
+        let ok = row(&run, &spec, &[999.0, 998.0, 1000.0], Some(1000), None);
+        let keys: Vec<&str> = ok.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys[..4],
+            ["schema_version", "run_id", "timestamp", "machine"]
+        );
+        assert_eq!(ok["unit"], "Hz");
+        assert_eq!(ok["median"], 999.0);
+        assert_eq!(ok["status"], "ok");
+        assert!(ok["reason"].is_null());
+        let failed = row(&run, &spec, &[], None, Some("no tick"));
+        assert_eq!(
+            (failed["status"].as_str(), failed["reason"].as_str()),
+            (Some("error"), Some("no tick"))
+        );
+        assert_eq!(failed["n"], 0);
+        assert!(failed["median"].is_null());
+        assert_eq!(run.machine.0.len(), 14);
+    }
+}

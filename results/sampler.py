@@ -1,0 +1,73 @@
+"""The 1 kHz reference sampler's self-report, on an idle machine (bench-all
+step "sampler"): raplbench-sample runs for a while on each mechanism with
+--report, which holds its rate, interval jitter, missed ticks and CPU time
+per sample, and the same for the null sampler (the bare timer loop) measured
+right after it for the same time, so the sampler is judged against the floor
+the machine itself sets (a VM delays timers).
+
+A mechanism whose counters cannot be opened here gets an "unavailable" row
+with the sampler's own explanation.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+from results import rows
+
+HARNESS = "sampler"
+MECHANISMS = ("powercap", "msr", "perf", "ebpf")
+REPO = Path(__file__).resolve().parent.parent
+BINARY = REPO / "target" / "release" / "raplbench-sample"
+
+
+def duration_s(quick: bool) -> float:
+    """Seconds of sampling per mechanism (the null sampler runs as long again)."""
+    return 0.5 if quick else 10.0
+
+
+def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
+                seconds: float) -> tuple[list[dict], str | None]:
+    """Runs the sampler on `mechanism`; (its rows, None) or ([], why not)."""
+    report = raw_dir / f"sampler-{mechanism}.jsonl"
+    cmd = [str(BINARY), "--mechanism", mechanism, "--duration", str(seconds),
+           "--output", str(raw_dir / f"sampler-{mechanism}.csv"), "--report", str(report),
+           "--machine", str(machine_json), "--run-id", run_id]
+    if not BINARY.exists():
+        return [], f"{BINARY} not built: run make build"
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    (raw_dir / f"sampler-{mechanism}.log").write_text(" ".join(cmd) + "\n" + done.stderr)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        return [], last.removeprefix("raplbench-sample: ")
+    return [json.loads(line) for line in report.read_text().splitlines() if line.strip()], None
+
+
+def summary_lines(mechanism: str, raw_dir: Path) -> list[str]:
+    """The sampler's own human summary lines (from its log)."""
+    log = raw_dir / f"sampler-{mechanism}.log"
+    return [line for line in log.read_text().splitlines()[1:]
+            if line.startswith("raplbench-sample:")] if log.exists() else []
+
+
+def run_all(common: dict, raw_dir: Path, machine_json: Path, quick: bool) -> list[dict]:
+    out = []
+    for mechanism in MECHANISMS:
+        got, why = self_report(mechanism, raw_dir, common["run_id"], machine_json,
+                               duration_s(quick))
+        for line in summary_lines(mechanism, raw_dir):
+            print("  " + line.removeprefix("raplbench-sample: "), flush=True)
+        if why is not None:
+            print(f"  {mechanism}: unavailable: {why}", flush=True)
+            got = [rows.not_ok_row(common, harness=HARNESS, path="sampler", op=mechanism,
+                                   target=None, cpu=None, target_cpu=None, metric="rate_hz",
+                                   unit="Hz", reason=why, status="unavailable")]
+        out += got
+    return out
+
+
+def stand_ins(sampler_rows) -> dict[str, str | None]:
+    """{mechanism: stand_in} of the mechanisms that sampled here."""
+    return {r["op"]: r["stand_in"] for r in sampler_rows
+            if r["status"] == "ok" and r["metric"] == "rate_hz"
+            and not (r["target"] or "").startswith("null:")}
