@@ -13,16 +13,10 @@
 #include <sstream>
 
 #include "cpu.h"
+#include "sysfs.h"
 
 namespace raplbench {
 namespace {
-
-std::optional<std::string> read_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string line;
-  if (!f || !std::getline(f, line)) return std::nullopt;
-  return line;
-}
 
 std::optional<uint64_t> parse_number(const std::string& s) {
   if (s.empty()) return std::nullopt;
@@ -43,7 +37,7 @@ std::optional<uint64_t> encode_config(const std::string& terms, const std::strin
     size_t eq = term.find('=');
     std::string key = term.substr(0, eq);
     std::optional<uint64_t> value = eq == std::string::npos ? 1 : parse_number(term.substr(eq + 1));
-    std::optional<std::string> format = read_line(format_dir + "/" + key);
+    std::optional<std::string> format = read_first_line(format_dir + "/" + key);
     if (!value || !format || format->rfind("config:", 0) != 0) return std::nullopt;
     // "config:0-7" or "config:0-7,32-35": the value's bits fill the ranges in order
     uint64_t v = *value;
@@ -67,13 +61,13 @@ PmuEvents discover_pmu_events(const std::string& pmu, const std::string& prefix,
   PmuEvents out;
   const std::string dir = root + "/" + pmu;
   std::optional<uint64_t> type;
-  if (auto t = read_line(dir + "/type")) type = parse_number(*t);
+  if (auto t = read_first_line(dir + "/type")) type = parse_number(*t);
   if (!type) {
     out.missing = "no '" + pmu + "' PMU (" + dir + "/type missing)";
     return out;
   }
   std::vector<int> cpus;
-  if (auto mask = read_line(dir + "/cpumask")) cpus = parse_cpu_list(*mask);
+  if (auto mask = read_first_line(dir + "/cpumask")) cpus = parse_cpu_list(*mask);
   if (cpus.empty()) cpus = online_cpus();
 
   std::vector<std::string> names;
@@ -88,7 +82,7 @@ PmuEvents discover_pmu_events(const std::string& pmu, const std::string& prefix,
   std::sort(names.begin(), names.end());
   std::string bad;
   for (const std::string& name : names) {
-    std::optional<std::string> terms = read_line(dir + "/events/" + name);
+    std::optional<std::string> terms = read_first_line(dir + "/events/" + name);
     std::optional<uint64_t> config = terms ? encode_config(*terms, dir + "/format") : std::nullopt;
     if (!config) {
       bad += " " + name;
@@ -98,8 +92,11 @@ PmuEvents discover_pmu_events(const std::string& pmu, const std::string& prefix,
     spec.name = pmu + "/" + name + "/";
     spec.type = uint32_t(*type);
     spec.config = *config;
-    if (auto scale = read_line(dir + "/events/" + name + ".scale")) spec.scale = std::stod(*scale);
-    spec.unit = read_line(dir + "/events/" + name + ".unit").value_or("");
+    if (auto scale = read_first_line(dir + "/events/" + name + ".scale")) {
+      double v = std::strtod(scale->c_str(), nullptr);
+      if (v > 0) spec.scale = v;  // a malformed scale keeps 1.0
+    }
+    spec.unit = read_first_line(dir + "/events/" + name + ".unit").value_or("");
     spec.cpus = cpus;
     out.events.push_back(spec);
   }
@@ -189,7 +186,7 @@ EnergyCounters energy_counters(const std::string& root) {
 
 std::string perf_open_error_reason(int err, const std::string& name) {
   if (err == EACCES || err == EPERM) {
-    std::string paranoid = read_line("/proc/sys/kernel/perf_event_paranoid").value_or("?");
+    std::string paranoid = read_first_line("/proc/sys/kernel/perf_event_paranoid").value_or("?");
     return "perf_event_open(" + name + ") denied: perf_event_paranoid=" + paranoid +
            " and no CAP_PERFMON: run as root or set kernel.perf_event_paranoid=0";
   }

@@ -1,6 +1,8 @@
 // powercap_zones.cc - see powercap_zones.h.
 #include "powercap_zones.h"
 
+#include "sysfs.h"
+
 #include <dirent.h>
 #include <unistd.h>
 
@@ -11,13 +13,6 @@
 
 namespace raplbench {
 namespace {
-
-std::optional<std::string> read_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string line;
-  if (!f || !std::getline(f, line)) return std::nullopt;
-  return line;
-}
 
 // "intel-rapl:0:1" -> {"intel-rapl", 0, 1}; natural order compares numbers as numbers.
 std::vector<std::string> split_id(const std::string& id) {
@@ -78,9 +73,9 @@ std::vector<PowercapZone> discover_powercap_zones(const std::string& root) {
   for (const std::string& id : ids) {
     PowercapZone z;
     z.id = id;
-    z.name = read_line(root + "/" + id + "/name").value_or("");
+    z.name = read_first_line(root + "/" + id + "/name").value_or("");
     z.energy_path = root + "/" + id + "/energy_uj";
-    if (auto max = read_line(root + "/" + id + "/max_energy_range_uj")) {
+    if (auto max = read_first_line(root + "/" + id + "/max_energy_range_uj")) {
       uint64_t v;
       if (parse_energy_uj(max->data(), max->size(), &v)) z.max_energy_range_uj = v;
     }
@@ -90,7 +85,7 @@ std::vector<PowercapZone> discover_powercap_zones(const std::string& root) {
     if (parts.size() >= 2) {
       std::string top = parts[0] + ":" + parts[1];
       std::smatch m;
-      std::string top_name = read_line(root + "/" + top + "/name").value_or("");
+      std::string top_name = read_first_line(root + "/" + top + "/name").value_or("");
       if (std::regex_match(top_name, m, package_name)) z.package = std::stoi(m[1]);
     }
     zones.push_back(z);

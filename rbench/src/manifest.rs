@@ -17,22 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-/// Where a row's figure comes from, in the schema's terms.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RowMeta {
-    /// Access path id: powercap, msr-dev, perf, ebpf-lookup, ebpf-mmap.
-    pub path: String,
-    /// Operation: pread, open-read-close, read, group-read, lookup, load.
-    pub op: String,
-    /// What was read (file, MSR address, event label); None when unknown.
-    pub target: Option<String>,
-    /// CPU the benchmark thread is pinned to.
-    pub cpu: Option<usize>,
-    /// CPU whose counter is read; None if the counter belongs to no CPU.
-    pub target_cpu: Option<usize>,
-    /// None, or why a substitute is measured.
-    pub stand_in: Option<String>,
-}
+pub use crate::schema_row::RowMeta;
 
 /// The status of a manifest row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -46,23 +31,15 @@ pub enum Status {
     Error,
 }
 
-/// One row of the manifest (field order is the JSON order).
+/// One row of the manifest (field order is the JSON order: the fields of
+/// `meta` sit between `bench` and `metric`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManifestRow {
     /// Criterion full id ("<path>/<op>/<target>@<placement>"), or None.
     pub bench: Option<String>,
-    /// See [`RowMeta::path`].
-    pub path: String,
-    /// See [`RowMeta::op`].
-    pub op: String,
-    /// See [`RowMeta::target`].
-    pub target: Option<String>,
-    /// See [`RowMeta::cpu`].
-    pub cpu: Option<usize>,
-    /// See [`RowMeta::target_cpu`].
-    pub target_cpu: Option<usize>,
-    /// See [`RowMeta::stand_in`].
-    pub stand_in: Option<String>,
+    /// path, op, target, cpu, target_cpu, stand_in.
+    #[serde(flatten)]
+    pub meta: RowMeta,
     /// Always "latency".
     pub metric: &'static str,
     /// Always "ns".
@@ -82,12 +59,7 @@ impl ManifestRow {
     ) -> ManifestRow {
         ManifestRow {
             bench,
-            path: meta.path.clone(),
-            op: meta.op.clone(),
-            target: meta.target.clone(),
-            cpu: meta.cpu,
-            target_cpu: meta.target_cpu,
-            stand_in: meta.stand_in.clone(),
+            meta: meta.clone(),
             metric: "latency",
             unit: "ns",
             status,

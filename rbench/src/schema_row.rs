@@ -115,23 +115,31 @@ fn hypervisor_name() -> &'static str {
     }
 }
 
+/// Where a row's figure comes from, in the schema's terms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RowMeta {
+    /// Access path id: powercap, msr-dev, perf, ebpf-lookup, ebpf-mmap, sampler, ...
+    pub path: String,
+    /// Operation: pread, open-read-close, read, group-read, lookup, load; for
+    /// the sampler, the mechanism.
+    pub op: String,
+    /// What was read (file, MSR address, event label); None when unknown.
+    pub target: Option<String>,
+    /// CPU the measuring thread is pinned to.
+    pub cpu: Option<usize>,
+    /// CPU whose counter is read; None if the counter belongs to no CPU.
+    pub target_cpu: Option<usize>,
+    /// None, or why a substitute is measured.
+    pub stand_in: Option<String>,
+}
+
 /// What a row says about itself, besides the run it belongs to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowSpec {
     /// harness: "sampler", ...
     pub harness: String,
-    /// path: "sampler", ...
-    pub path: String,
-    /// op: the mechanism.
-    pub op: String,
-    /// What was read.
-    pub target: Option<String>,
-    /// The CPU the measuring thread ran on.
-    pub cpu: Option<usize>,
-    /// The CPU whose counter was read.
-    pub target_cpu: Option<usize>,
-    /// Why a substitute was measured.
-    pub stand_in: Option<String>,
+    /// path, op, target, cpu, target_cpu, stand_in.
+    pub meta: RowMeta,
     /// metric (with its one unit, see [`unit_of`]).
     pub metric: &'static str,
 }
@@ -180,13 +188,14 @@ pub fn row(
     put("run_id", run.run_id.clone().into());
     put("timestamp", run.timestamp.clone().into());
     put("machine", Value::Object(run.machine.0.clone()));
+    let meta = &spec.meta;
     put("harness", spec.harness.clone().into());
-    put("path", spec.path.clone().into());
-    put("op", spec.op.clone().into());
-    put("target", spec.target.clone().into());
-    put("cpu", spec.cpu.into());
-    put("target_cpu", spec.target_cpu.into());
-    put("stand_in", spec.stand_in.clone().into());
+    put("path", meta.path.clone().into());
+    put("op", meta.op.clone().into());
+    put("target", meta.target.clone().into());
+    put("cpu", meta.cpu.into());
+    put("target_cpu", meta.target_cpu.into());
+    put("stand_in", meta.stand_in.clone().into());
     put("metric", spec.metric.into());
     put("unit", unit_of(spec.metric).into());
     put(
@@ -290,12 +299,14 @@ mod tests {
         };
         let spec = RowSpec {
             harness: "sampler".into(),
-            path: "sampler".into(),
-            op: "perf".into(),
-            target: Some("msr/tsc/".into()),
-            cpu: Some(0),
-            target_cpu: Some(0),
-            stand_in: None,
+            meta: RowMeta {
+                path: "sampler".into(),
+                op: "perf".into(),
+                target: Some("msr/tsc/".into()),
+                cpu: Some(0),
+                target_cpu: Some(0),
+                stand_in: None,
+            },
             metric: "rate_hz",
         };
         let ok = row(&run, &spec, &[999.0, 998.0, 1000.0], Some(1000), None);

@@ -2,7 +2,7 @@
 //! mechanism) for the sampler and for the null sampler beside it, and a
 //! human summary on stderr.
 
-use rbench::schema_row::{row, RowSpec, RunInfo};
+use rbench::schema_row::{row, RowMeta, RowSpec, RunInfo};
 use rbench::summary::quantile_sorted;
 use serde_json::Value;
 
@@ -79,12 +79,14 @@ impl Phase {
     pub fn rows(&self, run: &RunInfo) -> Vec<Value> {
         let spec = |metric: &'static str| RowSpec {
             harness: "sampler".into(),
-            path: "sampler".into(),
-            op: self.op.clone(),
-            target: Some(self.target.clone()),
-            cpu: self.cpu,
-            target_cpu: self.target_cpu,
-            stand_in: self.stand_in.clone(),
+            meta: RowMeta {
+                path: "sampler".into(),
+                op: self.op.clone(),
+                target: Some(self.target.clone()),
+                cpu: self.cpu,
+                target_cpu: self.target_cpu,
+                stand_in: self.stand_in.clone(),
+            },
             metric,
         };
         let w = &self.stats.windows;
