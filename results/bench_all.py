@@ -1,7 +1,13 @@
 """make bench-all: run every harness, write one validated run directory,
 print the latency table.
 
-    python -m results.bench_all [--quick] [--runs-dir results/runs] [--build-dir build]
+    python -m results.bench_all [--quick] [--only STEP,...] [--runs-dir results/runs]
+                                [--build-dir build]
+
+Steps, in order: gbench (ubench), kbench (the module, where it loads),
+criterion (rbench), sampler (raplbench-sample's self-report per mechanism),
+overhead (hyperfine: a stress-ng workload with and without the sampler).
+`make bench-all` then writes the report (python -m plots.report).
 
 A run directory results/runs/<run_id>/ holds
     raw/            each harness's own output, untouched (raw/gbench.json, ...)
@@ -9,6 +15,7 @@ A run directory results/runs/<run_id>/ holds
     results.jsonl   every row of every harness, validated against schema.json
     results.parquet the same rows, for pandas / pyarrow
     agreement.md    where the C++ and the Rust harness timed the same path: do they agree?
+    report/         figures, tables and index.html (written by make bench-all / make report)
 and results/runs/latest points at the newest run.
 
 A harness that cannot run, or crashes, never aborts the run: its paths get
