@@ -25,6 +25,19 @@ fn sample(args: &[&str]) -> Output {
         .expect("run raplbench-sample")
 }
 
+/// raplbench-sample --mechanism powercap on the fixture tree, with `args`.
+fn on_fixture(args: &[&str]) -> Output {
+    let root = fixture_root();
+    let mut all = vec![
+        "--mechanism",
+        "powercap",
+        "--powercap-root",
+        root.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    sample(&all)
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -32,12 +45,7 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn samples_every_fixture_zone_into_csv() {
     let csv = tmp("fixture.csv");
-    let root = fixture_root();
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--powercap-root",
-        root.to_str().unwrap(),
+    let out = on_fixture(&[
         "--frequency",
         "200",
         "--duration",
@@ -72,14 +80,8 @@ fn samples_every_fixture_zone_into_csv() {
 
 #[test]
 fn selects_domains_and_refuses_unknown_ones() {
-    let root = fixture_root();
-    let root = root.to_str().unwrap();
     let csv = tmp("dram.csv");
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--powercap-root",
-        root,
+    let out = on_fixture(&[
         "--domains",
         "core,intel-rapl:1",
         "--duration",
@@ -93,16 +95,7 @@ fn selects_domains_and_refuses_unknown_ones() {
         .lines()
         .skip(1)
         .all(|l| l.contains(",core,") || l.contains(",psys,")));
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--powercap-root",
-        root,
-        "--domains",
-        "gpu",
-        "--duration",
-        "1",
-    ]);
+    let out = on_fixture(&["--domains", "gpu", "--duration", "1"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("unknown domain 'gpu'"),
@@ -113,17 +106,7 @@ fn selects_domains_and_refuses_unknown_ones() {
 
 #[test]
 fn start_up_failures_exit_2_with_a_message() {
-    let root = fixture_root();
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--powercap-root",
-        root.to_str().unwrap(),
-        "--duration",
-        "1",
-        "--output",
-        "/nonexistent/dir/x.csv",
-    ]);
+    let out = on_fixture(&["--duration", "1", "--output", "/nonexistent/dir/x.csv"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("cannot write --output /nonexistent/dir/x.csv"));
     let out = sample(&[
@@ -138,31 +121,14 @@ fn start_up_failures_exit_2_with_a_message() {
     let out = sample(&["--mechanism", "powercap"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--duration SECONDS or a command"));
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--powercap-root",
-        root.to_str().unwrap(),
-        "--",
-        "/nonexistent/command",
-    ]);
+    let out = on_fixture(&["--", "/nonexistent/command"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("cannot run /nonexistent/command"));
 }
 
 #[test]
 fn exits_with_the_commands_exit_status() {
-    let root = fixture_root();
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--powercap-root",
-        root.to_str().unwrap(),
-        "--",
-        "sh",
-        "-c",
-        "sleep 0.2; exit 7",
-    ]);
+    let out = on_fixture(&["--", "sh", "-c", "sleep 0.2; exit 7"]);
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
 }
 
@@ -208,12 +174,7 @@ fn sigint_flushes_every_sample_without_a_torn_line() {
 #[test]
 fn report_holds_the_sampler_and_the_null_sampler() {
     let report = tmp("report.jsonl");
-    let root = fixture_root();
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--powercap-root",
-        root.to_str().unwrap(),
+    let out = on_fixture(&[
         "--duration",
         "0.6",
         "--report",
