@@ -457,8 +457,9 @@ def sampler_table(run: Run) -> Table | None:
                 "reason": r.get("reason")})
     caption = (f"{machine_caption(run)}. Per mechanism of the 1 kHz sampler (and any other "
                f"rate measured in the run): achieved rate, interval jitter, missed ticks per "
-               f"repetition, CPU time per tick (per-thread schedstat) and overhead in % of one "
-               f"CPU with its 95% CI. Medians of n repetitions; an empty cell was not measured.")
+               f"repetition, CPU time per tick (per-thread schedstat) and the slowdown of a "
+               f"stress-ng workload under the sampler (%) with its 95% CI; the null timer "
+               f"rows (target \"null: ...\") are the same loop reading nothing. Medians of n repetitions; an empty cell was not measured.")
     return Table(name="sampler", key=f"sampler-{labels.slug(run.label)}",
                  title=f"Sampler and timer rates, {run.label}", caption=caption,
                  columns=["mechanism", "target", "cpu→target", "harness",

@@ -27,36 +27,32 @@ def duration_s(quick: bool) -> float:
 
 
 def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
-                seconds: float) -> tuple[list[dict], str | None]:
-    """Runs the sampler on `mechanism`; (its rows, None) or ([], why not)."""
+                seconds: float) -> tuple[list[dict], str | None, list[str]]:
+    """Runs the sampler on `mechanism`: (its rows, None, its summary lines),
+    or ([], why not, [])."""
     report = raw_dir / f"sampler-{mechanism}.jsonl"
     cmd = [str(BINARY), "--mechanism", mechanism, "--duration", str(seconds),
            "--output", str(raw_dir / f"sampler-{mechanism}.csv"), "--report", str(report),
            "--machine", str(machine_json), "--run-id", run_id]
     if not BINARY.exists():
-        return [], f"{BINARY} not built: run make build"
+        return [], f"{BINARY} not built: run make build", []
     done = subprocess.run(cmd, capture_output=True, text=True)
     (raw_dir / f"sampler-{mechanism}.log").write_text(" ".join(cmd) + "\n" + done.stderr)
+    said = [line.removeprefix("raplbench-sample: ") for line in done.stderr.splitlines()
+            if line.startswith("raplbench-sample: ")]
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-        return [], last.removeprefix("raplbench-sample: ")
-    return [json.loads(line) for line in report.read_text().splitlines() if line.strip()], None
-
-
-def summary_lines(mechanism: str, raw_dir: Path) -> list[str]:
-    """The sampler's own human summary lines (from its log)."""
-    log = raw_dir / f"sampler-{mechanism}.log"
-    return [line for line in log.read_text().splitlines()[1:]
-            if line.startswith("raplbench-sample:")] if log.exists() else []
+        return [], (said or ["(no message)"])[-1], []
+    got = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
+    return got, None, said
 
 
 def run_all(common: dict, raw_dir: Path, machine_json: Path, quick: bool) -> list[dict]:
     out = []
     for mechanism in MECHANISMS:
-        got, why = self_report(mechanism, raw_dir, common["run_id"], machine_json,
-                               duration_s(quick))
-        for line in summary_lines(mechanism, raw_dir):
-            print("  " + line.removeprefix("raplbench-sample: "), flush=True)
+        got, why, said = self_report(mechanism, raw_dir, common["run_id"], machine_json,
+                                     duration_s(quick))
+        for line in said:
+            print("  " + line, flush=True)
         if why is not None:
             print(f"  {mechanism}: unavailable: {why}", flush=True)
             got = [rows.not_ok_row(common, harness=HARNESS, path="sampler", op=mechanism,
