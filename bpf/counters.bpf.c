@@ -20,7 +20,8 @@
  * sampler only ticks where its counters live); emit_samples also pushes
  * every sample into the `samples` ring buffer without waking the reader,
  * which drains it in batches. Each slot counts its ticks, the deadlines it
- * had to skip (missed) and the time spent in its own callback (busy_ns).
+ * had to skip (missed), the ticks whose counter read failed (err_ticks; err
+ * holds the last error) and the time spent in its own callback (busy_ns).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -103,6 +104,8 @@ static __always_inline struct rb_slot *take_sample(__u32 cpu, __u64 deadline_ns)
 	slot->time_ns = bpf_ktime_get_ns();
 	slot->ticks++;
 	slot->err = err;
+	if (err)
+		slot->err_ticks++;
 	slot->ncounters = ncounters;
 	for (i = 0; i < RB_MAX_COUNTERS; i++)
 		slot->value[i] = value[i];

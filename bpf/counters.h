@@ -34,7 +34,8 @@ struct rb_slot {
 	__u32 ncounters;                 /* valid entries of value[] */
 	__u64 value[RB_MAX_COUNTERS];    /* raw counter values */
 	__u64 busy_ns;                   /* time spent in the timer callback, measured by itself */
-	__u64 pad[2];
+	__u64 err_ticks;                 /* ticks whose counter read failed (err != 0) */
+	__u64 pad[1];
 };
 
 /*

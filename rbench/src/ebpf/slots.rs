@@ -33,8 +33,10 @@ pub struct RbSlot {
     pub value: [u64; RB_MAX_COUNTERS],
     /// Time spent in the timer callback, measured by itself (ns).
     pub busy_ns: u64,
+    /// Ticks whose counter read failed (`err` holds the last error).
+    pub err_ticks: u64,
     /// Padding to two cache lines.
-    pub pad: [u64; 2],
+    pub pad: [u64; 1],
 }
 
 const _: () = assert!(std::mem::size_of::<RbSlot>() == 128);
