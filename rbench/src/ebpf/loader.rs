@@ -1,17 +1,26 @@
 //! Loading bpf/counters.bpf.c through its libbpf-rs skeleton and starting
 //! it on the CPUs, step by step as ubench/bpf_sampler.cc does:
 //!
-//! 1. open the skeleton, size the maps to the possible CPUs, set the knobs
-//!    (target_tgid, period_ns, ncounters, emit_samples, arm_skip);
-//! 2. load (a kernel that cannot load the timer program gets the fallback only);
-//! 3. start it: arm the CPU-pinned timers (pin this thread to each CPU and
+//! 1. open one perf event fd per (CPU, counter), on the CPUs the counter
+//!    lives on (before any load: a reload reuses them);
+//! 2. open the skeleton, size the maps to the possible CPUs, set the knobs
+//!    (target_tgid, period_ns, ncounters, emit_samples, arm_skip) and load
+//!    (a kernel that cannot load the timer program gets the fallback only);
+//! 3. put the fds of step 1 in `counters` at index cpu * RB_MAX_COUNTERS + i,
+//!    so the first tick already finds them (an empty entry reads -ENOENT);
+//! 4. start it: arm the CPU-pinned timers (pin this thread to each CPU and
 //!    make syscalls until arm_result[cpu] != 0, then detach the arming
 //!    program and restore the affinity), or else attach the perf cpu-clock
 //!    program to a per-CPU cpu-clock event (with fresh maps, so no timer is
-//!    left running);
-//! 4. put one perf event fd per (CPU, counter) in `counters` at index
-//!    cpu * RB_MAX_COUNTERS + i;
+//!    left running, filled again as in step 3);
 //! 5. mmap the `slots` array.
+//!
+//! Every descriptor has one owner: the counters' perf events belong to
+//! `Loaded::counter_fds` (the `counters` map takes its own reference to each
+//! event, so lending it the fd number is enough); a cpu-clock event belongs
+//! to its libbpf perf link from the moment the attach succeeds, because
+//! destroying the link closes it (libbpf's bpf_link_perf_detach); before
+//! that, and if the attach fails, it is still an `OwnedFd` here.
 
 #![allow(clippy::needless_lifetimes)]
 
@@ -20,7 +29,7 @@ mod skel {
 }
 
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, IntoRawFd, OwnedFd, RawFd};
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
@@ -29,7 +38,7 @@ use nix::errno::Errno;
 use super::slots::{
     read_seqlocked, RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS,
 };
-use super::BpfConfig;
+use super::{BpfConfig, TriggerChoice};
 use crate::cpu::{pin_to_cpu, AffinityGuard};
 use crate::perf::{open_counter, open_cpu_clock, PerfEventSpec};
 use crate::Error;
@@ -43,6 +52,7 @@ const _: () = {
     assert!(offset_of!(skel::types::rb_slot, err) == offset_of!(RbSlot, err));
     assert!(offset_of!(skel::types::rb_slot, value) == offset_of!(RbSlot, value));
     assert!(offset_of!(skel::types::rb_slot, busy_ns) == offset_of!(RbSlot, busy_ns));
+    assert!(offset_of!(skel::types::rb_slot, err_ticks) == offset_of!(RbSlot, err_ticks));
 };
 
 /// libbpf-rs errors, with what to do about the common ones.
@@ -105,15 +115,16 @@ impl Drop for MappedSlots {
 }
 
 /// A loaded and running sampler. Fields drop in order: the mapping, the
-/// links, the perf events, then the skeleton (freeing the maps cancels the
+/// links (each closes its cpu-clock event and detaches the program), the
+/// counters' perf events, then the skeleton (freeing the maps cancels the
 /// timers), like the C++ destructor.
 pub(super) struct Loaded {
     /// The mmapped `slots` array.
     slots: MappedSlots,
-    /// The cpu-clock fallback's attachments (kept alive only).
+    /// The cpu-clock fallback's attachments; each owns its cpu-clock event.
     _links: Vec<Link>,
-    /// The counters' and the cpu-clock fallback's perf events (kept alive only).
-    _perf_fds: Vec<OwnedFd>,
+    /// The counters' perf events, lent to the `counters` map (kept alive only).
+    _counter_fds: Vec<CounterFd>,
     /// The loaded program and its maps.
     skel: CountersSkel<'static>,
     /// The `slots` map, for lookups (owned by `skel`).
@@ -126,6 +137,14 @@ pub(super) struct Loaded {
     period_ns: u64,
     /// Counters sampled per CPU.
     ncounters: usize,
+}
+
+/// A counter's perf event on one CPU and its index in the `counters` map.
+struct CounterFd {
+    /// cpu * RB_MAX_COUNTERS + i.
+    key: u32,
+    /// The event (its only owner).
+    fd: OwnedFd,
 }
 
 // SAFETY: the raw mapping pointer is only read through the seqlock; the
@@ -227,16 +246,17 @@ fn arm_timers(skel: &mut CountersSkel<'static>, cpus: &[usize]) -> Result<String
     outcome
 }
 
-/// Attaches the cpu-clock program to a cpu-clock event on every CPU of `cpus`.
+/// Attaches the cpu-clock program to a cpu-clock event on every CPU of
+/// `cpus`; the links, each the only owner of its event.
 fn attach_cpu_clock(
     skel: &CountersSkel<'static>,
     cpus: &[usize],
     period_ns: u64,
-    links: &mut Vec<Link>,
-    perf_fds: &mut Vec<OwnedFd>,
-) -> Result<(), String> {
+) -> Result<Vec<Link>, String> {
+    let mut links = Vec::with_capacity(cpus.len());
     for &cpu in cpus {
         let fd = open_cpu_clock(cpu, period_ns).map_err(|e| e.to_string())?;
+        // a failed attach leaves the event to us: `fd` closes it on return
         let link = skel
             .progs
             .on_cpu_clock
@@ -248,8 +268,54 @@ fn attach_cpu_clock(
                 )
                 .to_string()
             })?;
-        perf_fds.push(fd);
+        // attached: destroying the link closes the event (libbpf's
+        // bpf_link_perf_detach), so the link becomes its only owner
+        let _owned_by_link: RawFd = fd.into_raw_fd();
         links.push(link);
+    }
+    Ok(links)
+}
+
+/// Opens each counter on the CPUs of `cpus` it lives on (its cpumask).
+fn open_counter_fds(counters: &[PerfEventSpec], cpus: &[usize]) -> Result<Vec<CounterFd>, Error> {
+    let mut fds = Vec::new();
+    for &cpu in cpus {
+        for (i, counter) in counters.iter().enumerate() {
+            if counter.cpus.contains(&cpu) {
+                fds.push(CounterFd {
+                    key: (cpu * RB_MAX_COUNTERS + i) as u32,
+                    fd: open_counter(counter, cpu, None, 0)?,
+                });
+            }
+        }
+    }
+    Ok(fds)
+}
+
+/// Puts the counters' events in the `counters` map of `skel` (before the
+/// trigger starts, so no tick finds an empty entry).
+fn store_counter_fds(
+    skel: &CountersSkel<'static>,
+    fds: &[CounterFd],
+    counters: &[PerfEventSpec],
+) -> Result<(), Error> {
+    for entry in fds {
+        skel.maps
+            .counters
+            .update(
+                &entry.key.to_ne_bytes(),
+                &entry.fd.as_raw_fd().to_ne_bytes(),
+                MapFlags::ANY,
+            )
+            .map_err(|e| {
+                bpf_error(
+                    &format!(
+                        "storing perf event {} in the BPF map",
+                        counters[entry.key as usize % RB_MAX_COUNTERS].name
+                    ),
+                    &e,
+                )
+            })?;
     }
     Ok(())
 }
@@ -276,21 +342,32 @@ impl Loaded {
             )));
         }
         let counters = &counters[..counters.len().min(RB_MAX_COUNTERS)];
-        let load = |with_timer| open_and_load(ncpus, counters.len(), config, &cpus, with_timer);
-
-        // 1-2. open and load, with the timer program if the kernel takes it
-        let (mut skel, mut with_timer) = match load(true) {
-            Ok(skel) => (skel, true),
-            Err(first) => match load(false) {
-                Ok(skel) => (skel, false),
-                Err(_) => return Err(bpf_error("loading the BPF program", &first)),
-            },
+        // 1. the counters' perf events, shared by every load below
+        let counter_fds = open_counter_fds(counters, &cpus)?;
+        let load = |with_timer| -> Result<CountersSkel<'static>, Error> {
+            let skel = open_and_load(ncpus, counters.len(), config, &cpus, with_timer)
+                .map_err(|e| bpf_error("loading the BPF program", &e))?;
+            // 3. fill the perf-event map before any trigger is started
+            store_counter_fds(&skel, &counter_fds, counters)?;
+            Ok(skel)
         };
 
-        // 3. start it: timers, or else the cpu-clock fallback on fresh maps
+        // 2. open and load, with the timer program if wanted and the kernel takes it
+        let mut timer_why = match config.trigger {
+            TriggerChoice::Auto => "the kernel cannot load the bpf_timer program",
+            TriggerChoice::CpuClock => "forced by BpfConfig::trigger",
+        }
+        .to_string();
+        let (mut skel, mut with_timer) = match config.trigger {
+            TriggerChoice::Auto => match load(true) {
+                Ok(skel) => (skel, true),
+                Err(first) => (load(false).map_err(|_| first)?, false),
+            },
+            TriggerChoice::CpuClock => (load(false)?, false),
+        };
+
+        // 4. start it: timers, or else the cpu-clock fallback on fresh maps
         let mut links = Vec::new();
-        let mut perf_fds = Vec::new();
-        let mut timer_why = "the kernel cannot load the bpf_timer program".to_string();
         let mut trigger = String::new();
         if with_timer {
             match arm_timers(&mut skel, &cpus) {
@@ -299,36 +376,15 @@ impl Loaded {
                     timer_why = why;
                     with_timer = false;
                     drop(skel);
-                    skel = load(false).map_err(|e| bpf_error("reloading the BPF program", &e))?;
+                    skel = load(false)?;
                 }
             }
         }
         if !with_timer {
-            attach_cpu_clock(&skel, &cpus, config.period_ns, &mut links, &mut perf_fds).map_err(
-                |why| Error::Unavailable(format!("{timer_why}; perf cpu-clock fallback: {why}")),
-            )?;
+            links = attach_cpu_clock(&skel, &cpus, config.period_ns).map_err(|why| {
+                Error::Unavailable(format!("{timer_why}; perf cpu-clock fallback: {why}"))
+            })?;
             trigger = format!("perf cpu-clock event (fallback: {timer_why})");
-        }
-
-        // 4. one perf event per (CPU, counter), on the CPUs the counter lives on
-        for &cpu in &cpus {
-            for (i, counter) in counters.iter().enumerate() {
-                if !counter.cpus.contains(&cpu) {
-                    continue;
-                }
-                let fd = open_counter(counter, cpu, None, 0)?;
-                let key = ((cpu * RB_MAX_COUNTERS + i) as u32).to_ne_bytes();
-                skel.maps
-                    .counters
-                    .update(&key, &fd.as_raw_fd().to_ne_bytes(), MapFlags::ANY)
-                    .map_err(|e| {
-                        bpf_error(
-                            &format!("storing perf event {} in the BPF map", counter.name),
-                            &e,
-                        )
-                    })?;
-                perf_fds.push(fd);
-            }
         }
 
         // 5. map the published slots
@@ -337,7 +393,7 @@ impl Loaded {
         Ok(Loaded {
             slots,
             _links: links,
-            _perf_fds: perf_fds,
+            _counter_fds: counter_fds,
             skel,
             slots_fd,
             cpus,

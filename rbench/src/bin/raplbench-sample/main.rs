@@ -230,6 +230,7 @@ fn run_in_kernel(
         period_ns,
         cpus: Some(vec![cpu]),
         emit_samples: true,
+        ..BpfConfig::default()
     };
     let sampler =
         Arc::new(BpfSampler::start(events, &config).map_err(|e| Fail::Setup(e.to_string()))?);
