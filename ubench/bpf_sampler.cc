@@ -42,51 +42,71 @@ struct AffinityGuard {
 }  // namespace
 
 std::unique_ptr<BpfSampler> BpfSampler::start(const std::vector<PerfEventSpec>& counters,
-                                              uint64_t period_ns, std::string* why) {
+                                              uint64_t period_ns, std::string* why,
+                                              const BpfOptions& options) {
   std::unique_ptr<BpfSampler> s(new BpfSampler());
   s->period_ns_ = period_ns;
-  s->cpus_ = online_cpus();
+  s->cpus_ = options.cpus.empty() ? online_cpus() : options.cpus;
   const int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0 || ncpus > RB_MAX_CPUS) {
     *why = "cannot size the BPF maps: " + std::to_string(ncpus) + " possible CPUs";
     return nullptr;
   }
-  const size_t ncounters = std::min<size_t>(counters.size(), RB_MAX_COUNTERS);
+  for (int cpu : s->cpus_)
+    if (cpu < 0 || cpu >= ncpus) {
+      *why = "CPU " + std::to_string(cpu) + " is not a possible CPU (0-" +
+             std::to_string(ncpus - 1) + ")";
+      return nullptr;
+    }
+  const std::vector<PerfEventSpec> used(
+      counters.begin(), counters.begin() + std::min<size_t>(counters.size(), RB_MAX_COUNTERS));
 
-  // 1. open, size the maps, set the knobs; 2. load. A kernel that cannot
-  // load the timer program (no bpf_timer, no tp_btf) gets the fallback only.
-  auto open_and_load = [&](bool with_timer) -> int {
+  // 1. the counters' perf events, shared by every load below
+  if (!s->open_counters(used, why)) return nullptr;
+
+  // 2. open, size the maps, set the knobs, load; 3. fill the perf-event map
+  // before any trigger starts. A kernel that cannot load the timer program
+  // (no bpf_timer, no tp_btf) gets the fallback only.
+  auto open_and_load = [&](bool with_timer) -> bool {
     if (s->skel_) counters_bpf__destroy(s->skel_);
     s->skel_ = counters_bpf__open();
-    if (!s->skel_) return -errno;
+    if (!s->skel_) {
+      *why = bpf_error("opening the BPF program", errno);
+      return false;
+    }
     bpf_map__set_max_entries(s->skel_->maps.slots, ncpus);
     bpf_map__set_max_entries(s->skel_->maps.timers, ncpus);
     bpf_map__set_max_entries(s->skel_->maps.counters, ncpus * RB_MAX_COUNTERS);
     s->skel_->rodata->target_tgid = getpid();
     s->skel_->rodata->period_ns = period_ns;
-    s->skel_->rodata->ncounters = __u32(ncounters);
+    s->skel_->rodata->ncounters = __u32(used.size());
+    for (int cpu = 0; cpu < ncpus; ++cpu)
+      s->skel_->bss->arm_skip[cpu] =
+          std::find(s->cpus_.begin(), s->cpus_.end(), cpu) == s->cpus_.end();
     bpf_program__set_autoload(s->skel_->progs.arm_timer, with_timer);
-    return counters_bpf__load(s->skel_);
-  };
-  bool with_timer = true;
-  int err = open_and_load(true);
-  if (err) {
-    with_timer = false;
-    if (open_and_load(false)) {
+    if (int err = counters_bpf__load(s->skel_)) {
       *why = bpf_error("loading the BPF program", err);
+      return false;
+    }
+    return s->store_counters(used, why);
+  };
+  bool with_timer = options.trigger == BpfTrigger::kAuto;
+  std::string timer_why = with_timer ? "the kernel cannot load the bpf_timer program"
+                                     : "forced by BpfOptions::trigger";
+  if (!with_timer || !open_and_load(true)) {
+    const std::string timer_load_error = with_timer ? *why : "";
+    with_timer = false;
+    if (!open_and_load(false)) {
+      if (!timer_load_error.empty()) *why = timer_load_error;
       return nullptr;
     }
   }
 
-  // 3. start it on every CPU: timers, or else (with fresh maps, so no timer
+  // 4. start it on every CPU: timers, or else (with fresh maps, so no timer
   // is left running) the perf cpu-clock fallback
-  std::string timer_why = "the kernel cannot load the bpf_timer program";
   if (with_timer && !s->arm_timers(&timer_why)) {
     with_timer = false;
-    if ((err = open_and_load(false)) != 0) {
-      *why = bpf_error("reloading the BPF program", err);
-      return nullptr;
-    }
+    if (!open_and_load(false)) return nullptr;
   }
   if (!with_timer) {
     std::string clock_why;
@@ -95,27 +115,6 @@ std::unique_ptr<BpfSampler> BpfSampler::start(const std::vector<PerfEventSpec>& 
       return nullptr;
     }
     s->trigger_ = "perf cpu-clock event (fallback: " + timer_why + ")";
-  }
-
-  // 4. one perf event per (CPU, counter), on the CPUs the counter lives on
-  const int counters_fd = bpf_map__fd(s->skel_->maps.counters);
-  for (int cpu : s->cpus_) {
-    for (size_t i = 0; i < ncounters; ++i) {
-      const PerfEventSpec& c = counters[i];
-      if (std::find(c.cpus.begin(), c.cpus.end(), cpu) == c.cpus.end()) continue;
-      int perr = 0;
-      int fd = open_counter(c, cpu, -1, 0, &perr);
-      if (fd < 0) {
-        *why = perf_open_error_reason(perr, c.name);
-        return nullptr;
-      }
-      s->perf_fds_.push_back(fd);
-      __u32 key = __u32(cpu * RB_MAX_COUNTERS + i);
-      if (bpf_map_update_elem(counters_fd, &key, &fd, BPF_ANY) != 0) {
-        *why = bpf_error("storing perf event " + c.name + " in the BPF map", errno);
-        return nullptr;
-      }
-    }
   }
 
   // 5. map the published slots
@@ -167,6 +166,36 @@ bool BpfSampler::arm_timers(std::string* why) {
   return all_armed;
 }
 
+bool BpfSampler::open_counters(const std::vector<PerfEventSpec>& counters, std::string* why) {
+  for (int cpu : cpus_) {
+    for (size_t i = 0; i < counters.size(); ++i) {
+      const PerfEventSpec& c = counters[i];
+      if (std::find(c.cpus.begin(), c.cpus.end(), cpu) == c.cpus.end()) continue;
+      int err = 0;
+      int fd = open_counter(c, cpu, -1, 0, &err);
+      if (fd < 0) {
+        *why = perf_open_error_reason(err, c.name);
+        return false;
+      }
+      counter_fds_.push_back({__u32(cpu * RB_MAX_COUNTERS + i), fd});
+    }
+  }
+  return true;
+}
+
+bool BpfSampler::store_counters(const std::vector<PerfEventSpec>& counters, std::string* why) {
+  const int map_fd = bpf_map__fd(skel_->maps.counters);
+  for (const CounterFd& c : counter_fds_) {
+    if (bpf_map_update_elem(map_fd, &c.key, &c.fd, BPF_ANY) != 0) {
+      *why = bpf_error(
+          "storing perf event " + counters[c.key % RB_MAX_COUNTERS].name + " in the BPF map",
+          errno);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool BpfSampler::attach_cpu_clock(std::string* why) {
   for (int cpu : cpus_) {
     perf_event_attr attr;
@@ -180,12 +209,15 @@ bool BpfSampler::attach_cpu_clock(std::string* why) {
       *why = perf_open_error_reason(errno, "cpu-clock");
       return false;
     }
-    perf_fds_.push_back(fd);
     bpf_link* link = bpf_program__attach_perf_event(skel_->progs.on_cpu_clock, fd);
     if (!link) {
-      *why = bpf_error("attaching to the cpu-clock event on CPU " + std::to_string(cpu), errno);
+      int err = errno;
+      close(fd);  // a failed attach leaves the event to us
+      *why = bpf_error("attaching to the cpu-clock event on CPU " + std::to_string(cpu), err);
       return false;
     }
+    // attached: bpf_link__destroy closes the event (libbpf's
+    // bpf_link_perf_detach), so the link is its only owner
     links_.push_back(link);
   }
   return true;
@@ -193,8 +225,8 @@ bool BpfSampler::attach_cpu_clock(std::string* why) {
 
 BpfSampler::~BpfSampler() {
   if (slots_) munmap(const_cast<rb_slot*>(slots_), slots_len_);
-  for (bpf_link* l : links_) bpf_link__destroy(l);
-  for (int fd : perf_fds_) close(fd);
+  for (bpf_link* l : links_) bpf_link__destroy(l);  // closes each cpu-clock event
+  for (const CounterFd& c : counter_fds_) close(c.fd);
   if (skel_) counters_bpf__destroy(skel_);  // freeing the maps cancels the timers
 }
 

@@ -1,12 +1,19 @@
 // bpf_sampler.h - loads bpf/counters.bpf.c, points it at a set of perf
 // counters, starts it on every online CPU and reads what it publishes.
 //
-// Steps (libbpf-bootstrap style): open the skeleton; size the maps to the
-// CPU count and set the knobs; load; put one perf event fd per (CPU,
-// counter) in the `counters` map; arm a CPU-pinned bpf_timer on each CPU
-// (the thread pins itself to the CPU and makes a syscall, which runs the
-// arm_timer program there); mmap the `slots` array. Where the kernel has no
-// CPU-pinned timers, the program is driven by a per-CPU perf cpu-clock event.
+// Steps (libbpf-bootstrap style): open one perf event fd per (CPU, counter);
+// open the skeleton, size the maps to the CPU count and set the knobs; load;
+// put the fds in the `counters` map (before any trigger starts, so no tick
+// finds an empty entry); arm a CPU-pinned bpf_timer on each CPU (the thread
+// pins itself to the CPU and makes a syscall, which runs the arm_timer
+// program there); mmap the `slots` array. Where the kernel has no CPU-pinned
+// timers (or BpfOptions asks for it), the program is driven by a per-CPU perf
+// cpu-clock event instead, on a fresh load whose map is filled the same way.
+//
+// Each descriptor has one owner: the counters' events belong to the sampler
+// (the map takes its own reference to each event); a cpu-clock event belongs
+// to its bpf_link once attached (bpf_link__destroy closes it), and is closed
+// by the sampler only when the attach fails.
 #pragma once
 
 #include <cstdint>
@@ -27,12 +34,26 @@ struct bpf_link;
 
 namespace raplbench {
 
+// What may drive the program.
+enum class BpfTrigger {
+  kAuto,      // the CPU-pinned bpf_timer where the kernel has it (Linux 6.7), else cpu-clock
+  kCpuClock,  // the perf cpu-clock fallback even where bpf_timer works (to test or compare it)
+};
+
+struct BpfOptions {
+  BpfTrigger trigger = BpfTrigger::kAuto;
+  std::vector<int> cpus;  // CPUs to sample on (the others get no timer); empty: every online CPU
+};
+
 class BpfSampler {
  public:
   // Loads and starts the program; nullptr and *why (actionable) on failure.
-  // At most RB_MAX_COUNTERS counters are used.
+  // At most RB_MAX_COUNTERS counters are used. A CPU where a counter does
+  // not live (outside its cpumask) has no map entry for it: its slot reads
+  // err -ENOENT.
   static std::unique_ptr<BpfSampler> start(const std::vector<PerfEventSpec>& counters,
-                                           uint64_t period_ns, std::string* why);
+                                           uint64_t period_ns, std::string* why,
+                                           const BpfOptions& options = {});
   ~BpfSampler();
 
   // Copies CPU `cpu`'s slot from the mmapped array under the seqlock; false
@@ -42,11 +63,20 @@ class BpfSampler {
   int lookup_slot(int cpu, rb_slot* out) const;
 
   const std::vector<int>& cpus() const { return cpus_; }  // CPUs it runs on
-  const std::string& trigger() const { return trigger_; } // what drives it
+  // What drives it: "bpf_timer (CPU-pinned, absolute deadlines)" or
+  // "perf cpu-clock event (fallback: <why>)".
+  const std::string& trigger() const { return trigger_; }
   uint64_t period_ns() const { return period_ns_; }
 
  private:
   BpfSampler() = default;
+  // A counter's perf event on one CPU, at key cpu * RB_MAX_COUNTERS + i.
+  struct CounterFd {
+    __u32 key;
+    int fd;  // owned by the sampler
+  };
+  bool open_counters(const std::vector<PerfEventSpec>& counters, std::string* why);
+  bool store_counters(const std::vector<PerfEventSpec>& counters, std::string* why);
   bool arm_timers(std::string* why);
   bool attach_cpu_clock(std::string* why);
 
@@ -55,8 +85,8 @@ class BpfSampler {
   size_t slots_len_ = 0;
   int slots_fd_ = -1;
   std::vector<int> cpus_;
-  std::vector<int> perf_fds_;
-  std::vector<bpf_link*> links_;
+  std::vector<CounterFd> counter_fds_;
+  std::vector<bpf_link*> links_;  // each owns its cpu-clock event
   std::string trigger_;
   uint64_t period_ns_ = 0;
 };
