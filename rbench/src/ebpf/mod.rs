@@ -85,6 +85,9 @@ pub struct BpfSampler {
 impl BpfSampler {
     /// Loads bpf/counters.bpf.c, points it at the first RB_MAX_COUNTERS of
     /// `counters` (each opened on the CPUs of its cpumask) and starts it.
+    /// The perf events are in the map before the trigger starts, so a slot
+    /// publishes err -ENOENT only on a CPU where a counter does not live
+    /// (outside its cpumask): there is no event to read there.
     pub fn start(counters: &[PerfEventSpec], config: &BpfConfig) -> Result<BpfSampler, Error> {
         let cpus = config.cpus.clone().unwrap_or_else(online_cpus);
         loader::Loaded::start(counters, config, cpus).map(|inner| BpfSampler { inner })
