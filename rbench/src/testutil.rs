@@ -9,6 +9,12 @@ pub(crate) fn testdata_sys() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ubench/testdata/sys")
 }
 
+/// ubench/testdata/two-packages/sys: a 2-package machine (powercap zones,
+/// a RAPL PMU with cpumask 0,2, the CPU topology).
+pub(crate) fn two_packages_sys() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ubench/testdata/two-packages/sys")
+}
+
 /// A directory under $TMPDIR removed when dropped.
 pub(crate) struct TempDir(PathBuf);
 
@@ -32,5 +38,18 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A sparse file `<dev_root>/<cpu>/msr` with 8-byte values at the MSR
+/// offsets, like the device.
+pub(crate) fn write_msr_fixture(dev_root: &Path, cpu: usize, values: &[(u32, u64)]) {
+    use std::os::unix::fs::FileExt;
+    let dir = dev_root.join(cpu.to_string());
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = std::fs::File::create(dir.join("msr")).unwrap();
+    for &(addr, value) in values {
+        file.write_all_at(&value.to_ne_bytes(), u64::from(addr))
+            .unwrap();
     }
 }
