@@ -1,5 +1,6 @@
 //! Test helpers: temporary directories and the fixture trees under
-//! ubench/testdata, shared with the C++ tests.
+//! ubench/testdata, shared with the C++ tests (and included by the
+//! integration tests with `#[path]`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,4 +53,28 @@ pub(crate) fn write_msr_fixture(dev_root: &Path, cpu: usize, values: &[(u32, u64
         file.write_all_at(&value.to_ne_bytes(), u64::from(addr))
             .unwrap();
     }
+}
+
+/// Copies the regular files of `from` (following symlinks) into `to`: a
+/// fixture tree that a test may rewrite.
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Writes `uj` into an energy_uj file in place, 20 digits wide: a read
+/// racing the write still sees digits and a newline.
+pub(crate) fn rewrite_energy_uj(path: &Path, uj: u64) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.write_all_at(format!("{uj:020}\n").as_bytes(), 0)
+        .unwrap();
 }

@@ -6,6 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
+#[path = "../src/testutil.rs"]
+#[allow(dead_code)]
+mod testutil;
+
+use testutil::copy_tree;
+
 const BIN: &str = env!("CARGO_BIN_EXE_raplbench-sample");
 
 fn fixture_root() -> PathBuf {
@@ -254,20 +260,6 @@ fn require_live_refuses_a_frozen_counter_with_exit_2() {
     );
 }
 
-/// Copies the regular files of `from` (following symlinks) into `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 fn two_packages_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ubench/testdata/two-packages/sys/class/powercap")
 }
@@ -280,14 +272,9 @@ fn keep_counting(
     std::sync::Arc<std::sync::atomic::AtomicBool>,
     std::thread::JoinHandle<()>,
 ) {
-    use std::os::unix::fs::FileExt;
     use std::sync::atomic::Ordering;
     let path = root.join("intel-rapl:0/energy_uj");
-    let write = move |uj: u64| {
-        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        file.write_all_at(format!("{uj:020}\n").as_bytes(), 0)
-            .unwrap();
-    };
+    let write = move |uj: u64| testutil::rewrite_energy_uj(&path, uj);
     write(1_000_000);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stop.clone();

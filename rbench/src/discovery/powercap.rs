@@ -63,7 +63,7 @@ pub fn powercap_counters(root: &Path) -> Result<Counters, Error> {
 mod tests {
     use super::*;
     use crate::liveness::{Liveness, Verdict};
-    use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
+    use crate::testutil::{copy_tree, rewrite_energy_uj, testdata_sys, two_packages_sys, TempDir};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     use std::time::Duration;
@@ -100,36 +100,14 @@ mod tests {
         assert_eq!(set.note.unwrap().matches("; ").count(), 4);
     }
 
-    /// Copies every regular file of `from` (following symlinks) into `to`.
-    fn copy_tree(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.path().is_dir() {
-                copy_tree(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-
     #[test]
     fn a_copy_whose_energy_uj_a_thread_rewrites_is_live() {
         let dir = TempDir::new("live-powercap");
         let root = dir.path().join("powercap");
         copy_tree(&two_packages_sys().join("class/powercap"), &root);
-        // fixed-width values rewritten in place: a read racing a write
-        // still sees digits and a newline
         let rewrite = |root: &Path, uj: u64| {
-            use std::os::unix::fs::FileExt;
             for zone in ["intel-rapl:0", "intel-rapl:0:0", "intel-rapl:1"] {
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(root.join(zone).join("energy_uj"))
-                    .unwrap();
-                file.write_all_at(format!("{uj:020}\n").as_bytes(), 0)
-                    .unwrap();
+                rewrite_energy_uj(&root.join(zone).join("energy_uj"), uj);
             }
         };
         rewrite(&root, 1000);
