@@ -104,14 +104,31 @@ fn time_slot(
     via: SlotRead,
 ) -> Outcome {
     let mut slot = RbSlot::default();
-    time_reads(criterion, row, || {
+    let before = sampler.tick_counts(cpu).map_or(0, |t| t.ticks);
+    let mut reads = 0u64;
+    let outcome = time_reads(criterion, row, || {
+        reads += 1;
         let result = match via {
             SlotRead::Lookup => sampler.lookup(cpu, &mut slot),
             SlotRead::Load => sampler.load(cpu, &mut slot),
         };
         black_box(&slot);
         result
-    })
+    });
+    // a slot that failed or stopped ticking held no data: not a measurement
+    // (one read only: Criterion listed or filtered the benchmark out)
+    match outcome {
+        Outcome::Measured if reads <= 1 => Outcome::Measured,
+        Outcome::Measured if slot.err != 0 => Outcome::Failed(format!(
+            "the BPF program's reads failed on CPU {cpu} during the measurement: err {} ({})",
+            slot.err,
+            std::io::Error::from_raw_os_error(-slot.err)
+        )),
+        Outcome::Measured if slot.ticks == before => Outcome::Failed(format!(
+            "the BPF program's slot of CPU {cpu} did not tick during the measurement"
+        )),
+        other => other,
+    }
 }
 
 /// Pins to the row's CPU, opens what it reads, and times it.

@@ -30,12 +30,7 @@ pub fn online_cpus() -> Vec<usize> {
             return cpus;
         }
     }
-    match sched_getaffinity(Pid::from_raw(0)) {
-        Ok(set) => (0..CpuSet::count())
-            .filter(|&c| set.is_set(c).unwrap_or(false))
-            .collect(),
-        Err(_) => Vec::new(),
-    }
+    allowed_cpus()
 }
 
 /// Pins the calling thread to `cpu`.
@@ -75,10 +70,10 @@ impl Drop for AffinityGuard {
     }
 }
 
-/// The "other CPU" of a same-CPU/other-CPU pair: the highest-numbered online
-/// CPU that is not `target`, or None on a one-CPU machine.
+/// The "other CPU" of a same-CPU/other-CPU pair: the highest-numbered CPU
+/// this process may run on that is not `target`, or None when there is none.
 pub fn other_cpu(target: usize) -> Option<usize> {
-    online_cpus().into_iter().rev().find(|&c| c != target)
+    allowed_cpus().into_iter().rev().find(|&c| c != target)
 }
 
 /// Where a benchmark thread runs relative to the CPU whose counter it reads.
@@ -103,10 +98,10 @@ impl Placement {
 
 /// Same CPU (target->target) and, when there is one, another CPU
 /// (other_cpu(target)->target). A counter that belongs to no CPU is read
-/// from the first online CPU only.
+/// from the first CPU this process may run on only.
 pub fn placements(target: Option<usize>) -> Vec<Placement> {
     let Some(target) = target else {
-        let first = online_cpus().first().copied().unwrap_or(0);
+        let first = allowed_cpus().first().copied().unwrap_or(0);
         return vec![Placement {
             cpu: first,
             target_cpu: None,
@@ -135,14 +130,31 @@ pub struct Package {
     pub lead_cpu: usize,
 }
 
-/// The physical package of `cpu`, from sysfs topology.
-fn package_of(cpu: usize) -> Option<u32> {
-    read_first_line(format!(
-        "/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"
-    ))?
+/// The physical package of `cpu`, from the CPU topology under `sysfs_root`
+/// (`/sys`, or a fixture's `sys`).
+pub fn package_of_in(sysfs_root: &std::path::Path, cpu: usize) -> Option<u32> {
+    read_first_line(sysfs_root.join(format!(
+        "devices/system/cpu/cpu{cpu}/topology/physical_package_id"
+    )))?
     .trim()
     .parse()
     .ok()
+}
+
+/// The physical package of `cpu`, from sysfs topology.
+fn package_of(cpu: usize) -> Option<u32> {
+    package_of_in(std::path::Path::new("/sys"), cpu)
+}
+
+/// The CPUs this process may run on (sched_getaffinity), ascending: where
+/// a thread can be pinned. Empty if the mask cannot be read.
+pub fn allowed_cpus() -> Vec<usize> {
+    match sched_getaffinity(Pid::from_raw(0)) {
+        Ok(set) => (0..CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Every package with an online CPU, ordered by lead CPU.
@@ -154,6 +166,19 @@ pub fn packages() -> Vec<Package> {
                 out.push(Package { id, lead_cpu: cpu });
             }
         }
+    }
+    out
+}
+
+/// [`packages`], or where sysfs tells no topology, package 0 led by the
+/// first online CPU.
+pub fn packages_or_first() -> Vec<Package> {
+    let mut out = packages();
+    if out.is_empty() {
+        out.push(Package {
+            id: 0,
+            lead_cpu: online_cpus().first().copied().unwrap_or(0),
+        });
     }
     out
 }
@@ -258,7 +283,7 @@ mod tests {
 
     #[test]
     fn placements_pair_same_and_other_cpu() {
-        let cpus = online_cpus();
+        let cpus = allowed_cpus();
         let first = cpus[0];
         let p = placements(Some(first));
         assert_eq!(
@@ -290,7 +315,7 @@ mod tests {
         let before = sched_getaffinity(Pid::from_raw(0)).unwrap();
         {
             let _guard = AffinityGuard::save();
-            for cpu in online_cpus() {
+            for cpu in allowed_cpus() {
                 pin_to_cpu(cpu).unwrap();
                 // SAFETY: sched_getcpu has no preconditions.
                 assert_eq!(unsafe { libc::sched_getcpu() }, cpu as i32);
@@ -317,6 +342,13 @@ mod tests {
             CpuVendor::from_vendor_string(b"GenuineIntel").name(),
             "Intel"
         );
+    }
+
+    #[test]
+    fn packages_from_a_fixture_topology() {
+        let sys = crate::testutil::two_packages_sys();
+        let ids: Vec<Option<u32>> = (0..5).map(|c| package_of_in(&sys, c)).collect();
+        assert_eq!(ids, [Some(0), Some(0), Some(1), Some(1), None]);
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! [`ebpf::BpfSampler`]). Where the real counter is missing, discovery
 //! returns a stand-in of the same kernel route and
 //! [`CounterSource::stand_in`] says so, in the same words as the C++
-//! harness (ubench). [`delta`] turns readings into wrap-corrected
+//! harness (ubench). [`discovery`] is the one discovery per mechanism
+//! (counters, routes, packages, units, and their [`liveness`] verdicts)
+//! that the benchmarks, the sampler and the tests share. [`delta`] turns readings into wrap-corrected
 //! differences; [`plan`] and [`manifest`] are what the benchmark measures
 //! and how its rows map onto the results schema.
 
@@ -16,8 +18,10 @@
 
 pub mod cpu;
 pub mod delta;
+pub mod discovery;
 pub mod ebpf;
 pub mod error;
+pub mod liveness;
 pub mod manifest;
 pub mod msr;
 pub mod perf;
@@ -31,4 +35,4 @@ mod sysfs;
 mod testutil;
 
 pub use error::Error;
-pub use source::{CounterSource, Domain};
+pub use source::{CounterSource, Domain, Joined};

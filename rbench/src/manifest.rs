@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! ROW = {"bench": criterion full id or null, "path", "op", "target", "cpu",
-//!        "target_cpu", "stand_in", "metric": "latency", "unit": "ns",
+//!        "target_cpu", "stand_in", "liveness", "liveness_note",
+//!        "metric": "latency", "unit": "ns",
 //!        "status": "ok" | "unavailable" | "error", "reason"}
 //! ```
 //!
@@ -37,7 +38,7 @@ pub enum Status {
 pub struct ManifestRow {
     /// Criterion full id ("<path>/<op>/<target>@<placement>"), or None.
     pub bench: Option<String>,
-    /// path, op, target, cpu, target_cpu, stand_in.
+    /// path, op, target, cpu, target_cpu, stand_in, liveness, liveness_note.
     #[serde(flatten)]
     pub meta: RowMeta,
     /// Always "latency".
@@ -158,6 +159,8 @@ mod tests {
             cpu: Some(1),
             target_cpu: Some(0),
             stand_in: Some("why".into()),
+            liveness: None,
+            liveness_note: None,
         }
     }
 
@@ -176,7 +179,27 @@ mod tests {
         let json = serde_json::to_string(&m).unwrap();
         assert_eq!(
             json,
-            r#"{"rows":[{"bench":"msr-dev/pread/cpuid:0x0@1->0","path":"msr-dev","op":"pread","target":"cpuid:0x0","cpu":1,"target_cpu":0,"stand_in":"why","metric":"latency","unit":"ns","status":"ok","reason":null},{"bench":null,"path":"msr-dev","op":"pread","target":null,"cpu":null,"target_cpu":null,"stand_in":null,"metric":"latency","unit":"ns","status":"unavailable","reason":"no device"}]}"#
+            r#"{"rows":[{"bench":"msr-dev/pread/cpuid:0x0@1->0","path":"msr-dev","op":"pread","target":"cpuid:0x0","cpu":1,"target_cpu":0,"stand_in":"why","liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"ok","reason":null},{"bench":null,"path":"msr-dev","op":"pread","target":null,"cpu":null,"target_cpu":null,"stand_in":null,"liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"unavailable","reason":"no device"}]}"#
+        );
+    }
+
+    #[test]
+    fn a_frozen_row_carries_its_verdict_and_note() {
+        let frozen = RowMeta {
+            stand_in: None,
+            ..meta()
+        }
+        .with_liveness(Some(crate::liveness::Liveness::frozen(
+            "power/energy-psys/ on CPU 0",
+            std::time::Duration::from_millis(100),
+            97,
+        )));
+        let mut m = Manifest::default();
+        m.add_measured("perf/read/power/energy-psys/@0->0", &frozen);
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(
+            json.contains(r#""stand_in":null,"liveness":"frozen","liveness_note":"power/energy-psys/ on CPU 0: did not change in 100 ms (97 reads): a dead counter, it yields no energy","metric""#),
+            "{json}"
         );
     }
 

@@ -4,21 +4,17 @@
 //! read, or the reason it cannot run. The benchmark only runs the plan.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use crate::cpu::{cpu_signature, online_cpus, placements, CpuSignature, Placement};
-use crate::ebpf::{BpfConfig, BpfSampler, SlotRead};
+use crate::cpu::{cpu_signature, packages_or_first, placements, CpuSignature, Package, Placement};
+use crate::discovery::{msr_counters, perf_counters, powercap_counters, Counter, Counters, Route};
+use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead};
+use crate::liveness::{Liveness, LIVENESS_WINDOW};
 use crate::manifest::RowMeta;
-use crate::msr::{
-    cpuid_stand_in_read, cpuid_stand_in_text, domain_joules_per_unit, msr_device_path, msr_hex,
-    rapl_energy_msrs, unit_msr, MsrDevice, Register, RegisterRead, DEV_CPU_ROOT,
-    ENERGY_COUNTER_MAX,
-};
-use crate::perf::{energy_events, events_label, PerfEventSpec, PerfMode, PMU_ROOT};
-use crate::powercap::{
-    discover_powercap_zones, no_zone_reason, powercap_root, stand_in_text, unreadable_reason,
-    zone_target, zone_target_cpu, CounterFile, PowercapMode, STAND_IN_FILE,
-};
-use crate::Domain;
+use crate::msr::{msr_hex, register_read, Register, RegisterRead, DEV_CPU_ROOT};
+use crate::perf::{events_label, PerfEventSpec, PerfMode, PMU_ROOT};
+use crate::powercap::{powercap_root, CounterFile, PowercapMode};
+use crate::Error;
 
 /// What one benchmark reads, through the library's read path.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,12 +103,22 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Every path on this machine (starts the BPF sampler).
+    /// Every path on this machine (probes the counters' liveness and
+    /// starts the BPF sampler).
     pub fn for_this_machine() -> Plan {
-        let mut rows = powercap_rows(&powercap_root());
-        rows.extend(msr_rows(Path::new(DEV_CPU_ROOT), &cpu_signature()));
-        rows.extend(perf_rows(Path::new(PMU_ROOT)));
-        let (sampler, bpf_counters, ebpf) = ebpf_rows(Path::new(PMU_ROOT));
+        let mut rows = powercap_rows(&powercap_root(), LIVENESS_WINDOW);
+        rows.extend(msr_rows(
+            Path::new(DEV_CPU_ROOT),
+            &cpu_signature(),
+            &packages_or_first(),
+            LIVENESS_WINDOW,
+        ));
+        let perf = perf_counters(Path::new(PMU_ROOT), Path::new("/sys")).map(|mut found| {
+            found.probe(LIVENESS_WINDOW);
+            found
+        });
+        rows.extend(perf_rows(&perf));
+        let (sampler, bpf_counters, ebpf) = ebpf_rows(&perf, SLOT_CHECK);
         rows.extend(ebpf);
         Plan {
             rows,
@@ -128,6 +134,7 @@ fn meta(
     target: Option<&str>,
     placement: Option<Placement>,
     stand_in: Option<&str>,
+    liveness: Option<Liveness>,
 ) -> RowMeta {
     RowMeta {
         path: path.to_string(),
@@ -136,259 +143,310 @@ fn meta(
         cpu: placement.map(|p| p.cpu),
         target_cpu: placement.and_then(|p| p.target_cpu),
         stand_in: stand_in.map(str::to_string),
+        liveness: None,
+        liveness_note: None,
     }
+    .with_liveness(liveness)
 }
 
-/// Both powercap ops of one file at each placement of its counter's CPU.
-fn powercap_file_rows(
-    file: &CounterFile,
-    target: &str,
-    target_cpu: Option<usize>,
-    stand_in: Option<&str>,
-) -> Vec<Planned> {
-    let why = unreadable_reason(&file.path);
+/// Both powercap ops of one counter file at each placement of its CPU.
+fn powercap_file_rows(counter: &Counter, stand_in: Option<&str>) -> Vec<Planned> {
     let mut rows = Vec::new();
-    for placement in placements(target_cpu) {
+    for placement in placements(counter.cpu) {
         for mode in [PowercapMode::Pread, PowercapMode::OpenReadClose] {
             let meta = meta(
                 "powercap",
                 mode.op(),
-                Some(target),
+                Some(&counter.name),
                 Some(placement),
                 stand_in,
+                counter.liveness.clone(),
             );
-            rows.push(match &why {
-                Some(e) => Planned::unavailable(meta, e.to_string()),
-                None => Planned::run(
-                    meta,
-                    Probe::Powercap {
-                        file: file.clone(),
-                        mode,
-                    },
-                ),
+            rows.push(match (&counter.readable, CounterFile::of(counter)) {
+                (Ok(()), Some(file)) => Planned::run(meta, Probe::Powercap { file, mode }),
+                (Err(e), _) => Planned::unavailable(meta, e),
+                (Ok(()), None) => Planned::unavailable(meta, "not a file"),
             });
         }
     }
     rows
 }
 
-/// Path "powercap": every zone under `root`, or the stand-in file.
-pub fn powercap_rows(root: &Path) -> Vec<Planned> {
-    let zones = discover_powercap_zones(root);
-    if !zones.is_empty() {
-        return zones
-            .iter()
-            .flat_map(|z| {
-                powercap_file_rows(
-                    &CounterFile::for_zone(z),
-                    &zone_target(z),
-                    zone_target_cpu(z),
-                    None,
-                )
-            })
-            .collect();
-    }
-    if let Some(e) = unreadable_reason(STAND_IN_FILE) {
-        let reason = format!(
-            "{}; stand-in {STAND_IN_FILE} unreadable too: {e}",
-            no_zone_reason(root)
-        );
-        return [PowercapMode::Pread, PowercapMode::OpenReadClose]
-            .into_iter()
-            .map(|mode| {
-                Planned::unavailable(
-                    meta("powercap", mode.op(), Some("energy_uj"), None, None),
-                    &reason,
-                )
-            })
-            .collect();
-    }
-    powercap_file_rows(
-        &CounterFile::stand_in(),
-        STAND_IN_FILE,
-        None,
-        Some(&stand_in_text(root)),
-    )
-}
-
-/// Path "msr-dev": every vendor energy MSR of the first online CPU (probed
-/// once: one that faults is unavailable), or the cpuid stand-in.
-pub fn msr_rows(dev_root: &Path, cpu: &CpuSignature) -> Vec<Planned> {
-    let target = online_cpus().first().copied().unwrap_or(0);
-    let device_path = msr_device_path(dev_root, target);
-    let msrs = rapl_energy_msrs(cpu.vendor);
-    let device = match MsrDevice::open(&device_path) {
-        Ok(device) => device,
-        Err(missing) => {
-            let read = cpuid_stand_in_read(dev_root, target);
-            let stand_in = cpuid_stand_in_text(&missing, &read.device);
-            let cpuid_error = MsrDevice::open(&read.device).err();
-            return placements(Some(target))
+/// Path "powercap": every zone under `root`, or the stand-in file; each
+/// zone probed for liveness for up to `window`.
+pub fn powercap_rows(root: &Path, window: Duration) -> Vec<Planned> {
+    let mut found = match powercap_counters(root) {
+        Ok(found) => found,
+        Err(e) => {
+            return [PowercapMode::Pread, PowercapMode::OpenReadClose]
                 .into_iter()
-                .map(|p| match &cpuid_error {
-                    Some(e) => Planned::unavailable(
-                        meta("msr-dev", "pread", None, Some(p), None),
-                        format!("{missing}; stand-in {}: {e}", read.device.display()),
-                    ),
-                    None => Planned::run(
-                        meta(
-                            "msr-dev",
-                            "pread",
-                            Some("cpuid:0x0"),
-                            Some(p),
-                            Some(&stand_in),
-                        ),
-                        Probe::Msr { read: read.clone() },
-                    ),
+                .map(|mode| {
+                    Planned::unavailable(
+                        meta("powercap", mode.op(), Some("energy_uj"), None, None, None),
+                        e.to_string(),
+                    )
                 })
                 .collect();
         }
     };
-    if msrs.is_empty() {
-        let reason = format!(
-            "no known RAPL MSRs for this CPU vendor ({})",
-            cpu.vendor.name()
-        );
-        let p = Placement {
-            cpu: target,
-            target_cpu: Some(target),
-        };
-        return vec![Planned::unavailable(
-            meta("msr-dev", "pread", None, Some(p), None),
-            reason,
-        )];
+    found.probe(window);
+    found
+        .counters
+        .iter()
+        .flat_map(|c| powercap_file_rows(c, found.stand_in.as_deref()))
+        .collect()
+}
+
+/// The row target of a register: "0x611", "cpuid:0x0".
+fn register_target(read: &RegisterRead) -> String {
+    match read.register {
+        Register::Msr(addr) => msr_hex(addr),
+        Register::CpuidLeaf(leaf) => format!("cpuid:{leaf:#x}"),
     }
-    let unit = unit_msr(cpu.vendor).and_then(|addr| device.read_msr(addr).ok());
+}
+
+/// Path "msr-dev": every vendor energy MSR of the first package's lead CPU
+/// (one that faults is unavailable), probed for liveness for up to
+/// `window`, or the cpuid stand-in.
+pub fn msr_rows(
+    dev_root: &Path,
+    cpu: &CpuSignature,
+    packages: &[Package],
+    window: Duration,
+) -> Vec<Planned> {
+    let first = &packages[..packages.len().min(1)];
+    let target = first.first().map_or(0, |p| p.lead_cpu);
+    let mut found = match msr_counters(dev_root, cpu, first) {
+        Ok(found) => found,
+        Err(e) => {
+            return placements(Some(target))
+                .into_iter()
+                .map(|p| {
+                    Planned::unavailable(
+                        meta("msr-dev", "pread", None, Some(p), None, None),
+                        e.to_string(),
+                    )
+                })
+                .collect();
+        }
+    };
+    found.probe(window);
     let mut rows = Vec::new();
-    for msr in msrs {
-        let probe = device.read_msr(msr.addr); // once: a faulting MSR is unavailable
-        let read = RegisterRead {
-            device: device_path.clone(),
-            register: Register::Msr(msr.addr),
-            domain: Domain {
-                source: format!("cpu{target}"),
-                name: msr.domain.to_string(),
-                joules_per_unit: unit.map_or(0.0, |u| domain_joules_per_unit(cpu, msr.addr, u)),
-                max: ENERGY_COUNTER_MAX,
-            },
+    for counter in &found.counters {
+        let Some(read) = register_read(counter) else {
+            continue;
         };
         for p in placements(Some(target)) {
-            let meta = meta("msr-dev", "pread", Some(&msr_hex(msr.addr)), Some(p), None);
-            rows.push(match &probe {
-                Err(e) => Planned::unavailable(meta, e.to_string()),
-                Ok(_) => Planned::run(meta, Probe::Msr { read: read.clone() }),
+            let meta = meta(
+                "msr-dev",
+                "pread",
+                Some(&register_target(&read)),
+                Some(p),
+                found.stand_in.as_deref(),
+                counter.liveness.clone(),
+            );
+            rows.push(match &counter.readable {
+                Err(e) => Planned::unavailable(meta, e),
+                Ok(()) => Planned::run(meta, Probe::Msr { read: read.clone() }),
             });
         }
     }
     rows
 }
 
-/// Path "perf": op "read" of the first energy event and op "group-read" of
-/// all, on the PMU's first CPU, at both placements.
-pub fn perf_rows(pmu_root: &Path) -> Vec<Planned> {
+/// The CPUs of the discovered perf counters, in order (one per package).
+fn counter_cpus(found: &Counters) -> Vec<usize> {
+    let mut cpus: Vec<usize> = Vec::new();
+    for cpu in found.counters.iter().filter_map(|c| c.cpu) {
+        if !cpus.contains(&cpu) {
+            cpus.push(cpu);
+        }
+    }
+    cpus
+}
+
+/// The counters on `cpu`, and their events.
+fn on_cpu(found: &Counters, cpu: usize) -> (Vec<&Counter>, Vec<PerfEventSpec>) {
+    let counters: Vec<&Counter> = found
+        .counters
+        .iter()
+        .filter(|c| c.cpu == Some(cpu))
+        .collect();
+    let events = counters
+        .iter()
+        .filter_map(|c| match &c.route {
+            Route::PerfEvent { event, .. } => Some(event.clone()),
+            _ => None,
+        })
+        .collect();
+    (counters, events)
+}
+
+/// Path "perf", for every CPU of the PMU's cpumask (one per package): op
+/// "read" of the first energy event and op "group-read" of all, at both
+/// placements of that CPU. `perf` is the discovery (probed or not).
+pub fn perf_rows(perf: &Result<Counters, Error>) -> Vec<Planned> {
     let ops = [PerfMode::EachEvent, PerfMode::Group];
-    let found = match energy_events(pmu_root) {
+    let found = match perf {
         Ok(found) => found,
         Err(e) => {
             return ops
                 .iter()
                 .map(|m| {
-                    Planned::unavailable(meta("perf", m.op(), None, None, None), e.to_string())
+                    Planned::unavailable(
+                        meta("perf", m.op(), None, None, None, None),
+                        e.to_string(),
+                    )
                 })
                 .collect();
         }
     };
-    let target = found.events[0].cpus.first().copied().unwrap_or(0);
     let mut rows = Vec::new();
-    for mode in ops {
-        let events = match mode {
-            PerfMode::EachEvent => found.events[..1].to_vec(),
-            PerfMode::Group => found.events.clone(),
-        };
-        let label = events_label(&events);
-        for p in placements(Some(target)) {
-            let meta = meta(
-                "perf",
-                mode.op(),
-                Some(&label),
-                Some(p),
-                found.stand_in.as_deref(),
-            );
-            rows.push(Planned::run(
-                meta,
-                Probe::Perf {
-                    events: events.clone(),
-                    cpu: target,
-                    mode,
-                },
-            ));
+    for cpu in counter_cpus(found) {
+        let (counters, events) = on_cpu(found, cpu);
+        for mode in ops {
+            let n = match mode {
+                PerfMode::EachEvent => 1,
+                PerfMode::Group => events.len(),
+            };
+            let (counters, events) = (&counters[..n], &events[..n]);
+            let liveness = Counters::liveness_of(counters.iter().copied());
+            let unreadable = counters.iter().find_map(|c| c.readable.clone().err());
+            for p in placements(Some(cpu)) {
+                let meta = meta(
+                    "perf",
+                    mode.op(),
+                    Some(&events_label(events)),
+                    Some(p),
+                    found.stand_in.as_deref(),
+                    liveness.clone(),
+                );
+                rows.push(match &unreadable {
+                    Some(e) => Planned::unavailable(meta, e),
+                    None => Planned::run(
+                        meta,
+                        Probe::Perf {
+                            events: events.to_vec(),
+                            cpu,
+                            mode,
+                        },
+                    ),
+                });
+            }
         }
     }
     rows
 }
 
+/// How long the plan waits for a CPU's slot to tick before its eBPF rows
+/// become unavailable (the cpu-clock fallback may fire far below 1 kHz).
+pub const SLOT_CHECK: Duration = Duration::from_millis(500);
+
+/// Why CPU `cpu`'s slot cannot be measured, or None: its tick count must
+/// advance within `window`, and its last read must not have failed.
+pub fn slot_problem(sampler: &BpfSampler, cpu: usize, window: Duration) -> Option<String> {
+    let mut slot = RbSlot::default();
+    if let Err(e) = sampler.load(cpu, &mut slot) {
+        return Some(e.to_string());
+    }
+    let first = slot.ticks;
+    let t0 = Instant::now();
+    while slot.ticks == first {
+        if t0.elapsed() >= window {
+            return Some(format!(
+                "the BPF program's slot of CPU {cpu} did not tick in {} ms ({}): no data to read",
+                window.as_millis(),
+                sampler.trigger()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+        if let Err(e) = sampler.load(cpu, &mut slot) {
+            return Some(e.to_string());
+        }
+    }
+    (slot.err != 0).then(|| {
+        format!(
+            "the BPF program's reads fail on CPU {cpu}: err {} ({}) at tick {}: its slot holds no data",
+            slot.err,
+            std::io::Error::from_raw_os_error(-slot.err),
+            slot.ticks
+        )
+    })
+}
+
 /// Paths "ebpf-lookup" and "ebpf-mmap": starts the sampler on the energy
-/// events and reads the slot of their CPU at both placements.
-pub fn ebpf_rows(pmu_root: &Path) -> (Option<BpfSampler>, Vec<PerfEventSpec>, Vec<Planned>) {
+/// events on every CPU of their cpumask and reads each CPU's slot at both
+/// placements; a slot that fails or does not tick within `check` is
+/// unavailable with the reason.
+pub fn ebpf_rows(
+    perf: &Result<Counters, Error>,
+    check: Duration,
+) -> (Option<BpfSampler>, Vec<PerfEventSpec>, Vec<Planned>) {
     let unavailable = |label: &str, stand_in: Option<&str>, reason: &str| {
         vec![
             Planned::unavailable(
-                meta("ebpf-lookup", "lookup", Some(label), None, stand_in),
+                meta("ebpf-lookup", "lookup", Some(label), None, stand_in, None),
                 reason,
             ),
             Planned::unavailable(
-                meta("ebpf-mmap", "load", Some(label), None, stand_in),
+                meta("ebpf-mmap", "load", Some(label), None, stand_in, None),
                 reason,
             ),
         ]
     };
-    let found = match energy_events(pmu_root) {
+    let found = match perf {
         Ok(found) => found,
         Err(e) => return (None, Vec::new(), unavailable("", None, &e.to_string())),
     };
-    let label = events_label(&found.events);
+    let cpus = counter_cpus(found);
+    let (_, events) = on_cpu(found, cpus[0]);
+    let label = events_label(&events);
     let stand_in = found.stand_in.as_deref();
-    let sampler = match BpfSampler::start(&found.events, &BpfConfig::default()) {
-        Ok(sampler) => sampler,
-        Err(e) => {
-            return (
-                None,
-                found.events.clone(),
-                unavailable(&label, stand_in, &e.to_string()),
-            )
-        }
+    let config = BpfConfig {
+        cpus: Some(cpus.clone()),
+        ..BpfConfig::default()
     };
-    let target = found.events[0].cpus.first().copied().unwrap_or(0);
+    let sampler = match BpfSampler::start(&events, &config) {
+        Ok(sampler) => sampler,
+        Err(e) => return (None, events, unavailable(&label, stand_in, &e.to_string())),
+    };
     let mut rows = Vec::new();
-    for p in placements(Some(target)) {
-        rows.push(Planned::run(
-            meta("ebpf-lookup", "lookup", Some(&label), Some(p), stand_in),
-            Probe::Bpf {
-                cpu: target,
-                via: SlotRead::Lookup,
-            },
-        ));
-        rows.push(Planned::run(
-            meta("ebpf-mmap", "load", Some(&label), Some(p), stand_in),
-            Probe::Bpf {
-                cpu: target,
-                via: SlotRead::Load,
-            },
-        ));
+    for cpu in cpus {
+        let (counters, _) = on_cpu(found, cpu);
+        let liveness = Counters::liveness_of(counters);
+        let problem = slot_problem(&sampler, cpu, check);
+        for p in placements(Some(cpu)) {
+            for (path, op, via) in [
+                ("ebpf-lookup", "lookup", SlotRead::Lookup),
+                ("ebpf-mmap", "load", SlotRead::Load),
+            ] {
+                let meta = meta(path, op, Some(&label), Some(p), stand_in, liveness.clone());
+                rows.push(match &problem {
+                    Some(why) => Planned::unavailable(meta, why),
+                    None => Planned::run(meta, Probe::Bpf { cpu, via }),
+                });
+            }
+        }
     }
-    (Some(sampler), found.events, rows)
+    (Some(sampler), events, rows)
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::CpuVendor;
-    use crate::testutil::{testdata_sys, TempDir};
+    use crate::cpu::{allowed_cpus, CpuVendor};
+    use crate::discovery::perf_counters_of;
+    use crate::liveness::Verdict;
+    use crate::msr::{msr_device_path, MsrDevice};
+    use crate::perf::{discover_pmu_events, EnergyEvents};
+    use crate::powercap::{stand_in_text, STAND_IN_FILE};
+    use crate::testutil::{testdata_sys, two_packages_sys, write_msr_fixture, TempDir};
+
+    const SHORT: Duration = Duration::from_millis(10);
 
     #[test]
     fn powercap_fixture_rows_pair_each_zone_with_its_placements() {
-        let rows = powercap_rows(&testdata_sys().join("class/powercap"));
-        let first = online_cpus()[0];
+        let rows = powercap_rows(&testdata_sys().join("class/powercap"), SHORT);
+        let first = allowed_cpus()[0];
         let lead = crate::cpu::package_lead_cpu(0);
         // intel-rapl:0 is per-package (placements of its lead CPU), psys and mmio are not
         let ids: Vec<String> = rows.iter().map(Planned::full_id).collect();
@@ -409,47 +467,65 @@ mod tests {
         assert!(rows
             .iter()
             .all(|r| r.meta.stand_in.is_none() && r.probe.is_ok()));
+        // the fixture's files never change: every row says its counter is dead
+        assert!(rows
+            .iter()
+            .all(|r| r.meta.liveness == Some(Verdict::Frozen)));
+        assert!(rows[0]
+            .meta
+            .liveness_note
+            .as_deref()
+            .unwrap()
+            .starts_with("intel-rapl:0/energy_uj: did not change in 10 ms ("));
     }
 
     #[test]
     fn powercap_without_zones_plans_the_stand_in() {
         let empty = TempDir::new("plan-powercap");
-        let rows = powercap_rows(empty.path());
-        let first = online_cpus()[0];
+        let rows = powercap_rows(empty.path(), SHORT);
+        let first = allowed_cpus()[0];
         assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].meta.op, "open-read-close");
+        assert_eq!(rows[0].meta.stand_in.is_some(), rows[0].probe.is_ok());
+        if rows[0].probe.is_err() {
+            return eprintln!("skipped: {STAND_IN_FILE} unreadable here");
+        }
         assert_eq!(
             rows[0].full_id(),
             format!("powercap/pread//sys/class/net/lo/statistics/rx_bytes@{first}")
         );
-        assert_eq!(rows[1].meta.op, "open-read-close");
         assert_eq!(rows[0].meta.target.as_deref(), Some(STAND_IN_FILE));
         assert_eq!(rows[0].meta.target_cpu, None);
         assert_eq!(rows[0].meta.stand_in, Some(stand_in_text(empty.path())));
+        assert_eq!(rows[0].meta.liveness, None); // a stand-in: no verdict
     }
 
     #[test]
     fn msr_rows_on_a_fixture_device_leave_faulting_msrs_unavailable() {
         let root = TempDir::new("plan-msr");
-        let target = online_cpus()[0];
-        std::fs::create_dir_all(root.path().join(target.to_string())).unwrap();
-        let file = std::fs::File::create(msr_device_path(root.path(), target)).unwrap();
+        let target = allowed_cpus()[0];
         // the fixture ends after 0x641: 0x64d (PSYS) faults
-        for (addr, value) in [
-            (0x606u32, 0xA0E03u64),
-            (0x611, 1),
-            (0x639, 2),
-            (0x641, 3),
-            (0x619, 4),
-        ] {
-            std::os::unix::fs::FileExt::write_all_at(&file, &value.to_ne_bytes(), u64::from(addr))
-                .unwrap();
-        }
+        write_msr_fixture(
+            root.path(),
+            target,
+            &[
+                (0x606u32, 0xA0E03u64),
+                (0x611, 1),
+                (0x639, 2),
+                (0x641, 3),
+                (0x619, 4),
+            ],
+        );
         let intel = CpuSignature {
             vendor: CpuVendor::Intel,
             family: 6,
             model: 0x55,
         };
-        let rows = msr_rows(root.path(), &intel);
+        let package = Package {
+            id: 0,
+            lead_cpu: target,
+        };
+        let rows = msr_rows(root.path(), &intel, &[package], SHORT);
         let per_msr = placements(Some(target)).len();
         assert_eq!(rows.len(), 5 * per_msr);
         let targets: Vec<&str> = rows
@@ -462,11 +538,13 @@ mod tests {
             rows[0].full_id(),
             format!("msr-dev/pread/0x611@{target}->{target}")
         );
+        assert_eq!(rows[0].meta.liveness, Some(Verdict::Frozen));
         let psys = rows.last().unwrap();
         assert_eq!(
             psys.probe,
             Err("rdmsr 0x64d faults on this CPU (EIO): this model does not implement it".into())
         );
+        assert_eq!(psys.meta.liveness, None);
         match &rows[3 * per_msr].probe {
             Ok(Probe::Msr { read }) => assert_eq!(read.domain.joules_per_unit, 1.0 / 65536.0), // DRAM on Skylake-X
             other => panic!("{other:?}"),
@@ -476,43 +554,136 @@ mod tests {
     #[test]
     fn msr_rows_without_a_device_use_the_cpuid_stand_in_or_say_why() {
         let root = TempDir::new("plan-msr-missing");
-        let rows = msr_rows(root.path(), &cpu_signature());
-        assert_eq!(rows.len(), placements(Some(online_cpus()[0])).len());
+        let first = allowed_cpus()[0];
+        let package = [Package {
+            id: 0,
+            lead_cpu: first,
+        }];
+        let rows = msr_rows(root.path(), &cpu_signature(), &package, SHORT);
+        assert_eq!(rows.len(), placements(Some(first)).len());
         // the fixture root has no cpuid device either: unavailable, target null
         assert!(rows.iter().all(|r| r.meta.target.is_none()));
         let reason = rows[0].probe.as_ref().unwrap_err();
         assert!(
-            reason.contains("missing: load the msr module") && reason.contains("; stand-in "),
+            reason.contains("missing: load the msr module")
+                && reason.contains("; stand-in ")
+                && reason.ends_with("missing too (load the cpuid module: modprobe cpuid)"),
             "{reason}"
         );
-        // on this machine /dev/cpu/0/msr is missing and /dev/cpu/0/cpuid present
-        if !Path::new("/dev/cpu/0/msr").exists() && Path::new("/dev/cpu/0/cpuid").exists() {
-            let rows = msr_rows(Path::new(DEV_CPU_ROOT), &cpu_signature());
-            assert_eq!(rows[0].meta.target.as_deref(), Some("cpuid:0x0"));
-            assert!(rows[0]
-                .meta
-                .stand_in
-                .as_deref()
-                .unwrap()
-                .starts_with("/dev/cpu/0/msr missing"));
+        // where this machine's msr device is missing and its cpuid device opens
+        let dev = Path::new(DEV_CPU_ROOT);
+        if MsrDevice::open(&msr_device_path(dev, first)).is_ok() {
+            return eprintln!("skipped: this machine has /dev/cpu/{first}/msr");
         }
+        let cpuid = dev.join(first.to_string()).join("cpuid");
+        if let Err(e) = MsrDevice::open(&cpuid) {
+            return eprintln!("skipped: the cpuid stand-in cannot be opened here: {e}");
+        }
+        let rows = msr_rows(dev, &cpu_signature(), &package, SHORT);
+        assert_eq!(rows[0].meta.target.as_deref(), Some("cpuid:0x0"));
+        assert_eq!(rows[0].meta.liveness, None);
+        assert!(rows[0]
+            .meta
+            .stand_in
+            .as_deref()
+            .unwrap()
+            .starts_with(&format!("/dev/cpu/{first}/msr missing")));
+    }
+
+    /// The two-package fixture's RAPL events, as discovery would find them
+    /// on a machine where they open.
+    fn two_packages() -> Result<Counters, Error> {
+        let sys = two_packages_sys();
+        let mut power =
+            discover_pmu_events("power", "energy-", &sys.join("bus/event_source/devices"));
+        power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
+        let found = EnergyEvents {
+            events: power.events,
+            stand_in: None,
+        };
+        Ok(perf_counters_of(&found, &sys))
     }
 
     #[test]
-    fn perf_rows_read_the_first_event_and_group_read_all() {
-        let rows = perf_rows(Path::new(PMU_ROOT));
-        let ops: Vec<&str> = rows.iter().map(|r| r.meta.op.as_str()).collect();
-        let n = placements(Some(0)).len();
-        if rows[0].probe.is_err() {
-            assert_eq!(ops, ["read", "group-read"]);
-            return;
+    fn perf_rows_cover_every_package_of_the_cpumask() {
+        let rows = perf_rows(&two_packages());
+        let mut expected = Vec::new();
+        for cpu in [0, 2] {
+            for (op, target) in [
+                ("read", "power/energy-pkg/"),
+                ("group-read", "power/{energy-pkg,energy-ram}/"),
+            ] {
+                for p in placements(Some(cpu)) {
+                    expected.push(format!("perf/{op}/{target}@{}", p.label()));
+                }
+            }
         }
-        assert_eq!(ops.len(), 2 * n);
+        let ids: Vec<String> = rows.iter().map(Planned::full_id).collect();
+        assert_eq!(ids, expected);
+        assert!(rows.iter().all(|r| r.probe.is_ok()));
+        let package_1: Vec<Option<usize>> = rows
+            .iter()
+            .filter_map(|r| match &r.probe {
+                Ok(Probe::Perf { cpu: 2, .. }) => Some(r.meta.target_cpu),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(package_1.len(), 2 * placements(Some(2)).len());
+        assert!(package_1.iter().all(|&t| t == Some(2)));
+    }
+
+    #[test]
+    fn perf_rows_carry_the_worst_verdict_of_what_they_read() {
+        let mut found = two_packages().unwrap();
+        // as if probed: energy-ram of package 1 is frozen
+        for c in &mut found.counters {
+            c.liveness = Some(Liveness::live());
+        }
+        found.counters[3].liveness = Some(Liveness::frozen("power/energy-ram/ on CPU 2", SHORT, 9));
+        let rows = perf_rows(&Ok(found));
+        let verdict = |op: &str, cpu: usize| {
+            rows.iter()
+                .find(|r| r.meta.op == op && r.meta.target_cpu == Some(cpu))
+                .map(|r| (r.meta.liveness, r.meta.liveness_note.is_some()))
+                .unwrap()
+        };
+        assert_eq!(verdict("read", 2), (Some(Verdict::Live), false));
+        assert_eq!(verdict("group-read", 2), (Some(Verdict::Frozen), true));
+        assert_eq!(verdict("group-read", 0), (Some(Verdict::Live), false));
+    }
+
+    #[test]
+    fn perf_and_ebpf_rows_without_events_are_unavailable_with_the_reason() {
+        let missing: Result<Counters, Error> = Err(Error::Unavailable("no PMU".into()));
+        let rows = perf_rows(&missing);
+        let ops: Vec<&str> = rows.iter().map(|r| r.meta.op.as_str()).collect();
+        assert_eq!(ops, ["read", "group-read"]);
+        let (sampler, _, rows) = ebpf_rows(&missing, SHORT);
+        assert!(sampler.is_none());
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.probe == Err("no PMU".to_string())));
+    }
+
+    #[test]
+    fn perf_rows_on_this_machine_read_the_first_event_and_group_read_all() {
+        let found = perf_counters(Path::new(PMU_ROOT), Path::new("/sys"));
+        let rows = perf_rows(&found);
+        if let Err(e) = &found {
+            return eprintln!("skipped: {e}");
+        }
+        let first = rows[0].meta.target_cpu;
+        let n = placements(first).len();
+        let ops: Vec<&str> = rows
+            .iter()
+            .take(2 * n)
+            .map(|r| r.meta.op.as_str())
+            .collect();
         assert!(
             ops[..n].iter().all(|&op| op == "read")
                 && ops[n..].iter().all(|&op| op == "group-read")
         );
         if rows[0].meta.stand_in.is_some() {
+            assert_eq!(rows.len(), 2 * n); // the stand-in: one CPU
             assert_eq!(
                 rows[0].full_id(),
                 format!(

@@ -1,4 +1,4 @@
-//! Result rows of the raplbench schema, version 1 (results/schema.json,
+//! Result rows of the raplbench schema, version 2 (results/schema.json,
 //! documented field by field in results/README.md), written by Rust programs
 //! that report on themselves (the 1 kHz sampler).
 //!
@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::liveness::{Liveness, Verdict};
 use crate::summary::Summary;
 
 /// The `machine` object: kept as JSON so every field of the schema passes
@@ -131,6 +132,21 @@ pub struct RowMeta {
     pub target_cpu: Option<usize>,
     /// None, or why a substitute is measured.
     pub stand_in: Option<String>,
+    /// The worst verdict on the energy counters the row reads; None for
+    /// stand-ins, instruction paths, overheads, unavailable rows.
+    pub liveness: Option<Verdict>,
+    /// None when live or without verdict; else one line per counter that
+    /// is not live, joined by "; ".
+    pub liveness_note: Option<String>,
+}
+
+impl RowMeta {
+    /// Sets `liveness` and `liveness_note` from a verdict (None: no verdict).
+    pub fn with_liveness(mut self, liveness: Option<Liveness>) -> RowMeta {
+        self.liveness = liveness.as_ref().map(|l| l.verdict);
+        self.liveness_note = liveness.and_then(|l| l.note);
+        self
+    }
 }
 
 /// What a row says about itself, besides the run it belongs to.
@@ -168,6 +184,9 @@ pub struct RunInfo {
     pub machine: Machine,
 }
 
+/// The version of the results schema these rows follow.
+pub const SCHEMA_VERSION: &str = "2";
+
 /// One result row as JSON, fields in schema order; a row with no samples
 /// needs `reason` (status "error").
 pub fn row(
@@ -184,7 +203,7 @@ pub fn row(
     let mut put = |k: &str, v: Value| {
         m.insert(k.to_string(), v);
     };
-    put("schema_version", "1".into());
+    put("schema_version", SCHEMA_VERSION.into());
     put("run_id", run.run_id.clone().into());
     put("timestamp", run.timestamp.clone().into());
     put("machine", Value::Object(run.machine.0.clone()));
@@ -196,6 +215,11 @@ pub fn row(
     put("cpu", meta.cpu.into());
     put("target_cpu", meta.target_cpu.into());
     put("stand_in", meta.stand_in.clone().into());
+    put(
+        "liveness",
+        meta.liveness.map_or(Value::Null, |v| v.as_str().into()),
+    );
+    put("liveness_note", meta.liveness_note.clone().into());
     put("metric", spec.metric.into());
     put("unit", unit_of(spec.metric).into());
     put(
@@ -306,15 +330,52 @@ mod tests {
                 cpu: Some(0),
                 target_cpu: Some(0),
                 stand_in: None,
+                liveness: Some(Verdict::Frozen),
+                liveness_note: Some("MSR 0x611 on CPU 0: did not change".into()),
             },
             metric: "rate_hz",
         };
         let ok = row(&run, &spec, &[999.0, 998.0, 1000.0], Some(1000), None);
         let keys: Vec<&str> = ok.as_object().unwrap().keys().map(String::as_str).collect();
+        // the contract's field order (schema version 2)
         assert_eq!(
-            keys[..4],
-            ["schema_version", "run_id", "timestamp", "machine"]
+            keys,
+            [
+                "schema_version",
+                "run_id",
+                "timestamp",
+                "machine",
+                "harness",
+                "path",
+                "op",
+                "target",
+                "cpu",
+                "target_cpu",
+                "stand_in",
+                "liveness",
+                "liveness_note",
+                "metric",
+                "unit",
+                "samples",
+                "n",
+                "iterations",
+                "mean",
+                "median",
+                "stddev",
+                "min",
+                "max",
+                "p05",
+                "p95",
+                "ci95_low",
+                "ci95_high",
+                "status",
+                "reason",
+                "source"
+            ]
         );
+        assert_eq!(ok["schema_version"], "2");
+        assert_eq!(ok["liveness"], "frozen");
+        assert_eq!(ok["liveness_note"], "MSR 0x611 on CPU 0: did not change");
         assert_eq!(ok["unit"], "Hz");
         assert_eq!(ok["median"], 999.0);
         assert_eq!(ok["status"], "ok");

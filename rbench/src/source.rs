@@ -35,3 +35,52 @@ pub trait CounterSource {
     /// words as ubench, so rows of both harnesses pair up).
     fn stand_in(&self) -> Option<&str>;
 }
+
+/// Several sources read one after the other as one (the counters of every
+/// package: one perf group per CPU), under the domains their discovery gave.
+pub struct Joined {
+    /// The sources, in domain order.
+    parts: Vec<Box<dyn CounterSource + Send>>,
+    /// Every part's domains, in order.
+    domains: Vec<Domain>,
+    /// Why a substitute is read, if it is.
+    stand_in: Option<String>,
+}
+
+impl Joined {
+    /// `parts` read in order; `domains` must have as many entries as the
+    /// parts' domains together.
+    pub fn new(
+        parts: Vec<Box<dyn CounterSource + Send>>,
+        domains: Vec<Domain>,
+        stand_in: Option<String>,
+    ) -> Joined {
+        let total: usize = parts.iter().map(|p| p.domains().len()).sum();
+        assert_eq!(total, domains.len(), "one domain per counter of the parts");
+        Joined {
+            parts,
+            domains,
+            stand_in,
+        }
+    }
+}
+
+impl CounterSource for Joined {
+    fn domains(&self) -> &[Domain] {
+        &self.domains
+    }
+
+    fn read(&mut self, out: &mut [u64]) -> Result<(), Error> {
+        let mut at = 0;
+        for part in &mut self.parts {
+            let n = part.domains().len();
+            part.read(&mut out[at..at + n])?;
+            at += n;
+        }
+        Ok(())
+    }
+
+    fn stand_in(&self) -> Option<&str> {
+        self.stand_in.as_deref()
+    }
+}

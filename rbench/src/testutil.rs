@@ -1,5 +1,6 @@
 //! Test helpers: temporary directories and the fixture trees under
-//! ubench/testdata, shared with the C++ tests.
+//! ubench/testdata, shared with the C++ tests (and included by the
+//! integration tests with `#[path]`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -7,6 +8,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// ubench/testdata/sys: copies of real powercap and PMU layouts.
 pub(crate) fn testdata_sys() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ubench/testdata/sys")
+}
+
+/// ubench/testdata/two-packages/sys: a 2-package machine (powercap zones,
+/// a RAPL PMU with cpumask 0,2, the CPU topology).
+pub(crate) fn two_packages_sys() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ubench/testdata/two-packages/sys")
 }
 
 /// A directory under $TMPDIR removed when dropped.
@@ -33,4 +40,41 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// A sparse file `<dev_root>/<cpu>/msr` with 8-byte values at the MSR
+/// offsets, like the device.
+pub(crate) fn write_msr_fixture(dev_root: &Path, cpu: usize, values: &[(u32, u64)]) {
+    use std::os::unix::fs::FileExt;
+    let dir = dev_root.join(cpu.to_string());
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = std::fs::File::create(dir.join("msr")).unwrap();
+    for &(addr, value) in values {
+        file.write_all_at(&value.to_ne_bytes(), u64::from(addr))
+            .unwrap();
+    }
+}
+
+/// Copies the regular files of `from` (following symlinks) into `to`: a
+/// fixture tree that a test may rewrite.
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Writes `uj` into an energy_uj file in place, 20 digits wide: a read
+/// racing the write still sees digits and a newline.
+pub(crate) fn rewrite_energy_uj(path: &Path, uj: u64) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.write_all_at(format!("{uj:020}\n").as_bytes(), 0)
+        .unwrap();
 }

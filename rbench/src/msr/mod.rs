@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 
-use crate::cpu::{cpu_signature, online_cpus, packages, CpuSignature, Package};
+use crate::cpu::{cpu_signature, packages_or_first, CpuSignature, Package};
 use crate::{CounterSource, Domain, Error};
 
 /// Where the per-CPU devices live: /dev/cpu/<N>/msr and /dev/cpu/<N>/cpuid.
@@ -152,41 +152,6 @@ pub struct RegisterRead {
     pub domain: Domain,
 }
 
-/// The energy MSRs of `package` that read without faulting, calibrated with
-/// the unit MSR (domains whose MSR faults with EIO are left out).
-pub fn energy_msr_reads(
-    dev_root: &Path,
-    cpu: &CpuSignature,
-    package: &Package,
-) -> Result<Vec<RegisterRead>, Error> {
-    let device_path = msr_device_path(dev_root, package.lead_cpu);
-    let device = MsrDevice::open(&device_path)?;
-    let unit_value = match unit_msr(cpu.vendor) {
-        Some(addr) => Some(device.read_msr(addr)?),
-        None => None,
-    };
-    let mut reads = Vec::new();
-    for msr in rapl_energy_msrs(cpu.vendor) {
-        match device.read_msr(msr.addr) {
-            Ok(_) => {}
-            Err(Error::MsrFault { .. }) => continue,
-            Err(e) => return Err(e),
-        }
-        reads.push(RegisterRead {
-            device: device_path.clone(),
-            register: Register::Msr(msr.addr),
-            domain: Domain {
-                source: format!("package-{}", package.id),
-                name: msr.domain.to_string(),
-                joules_per_unit: unit_value
-                    .map_or(0.0, |unit| domain_joules_per_unit(cpu, msr.addr, unit)),
-                max: ENERGY_COUNTER_MAX,
-            },
-        });
-    }
-    Ok(reads)
-}
-
 /// The stand_in text of the cpuid stand-in (byte-identical to ubench's).
 pub fn cpuid_stand_in_text(missing: &Error, cpuid_path: &Path) -> String {
     format!(
@@ -249,59 +214,40 @@ impl MsrSource {
     /// The energy MSRs of every package of this machine, or the cpuid
     /// stand-in where /dev/cpu/N/msr cannot be opened.
     pub fn discover() -> Result<MsrSource, Error> {
-        let mut packages = packages();
-        if packages.is_empty() {
-            let first = online_cpus().first().copied().unwrap_or(0);
-            packages.push(Package {
-                id: 0,
-                lead_cpu: first,
-            });
-        }
-        Self::discover_in(Path::new(DEV_CPU_ROOT), &cpu_signature(), &packages)
+        Self::discover_in(
+            Path::new(DEV_CPU_ROOT),
+            &cpu_signature(),
+            &packages_or_first(),
+        )
     }
 
     /// The energy MSRs of `packages` under `dev_root` (fixtures: a directory
-    /// with `<cpu>/msr` files), or the cpuid stand-in on the first package's
-    /// lead CPU where its msr device cannot be opened.
+    /// with `<cpu>/msr` files) that read without faulting, or the cpuid
+    /// stand-in on the first package's lead CPU where its msr device cannot
+    /// be opened (see [`crate::discovery::msr_counters`]).
     pub fn discover_in(
         dev_root: &Path,
         cpu: &CpuSignature,
         packages: &[Package],
     ) -> Result<MsrSource, Error> {
-        let first = packages.first().map_or(0, |p| p.lead_cpu);
-        if let Err(missing) = MsrDevice::open(&msr_device_path(dev_root, first)) {
-            let read = cpuid_stand_in_read(dev_root, first);
-            let stand_in = cpuid_stand_in_text(&missing, &read.device);
-            return Self::open(std::slice::from_ref(&read), Some(stand_in)).map_err(|e| {
-                let why = match e {
-                    Error::MsrMissing { .. } => {
-                        "missing too (load the cpuid module: modprobe cpuid)".to_string()
-                    }
-                    other => other.to_string(),
-                };
-                Error::Unavailable(format!(
-                    "{missing}; stand-in {}: {why}",
-                    read.device.display()
-                ))
-            });
-        }
-        if rapl_energy_msrs(cpu.vendor).is_empty() {
-            return Err(Error::Unavailable(format!(
-                "no known RAPL MSRs for this CPU vendor ({})",
-                cpu.vendor.name()
-            )));
-        }
-        let mut reads = Vec::new();
-        for package in packages {
-            reads.extend(energy_msr_reads(dev_root, cpu, package)?);
-        }
+        let found = crate::discovery::msr_counters(dev_root, cpu, packages)?;
+        let reads: Vec<RegisterRead> = found.readable().filter_map(register_read).collect();
         if reads.is_empty() {
-            return Err(Error::Unavailable(format!(
-                "every RAPL energy MSR of this {} CPU faults (EIO): no RAPL here (a VM?)",
-                cpu.vendor.name()
-            )));
+            return Err(crate::discovery::no_rapl_msr(cpu));
         }
-        Self::open(&reads, None)
+        Self::open(&reads, found.stand_in)
+    }
+}
+
+/// The register read of a discovered counter, if it is one.
+pub fn register_read(counter: &crate::discovery::Counter) -> Option<RegisterRead> {
+    match &counter.route {
+        crate::discovery::Route::Register { device, register } => Some(RegisterRead {
+            device: device.clone(),
+            register: *register,
+            domain: counter.domain.clone(),
+        }),
+        _ => None,
     }
 }
 
@@ -331,19 +277,7 @@ impl CounterSource for MsrSource {
 mod tests {
     use super::*;
     use crate::cpu::CpuVendor;
-    use crate::testutil::TempDir;
-    use std::os::unix::fs::FileExt;
-
-    /// A sparse file with 8-byte values at the MSR offsets, like the device.
-    fn write_msr_fixture(dev_root: &Path, cpu: usize, values: &[(u32, u64)]) {
-        let dir = dev_root.join(cpu.to_string());
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = std::fs::File::create(dir.join("msr")).unwrap();
-        for &(addr, value) in values {
-            file.write_all_at(&value.to_ne_bytes(), u64::from(addr))
-                .unwrap();
-        }
-    }
+    use crate::testutil::{write_msr_fixture, TempDir};
 
     const INTEL_CLIENT: CpuSignature = CpuSignature {
         vendor: CpuVendor::Intel,
@@ -515,13 +449,12 @@ mod tests {
 
     #[test]
     fn the_cpuid_device_reads_leaf_0_when_present() {
-        let device = Path::new("/dev/cpu/0/cpuid");
-        if !device.exists() {
-            eprintln!("skipped: {} missing", device.display());
-            return;
-        }
+        // /dev/cpu/0/cpuid is root-only: probe by opening it
         let mut source =
-            MsrSource::open(&[cpuid_stand_in_read(Path::new(DEV_CPU_ROOT), 0)], None).unwrap();
+            match MsrSource::open(&[cpuid_stand_in_read(Path::new(DEV_CPU_ROOT), 0)], None) {
+                Ok(source) => source,
+                Err(e) => return eprintln!("skipped: {e}"),
+            };
         let mut out = [0u64; 1];
         source.read(&mut out).unwrap();
         let max_leaf = core::arch::x86_64::__cpuid(0).eax;

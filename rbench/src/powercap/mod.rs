@@ -74,6 +74,17 @@ impl CounterFile {
         }
     }
 
+    /// The file of a discovered counter, if it is one.
+    pub fn of(counter: &crate::discovery::Counter) -> Option<CounterFile> {
+        match &counter.route {
+            crate::discovery::Route::File { path } => Some(CounterFile {
+                path: path.clone(),
+                domain: counter.domain.clone(),
+            }),
+            _ => None,
+        }
+    }
+
     /// The stand-in counter (bytes received on lo: not energy).
     pub fn stand_in() -> CounterFile {
         CounterFile {
@@ -213,19 +224,12 @@ impl PowercapSource {
         Self::discover_in(&powercap_root(), mode)
     }
 
-    /// Every zone under `root`, or the stand-in where there is none.
+    /// Every zone under `root`, or the stand-in where there is none (see
+    /// [`crate::discovery::powercap_counters`]).
     pub fn discover_in(root: &Path, mode: PowercapMode) -> Result<Self, Error> {
-        let zones = discover_powercap_zones(root);
-        if !zones.is_empty() {
-            let files: Vec<CounterFile> = zones.iter().map(CounterFile::for_zone).collect();
-            return Self::open(&files, mode, None);
-        }
-        Self::open(&[CounterFile::stand_in()], mode, Some(stand_in_text(root))).map_err(|e| {
-            Error::Unavailable(format!(
-                "{}; stand-in {STAND_IN_FILE} unreadable too: {e}",
-                no_zone_reason(root)
-            ))
-        })
+        let found = crate::discovery::powercap_counters(root)?;
+        let files: Vec<CounterFile> = found.counters.iter().filter_map(CounterFile::of).collect();
+        Self::open(&files, mode, found.stand_in)
     }
 }
 

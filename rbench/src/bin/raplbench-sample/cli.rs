@@ -17,8 +17,23 @@ Examples:
   # the in-kernel sampler (BPF), with a self-report in the results schema
   raplbench-sample --mechanism ebpf --duration 10 --report sampler.jsonl
 
+  # what each mechanism would read here, with each counter's verdict
+  raplbench-sample --list
+
+CSV: time_ns,source,domain,raw,delta_j, one line per sample and counter.
+source is the counter instance (a powercap zone id, package-N, cpuN);
+delta_j is the energy since the previous sample, wrap-corrected. delta_j is
+EMPTY (never 0 J) on the first sample of each counter, for a stand-in (not
+energy), and for a counter that is not live: at start each counter is read
+every 1 ms for up to 100 ms; one that never changes is frozen (a dead
+counter: a VM, a missing driver, an unsupported domain), one whose unit is
+implausible is no-unit. Both are named on stderr; --require-live makes them
+fatal (exit 2). perf and ebpf read every package (one CPU of the PMU's
+cpumask each), msr and powercap every package's registers or zones.
+
 Exit status: 0 (or the command's own), 2 for bad options or a counter or
-output that cannot be opened, 1 when sampling failed after it started.
+output that cannot be opened (or, with --require-live, a counter that is
+not live), 1 when sampling failed after it started.
 SIGINT and SIGTERM stop sampling cleanly: every sample taken is written.";
 
 /// How the counters are read.
@@ -50,13 +65,24 @@ impl Mechanism {
 ///
 /// Reads every energy domain of the chosen mechanism at a fixed rate on
 /// absolute deadlines, for a duration or while a command runs, and writes
-/// one CSV line per sample and domain: time_ns,source,domain,raw,delta_j.
+/// one CSV line per sample and domain: time_ns,source,domain,raw,delta_j
+/// (delta_j empty where it is not energy: see below).
 #[derive(Debug, Parser)]
 #[command(name = "raplbench-sample", version, after_help = EXAMPLES)]
 pub struct Args {
     /// How to read the counters.
-    #[arg(long, value_enum)]
-    pub mechanism: Mechanism,
+    #[arg(long, value_enum, required_unless_present = "list")]
+    pub mechanism: Option<Mechanism>,
+
+    /// Print every counter each mechanism (or just --mechanism) would read
+    /// here: mechanism, package, domain, route, unit (J per raw count) and
+    /// liveness verdict; then exit 0 without sampling.
+    #[arg(long)]
+    pub list: bool,
+
+    /// Exit 2 before sampling if any counter read is frozen or no-unit.
+    #[arg(long)]
+    pub require_live: bool,
 
     /// Domains to read, comma-separated names or sources (default: every one
     /// discovered, e.g. package-0,dram or intel-rapl:0,energy-pkg).
@@ -122,8 +148,18 @@ fn parse_duration(text: &str) -> Result<f64, String> {
 }
 
 impl Args {
-    /// Checks what clap cannot: exactly one of --duration and COMMAND.
+    /// The mechanism (clap requires it unless --list).
+    pub fn mechanism(&self) -> Mechanism {
+        self.mechanism
+            .expect("clap requires --mechanism unless --list")
+    }
+
+    /// Checks what clap cannot: exactly one of --duration and COMMAND
+    /// (neither is needed with --list).
     pub fn validate(&self) -> Result<(), String> {
+        if self.list {
+            return Ok(());
+        }
         match (self.duration.is_some(), self.command.is_empty()) {
             (true, false) => Err("give --duration or a command after --, not both".into()),
             (false, true) => Err("give --duration SECONDS or a command after --".into()),
@@ -153,7 +189,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (a.mechanism, a.frequency, a.duration),
-            (Mechanism::Perf, 1000, Some(5.0))
+            (Some(Mechanism::Perf), 1000, Some(5.0))
         );
         a.validate().unwrap();
         let b = parse(&[
@@ -191,7 +227,18 @@ mod tests {
             assert_eq!(err.exit_code(), 2, "{bad:?}");
         }
         assert!(parse(&["--mechanism", "perf"]).unwrap().validate().is_err());
+        assert_eq!(parse(&["--duration", "1"]).unwrap_err().exit_code(), 2); // no mechanism
         let both = parse(&["--mechanism", "perf", "--duration", "1", "--", "true"]).unwrap();
         assert!(both.validate().is_err());
+    }
+
+    #[test]
+    fn list_needs_neither_a_mechanism_nor_a_duration() {
+        let all = parse(&["--list"]).unwrap();
+        assert!(all.list && all.mechanism.is_none());
+        all.validate().unwrap();
+        let one = parse(&["--list", "--mechanism", "msr"]).unwrap();
+        assert_eq!(one.mechanism(), Mechanism::Msr);
+        one.validate().unwrap();
     }
 }

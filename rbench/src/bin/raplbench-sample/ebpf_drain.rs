@@ -4,6 +4,13 @@
 //! ring buffer without waking anyone. This thread drains the ring every
 //! DRAIN_EVERY into the same batches the writer takes from the user-space
 //! sampler: user space never wakes at the sampling rate.
+//!
+//! Every package's counters are sampled on that package's CPU of the PMU
+//! cpumask. Each sample updates the domains of its CPU; a sample of the
+//! first CPU (the lead) writes one line per domain, the other packages at
+//! their latest values (at most one period old). A sample whose `err` is
+//! not 0, or whose time does not advance over its CPU's previous one, is
+//! counted and never written as data.
 
 use rbench::ebpf::{BpfSampler, RbSample};
 use std::cell::RefCell;
@@ -17,32 +24,64 @@ use crate::ticker::TickerStats;
 /// How often the ring buffer is drained.
 pub const DRAIN_EVERY: Duration = Duration::from_millis(100);
 
+/// Where the values of each domain come from.
+pub struct ValueMap {
+    /// Per domain: the CPU whose samples carry it, and the index in the
+    /// sample's values.
+    pub domains: Vec<(u32, usize)>,
+    /// The CPU whose samples are written.
+    pub lead: u32,
+}
+
 struct Drain {
     /// None once hung up.
     ends: Option<ProducerEnds>,
     current: Option<Batch>,
-    ndomains: usize,
-    cpu: u32,
-    last_missed: Option<u64>,
+    map: ValueMap,
+    /// The latest value of each domain, None before its first sample.
+    latest: Vec<Option<u64>>,
+    /// Per CPU: its previous sample's time and missed count.
+    previous: Vec<(u32, u64, u64)>,
     missed: u64,
     stats: TickerStats,
 }
 
 impl Drain {
     fn push(&mut self, s: &RbSample) {
-        if s.cpu != self.cpu {
-            return;
+        let Some(prev) = self.previous.iter_mut().find(|p| p.0 == s.cpu) else {
+            self.previous.push((s.cpu, s.time_ns, s.missed));
+            return self.take(s, true);
+        };
+        let advanced = s.time_ns > prev.1;
+        if s.cpu == self.map.lead {
+            self.missed += s.missed.saturating_sub(prev.2);
         }
-        let seen = self.last_missed.replace(s.missed).unwrap_or(s.missed);
-        self.missed += s.missed.saturating_sub(seen);
+        (prev.1, prev.2) = (prev.1.max(s.time_ns), s.missed);
+        self.take(s, advanced);
+    }
+
+    fn take(&mut self, s: &RbSample, advanced: bool) {
         if s.err != 0 {
             self.stats.read_errors += 1;
             if self.stats.first_error.is_none() {
                 self.stats.first_error = Some(format!(
-                    "bpf_perf_event_read_value failed in the kernel: {}",
+                    "bpf_perf_event_read_value failed in the kernel on CPU {}: {}",
+                    s.cpu,
                     std::io::Error::from_raw_os_error(-s.err)
                 ));
             }
+            return;
+        }
+        if !advanced {
+            self.stats.stale += 1;
+            return;
+        }
+        for (latest, &(cpu, index)) in self.latest.iter_mut().zip(&self.map.domains) {
+            if cpu == s.cpu {
+                *latest = Some(s.value[index]);
+            }
+        }
+        if s.cpu != self.map.lead || self.latest.iter().any(Option::is_none) {
             return;
         }
         if self.current.is_none() {
@@ -53,9 +92,14 @@ impl Drain {
             return;
         };
         let at = batch.len;
+        let n = self.latest.len();
         batch.times[at] = s.time_ns;
-        batch.values[at * self.ndomains..(at + 1) * self.ndomains]
-            .copy_from_slice(&s.value[..self.ndomains]);
+        for (slot, latest) in batch.values[at * n..(at + 1) * n]
+            .iter_mut()
+            .zip(&self.latest)
+        {
+            *slot = latest.unwrap_or(0);
+        }
         batch.len += 1;
         if batch.is_full() {
             self.hand_over();
@@ -70,11 +114,11 @@ impl Drain {
     }
 }
 
-/// Drains `sampler`'s samples of `cpu` until `stop` is set. `started`
-/// receives Ok once the ring buffer is attached.
+/// Drains `sampler`'s samples into lines of the domains of `map` until
+/// `stop` is set. `started` receives Ok once the ring buffer is attached.
 pub fn run(
     sampler: &BpfSampler,
-    cpu: usize,
+    map: ValueMap,
     stop: &AtomicBool,
     ends: ProducerEnds,
     started: std::sync::mpsc::SyncSender<Result<(), String>>,
@@ -83,9 +127,9 @@ pub fn run(
     let drain = RefCell::new(Drain {
         ends: Some(ends),
         current: None,
-        ndomains: sampler.ncounters(),
-        cpu: cpu as u32,
-        last_missed: None,
+        latest: vec![None; map.domains.len()],
+        map,
+        previous: Vec::new(),
         missed: 0,
         stats: TickerStats::default(),
     });

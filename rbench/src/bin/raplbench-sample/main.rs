@@ -13,6 +13,7 @@ mod batch;
 mod cli;
 mod cputime;
 mod ebpf_drain;
+mod list;
 mod mechanism;
 mod report;
 mod signals;
@@ -21,6 +22,7 @@ mod writer;
 
 use clap::Parser;
 use nix::sys::wait::WaitStatus;
+use rbench::discovery::Counters;
 use rbench::ebpf::{BpfConfig, BpfSampler};
 use rbench::schema_row::{new_run_id, utc_timestamp, Machine, RunInfo};
 use rbench::CounterSource;
@@ -154,6 +156,7 @@ impl Running {
 
 fn start_writer(
     domains: Vec<rbench::Domain>,
+    yields_energy: Vec<bool>,
     output: Option<BufWriter<File>>,
     period_ns: u64,
     extra_cpu_ns: Option<Box<dyn Fn() -> u64 + Send>>,
@@ -162,6 +165,7 @@ fn start_writer(
 ) -> std::thread::JoinHandle<writer::PhaseStats> {
     let setup = writer::WriterSetup {
         domains,
+        yields_energy,
         output,
         period_ns,
         extra_cpu_ns,
@@ -176,6 +180,7 @@ fn start_writer(
 /// Samples `source` from a user-space thread until `until`.
 fn run_ticked(
     mut source: Box<dyn CounterSource + Send>,
+    yields_energy: Vec<bool>,
     output: Option<BufWriter<File>>,
     setup: TickerSetup,
     until: &Until,
@@ -185,6 +190,7 @@ fn run_ticked(
     let done = Arc::new(Barrier::new(2));
     let writer = start_writer(
         source.domains().to_vec(),
+        yields_energy,
         output,
         setup.period_ns,
         None,
@@ -217,36 +223,54 @@ fn run_ticked(
     .finish(until)
 }
 
-/// Starts the BPF program on `cpu` for `events` and drains it until `until`.
+/// What the BPF program samples, and which of its values are written.
+struct InKernelSetup<'a> {
+    /// The perf events, each once.
+    events: &'a [rbench::perf::PerfEventSpec],
+    /// The CPUs they are sampled on (the first one's samples are written).
+    cpus: &'a [usize],
+    /// The written domains and where each comes from.
+    domains: Vec<rbench::Domain>,
+    /// Per domain, the CPU and the index of its value in a sample.
+    map: Vec<(u32, usize)>,
+    /// Per domain, whether its delta_j is energy.
+    yields_energy: Vec<bool>,
+}
+
+/// Starts the BPF program on `setup.cpus` and drains it until `until`.
 fn run_in_kernel(
-    events: &[rbench::perf::PerfEventSpec],
-    cpu: usize,
+    setup: InKernelSetup,
     output: Option<BufWriter<File>>,
     period_ns: u64,
     until: &Until,
     banner: String,
 ) -> Result<(u64, i32, ticker::TickerStats, writer::PhaseStats, String), Fail> {
+    // the eBPF side may add fields (with defaults): keep the update
+    #[allow(clippy::needless_update)]
     let config = BpfConfig {
         period_ns,
-        cpus: Some(vec![cpu]),
+        cpus: Some(setup.cpus.to_vec()),
         emit_samples: true,
         ..BpfConfig::default()
     };
     let sampler =
-        Arc::new(BpfSampler::start(events, &config).map_err(|e| Fail::Setup(e.to_string()))?);
+        Arc::new(BpfSampler::start(setup.events, &config).map_err(|e| Fail::Setup(e.to_string()))?);
     let trigger = sampler.trigger().to_string();
-    let domains =
-        rbench::ebpf::BpfSource::new(&sampler, events, cpu, rbench::ebpf::SlotRead::Load, None)
-            .domains()
-            .to_vec();
+    let domains = setup.domains;
     let (producer_ends, writer_ends) = batch::pool(domains.len());
     let done = Arc::new(Barrier::new(2));
     // the program's own time in its callbacks: not in any thread's schedstat
     let busy = sampler.clone();
-    let extra: Box<dyn Fn() -> u64 + Send> =
-        Box::new(move || busy.tick_counts(cpu).map_or(0, |t| t.busy_ns));
+    let busy_cpus = setup.cpus.to_vec();
+    let extra: Box<dyn Fn() -> u64 + Send> = Box::new(move || {
+        busy_cpus
+            .iter()
+            .map(|&cpu| busy.tick_counts(cpu).map_or(0, |t| t.busy_ns))
+            .sum()
+    });
     let writer = start_writer(
         domains,
+        setup.yields_energy,
         output,
         period_ns,
         Some(extra),
@@ -256,9 +280,13 @@ fn run_in_kernel(
     let stop = Arc::new(AtomicBool::new(false));
     let (started_tx, started) = sync_channel(1);
     let (stop_flag, drained) = (stop.clone(), sampler.clone());
+    let map = ebpf_drain::ValueMap {
+        domains: setup.map,
+        lead: setup.cpus.first().map_or(0, |&c| c as u32),
+    };
     let producer = std::thread::Builder::new()
         .name("drain".into())
-        .spawn(move || ebpf_drain::run(&drained, cpu, &stop_flag, producer_ends, started_tx, done))
+        .spawn(move || ebpf_drain::run(&drained, map, &stop_flag, producer_ends, started_tx, done))
         .expect("spawn the drain thread");
     let banner = format!("{banner} ({trigger})");
     let (wall, code, producer, stats) = Running {
@@ -279,6 +307,10 @@ fn create(path: &Path, what: &str) -> Result<File, Fail> {
 
 fn run(args: Args) -> Result<i32, Fail> {
     args.validate().map_err(Fail::Setup)?;
+    if args.list {
+        print!("{}", list::render(&list::lines(&args)));
+        return Ok(0);
+    }
     let period_ns = 1_000_000_000 / u64::from(args.frequency);
     let hz = args.frequency;
     // everything that can fail before sampling, fails now (exit 2)
@@ -297,11 +329,23 @@ fn run(args: Args) -> Result<i32, Fail> {
     signals::install().map_err(|e| Fail::Setup(format!("cannot install signal handlers: {e}")))?;
     signals::block_in_this_thread().ok(); // threads inherit this; main unblocks while it waits
     let opened = mechanism::open(&args).map_err(Fail::Setup)?;
+    let dead = mechanism::dead_counter_lines(args.mechanism(), opened.counters());
+    for line in &dead {
+        eprintln!("raplbench-sample: {line}");
+    }
+    if args.require_live && !dead.is_empty() {
+        return Err(Fail::Setup(format!(
+            "--require-live: {} counter(s) not live (see above)",
+            dead.len()
+        )));
+    }
+    let liveness = Counters::liveness_of(opened.counters());
+    let yields_energy = mechanism::yields_energy(opened.counters());
     let until = match args.duration {
         Some(s) => Until::Elapsed((s * 1e9) as u64),
         None => Until::CommandExits(&args.command),
     };
-    let mech = args.mechanism.name();
+    let mech = args.mechanism().name();
 
     let (sampled, null_kind, null_cpu) = match opened {
         Opened::Ticked(t) => {
@@ -317,7 +361,7 @@ fn run(args: Args) -> Result<i32, Fail> {
                 cpu.map_or(String::new(), |c| format!(" on CPU {c}"))
             );
             let (wall_ns, code, producer, stats) =
-                run_ticked(t.source, output, setup, &until, banner)?;
+                run_ticked(t.source, yields_energy, output, setup, &until, banner)?;
             let phase = Phase {
                 title: format!("{mech} ({})", t.label),
                 op: mech.into(),
@@ -325,6 +369,7 @@ fn run(args: Args) -> Result<i32, Fail> {
                 cpu,
                 target_cpu: t.counter_cpu,
                 stand_in: t.stand_in,
+                liveness: liveness.clone(),
                 wall_ns,
                 stats,
                 producer,
@@ -332,21 +377,39 @@ fn run(args: Args) -> Result<i32, Fail> {
             ((phase, code), "bare timerfd loop", cpu)
         }
         Opened::InKernel(k) => {
-            let banner = format!("sampling {mech} ({}) at {hz} Hz on CPU {}", k.label, k.cpu);
+            let cpu = k.cpus.first().copied().unwrap_or(0);
+            let cpus_text = k
+                .cpus
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            let banner = format!(
+                "sampling {mech} ({}) at {hz} Hz on CPU {cpus_text}",
+                k.label
+            );
+            let setup = InKernelSetup {
+                events: &k.events,
+                cpus: &k.cpus,
+                domains: k.counters.iter().map(|c| c.domain.clone()).collect(),
+                map: k.value_map(),
+                yields_energy,
+            };
             let (wall_ns, code, producer, stats, trigger) =
-                run_in_kernel(&k.events, k.cpu, output, period_ns, &until, banner)?;
+                run_in_kernel(setup, output, period_ns, &until, banner)?;
             let phase = Phase {
                 title: format!("{mech} ({}, {trigger})", k.label),
                 op: mech.into(),
                 target: format!("{} @ {hz} Hz", k.label),
-                cpu: Some(k.cpu),
-                target_cpu: Some(k.cpu),
+                cpu: Some(cpu),
+                target_cpu: Some(cpu),
                 stand_in: k.stand_in,
+                liveness,
                 wall_ns,
                 stats,
                 producer,
             };
-            ((phase, code), "bare bpf_timer program", Some(k.cpu))
+            ((phase, code), "bare bpf_timer program", Some(cpu))
         }
     };
     let (phase, code) = sampled;
@@ -370,16 +433,17 @@ fn run(args: Args) -> Result<i32, Fail> {
         if !args.no_null && signals::received().is_none() {
             // the null sampler: same deadlines, nothing read, same wall time
             let same_time = Until::Elapsed(phases[0].wall_ns);
-            let (wall_ns, _, producer, stats) = if args.mechanism == Mechanism::Ebpf {
+            let (wall_ns, _, producer, stats) = if args.mechanism() == Mechanism::Ebpf {
                 let banner = format!("null sampler ({null_kind}) at {hz} Hz");
-                let (w, c, p, s, _) = run_in_kernel(
-                    &[],
-                    null_cpu.unwrap_or(0),
-                    None,
-                    period_ns,
-                    &same_time,
-                    banner,
-                )?;
+                let null_cpus = [null_cpu.unwrap_or(0)];
+                let setup = InKernelSetup {
+                    events: &[],
+                    cpus: &null_cpus,
+                    domains: Vec::new(),
+                    map: Vec::new(),
+                    yields_energy: Vec::new(),
+                };
+                let (w, c, p, s, _) = run_in_kernel(setup, None, period_ns, &same_time, banner)?;
                 (w, c, p, s)
             } else {
                 let setup = TickerSetup {
@@ -388,7 +452,14 @@ fn run(args: Args) -> Result<i32, Fail> {
                     fifo: args.fifo,
                 };
                 let banner = format!("null sampler ({null_kind}) at {hz} Hz");
-                run_ticked(Box::new(NullSource), None, setup, &same_time, banner)?
+                run_ticked(
+                    Box::new(NullSource),
+                    Vec::new(),
+                    None,
+                    setup,
+                    &same_time,
+                    banner,
+                )?
             };
             let null = Phase {
                 title: format!("null ({null_kind})"),
@@ -397,6 +468,7 @@ fn run(args: Args) -> Result<i32, Fail> {
                 cpu: null_cpu,
                 target_cpu: None,
                 stand_in: None,
+                liveness: None,
                 wall_ns,
                 stats,
                 producer,

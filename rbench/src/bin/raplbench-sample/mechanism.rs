@@ -1,17 +1,16 @@
-//! Opening the counters of a mechanism, restricted to --domains, with the
-//! same discovery and stand-ins as the benchmarks (the rbench library), so
-//! the sampler runs exactly the code the suite times.
+//! Opening the counters of a mechanism, restricted to --domains, through
+//! the library's one discovery per mechanism (rbench::discovery), so the
+//! sampler reads exactly the counters the suite times, probed for liveness
+//! the same way.
 
-use rbench::cpu::{cpu_signature, online_cpus, packages, Package};
-use rbench::msr::{
-    cpuid_stand_in_read, cpuid_stand_in_text, energy_msr_reads, msr_device_path, msr_hex,
-    MsrDevice, MsrSource, Register, RegisterRead, DEV_CPU_ROOT,
+use rbench::cpu::{cpu_signature, packages_or_first};
+use rbench::discovery::{
+    msr_counters, open_counters, perf_counters, powercap_counters, Counter, Counters, Route,
 };
-use rbench::perf::{energy_events, events_label, PerfEventSpec, PerfMode, PerfSource, PMU_ROOT};
-use rbench::powercap::{
-    discover_powercap_zones, powercap_root, stand_in_text, zone_target_cpu, CounterFile,
-    PowercapMode, PowercapSource,
-};
+use rbench::liveness::{Liveness, LIVENESS_WINDOW};
+use rbench::msr::{msr_hex, Register, DEV_CPU_ROOT};
+use rbench::perf::{events_label, PerfEventSpec, PMU_ROOT};
+use rbench::powercap::powercap_root;
 use rbench::{CounterSource, Domain};
 use std::path::Path;
 
@@ -27,18 +26,39 @@ pub struct Ticked {
     pub counter_cpu: Option<usize>,
     /// Why a substitute is read, if it is.
     pub stand_in: Option<String>,
+    /// The counters read, in domain order, with their verdicts.
+    pub counters: Vec<Counter>,
 }
 
 /// Counters sampled in the kernel by the BPF program (ebpf).
 pub struct InKernel {
-    /// The perf events the program reads.
+    /// The perf events the program reads, each once.
     pub events: Vec<PerfEventSpec>,
     /// Their label.
     pub label: String,
-    /// The CPU they live on, where the program's timer runs.
-    pub cpu: usize,
+    /// The CPUs they count on (one per package), where the program's timers run.
+    pub cpus: Vec<usize>,
     /// Why a substitute is read, if it is.
     pub stand_in: Option<String>,
+    /// The counters read, in domain order, with their verdicts.
+    pub counters: Vec<Counter>,
+}
+
+impl InKernel {
+    /// For each domain, the CPU whose samples carry it and its index in a
+    /// sample's values.
+    pub fn value_map(&self) -> Vec<(u32, usize)> {
+        self.counters
+            .iter()
+            .filter_map(|c| match &c.route {
+                Route::PerfEvent { event, cpu } => {
+                    let index = self.events.iter().position(|e| e == event)?;
+                    Some((*cpu as u32, index))
+                }
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// What a mechanism opened.
@@ -47,6 +67,38 @@ pub enum Opened {
     Ticked(Ticked),
     /// An [`InKernel`] set of events.
     InKernel(InKernel),
+}
+
+impl Opened {
+    /// The counters read, in domain order.
+    pub fn counters(&self) -> &[Counter] {
+        match self {
+            Opened::Ticked(t) => &t.counters,
+            Opened::InKernel(k) => &k.counters,
+        }
+    }
+}
+
+/// What `mechanism` would read here (powercap under `powercap_root`, or
+/// $RAPLBENCH_POWERCAP_ROOT, or /sys/class/powercap), probed for liveness.
+pub fn discover(
+    mechanism: Mechanism,
+    powercap_root_arg: Option<&Path>,
+) -> Result<Counters, rbench::Error> {
+    let mut found = match mechanism {
+        Mechanism::Powercap => {
+            let root = powercap_root_arg.map_or_else(powercap_root, Path::to_path_buf);
+            powercap_counters(&root)
+        }
+        Mechanism::Msr => msr_counters(
+            Path::new(DEV_CPU_ROOT),
+            &cpu_signature(),
+            &packages_or_first(),
+        ),
+        Mechanism::Perf | Mechanism::Ebpf => perf_counters(Path::new(PMU_ROOT), Path::new("/sys")),
+    }?;
+    found.probe(LIVENESS_WINDOW);
+    Ok(found)
 }
 
 /// Keeps the candidates that --domains names (by name or by source); an
@@ -80,140 +132,124 @@ fn select<T>(
         .collect())
 }
 
-fn domain_of(d: &Domain) -> (String, String) {
-    (d.source.clone(), d.name.clone())
+fn domain_of(c: &Counter) -> (String, String) {
+    (c.domain.source.clone(), c.domain.name.clone())
 }
 
-fn open_powercap(args: &Args) -> Result<Ticked, String> {
-    let root = args.powercap_root.clone().unwrap_or_else(powercap_root);
-    let zones = discover_powercap_zones(&root);
-    let (files, stand_in, counter_cpu) = if zones.is_empty() {
-        (
-            vec![CounterFile::stand_in()],
-            Some(stand_in_text(&root)),
-            None,
-        )
-    } else {
-        let files = zones.iter().map(CounterFile::for_zone).collect();
-        (files, None, zone_target_cpu(&zones[0]))
-    };
-    let files = select(files, |f: &CounterFile| domain_of(&f.domain), &args.domains)?;
-    let label = files
-        .iter()
-        .map(|f| {
-            if stand_in.is_some() {
-                f.path.clone()
-            } else {
-                f.domain.source.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",");
-    let source = PowercapSource::open(&files, PowercapMode::Pread, stand_in.clone())
-        .map_err(|e| e.to_string())?;
-    Ok(Ticked {
-        source: Box::new(source),
-        label,
-        counter_cpu,
-        stand_in,
-    })
-}
-
-fn open_msr(args: &Args) -> Result<Ticked, String> {
-    let dev_root = Path::new(DEV_CPU_ROOT);
-    let mut pkgs = packages();
-    if pkgs.is_empty() {
-        pkgs.push(Package {
-            id: 0,
-            lead_cpu: online_cpus().first().copied().unwrap_or(0),
-        });
+/// The counters to read: msr leaves out MSRs that fault (an error if every
+/// one does); elsewhere a counter that cannot be read is an error.
+fn readable(mechanism: Mechanism, found: &Counters) -> Result<Vec<Counter>, String> {
+    if mechanism == Mechanism::Msr {
+        let ok: Vec<Counter> = found.readable().cloned().collect();
+        if ok.is_empty() {
+            return Err(rbench::discovery::no_rapl_msr_message(&cpu_signature()));
+        }
+        return Ok(ok);
     }
-    let first = pkgs[0].lead_cpu;
-    let (reads, stand_in) = match MsrDevice::open(&msr_device_path(dev_root, first)) {
-        Ok(_) => {
-            let signature = cpu_signature();
-            let mut reads = Vec::new();
-            for package in &pkgs {
-                reads.extend(
-                    energy_msr_reads(dev_root, &signature, package).map_err(|e| e.to_string())?,
-                );
-            }
-            if reads.is_empty() {
-                return Err(format!(
-                    "every RAPL energy MSR of this {} CPU faults (EIO): no RAPL here",
-                    signature.vendor.name()
-                ));
-            }
-            (reads, None)
-        }
-        Err(missing) => {
-            let read = cpuid_stand_in_read(dev_root, first);
-            let text = cpuid_stand_in_text(&missing, &read.device);
-            (vec![read], Some(text))
-        }
-    };
-    let reads = select(
-        reads,
-        |r: &RegisterRead| domain_of(&r.domain),
-        &args.domains,
-    )?;
-    let label = reads
+    match found.counters.iter().find_map(|c| c.readable.clone().err()) {
+        Some(e) => Err(e),
+        None => Ok(found.counters.clone()),
+    }
+}
+
+/// The report's label of the counters: zone ids (or the stand-in file),
+/// MSR addresses, perf event label.
+fn label(counters: &[Counter], stand_in: bool) -> String {
+    let events = unique_events(counters);
+    if !events.is_empty() {
+        return events_label(&events);
+    }
+    counters
         .iter()
-        .map(|r| match r.register {
-            Register::Msr(addr) => msr_hex(addr),
-            Register::CpuidLeaf(leaf) => format!("cpuid:{leaf:#x}"),
+        .map(|c| match &c.route {
+            Route::File { path } if stand_in => path.clone(),
+            Route::Register {
+                register: Register::Msr(addr),
+                ..
+            } => msr_hex(*addr),
+            Route::Register {
+                register: Register::CpuidLeaf(leaf),
+                ..
+            } => format!("cpuid:{leaf:#x}"),
+            _ => c.domain.source.clone(),
         })
         .collect::<Vec<_>>()
-        .join(",");
-    let source = MsrSource::open(&reads, stand_in.clone()).map_err(|e| e.to_string())?;
-    Ok(Ticked {
-        source: Box::new(source),
-        label,
-        counter_cpu: Some(first),
-        stand_in,
-    })
+        .join(",")
 }
 
-fn perf_events(args: &Args) -> Result<(Vec<PerfEventSpec>, Option<String>), String> {
-    let found = energy_events(Path::new(PMU_ROOT)).map_err(|e| e.to_string())?;
-    let events = select(
-        found.events,
-        |e: &PerfEventSpec| (e.name.clone(), e.short_name().to_string()),
-        &args.domains,
-    )?;
-    Ok((events, found.stand_in))
-}
-
-fn open_perf(args: &Args) -> Result<Ticked, String> {
-    let (events, stand_in) = perf_events(args)?;
-    let cpu = events[0].cpus.first().copied().unwrap_or(0);
-    let source = PerfSource::open(&events, cpu, PerfMode::Group, stand_in.clone())
-        .map_err(|e| e.to_string())?;
-    Ok(Ticked {
-        source: Box::new(source),
-        label: events_label(&events),
-        counter_cpu: Some(cpu),
-        stand_in,
-    })
+/// The perf events of `counters`, each once, in order.
+fn unique_events(counters: &[Counter]) -> Vec<PerfEventSpec> {
+    let mut events: Vec<PerfEventSpec> = Vec::new();
+    for c in counters {
+        if let Route::PerfEvent { event, .. } = &c.route {
+            if !events.contains(event) {
+                events.push(event.clone());
+            }
+        }
+    }
+    events
 }
 
 /// Opens the counters of `args.mechanism`; the error is for the user (exit 2).
 pub fn open(args: &Args) -> Result<Opened, String> {
-    match args.mechanism {
-        Mechanism::Powercap => open_powercap(args).map(Opened::Ticked),
-        Mechanism::Msr => open_msr(args).map(Opened::Ticked),
-        Mechanism::Perf => open_perf(args).map(Opened::Ticked),
-        Mechanism::Ebpf => {
-            let (events, stand_in) = perf_events(args)?;
-            let cpu = events[0].cpus.first().copied().unwrap_or(0);
-            Ok(Opened::InKernel(InKernel {
-                label: events_label(&events),
-                events,
-                cpu,
-                stand_in,
-            }))
+    let mechanism = args.mechanism();
+    let found = discover(mechanism, args.powercap_root.as_deref()).map_err(|e| e.to_string())?;
+    let counters = select(readable(mechanism, &found)?, domain_of, &args.domains)?;
+    let label = label(&counters, found.stand_in.is_some());
+    if mechanism == Mechanism::Ebpf {
+        let mut cpus: Vec<usize> = Vec::new();
+        for cpu in counters.iter().filter_map(|c| c.cpu) {
+            if !cpus.contains(&cpu) {
+                cpus.push(cpu);
+            }
         }
+        return Ok(Opened::InKernel(InKernel {
+            events: unique_events(&counters),
+            label,
+            cpus,
+            stand_in: found.stand_in,
+            counters,
+        }));
     }
+    let source = open_counters(&counters, found.stand_in.clone()).map_err(|e| e.to_string())?;
+    Ok(Opened::Ticked(Ticked {
+        source,
+        label,
+        counter_cpu: counters.first().and_then(|c| c.cpu),
+        stand_in: found.stand_in,
+        counters,
+    }))
+}
+
+/// Whether each counter's delta_j is energy: a unit, and a live verdict
+/// (a stand-in has no unit; a frozen or no-unit counter yields none).
+pub fn yields_energy(counters: &[Counter]) -> Vec<bool> {
+    counters
+        .iter()
+        .map(|c| {
+            c.domain.joules_per_unit > 0.0 && c.liveness.as_ref().is_none_or(Liveness::is_live)
+        })
+        .collect()
+}
+
+/// One stderr line per counter that is not live: what it means and what to do.
+pub fn dead_counter_lines(mechanism: Mechanism, counters: &[Counter]) -> Vec<String> {
+    counters
+        .iter()
+        .filter_map(|c| {
+            let l = c.liveness.as_ref().filter(|l| !l.is_live())?;
+            Some(format!(
+                "{} counter {}/{} is {}: {}; its delta_j stays empty. What to do: run on bare \
+                 metal (VMs rarely pass RAPL through), check `dmesg | grep -i rapl` and that the \
+                 RAPL driver (intel_rapl_msr / intel_rapl_common, or amd_energy) is loaded",
+                mechanism.name(),
+                c.domain.source,
+                c.domain.name,
+                l.verdict,
+                l.note.as_deref().unwrap_or("")
+            ))
+        })
+        .collect()
 }
 
 /// A source with no domain: the bare timer loop (the null sampler).

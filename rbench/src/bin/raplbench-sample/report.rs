@@ -2,6 +2,7 @@
 //! mechanism) for the sampler and for the null sampler beside it, and a
 //! human summary on stderr.
 
+use rbench::liveness::Liveness;
 use rbench::schema_row::{row, RowMeta, RowSpec, RunInfo};
 use rbench::summary::quantile_sorted;
 use serde_json::Value;
@@ -23,6 +24,8 @@ pub struct Phase {
     pub target_cpu: Option<usize>,
     /// Why a substitute was read.
     pub stand_in: Option<String>,
+    /// The worst verdict of the counters read (None: stand-in, null sampler).
+    pub liveness: Option<Liveness>,
     /// Wall time of the phase, ns.
     pub wall_ns: u64,
     /// What the writer counted.
@@ -65,9 +68,15 @@ impl Phase {
                 self.producer.dropped
             );
         }
+        if self.producer.stale > 0 {
+            line += &format!(
+                "; {} samples without a new tick, not written",
+                self.producer.stale
+            );
+        }
         if self.producer.read_errors > 0 {
             line += &format!(
-                "; {} failed reads (first: {})",
+                "; {} failed reads, not written (first: {})",
                 self.producer.read_errors,
                 self.producer.first_error.as_deref().unwrap_or("?")
             );
@@ -86,7 +95,10 @@ impl Phase {
                 cpu: self.cpu,
                 target_cpu: self.target_cpu,
                 stand_in: self.stand_in.clone(),
-            },
+                liveness: None,
+                liveness_note: None,
+            }
+            .with_liveness(self.liveness.clone()),
             metric,
         };
         let w = &self.stats.windows;

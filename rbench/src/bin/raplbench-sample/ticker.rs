@@ -31,8 +31,12 @@ pub struct TickerSetup {
 pub struct TickerStats {
     /// Samples dropped because no empty batch was available (writer too slow).
     pub dropped: u64,
-    /// Reads that failed.
+    /// Reads that failed (for ebpf: samples whose err is not 0); never
+    /// written as data.
     pub read_errors: u64,
+    /// Samples that repeat their CPU's previous one (ebpf: its time did not
+    /// advance); never written as data.
+    pub stale: u64,
     /// The first failure, in words.
     pub first_error: Option<String>,
 }

@@ -48,6 +48,9 @@ pub struct PhaseStats {
 pub struct WriterSetup {
     /// The domains, in the order of the raw values.
     pub domains: Vec<Domain>,
+    /// Per domain, whether its delta_j is energy (else the column stays
+    /// empty: a stand-in, a frozen or no-unit counter).
+    pub yields_energy: Vec<bool>,
     /// CSV output, or none.
     pub output: Option<BufWriter<File>>,
     /// The sampling period.
@@ -140,12 +143,19 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> PhaseStats {
             // CSV: one line per domain
             if let Some(out) = setup.output.as_mut().filter(|_| stats.io_error.is_none()) {
                 let raws = &batch.values[i * ndom..(i + 1) * ndom];
-                for ((domain, diff), &raw) in setup.domains.iter().zip(&mut diffs).zip(raws) {
+                for (((domain, diff), &raw), &energy) in setup
+                    .domains
+                    .iter()
+                    .zip(&mut diffs)
+                    .zip(raws)
+                    .zip(&setup.yields_energy)
+                {
                     line.clear();
-                    let delta = diff.update(raw).difference().unwrap_or(0);
+                    // None on the first sample: there is no difference yet
+                    let delta = diff.update(raw).difference();
                     use std::fmt::Write as _;
                     let _ = write!(line, "{t},{},{},{raw},", domain.source, domain.name);
-                    if domain.joules_per_unit > 0.0 {
+                    if let (Some(delta), true) = (delta, energy) {
                         let _ = write!(line, "{}", delta as f64 * domain.joules_per_unit);
                     }
                     line.push('\n');

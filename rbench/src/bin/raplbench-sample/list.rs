@@ -1,0 +1,119 @@
+//! --list: every counter each mechanism would read here, with its route,
+//! unit and liveness verdict, before anything is measured (like `perf
+//! list`, `turbostat` or `likwid-powermeter -i`).
+
+use clap::ValueEnum;
+use rbench::discovery::Counter;
+
+use crate::cli::{Args, Mechanism};
+use crate::mechanism::discover;
+
+/// The column titles.
+const HEADER: [&str; 6] = [
+    "mechanism",
+    "package",
+    "domain",
+    "route",
+    "unit_j",
+    "liveness",
+];
+
+/// The cells of one counter's line.
+fn cells(mechanism: Mechanism, c: &Counter, stand_in: bool) -> [String; 6] {
+    let liveness = match (&c.readable, &c.liveness) {
+        (Err(e), _) => format!("unavailable: {e}"),
+        _ if stand_in => "stand-in: not energy".to_string(),
+        (Ok(()), Some(l)) => l.verdict.to_string(),
+        (Ok(()), None) => "unknown".to_string(),
+    };
+    let unit = if c.domain.joules_per_unit > 0.0 {
+        format!("{:e}", c.domain.joules_per_unit)
+    } else {
+        "-".to_string()
+    };
+    [
+        mechanism.name().to_string(),
+        c.package.map_or("-".to_string(), |p| p.to_string()),
+        format!("{}/{}", c.domain.source, c.domain.name),
+        c.route.describe(mechanism == Mechanism::Ebpf),
+        unit,
+        liveness,
+    ]
+}
+
+/// The lines of the mechanisms `args` names (all without --mechanism).
+pub fn lines(args: &Args) -> Vec<[String; 6]> {
+    let mechanisms: Vec<Mechanism> = match args.mechanism {
+        Some(m) => vec![m],
+        None => Mechanism::value_variants().to_vec(),
+    };
+    let mut out = Vec::new();
+    for m in mechanisms {
+        match discover(m, args.powercap_root.as_deref()) {
+            Ok(found) => {
+                for c in &found.counters {
+                    out.push(cells(m, c, found.stand_in.is_some()));
+                }
+            }
+            Err(e) => out.push([
+                m.name().to_string(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                format!("unavailable: {e}"),
+            ]),
+        }
+    }
+    out
+}
+
+/// The table, columns aligned, the last one as long as it is.
+pub fn render(lines: &[[String; 6]]) -> String {
+    let header = HEADER.map(str::to_string);
+    let all: Vec<&[String; 6]> = std::iter::once(&header).chain(lines).collect();
+    let mut widths = [0usize; 6];
+    for line in &all {
+        for (w, cell) in widths.iter_mut().zip(line.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut text = String::new();
+    for line in all {
+        for (i, cell) in line.iter().enumerate() {
+            if i + 1 == line.len() {
+                text += cell;
+            } else {
+                text += &format!("{cell:<width$}  ", width = widths[i]);
+            }
+        }
+        text.push('\n');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_line_up() {
+        let line = |a: &str| {
+            [
+                a,
+                "0",
+                "intel-rapl:0/package-0",
+                "/x/energy_uj",
+                "1e-6",
+                "frozen",
+            ]
+            .map(str::to_string)
+        };
+        let text = render(&[line("powercap"), line("ebpf")]);
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows.len(), 3);
+        assert!(rows[0].starts_with("mechanism  package  domain"));
+        assert_eq!(rows[1].find("intel-rapl"), rows[2].find("intel-rapl"));
+        assert!(rows[2].ends_with("  frozen"));
+    }
+}

@@ -1,0 +1,222 @@
+//! One discovery per mechanism: what counters powercap, msr and perf (and
+//! the eBPF program, which reads the perf events) would read on this
+//! machine, each with its route, package, unit, stand-in and liveness.
+//!
+//! The benchmarks' plan ([`crate::plan`]), the sampler (its mechanisms and
+//! `--list`) and the sources' own `discover` functions all start here, so
+//! they read the same counters and give the same advice.
+//!
+//! Discovery itself only looks (sysfs, a first read of each MSR); the
+//! liveness probe ([`Counters::probe`]) opens the counters and reads them
+//! for up to a window, once per mechanism, never in a timed loop.
+
+mod msr;
+mod perf;
+mod powercap;
+
+pub(crate) use msr::no_rapl_msr;
+pub use msr::{msr_counters, no_rapl_msr_message};
+pub use perf::{perf_counters, perf_counters_of};
+pub use powercap::powercap_counters;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::liveness::{probe, worst_of, Liveness};
+use crate::msr::{msr_hex, register_read, MsrSource, Register, RegisterRead};
+use crate::perf::{PerfEventSpec, PerfMode, PerfSource};
+use crate::powercap::{CounterFile, PowercapMode, PowercapSource};
+use crate::source::Joined;
+use crate::{CounterSource, Domain, Error};
+
+/// How a counter is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Route {
+    /// A sysfs file read with pread (powercap energy_uj, or the stand-in).
+    File {
+        /// The file.
+        path: String,
+    },
+    /// A register of a per-CPU device (/dev/cpu/N/msr, or /dev/cpu/N/cpuid).
+    Register {
+        /// The device.
+        device: PathBuf,
+        /// The register.
+        register: Register,
+    },
+    /// A perf event counting on one CPU (read with read(), or by the eBPF
+    /// program with bpf_perf_event_read_value).
+    PerfEvent {
+        /// The event.
+        event: PerfEventSpec,
+        /// The CPU it counts on.
+        cpu: usize,
+    },
+}
+
+impl Route {
+    /// The route for a person: the file, "MSR 0x611 on /dev/cpu/0/msr",
+    /// "perf event power/energy-pkg/ on CPU 0", or with `in_kernel`
+    /// "bpf_perf_event_read_value(power/energy-pkg/) on CPU 0".
+    pub fn describe(&self, in_kernel: bool) -> String {
+        match self {
+            Route::File { path } => path.clone(),
+            Route::Register { device, register } => match register {
+                Register::Msr(addr) => format!("MSR {} on {}", msr_hex(*addr), device.display()),
+                Register::CpuidLeaf(leaf) => {
+                    format!("cpuid leaf {leaf:#x} on {}", device.display())
+                }
+            },
+            Route::PerfEvent { event, cpu } if in_kernel => {
+                format!("bpf_perf_event_read_value({}) on CPU {cpu}", event.name)
+            }
+            Route::PerfEvent { event, cpu } => format!("perf event {} on CPU {cpu}", event.name),
+        }
+    }
+}
+
+/// One counter a mechanism would read here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counter {
+    /// Source, name, joules per raw unit, wrap point (the CSV's columns).
+    pub domain: Domain,
+    /// How it is reached.
+    pub route: Route,
+    /// The physical package it measures; None for platform-wide counters.
+    pub package: Option<u32>,
+    /// The CPU whose counter it is (reading it elsewhere may cost an IPI);
+    /// None if it belongs to no CPU.
+    pub cpu: Option<usize>,
+    /// How notes name it: "intel-rapl:0:1/energy_uj", "MSR 0x611 on CPU 0",
+    /// "power/energy-psys/ on CPU 0".
+    pub name: String,
+    /// Ok, or why this counter cannot be read (a faulting MSR, an
+    /// unreadable file, a read error during the probe).
+    pub readable: Result<(), String>,
+    /// Why its unit is not energy (a no-unit counter), found by discovery.
+    pub unit_problem: Option<String>,
+    /// The verdict once probed; None for stand-ins and before the probe.
+    pub liveness: Option<Liveness>,
+}
+
+/// What one mechanism would read here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counters {
+    /// The counters, in the order a source reads them.
+    pub counters: Vec<Counter>,
+    /// None for real energy counters, else why a substitute is read (the
+    /// same words as ubench).
+    pub stand_in: Option<String>,
+}
+
+impl Counters {
+    /// Probes every readable energy counter for up to `window` (see
+    /// [`crate::liveness`]) and records the verdicts. Stand-ins get none. A
+    /// counter that cannot be opened or read during the probe gets no
+    /// verdict and that error in `readable`.
+    pub fn probe(&mut self, window: Duration) {
+        if self.stand_in.is_some() {
+            return;
+        }
+        let idx: Vec<usize> = (0..self.counters.len())
+            .filter(|&i| self.counters[i].readable.is_ok())
+            .collect();
+        if idx.is_empty() {
+            return;
+        }
+        let chosen: Vec<Counter> = idx.iter().map(|&i| self.counters[i].clone()).collect();
+        let names: Vec<String> = chosen.iter().map(|c| c.name.clone()).collect();
+        let problems: Vec<Option<String>> = chosen.iter().map(|c| c.unit_problem.clone()).collect();
+        let verdicts = open_counters(&chosen, None)
+            .and_then(|mut source| probe(&mut *source, &names, &problems, window));
+        match verdicts {
+            Ok(verdicts) => {
+                for (i, v) in idx.into_iter().zip(verdicts) {
+                    self.counters[i].liveness = Some(v);
+                }
+            }
+            Err(e) => {
+                for i in idx {
+                    self.counters[i].readable = Err(e.to_string());
+                }
+            }
+        }
+    }
+
+    /// The counters that can be read.
+    pub fn readable(&self) -> impl Iterator<Item = &Counter> {
+        self.counters.iter().filter(|c| c.readable.is_ok())
+    }
+
+    /// The worst verdict of `counters` and the note naming each dead one.
+    pub fn liveness_of<'a>(counters: impl IntoIterator<Item = &'a Counter>) -> Option<Liveness> {
+        let each: Vec<Option<Liveness>> =
+            counters.into_iter().map(|c| c.liveness.clone()).collect();
+        worst_of(&each)
+    }
+}
+
+/// The key of a run of counters one source reads: the route's kind, and
+/// for perf events the CPU (one group per CPU).
+fn source_key(route: &Route) -> (u8, usize) {
+    match route {
+        Route::File { .. } => (0, 0),
+        Route::Register { .. } => (1, 0),
+        Route::PerfEvent { cpu, .. } => (2, *cpu),
+    }
+}
+
+/// Opens one source for a run of counters of the same key.
+fn open_run(run: &[Counter]) -> Result<Box<dyn CounterSource + Send>, Error> {
+    match &run[0].route {
+        Route::File { .. } => {
+            let files: Vec<CounterFile> = run.iter().filter_map(CounterFile::of).collect();
+            Ok(Box::new(PowercapSource::open(
+                &files,
+                PowercapMode::Pread,
+                None,
+            )?))
+        }
+        Route::Register { .. } => {
+            let reads: Vec<RegisterRead> = run.iter().filter_map(register_read).collect();
+            Ok(Box::new(MsrSource::open(&reads, None)?))
+        }
+        Route::PerfEvent { cpu, .. } => {
+            let events: Vec<PerfEventSpec> = run
+                .iter()
+                .filter_map(|c| match &c.route {
+                    Route::PerfEvent { event, .. } => Some(event.clone()),
+                    _ => None,
+                })
+                .collect();
+            Ok(Box::new(PerfSource::open(
+                &events,
+                *cpu,
+                PerfMode::Group,
+                None,
+            )?))
+        }
+    }
+}
+
+/// Opens `counters` for reading together, in order (files kept open,
+/// registers by device, perf events as one group per CPU), with their
+/// discovered domains.
+pub fn open_counters(
+    counters: &[Counter],
+    stand_in: Option<String>,
+) -> Result<Box<dyn CounterSource + Send>, Error> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while start < counters.len() {
+        let key = source_key(&counters[start].route);
+        let len = counters[start..]
+            .iter()
+            .take_while(|c| source_key(&c.route) == key)
+            .count();
+        parts.push(open_run(&counters[start..start + len])?);
+        start += len;
+    }
+    let domains = counters.iter().map(|c| c.domain.clone()).collect();
+    Ok(Box::new(Joined::new(parts, domains, stand_in)))
+}

@@ -1,0 +1,213 @@
+//! The msr discovery: every vendor energy MSR of every package, read once
+//! on the package's lead CPU (one that faults is not readable), calibrated
+//! by the unit MSR (which must be plausible); or the /dev/cpu/N/cpuid
+//! stand-in where /dev/cpu/N/msr cannot be opened.
+
+use std::path::Path;
+
+use super::{Counter, Counters, Route};
+use crate::cpu::{CpuSignature, Package};
+use crate::liveness::msr_unit_problem;
+use crate::msr::{
+    cpuid_stand_in_read, cpuid_stand_in_text, domain_joules_per_unit, msr_device_path, msr_hex,
+    rapl_energy_msrs, unit_msr, MsrDevice, ENERGY_COUNTER_MAX,
+};
+use crate::{Domain, Error};
+
+/// The cpuid stand-in on `cpu`, or why it cannot be used either.
+fn cpuid_stand_in(dev_root: &Path, cpu: usize, missing: Error) -> Result<Counters, Error> {
+    let read = cpuid_stand_in_read(dev_root, cpu);
+    if let Err(e) = MsrDevice::open(&read.device) {
+        let why = match e {
+            Error::MsrMissing { .. } => {
+                "missing too (load the cpuid module: modprobe cpuid)".to_string()
+            }
+            other => other.to_string(),
+        };
+        return Err(Error::Unavailable(format!(
+            "{missing}; stand-in {}: {why}",
+            read.device.display()
+        )));
+    }
+    Ok(Counters {
+        stand_in: Some(cpuid_stand_in_text(&missing, &read.device)),
+        counters: vec![Counter {
+            name: format!("cpuid leaf 0x0 on CPU {cpu}"),
+            route: Route::Register {
+                device: read.device,
+                register: read.register,
+            },
+            domain: read.domain,
+            package: None,
+            cpu: Some(cpu),
+            readable: Ok(()),
+            unit_problem: None,
+            liveness: None,
+        }],
+    })
+}
+
+/// The energy MSRs of `package` (each readable or faulting).
+fn package_counters(
+    dev_root: &Path,
+    cpu: &CpuSignature,
+    package: &Package,
+) -> Result<Vec<Counter>, Error> {
+    let device_path = msr_device_path(dev_root, package.lead_cpu);
+    let device = MsrDevice::open(&device_path)?;
+    // a unit register that faults or reads 0 (or ESU 0) means "not RAPL"
+    let (unit, unit_problem) = match unit_msr(cpu.vendor) {
+        Some(addr) => match device.read_msr(addr) {
+            Ok(value) => (Some(value), msr_unit_problem(addr, value)),
+            Err(e) => (
+                None,
+                Some(format!(
+                    "energy unit MSR {} cannot be read ({e}): no energy unit",
+                    msr_hex(addr)
+                )),
+            ),
+        },
+        None => (None, None),
+    };
+    Ok(rapl_energy_msrs(cpu.vendor)
+        .iter()
+        .map(|msr| Counter {
+            domain: Domain {
+                source: format!("package-{}", package.id),
+                name: msr.domain.to_string(),
+                joules_per_unit: match (unit, &unit_problem) {
+                    (Some(u), None) => domain_joules_per_unit(cpu, msr.addr, u),
+                    _ => 0.0,
+                },
+                max: ENERGY_COUNTER_MAX,
+            },
+            route: Route::Register {
+                device: device_path.clone(),
+                register: crate::msr::Register::Msr(msr.addr),
+            },
+            package: Some(package.id),
+            cpu: Some(package.lead_cpu),
+            name: format!("MSR {} on CPU {}", msr_hex(msr.addr), package.lead_cpu),
+            readable: device
+                .read_msr(msr.addr)
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            unit_problem: unit_problem.clone(),
+            liveness: None,
+        })
+        .collect())
+}
+
+/// The vendor energy MSRs of every package in `packages` under `dev_root`
+/// (a faulting one is listed, not readable), or the cpuid stand-in on the
+/// first package's lead CPU where its msr device cannot be opened.
+pub fn msr_counters(
+    dev_root: &Path,
+    cpu: &CpuSignature,
+    packages: &[Package],
+) -> Result<Counters, Error> {
+    let first = packages.first().map_or(0, |p| p.lead_cpu);
+    if let Err(missing) = MsrDevice::open(&msr_device_path(dev_root, first)) {
+        return cpuid_stand_in(dev_root, first, missing);
+    }
+    if rapl_energy_msrs(cpu.vendor).is_empty() {
+        return Err(Error::Unavailable(format!(
+            "no known RAPL MSRs for this CPU vendor ({})",
+            cpu.vendor.name()
+        )));
+    }
+    let mut counters = Vec::new();
+    for package in packages {
+        counters.extend(package_counters(dev_root, cpu, package)?);
+    }
+    Ok(Counters {
+        counters,
+        stand_in: None,
+    })
+}
+
+/// Why there is nothing to read where every energy MSR faults.
+pub fn no_rapl_msr_message(cpu: &CpuSignature) -> String {
+    format!(
+        "every RAPL energy MSR of this {} CPU faults (EIO): no RAPL here (a VM?)",
+        cpu.vendor.name()
+    )
+}
+
+/// The error where every energy MSR faults.
+pub(crate) fn no_rapl_msr(cpu: &CpuSignature) -> Error {
+    Error::Unavailable(no_rapl_msr_message(cpu))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::CpuVendor;
+    use crate::liveness::Verdict;
+    use crate::testutil::{write_msr_fixture, TempDir};
+    use std::time::Duration;
+
+    const SKX: CpuSignature = CpuSignature {
+        vendor: CpuVendor::Intel,
+        family: 6,
+        model: 0x55,
+    };
+
+    #[test]
+    fn a_unit_register_of_0_makes_every_msr_no_unit() {
+        let root = TempDir::new("msr-no-unit");
+        write_msr_fixture(root.path(), 0, &[(0x606, 0), (0x611, 5), (0x64d, 0)]);
+        let mut found = msr_counters(root.path(), &SKX, &[Package { id: 0, lead_cpu: 0 }]).unwrap();
+        found.probe(Duration::from_millis(10));
+        let pkg = &found.counters[0];
+        assert_eq!(pkg.domain.joules_per_unit, 0.0);
+        let l = pkg.liveness.as_ref().unwrap();
+        assert_eq!(l.verdict, Verdict::NoUnit);
+        assert_eq!(
+            l.note.as_deref(),
+            Some("MSR 0x611 on CPU 0: energy unit MSR 0x606 reads 0x0: not RAPL, no energy unit")
+        );
+        assert!(found.counters.iter().all(|c| c.readable.is_ok()));
+    }
+
+    #[test]
+    fn a_plausible_unit_and_a_static_file_make_frozen_msrs() {
+        let root = TempDir::new("msr-frozen");
+        write_msr_fixture(
+            root.path(),
+            0,
+            &[
+                (0x606, 0xA0E03),
+                (0x611, 5),
+                (0x619, 1),
+                (0x639, 2),
+                (0x641, 3),
+            ],
+        );
+        let mut found = msr_counters(root.path(), &SKX, &[Package { id: 0, lead_cpu: 0 }]).unwrap();
+        found.probe(Duration::from_millis(10));
+        let readable: Vec<&str> = found.readable().map(|c| c.domain.name.as_str()).collect();
+        assert_eq!(readable, ["package", "core", "uncore", "dram"]); // psys faults
+        assert!(found
+            .readable()
+            .all(|c| c.liveness.as_ref().unwrap().verdict == Verdict::Frozen));
+        assert_eq!(
+            found.counters[4].readable,
+            Err("rdmsr 0x64d faults on this CPU (EIO): this model does not implement it".into())
+        );
+    }
+
+    #[test]
+    fn a_missing_device_without_cpuid_says_both() {
+        let root = TempDir::new("msr-none");
+        let err = msr_counters(root.path(), &SKX, &[Package { id: 0, lead_cpu: 0 }])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("missing: load the msr module")
+                && err.ends_with("/0/cpuid: missing too (load the cpuid module: modprobe cpuid)"),
+            "{err}"
+        );
+    }
+}

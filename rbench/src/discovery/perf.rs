@@ -1,0 +1,181 @@
+//! The perf discovery: the RAPL `power` PMU's energy events on every CPU of
+//! its cpumask (one CPU per package), or the `msr/tsc/` stand-in on one
+//! CPU. The eBPF program reads the same events through
+//! bpf_perf_event_read_value, so it shares this discovery.
+
+use std::path::Path;
+
+use super::{Counter, Counters, Route};
+use crate::cpu::package_of_in;
+use crate::liveness::perf_unit_problem;
+use crate::perf::{energy_events, EnergyEvents};
+use crate::{Domain, Error};
+
+/// The counters of `found` (pure: nothing is opened): for real RAPL events,
+/// each event on each CPU of the cpumask, the CSV source `package-P` with P
+/// from the CPU topology under `sysfs_root` (else the CPU's position in the
+/// cpumask); for the stand-in, its events on their first CPU, source `cpuN`.
+pub fn perf_counters_of(found: &EnergyEvents, sysfs_root: &Path) -> Counters {
+    let cpus = found.events[0].cpus.clone();
+    let cpus = match found.stand_in {
+        Some(_) => cpus.into_iter().take(1).collect(),
+        None => cpus,
+    };
+    let mut counters = Vec::new();
+    for (position, &cpu) in cpus.iter().enumerate() {
+        let package = package_of_in(sysfs_root, cpu).unwrap_or(position as u32);
+        for event in &found.events {
+            let real = found.stand_in.is_none();
+            counters.push(Counter {
+                domain: Domain {
+                    source: if real {
+                        format!("package-{package}")
+                    } else {
+                        format!("cpu{cpu}")
+                    },
+                    name: event.short_name().to_string(),
+                    joules_per_unit: if event.unit == "Joules" {
+                        event.scale
+                    } else {
+                        0.0
+                    },
+                    max: u64::MAX,
+                },
+                route: Route::PerfEvent {
+                    event: event.clone(),
+                    cpu,
+                },
+                package: real.then_some(package),
+                cpu: Some(cpu),
+                name: format!("{} on CPU {cpu}", event.name),
+                readable: Ok(()),
+                unit_problem: real
+                    .then(|| perf_unit_problem(&event.unit, event.scale))
+                    .flatten(),
+                liveness: None,
+            });
+        }
+    }
+    Counters {
+        counters,
+        stand_in: found.stand_in.clone(),
+    }
+}
+
+/// The energy events under `pmu_root` that open here (or the stand-in), on
+/// every package; see [`perf_counters_of`].
+pub fn perf_counters(pmu_root: &Path, sysfs_root: &Path) -> Result<Counters, Error> {
+    Ok(perf_counters_of(&energy_events(pmu_root)?, sysfs_root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::liveness::Verdict;
+    use crate::perf::discover_pmu_events;
+    use crate::testutil::{testdata_sys, two_packages_sys};
+
+    fn fixture_events(sys: &Path) -> EnergyEvents {
+        let mut power =
+            discover_pmu_events("power", "energy-", &sys.join("bus/event_source/devices"));
+        power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
+        EnergyEvents {
+            events: power.events,
+            stand_in: None,
+        }
+    }
+
+    #[test]
+    fn every_cpu_of_the_cpumask_reads_its_package() {
+        let sys = two_packages_sys();
+        let found = perf_counters_of(&fixture_events(&sys), &sys);
+        let seen: Vec<(String, String, Option<usize>, Option<u32>)> = found
+            .counters
+            .iter()
+            .map(|c| {
+                (
+                    c.domain.source.clone(),
+                    c.domain.name.clone(),
+                    c.cpu,
+                    c.package,
+                )
+            })
+            .collect();
+        let row = |s: &str, n: &str, cpu, pkg| (s.to_string(), n.to_string(), Some(cpu), Some(pkg));
+        assert_eq!(
+            seen,
+            [
+                row("package-0", "energy-pkg", 0, 0),
+                row("package-0", "energy-ram", 0, 0),
+                row("package-1", "energy-pkg", 2, 1),
+                row("package-1", "energy-ram", 2, 1),
+            ]
+        );
+        assert_eq!(found.counters[2].name, "power/energy-pkg/ on CPU 2");
+        assert_eq!(
+            found.counters[2].route.describe(false),
+            "perf event power/energy-pkg/ on CPU 2"
+        );
+        assert_eq!(
+            found.counters[2].route.describe(true),
+            "bpf_perf_event_read_value(power/energy-pkg/) on CPU 2"
+        );
+        assert_eq!(
+            found.counters[0].domain.joules_per_unit,
+            2.328_306_436_538_696_3e-10
+        );
+        assert!(found.counters.iter().all(|c| c.unit_problem.is_none()));
+    }
+
+    #[test]
+    fn without_topology_the_package_is_the_position_in_the_cpumask() {
+        let sys = two_packages_sys();
+        let found = perf_counters_of(&fixture_events(&sys), Path::new("/nonexistent"));
+        let sources: Vec<&str> = found
+            .counters
+            .iter()
+            .map(|c| c.domain.source.as_str())
+            .collect();
+        assert_eq!(
+            sources,
+            ["package-0", "package-0", "package-1", "package-1"]
+        );
+    }
+
+    #[test]
+    fn an_event_in_watts_is_no_unit_and_stand_ins_get_no_unit_check() {
+        let sys = testdata_sys();
+        let mut found = fixture_events(&sys);
+        found.events.truncate(1);
+        found.events[0].unit = "Watts".into();
+        found.events[0].scale = 1.0;
+        let counters = perf_counters_of(&found, &sys);
+        assert_eq!(
+            counters.counters[0].unit_problem.as_deref(),
+            Some("unit 'Watts', scale 1: not an energy counter")
+        );
+        found.stand_in = Some("why".into());
+        let stand_in = perf_counters_of(&found, &sys);
+        assert_eq!(stand_in.counters[0].unit_problem, None);
+        assert_eq!(stand_in.counters[0].package, None);
+    }
+
+    #[test]
+    fn this_machine_probes_its_real_events_or_leaves_the_stand_in_without_verdict() {
+        let mut found = match perf_counters(Path::new(crate::perf::PMU_ROOT), Path::new("/sys")) {
+            Ok(found) => found,
+            Err(e) => return eprintln!("skipped: {e}"),
+        };
+        found.probe(std::time::Duration::from_millis(20));
+        for c in &found.counters {
+            match (&found.stand_in, &c.readable) {
+                (Some(_), _) => assert_eq!(c.liveness, None),
+                (None, Ok(())) => assert!(matches!(
+                    c.liveness.as_ref().map(|l| l.verdict),
+                    Some(Verdict::Live | Verdict::Frozen | Verdict::NoUnit)
+                )),
+                (None, Err(e)) => eprintln!("{}: {e}", c.name),
+            }
+        }
+    }
+}
