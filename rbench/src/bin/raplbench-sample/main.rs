@@ -245,8 +245,6 @@ fn run_in_kernel(
     until: &Until,
     banner: String,
 ) -> Result<(u64, i32, ticker::TickerStats, writer::PhaseStats, String), Fail> {
-    // the eBPF side may add fields (with defaults): keep the update
-    #[allow(clippy::needless_update)]
     let config = BpfConfig {
         period_ns,
         cpus: Some(setup.cpus.to_vec()),
