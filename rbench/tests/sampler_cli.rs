@@ -412,7 +412,9 @@ fn list_names_every_fixture_counter_with_its_verdict() {
         assert!(pkg.contains(part), "{pkg}");
     }
     assert!(
-        lines[1..].iter().all(|l| l.ends_with("frozen")),
+        lines[1..]
+            .iter()
+            .all(|l| l.contains("  frozen: ") && l.contains("did not change in 100 ms")),
         "{lines:?}"
     );
     assert!(
@@ -449,10 +451,11 @@ fn list_on_this_machine_covers_every_mechanism_without_sampling() {
         assert!(!mine.is_empty(), "{mechanism}: {lines:?}");
         for l in mine {
             assert!(
-                ["live", "frozen", "no-unit", "stand-in: not energy"]
-                    .iter()
-                    .any(|v| l.ends_with(v))
-                    || l.contains("unavailable: "),
+                l.ends_with("  live")
+                    || l.ends_with("stand-in: not energy")
+                    || ["  frozen: ", "  no-unit: ", "unavailable: "]
+                        .iter()
+                        .any(|v| l.contains(v)),
                 "{l}"
             );
         }

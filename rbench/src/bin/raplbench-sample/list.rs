@@ -23,7 +23,11 @@ fn cells(mechanism: Mechanism, c: &Counter, stand_in: bool) -> [String; 6] {
     let liveness = match (&c.readable, &c.liveness) {
         (Err(e), _) => format!("unavailable: {e}"),
         _ if stand_in => "stand-in: not energy".to_string(),
-        (Ok(()), Some(l)) => l.verdict.to_string(),
+        // the evidence, so a dead counter is named with its reason
+        (Ok(()), Some(l)) => match &l.note {
+            Some(note) => format!("{}: {note}", l.verdict),
+            None => l.verdict.to_string(),
+        },
         (Ok(()), None) => "unknown".to_string(),
     };
     let unit = if c.domain.joules_per_unit > 0.0 {
