@@ -53,7 +53,7 @@ void bench_cpuid_dev(benchmark::State& state, const std::string& path) {
 }  // namespace
 
 void register_msr_dev() {
-  std::vector<int> cpus = online_cpus();
+  std::vector<int> cpus = usable_cpus();
   const int target = cpus.empty() ? 0 : cpus.front();
   const std::string path = msr_device_path(target);
   const std::vector<RaplMsr> msrs = rapl_energy_msrs(cpu_vendor());
