@@ -24,6 +24,13 @@ RowVerdict worst_of(const std::vector<CounterVerdict>& counters) {
   return row;
 }
 
+RowVerdict worst_of(const std::vector<CounterVerdict>& all, const std::vector<std::string>& names) {
+  std::vector<CounterVerdict> chosen;
+  for (const CounterVerdict& c : all)
+    if (std::find(names.begin(), names.end(), c.counter) != names.end()) chosen.push_back(c);
+  return worst_of(chosen);
+}
+
 std::optional<std::vector<CounterVerdict>> judge_counters(
     const std::vector<std::string>& names, const std::vector<std::string>& unit_problems,
     const CounterSetRead& read, std::string* error, std::chrono::nanoseconds window,

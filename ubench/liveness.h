@@ -52,6 +52,10 @@ struct RowVerdict {
 // joined by "; ". No counters: no verdict.
 RowVerdict worst_of(const std::vector<CounterVerdict>& counters);
 
+// The worst verdict of those counters of `all` whose names are in `names`
+// (the counters one row reads). None of them judged: no verdict.
+RowVerdict worst_of(const std::vector<CounterVerdict>& all, const std::vector<std::string>& names);
+
 // Reads every counter of a set once, in a fixed order, into (*values)[i]
 // (the vector comes sized). Returns an empty string, or the read error.
 using CounterSetRead = std::function<std::string(std::vector<uint64_t>* values)>;

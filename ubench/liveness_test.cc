@@ -102,6 +102,10 @@ TEST(Liveness, TheWorstVerdictWinsAndNamesEveryDeadCounter) {
   EXPECT_EQ(row.liveness, Liveness::NoUnit);
   EXPECT_EQ(row.note, "b: did not change; c: no energy unit");
   EXPECT_EQ(worst_of({live, frozen}).liveness, Liveness::Frozen);
+  // the counters one row reads, chosen by name
+  EXPECT_EQ(worst_of({live, frozen, no_unit}, {"a", "b"}).liveness, Liveness::Frozen);
+  EXPECT_EQ(worst_of({live, frozen, no_unit}, {"a"}).liveness, Liveness::Live);
+  EXPECT_FALSE(worst_of({live, frozen}, {"zz"}).liveness.has_value());
 }
 
 TEST(Liveness, SchemaSpelling) {

@@ -109,16 +109,11 @@ void register_powercap() {
   std::string probe_error;
   std::vector<CounterVerdict> verdicts =
       judge_powercap_zones(readable, &probe_error).value_or(std::vector<CounterVerdict>{});
-  auto verdict_of = [&](const PowercapZone& z) {
-    for (size_t i = 0; i < verdicts.size(); ++i)
-      if (readable[i].id == z.id) return worst_of({verdicts[i]});
-    return RowVerdict{};
-  };
-
   for (const PowercapZone& z : zones) {
     std::optional<int> target_cpu;
     if (z.package && !z.mmio) target_cpu = package_lead_cpu(*z.package);
-    register_file(z.energy_path, z.id + "/energy_uj", target_cpu, "", verdict_of(z));
+    register_file(z.energy_path, z.id + "/energy_uj", target_cpu, "",
+                  worst_of(verdicts, {powercap_counter_name(z)}));
   }
   if (!zones.empty()) return;
 

@@ -106,10 +106,12 @@ std::string read_energy_uj(int fd, const std::string& path, uint64_t* value) {
   return "";
 }
 
+std::string powercap_counter_name(const PowercapZone& zone) { return zone.id + "/energy_uj"; }
+
 std::optional<std::vector<CounterVerdict>> judge_powercap_zones(
     const std::vector<PowercapZone>& zones, std::string* error, std::chrono::nanoseconds window) {
   std::vector<std::string> names;
-  for (const PowercapZone& z : zones) names.push_back(z.id + "/energy_uj");
+  for (const PowercapZone& z : zones) names.push_back(powercap_counter_name(z));
   // open, read, close each time: a file replaced under its name (a fixture
   // rewritten by a test) is seen as it is now
   CounterSetRead read = [&zones](std::vector<uint64_t>* values) -> std::string {
