@@ -56,7 +56,7 @@ std::optional<std::vector<CounterVerdict>> judge_counters(
   std::vector<uint64_t> first(n), now(n);
   if ((*error = read(&first)) != "") return std::nullopt;
   int reads = 1;
-  while (left > 0 && Clock::now() - start < window) {
+  do {  // at least a second read, however late the first one returned
     std::this_thread::sleep_for(poll);
     if ((*error = read(&now)) != "") return std::nullopt;
     ++reads;
@@ -65,7 +65,7 @@ std::optional<std::vector<CounterVerdict>> judge_counters(
         pending[i] = false;
         --left;
       }
-  }
+  } while (left > 0 && Clock::now() - start < window);
   const auto elapsed_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   for (size_t i = 0; i < n; ++i) {
