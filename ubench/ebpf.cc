@@ -131,12 +131,13 @@ void register_ebpf() {
   sampler() = BpfSampler::start(counters.events, kPeriodNs, &why);
   if (!sampler()) return add_all_unavailable(label, counters.stand_in, why);
 
+  const std::vector<int> usable = usable_cpus();
   std::map<int, std::string> not_data;  // per counter CPU: why its slot is not data
-  for (int cpu : counter_cpus(counters.events))
+  for (int cpu : counter_cpus(counters.events, usable))
     not_data[cpu] = check_slot(
         cpu, [cpu](rb_slot* slot) { return sampler()->load_slot(cpu, slot); },
         sampler()->trigger());
-  for (const PlannedRow& row : plan_ebpf_rows(counters, usable_cpus())) {
+  for (const PlannedRow& row : plan_ebpf_rows(counters, usable)) {
     const int t = *row.meta.target_cpu;
     if (!not_data[t].empty()) {
       add_unavailable(row.meta, not_data[t]);

@@ -18,10 +18,14 @@ RowVerdict verdict_on(const EnergyCounters& counters, const std::vector<PerfEven
 
 }  // namespace
 
-std::vector<int> counter_cpus(const std::vector<PerfEventSpec>& events) {
+std::vector<int> counter_cpus(const std::vector<PerfEventSpec>& events,
+                              const std::vector<int>& usable) {
   if (events.empty() || events.front().cpus.empty()) return {};
-  if (events.front().cpumask) return events.front().cpus;
-  return {events.front().cpus.front()};
+  const std::vector<int>& cpus = events.front().cpus;
+  if (events.front().cpumask) return cpus;
+  for (int cpu : cpus)
+    if (std::find(usable.begin(), usable.end(), cpu) != usable.end()) return {cpu};
+  return {cpus.front()};
 }
 
 std::vector<Placement> package_placements(int target, const std::vector<int>& usable,
@@ -51,7 +55,7 @@ std::vector<PlannedRow> plan_perf_rows(const EnergyCounters& counters,
   std::vector<PlannedRow> rows;
   for (const Op& op : ops) {
     const std::string label = events_label(op.events);
-    for (int target : counter_cpus(counters.events)) {
+    for (int target : counter_cpus(counters.events, usable)) {
       const RowVerdict verdict = verdict_on(counters, op.events, target);
       for (const Placement& p : package_placements(target, usable, sysfs_root)) {
         PlannedRow row;
@@ -72,7 +76,7 @@ std::vector<PlannedRow> plan_ebpf_rows(const EnergyCounters& counters,
                                        const std::string& sysfs_root) {
   const std::string label = events_label(counters.events);
   std::vector<PlannedRow> rows;
-  for (int target : counter_cpus(counters.events)) {
+  for (int target : counter_cpus(counters.events, usable)) {
     const RowVerdict verdict = verdict_on(counters, counters.events, target);
     for (const Placement& p : package_placements(target, usable, sysfs_root)) {
       for (const auto& [path, op] : {std::pair<const char*, const char*>{"ebpf-lookup", "lookup"},

@@ -8,7 +8,7 @@
 // and another CPU). RAPL events are package-scoped and read locally from any
 // CPU of the package, so the other CPU is one of the same package where
 // there is one. A PMU without a cpumask (the msr/tsc/ stand-in: CPU-bound
-// events) is read at the placements of its first CPU only.
+// events) is read at the placements of its first usable CPU only.
 #pragma once
 
 #include <cstdint>
@@ -28,9 +28,10 @@ struct PlannedRow {
   uint64_t read_format = 0;           // perf_event read_format (the perf path)
 };
 
-// The CPUs whose counters are read: every CPU of the cpumask, or the first
-// CPU of a PMU without one.
-std::vector<int> counter_cpus(const std::vector<PerfEventSpec>& events);
+// The CPUs whose counters are read: every CPU of the cpumask, or, for a PMU
+// without one, its first CPU that is `usable` (else its first CPU).
+std::vector<int> counter_cpus(const std::vector<PerfEventSpec>& events,
+                              const std::vector<int>& usable);
 
 // Same CPU and another usable CPU, of the same package as `target`
 // (topology under `sysfs_root`) where there is one. A target outside the

@@ -49,7 +49,7 @@ TEST(PerfRows, TheFixtureHasOneCpuPerPackage) {
   EXPECT_EQ(events[0].name, "power/energy-pkg/");
   EXPECT_EQ(events[0].cpus, (std::vector<int>{0, 2}));
   EXPECT_TRUE(events[0].cpumask);
-  EXPECT_EQ(counter_cpus(events), (std::vector<int>{0, 2}));
+  EXPECT_EQ(counter_cpus(events, {1}), (std::vector<int>{0, 2}));  // the cpumask, usable or not
   EXPECT_EQ(perf_unit_problem(events[0]), "");
 }
 
@@ -156,6 +156,8 @@ TEST(PerfRows, AStandInIsReadOnItsFirstCpuWithoutVerdict) {
     EXPECT_FALSE(r.meta.liveness.has_value());
     EXPECT_EQ(r.meta.stand_in, "no RAPL here");
   }
+  // a process allowed on CPUs 2-3 only reads it from CPU 2
+  EXPECT_EQ(counter_cpus(counters.events, {2, 3}), (std::vector<int>{2}));
 }
 
 }  // namespace
