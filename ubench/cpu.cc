@@ -40,6 +40,16 @@ std::vector<int> online_cpus() {
   return cpus;
 }
 
+std::vector<int> usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return online_cpus();
+  std::vector<int> cpus;
+  for (int c : online_cpus())
+    if (c < CPU_SETSIZE && CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
 std::string pin_to_cpu(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -50,8 +60,9 @@ std::string pin_to_cpu(int cpu) {
   return "";
 }
 
-std::optional<int> other_cpu(int target) {
-  std::vector<int> cpus = online_cpus();
+std::optional<int> other_cpu(int target) { return other_cpu(target, usable_cpus()); }
+
+std::optional<int> other_cpu(int target, const std::vector<int>& cpus) {
   for (auto it = cpus.rbegin(); it != cpus.rend(); ++it)
     if (*it != target) return *it;
   return std::nullopt;
@@ -63,22 +74,27 @@ std::string Placement::label() const {
 }
 
 std::vector<Placement> placements(std::optional<int> target_cpu) {
-  if (!target_cpu) {
-    std::vector<int> cpus = online_cpus();
-    return {{cpus.empty() ? 0 : cpus.front(), std::nullopt}};
-  }
+  return placements(target_cpu, usable_cpus());
+}
+
+std::vector<Placement> placements(std::optional<int> target_cpu, const std::vector<int>& cpus) {
+  if (!target_cpu) return {{cpus.empty() ? 0 : cpus.front(), std::nullopt}};
   std::vector<Placement> out = {{*target_cpu, target_cpu}};
-  if (auto other = other_cpu(*target_cpu)) out.push_back({*other, target_cpu});
+  if (auto other = other_cpu(*target_cpu, cpus)) out.push_back({*other, target_cpu});
   return out;
 }
 
+std::optional<int> cpu_package(int cpu, const std::string& sysfs_root) {
+  std::ifstream f(sysfs_root + "/devices/system/cpu/cpu" + std::to_string(cpu) +
+                  "/topology/physical_package_id");
+  int id = -1;
+  if (f >> id && id >= 0) return id;
+  return std::nullopt;
+}
+
 std::optional<int> package_lead_cpu(int package) {
-  for (int cpu : online_cpus()) {
-    std::ifstream f("/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
-                    "/topology/physical_package_id");
-    int id = -1;
-    if (f >> id && id == package) return cpu;
-  }
+  for (int cpu : online_cpus())
+    if (cpu_package(cpu) == package) return cpu;
   return std::nullopt;
 }
 

@@ -13,6 +13,10 @@ namespace raplbench {
 // affinity mask of this process).
 std::vector<int> online_cpus();
 
+// The online CPUs this process may run on (its sched_getaffinity mask, which
+// a cpuset, taskset or container narrows): the CPUs a benchmark can pin to.
+std::vector<int> usable_cpus();
+
 // Parses a kernel CPU list such as "0-3,8,10-11".
 std::vector<int> parse_cpu_list(const std::string& list);
 
@@ -20,8 +24,9 @@ std::vector<int> parse_cpu_list(const std::string& list);
 // otherwise a reason a person can act on.
 std::string pin_to_cpu(int cpu);
 
-// The "other CPU" of a same-CPU/other-CPU pair: the highest-numbered online
-// CPU that is not `target`, or nullopt on a one-CPU machine.
+// The "other CPU" of a same-CPU/other-CPU pair: the highest-numbered CPU of
+// `cpus` (default: usable_cpus()) that is not `target`, or nullopt.
+std::optional<int> other_cpu(int target, const std::vector<int>& cpus);
 std::optional<int> other_cpu(int target);
 
 // Where a benchmark thread runs relative to the CPU whose counter it reads.
@@ -33,8 +38,13 @@ struct Placement {
 
 // Same CPU (target->target) and, when there is one, another CPU
 // (other_cpu(target)->target). A counter that belongs to no CPU is read from
-// the first online CPU only.
+// the first usable CPU only. `cpus` defaults to usable_cpus().
+std::vector<Placement> placements(std::optional<int> target_cpu, const std::vector<int>& cpus);
 std::vector<Placement> placements(std::optional<int> target_cpu);
+
+// Physical package of `cpu` from
+// <sysfs_root>/devices/system/cpu/cpu<N>/topology/physical_package_id.
+std::optional<int> cpu_package(int cpu, const std::string& sysfs_root = "/sys");
 
 // Lowest-numbered online CPU of physical package `package` (the CPU through
 // which the RAPL driver reads that package's MSRs), or nullopt.

@@ -10,8 +10,15 @@
 // ebpf-mmap, op "tick", metric rate_hz), measured over 100 ms windows from
 // the slots' tick counts: the VM this was written on delays timers, so the
 // rate is measured, never assumed.
+//
+// Every package's slot is read (the slot of each CPU of the PMU's cpumask,
+// see perf_rows.h), and each is checked before it is timed: a slot whose
+// program reports an error, or whose tick count does not advance, holds no
+// data, so its rows are unavailable with the count and the reason
+// (bpf_slot_check.h); an error that appears during the timing fails the row.
 #include <time.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -19,10 +26,12 @@
 #include "cpu.h"
 #include "manifest.h"
 #include "perf_events.h"
+#include "perf_rows.h"
 #include "register.h"
 
 #ifdef RAPLBENCH_HAVE_BPF
 #include "bpf_sampler.h"
+#include "bpf_slot_check.h"
 #endif
 
 namespace raplbench {
@@ -49,26 +58,35 @@ std::unique_ptr<BpfSampler>& sampler() {
   return s;
 }
 
+// A slot that turned bad while it was timed is not data either.
+void fail_if_slot_error(benchmark::State& state, int target_cpu, const rb_slot& last) {
+  if (last.err != 0)
+    state.SkipWithError(("BPF slot of CPU " + std::to_string(target_cpu) + ": " +
+                         slot_error_text(last.err) + " during the timing: not data").c_str());
+}
+
 void bench_lookup(benchmark::State& state, int target_cpu) {
-  rb_slot slot;
+  rb_slot slot{};
   for (auto _ : state) {
     if (int err = sampler()->lookup_slot(target_cpu, &slot)) {
       state.SkipWithError(("bpf map lookup failed: " + errno_text(err)).c_str());
-      break;
+      return;
     }
     benchmark::DoNotOptimize(slot);
   }
+  fail_if_slot_error(state, target_cpu, slot);
 }
 
 void bench_load(benchmark::State& state, int target_cpu) {
-  rb_slot slot;
+  rb_slot slot{};
   for (auto _ : state) {
     if (!sampler()->load_slot(target_cpu, &slot)) {
       state.SkipWithError("the mmapped slot never settled (seqlock kept moving)");
-      break;
+      return;
     }
     benchmark::DoNotOptimize(slot);
   }
+  fail_if_slot_error(state, target_cpu, slot);
 }
 
 uint64_t monotonic_ns() {
@@ -113,15 +131,22 @@ void register_ebpf() {
   sampler() = BpfSampler::start(counters.events, kPeriodNs, &why);
   if (!sampler()) return add_all_unavailable(label, counters.stand_in, why);
 
-  const int target = counters.events.front().cpus.front();
-  for (const Placement& p : placements(target)) {
-    int t = *p.target_cpu;
-    add_benchmark("ebpf-lookup/lookup/" + label + "/" + p.label(),
-                  RowMeta{"ebpf-lookup", "lookup", label, p.cpu, t, counters.stand_in},
-                  [t](benchmark::State& s) { bench_lookup(s, t); });
-    add_benchmark("ebpf-mmap/load/" + label + "/" + p.label(),
-                  RowMeta{"ebpf-mmap", "load", label, p.cpu, t, counters.stand_in},
-                  [t](benchmark::State& s) { bench_load(s, t); });
+  const std::vector<int> usable = usable_cpus();
+  std::map<int, std::string> not_data;  // per counter CPU: why its slot is not data
+  for (int cpu : counter_cpus(counters.events, usable))
+    not_data[cpu] = check_slot(
+        cpu, [cpu](rb_slot* slot) { return sampler()->load_slot(cpu, slot); },
+        sampler()->trigger());
+  for (const PlannedRow& row : plan_ebpf_rows(counters, usable)) {
+    const int t = *row.meta.target_cpu;
+    if (!not_data[t].empty()) {
+      add_unavailable(row.meta, not_data[t]);
+      continue;
+    }
+    if (row.meta.path == "ebpf-lookup")
+      add_benchmark(row.bench, row.meta, [t](benchmark::State& s) { bench_lookup(s, t); });
+    else
+      add_benchmark(row.bench, row.meta, [t](benchmark::State& s) { bench_load(s, t); });
   }
 
   std::string rate_bench;

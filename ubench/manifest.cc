@@ -27,6 +27,14 @@ std::string json_int_or_null(const std::optional<int>& v) {
 
 std::string json_str_or_null(const std::string& s) { return s.empty() ? "null" : json_quote(s); }
 
+// Only a measured row that reads a real energy counter carries a verdict
+// (contract: stand-ins and unavailable rows have none).
+bool judged(const Entry& e) { return !e.bench.empty() && e.meta.stand_in.empty() && e.meta.liveness; }
+
+std::string json_liveness(const Entry& e) {
+  return judged(e) ? json_quote(liveness_name(*e.meta.liveness)) : "null";
+}
+
 }  // namespace
 
 std::string json_quote(const std::string& s) {
@@ -96,6 +104,8 @@ std::string manifest_json() {
            ", \"cpu\": " + json_int_or_null(m.cpu) +
            ", \"target_cpu\": " + json_int_or_null(m.target_cpu) +
            ", \"stand_in\": " + json_str_or_null(m.stand_in) +
+           ", \"liveness\": " + json_liveness(e) +
+           ", \"liveness_note\": " + json_str_or_null(judged(e) ? m.liveness_note : "") +
            ", \"metric\": " + json_quote(m.metric) + ", \"unit\": " + json_quote(m.unit) +
            ", \"status\": " + json_quote(e.bench.empty() ? "unavailable" : "ok") +
            ", \"reason\": " + json_str_or_null(e.reason) + "}";

@@ -4,7 +4,7 @@
 // Google Benchmark reports names and times only. ubench therefore keeps a
 // manifest: one entry per future schema row, saying which benchmark (and
 // which of its values) feeds the row, with path, op, target, cpu, target_cpu,
-// stand_in, metric and unit; or, for a path that cannot run here, the reason.
+// stand_in, liveness, liveness_note, metric and unit; or, for a path that cannot run here, the reason.
 // main.cc stores it as JSON in the benchmark context ("raplbench_manifest"),
 // and results/gbench.py turns the JSON output into schema rows with it.
 #pragma once
@@ -14,6 +14,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+
+#include "liveness.h"
 
 namespace raplbench {
 
@@ -26,6 +28,16 @@ struct RowMeta {
   std::string stand_in;           // empty, or why a substitute is measured
   std::string metric = "latency";
   std::string unit = "ns";
+  // The verdict of the energy counters the row reads (see liveness.h); none
+  // for stand-ins, instructions and unavailable rows.
+  std::optional<Liveness> liveness = std::nullopt;
+  std::string liveness_note = "";  // empty when live or no verdict
+
+  RowMeta& set_liveness(const RowVerdict& v) {
+    liveness = v.liveness;
+    liveness_note = v.note;
+    return *this;
+  }
 };
 
 using BenchFn = std::function<void(benchmark::State&)>;

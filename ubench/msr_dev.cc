@@ -53,7 +53,7 @@ void bench_cpuid_dev(benchmark::State& state, const std::string& path) {
 }  // namespace
 
 void register_msr_dev() {
-  std::vector<int> cpus = online_cpus();
+  std::vector<int> cpus = usable_cpus();
   const int target = cpus.empty() ? 0 : cpus.front();
   const std::string path = msr_device_path(target);
   const std::vector<RaplMsr> msrs = rapl_energy_msrs(cpu_vendor());
@@ -67,17 +67,31 @@ void register_msr_dev() {
     return;
   }
   if (have_device) {
+    // probe each MSR once: one that faults gets an unavailable row, not a
+    // benchmark; the readable ones are judged together
+    std::optional<MsrDevice> dev = MsrDevice::open(path, &err);
+    std::vector<RaplMsr> readable;
+    std::vector<int> read_errs;
     for (const RaplMsr& msr : msrs) {
-      // probe once: an MSR that faults gets an unavailable row, not a benchmark
       uint64_t value;
-      int read_err = MsrDevice::open(path, &err)->read(msr.addr, &value);
+      read_errs.push_back(dev->read(msr.addr, &value));
+      if (read_errs.back() == 0) readable.push_back(msr);
+    }
+    std::string probe_error;  // a failing probe read leaves no verdict; the benchmark reports it
+    std::vector<CounterVerdict> verdicts;
+    if (std::optional<RaplMsr> unit = rapl_unit_msr(cpu_vendor()))
+      verdicts = judge_msrs(*dev, target, readable, *unit, &probe_error)
+                     .value_or(std::vector<CounterVerdict>{});
+    for (size_t i = 0; i < msrs.size(); ++i) {
+      const uint32_t addr = msrs[i].addr;
+      const RowVerdict verdict = worst_of(verdicts, {msr_counter_name(addr, target)});
       for (const Placement& p : placements(target)) {
-        RowMeta meta{"msr-dev", "pread", msr_hex(msr.addr), p.cpu, p.target_cpu, ""};
-        if (read_err) {
-          add_unavailable(meta, msr_error_reason(read_err, path, msr.addr));
+        RowMeta meta{"msr-dev", "pread", msr_hex(addr), p.cpu, p.target_cpu, ""};
+        if (read_errs[i]) {
+          add_unavailable(meta, msr_error_reason(read_errs[i], path, addr));
           continue;
         }
-        uint32_t addr = msr.addr;
+        meta.set_liveness(verdict);
         add_benchmark("msr-dev/pread/" + msr_hex(addr) + "/" + p.label(), meta,
                       [path, addr](benchmark::State& s) { bench_msr(s, path, addr); });
       }

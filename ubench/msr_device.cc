@@ -8,6 +8,15 @@
 #include <cstdio>
 
 namespace raplbench {
+namespace {
+
+std::string msr_hex64(uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+}  // namespace
 
 std::vector<RaplMsr> rapl_energy_msrs(CpuVendor vendor) {
   switch (vendor) {
@@ -25,11 +34,27 @@ std::vector<RaplMsr> rapl_energy_msrs(CpuVendor vendor) {
   }
 }
 
-std::string msr_hex(uint32_t addr) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "0x%x", addr);
-  return buf;
+std::optional<RaplMsr> rapl_unit_msr(CpuVendor vendor) {
+  switch (vendor) {
+    case CpuVendor::Intel: return RaplMsr{0x606, "MSR_RAPL_POWER_UNIT"};
+    case CpuVendor::Amd: return RaplMsr{0xC0010299, "MSR_AMD_RAPL_POWER_UNIT"};
+    default: return std::nullopt;
+  }
 }
+
+std::string msr_unit_problem(uint32_t unit_addr, uint64_t unit) {
+  const unsigned esu = unsigned(unit >> 8) & 0x1F;
+  const std::string reads = "energy unit MSR " + msr_hex(unit_addr) + " reads " + msr_hex64(unit);
+  if (unit == 0) return reads + ": not RAPL, no energy unit";
+  if (esu == 0) return reads + ": its energy status unit (bits 12:8) is 0, 1 J per count: not RAPL";
+  return "";
+}
+
+std::string msr_counter_name(uint32_t addr, int cpu) {
+  return "MSR " + msr_hex(addr) + " on CPU " + std::to_string(cpu);
+}
+
+std::string msr_hex(uint32_t addr) { return msr_hex64(addr); }
 
 std::string msr_device_path(int cpu) { return "/dev/cpu/" + std::to_string(cpu) + "/msr"; }
 
@@ -71,6 +96,28 @@ std::string msr_error_reason(int err, const std::string& path, uint32_t addr) {
     default:
       return path + ": " + errno_text(err);
   }
+}
+
+std::optional<std::vector<CounterVerdict>> judge_msrs(
+    const MsrDevice& dev, int cpu, const std::vector<RaplMsr>& msrs, const RaplMsr& unit_msr,
+    std::string* error, std::chrono::nanoseconds window) {
+  std::vector<std::string> names;
+  for (const RaplMsr& m : msrs) names.push_back(msr_counter_name(m.addr, cpu));
+  uint64_t unit = 0;
+  std::string problem;
+  if (int err = dev.read(unit_msr.addr, &unit))
+    problem = "energy unit MSR " + msr_hex(unit_msr.addr) + " cannot be read (" +
+              errno_text(err) + "): no energy unit";
+  else
+    problem = msr_unit_problem(unit_msr.addr, unit);
+  CounterSetRead read = [&](std::vector<uint64_t>* values) -> std::string {
+    for (size_t i = 0; i < msrs.size(); ++i)
+      if (int err = dev.read(msrs[i].addr, &(*values)[i]))
+        return msr_error_reason(err, "CPU " + std::to_string(cpu) + "'s msr device", msrs[i].addr);
+    return "";
+  };
+  return judge_counters(names, std::vector<std::string>(msrs.size(), problem), read, error,
+                        window);
 }
 
 }  // namespace raplbench

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cpu.h"
+#include "liveness.h"
 
 namespace raplbench {
 
@@ -25,6 +26,20 @@ struct RaplMsr {
 // The energy-status MSRs of the vendor (Intel: PKG, PP0, PP1, DRAM, PSYS;
 // AMD: core, package). Empty for other vendors.
 std::vector<RaplMsr> rapl_energy_msrs(CpuVendor vendor);
+
+// The vendor's RAPL unit MSR, whose energy status unit (ESU, bits 12:8)
+// scales every energy MSR: one count is 1/2^ESU J (Intel
+// MSR_RAPL_POWER_UNIT 0x606, AMD MSR_AMD_RAPL_POWER_UNIT 0xc0010299).
+// nullopt for other vendors.
+std::optional<RaplMsr> rapl_unit_msr(CpuVendor vendor);
+
+// Why the unit MSR's value `unit` means that the energy MSRs hold no
+// energy, or an empty string. A unit MSR of 0, or an ESU of 0 ("1 J per
+// count"), is not RAPL: a hypervisor that answers every rdmsr with 0 does that.
+std::string msr_unit_problem(uint32_t unit_addr, uint64_t unit);
+
+// "MSR 0x611 on CPU 0": how a verdict names an energy MSR.
+std::string msr_counter_name(uint32_t addr, int cpu);
 
 // "0x611", "0xc001029b": the spelling used in result rows.
 std::string msr_hex(uint32_t addr);
@@ -51,5 +66,13 @@ class MsrDevice {
 
 // Why MSR `addr` cannot be read through `path`, in words a person can act on.
 std::string msr_error_reason(int err, const std::string& path, uint32_t addr);
+
+// The liveness of `msrs`, read from `dev` (the device of CPU `cpu`): the
+// unit MSR first (an implausible or unreadable unit makes them all no-unit,
+// without probing), then all of them probed together. nullopt and *error
+// when an energy MSR cannot be read.
+std::optional<std::vector<CounterVerdict>> judge_msrs(
+    const MsrDevice& dev, int cpu, const std::vector<RaplMsr>& msrs, const RaplMsr& unit_msr,
+    std::string* error, std::chrono::nanoseconds window = kLivenessWindow);
 
 }  // namespace raplbench

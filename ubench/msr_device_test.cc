@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <thread>
 
 namespace raplbench {
 namespace {
@@ -28,8 +30,85 @@ class MsrFixture : public ::testing::Test {
     close(fd);
   }
   void TearDown() override { unlink(path_.c_str()); }
+  void write_msr(uint32_t addr, uint64_t value) {
+    int fd = ::open(path_.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(pwrite(fd, &value, sizeof(value), off_t(addr)), ssize_t(sizeof(value)));
+    close(fd);
+  }
+  std::optional<std::vector<CounterVerdict>> judge(std::chrono::nanoseconds window,
+                                                   std::string* error) {
+    int err = 0;
+    std::optional<MsrDevice> dev = MsrDevice::open(path_, &err);
+    if (!dev) {
+      *error = "cannot open the fixture";
+      return std::nullopt;
+    }
+    return judge_msrs(*dev, 0, {{0x611, "PKG"}, {0x639, "PP0"}}, *rapl_unit_msr(CpuVendor::Intel),
+                      error, window);
+  }
   std::string path_;
 };
+
+// The fixture's values never change: a VM whose RAPL MSRs read a constant.
+TEST_F(MsrFixture, StaticMsrsAreFrozen) {
+  std::string error;
+  auto v = judge(std::chrono::milliseconds(5), &error);
+  ASSERT_TRUE(v) << error;
+  ASSERT_EQ(v->size(), 2u);
+  EXPECT_EQ((*v)[0].counter, "MSR 0x611 on CPU 0");
+  EXPECT_EQ((*v)[0].liveness, Liveness::Frozen);
+  EXPECT_EQ((*v)[0].note.rfind("MSR 0x611 on CPU 0: did not change in ", 0), 0u) << (*v)[0].note;
+  EXPECT_EQ((*v)[1].liveness, Liveness::Frozen);
+}
+
+TEST_F(MsrFixture, AnAdvancingMsrIsLive) {
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (uint64_t v = 1; !stop; ++v) {
+      write_msr(0x611, v);
+      write_msr(0x639, v * 3);
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  });
+  std::string error;
+  auto v = judge(std::chrono::seconds(60), &error);  // stops once both moved
+  stop = true;
+  writer.join();
+  ASSERT_TRUE(v) << error;
+  EXPECT_EQ(worst_of(*v).liveness, Liveness::Live);
+}
+
+TEST_F(MsrFixture, AZeroUnitMsrIsNoUnit) {
+  write_msr(0x606, 0);
+  std::string error;
+  auto v = judge(std::chrono::seconds(60), &error);  // no probe: returns at once
+  ASSERT_TRUE(v) << error;
+  EXPECT_EQ((*v)[0].liveness, Liveness::NoUnit);
+  EXPECT_EQ((*v)[0].note, "MSR 0x611 on CPU 0: energy unit MSR 0x606 reads 0x0: not RAPL, no energy unit");
+  RowVerdict row = worst_of(*v);
+  EXPECT_EQ(row.liveness, Liveness::NoUnit);
+  EXPECT_NE(row.note.find("; MSR 0x639 on CPU 0: "), std::string::npos) << row.note;
+}
+
+TEST_F(MsrFixture, AnEnergyUnitOfOneJouleIsNoUnit) {
+  write_msr(0x606, 0x000A0003);  // power and time units set, ESU (bits 12:8) 0
+  std::string error;
+  auto v = judge(std::chrono::seconds(60), &error);
+  ASSERT_TRUE(v) << error;
+  EXPECT_EQ((*v)[0].liveness, Liveness::NoUnit);
+  EXPECT_NE((*v)[0].note.find("reads 0xa0003: its energy status unit (bits 12:8) is 0"),
+            std::string::npos) << (*v)[0].note;
+}
+
+TEST(MsrDevice, UnitPlausibility) {
+  EXPECT_EQ(msr_unit_problem(0x606, 0x000A0E03), "");  // ESU 14: 61 µJ per count
+  EXPECT_EQ(msr_unit_problem(0xC0010299, 0x000A1003), "");  // AMD, ESU 16
+  EXPECT_NE(msr_unit_problem(0x606, 0), "");
+  EXPECT_NE(msr_unit_problem(0xC0010299, 0x000A0003), "");
+  EXPECT_EQ(rapl_unit_msr(CpuVendor::Amd)->addr, 0xC0010299u);
+  EXPECT_FALSE(rapl_unit_msr(CpuVendor::Other).has_value());
+}
 
 TEST_F(MsrFixture, ReadsValuesAtMsrOffsets) {
   int err = 0;

@@ -5,8 +5,10 @@
 //   op "group-read": all energy events in one group, PERF_FORMAT_GROUP: one
 //                    read() returns every domain.
 //
-// The events count on the package's designated CPU (the PMU's cpumask); a
-// read from another CPU costs an IPI, so both placements are measured.
+// The events count on each package's designated CPU (the PMU's cpumask),
+// and every package is read (see perf_rows.h): from that CPU and from
+// another one (RAPL events are package-scoped, so a CPU of the same package
+// reads them without an IPI; the CPU-bound msr/tsc/ stand-in needs one).
 #include <linux/perf_event.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "cpu.h"
 #include "manifest.h"
 #include "perf_events.h"
+#include "perf_rows.h"
 #include "register.h"
 
 namespace raplbench {
@@ -63,32 +66,19 @@ void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& event
 
 void register_perf() {
   const EnergyCounters counters = energy_counters();
-  struct Op {
-    const char* name;
-    std::vector<PerfEventSpec> events;
-    uint64_t read_format;
-  };
-  std::vector<Op> ops = {{"read", {}, 0}, {"group-read", {}, PERF_FORMAT_GROUP}};
   if (counters.events.empty()) {
-    for (const Op& op : ops)
-      add_unavailable(RowMeta{"perf", op.name, "", std::nullopt, std::nullopt, ""},
+    for (const char* op : {"read", "group-read"})
+      add_unavailable(RowMeta{"perf", op, "", std::nullopt, std::nullopt, ""},
                       counters.unavailable);
     return;
   }
-  ops[0].events = {counters.events.front()};
-  ops[1].events = counters.events;
-  const int target = counters.events.front().cpus.front();
-  for (const Op& op : ops) {
-    const std::string label = events_label(op.events);
-    for (const Placement& p : placements(target)) {
-      RowMeta meta{"perf", op.name, label, p.cpu, p.target_cpu, counters.stand_in};
-      std::vector<PerfEventSpec> events = op.events;
-      uint64_t read_format = op.read_format;
-      add_benchmark("perf/" + std::string(op.name) + "/" + label + "/" + p.label(), meta,
-                    [events, target, read_format](benchmark::State& s) {
-                      bench_read(s, events, target, read_format);
-                    });
-    }
+  for (const PlannedRow& row : plan_perf_rows(counters, usable_cpus())) {
+    const std::vector<PerfEventSpec> events = row.events;
+    const int target = *row.meta.target_cpu;
+    const uint64_t read_format = row.read_format;
+    add_benchmark(row.bench, row.meta, [events, target, read_format](benchmark::State& s) {
+      bench_read(s, events, target, read_format);
+    });
   }
 }
 

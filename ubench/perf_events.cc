@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -68,6 +69,7 @@ PmuEvents discover_pmu_events(const std::string& pmu, const std::string& prefix,
   }
   std::vector<int> cpus;
   if (auto mask = read_first_line(dir + "/cpumask")) cpus = parse_cpu_list(*mask);
+  const bool from_cpumask = !cpus.empty();
   if (cpus.empty()) cpus = online_cpus();
 
   std::vector<std::string> names;
@@ -93,11 +95,13 @@ PmuEvents discover_pmu_events(const std::string& pmu, const std::string& prefix,
     spec.type = uint32_t(*type);
     spec.config = *config;
     if (auto scale = read_first_line(dir + "/events/" + name + ".scale")) {
-      double v = std::strtod(scale->c_str(), nullptr);
-      if (v > 0) spec.scale = v;  // a malformed scale keeps 1.0
+      char* end = nullptr;
+      double v = std::strtod(scale->c_str(), &end);
+      spec.scale = end == scale->c_str() ? std::nan("") : v;  // judged by perf_unit_problem
     }
     spec.unit = read_first_line(dir + "/events/" + name + ".unit").value_or("");
     spec.cpus = cpus;
+    spec.cpumask = from_cpumask;
     out.events.push_back(spec);
   }
   if (out.events.empty())
@@ -148,20 +152,70 @@ int try_open(const PerfEventSpec& spec) {
   return fd >= 0 ? 0 : err;
 }
 
+// Opens every event on every CPU of its cpumask (the probe's order) and
+// judges them; an event that does not open makes the set unavailable.
+void judge_rapl_events(EnergyCounters* out) {
+  std::vector<int> fds;
+  for (const PerfEventSpec& e : out->events) {
+    for (int cpu : e.cpus) {
+      int err = 0;
+      int fd = open_counter(e, cpu, -1, 0, &err);
+      if (fd < 0) {
+        out->unavailable = perf_open_error_reason(err, perf_counter_name(e.name, cpu));
+        break;
+      }
+      fds.push_back(fd);
+    }
+    if (!out->unavailable.empty()) break;
+  }
+  if (out->unavailable.empty()) {
+    CounterSetRead read = [&](std::vector<uint64_t>* values) -> std::string {
+      for (size_t i = 0; i < fds.size(); ++i)
+        if (::read(fds[i], &(*values)[i], sizeof(uint64_t)) != ssize_t(sizeof(uint64_t)))
+          return "read() of a perf counter failed: " + errno_text(errno);
+      return "";
+    };
+    // a failed probe read leaves no verdict: the benchmarks report the error
+    std::string probe_error;
+    out->verdicts = judge_perf_events(out->events, read, &probe_error)
+                        .value_or(std::vector<CounterVerdict>{});
+  }
+  for (int fd : fds) close(fd);
+  if (!out->unavailable.empty()) out->events.clear();
+}
+
 }  // namespace
+
+std::string perf_unit_problem(const PerfEventSpec& spec) {
+  if (spec.unit == "Joules" && std::isfinite(spec.scale) && spec.scale > 0) return "";
+  char scale[32];
+  std::snprintf(scale, sizeof(scale), "%g", spec.scale);
+  return "unit '" + spec.unit + "', scale " + scale + ": not an energy counter";
+}
+
+std::string perf_counter_name(const std::string& event, int cpu) {
+  return event + " on CPU " + std::to_string(cpu);
+}
+
+std::optional<std::vector<CounterVerdict>> judge_perf_events(
+    const std::vector<PerfEventSpec>& events, const CounterSetRead& read, std::string* error,
+    std::chrono::nanoseconds window) {
+  std::vector<std::string> names, unit_problems;
+  for (const PerfEventSpec& e : events)
+    for (int cpu : e.cpus) {
+      names.push_back(perf_counter_name(e.name, cpu));
+      unit_problems.push_back(perf_unit_problem(e));
+    }
+  return judge_counters(names, unit_problems, read, error, window);
+}
 
 EnergyCounters energy_counters(const std::string& root) {
   EnergyCounters out;
   PmuEvents rapl = discover_pmu_events("power", "energy-", root);
   if (!rapl.events.empty()) {
     put_first(&rapl.events, "power/energy-pkg/");
-    for (const PerfEventSpec& e : rapl.events) {
-      if (int err = try_open(e)) {
-        out.unavailable = perf_open_error_reason(err, e.name);
-        return out;
-      }
-    }
     out.events = rapl.events;
+    judge_rapl_events(&out);
     return out;
   }
   // msr/tsc/ only: it reads the TSC, which does not trap on a VM, where the

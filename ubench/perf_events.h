@@ -15,15 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "liveness.h"
+
 namespace raplbench {
 
 struct PerfEventSpec {
   std::string name;       // "power/energy-pkg/"
   uint32_t type = 0;
   uint64_t config = 0;
-  double scale = 1.0;     // count * scale is in `unit`
+  double scale = 1.0;     // count * scale is in `unit`; 1.0 without a .scale file, NaN if unparsable
   std::string unit;       // "Joules", or empty
   std::vector<int> cpus;  // the PMU's cpumask, else every online CPU
+  bool cpumask = false;   // `cpus` is the PMU's cpumask (RAPL: one CPU per package)
 };
 
 struct PmuEvents {
@@ -51,14 +54,31 @@ std::string events_label(const std::vector<PerfEventSpec>& events);
 // *err = errno.
 int open_counter(const PerfEventSpec& spec, int cpu, int group_fd, uint64_t read_format, int* err);
 
+// Why `spec` is not an energy counter ("unit 'Watts', scale 1: not an
+// energy counter"), or an empty string: its unit must be Joules and its
+// scale a finite number > 0.
+std::string perf_unit_problem(const PerfEventSpec& spec);
+
+// "power/energy-pkg/ on CPU 0": how a verdict names an event on one CPU.
+std::string perf_counter_name(const std::string& event, int cpu);
+
+// The liveness of every event on every CPU of its `cpus` (one counter per
+// package and domain), in the order: for each event, for each of its CPUs.
+// `read` fills the values in that order. Events with an implausible unit
+// are no-unit without being probed. nullopt and *error on a read error.
+std::optional<std::vector<CounterVerdict>> judge_perf_events(
+    const std::vector<PerfEventSpec>& events, const CounterSetRead& read, std::string* error,
+    std::chrono::nanoseconds window = kLivenessWindow);
+
 // The energy counters a perf-based path reads: the RAPL `power` PMU's
 // energy-* events (energy-pkg first), or, where the machine has none, the
 // `msr` PMU's msr/tsc/ event as a labeled stand-in; only events that open
-// are kept.
+// (RAPL: on every CPU of the cpumask) are kept.
 struct EnergyCounters {
   std::vector<PerfEventSpec> events;
   std::string stand_in;     // empty for real RAPL events
   std::string unavailable;  // non-empty: nothing can be read, and why
+  std::vector<CounterVerdict> verdicts;  // RAPL events: one per (event, cpumask CPU)
 };
 EnergyCounters energy_counters(const std::string& root = kPmuRoot);
 

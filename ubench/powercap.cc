@@ -26,22 +26,12 @@ namespace {
 
 constexpr const char* kStandInFile = "/sys/class/net/lo/statistics/rx_bytes";
 
-// Reads and parses the value at `fd`; returns an empty string or the error.
-std::string read_value(int fd, const std::string& path, uint64_t* value) {
-  char buf[32];
-  ssize_t n = pread(fd, buf, sizeof(buf), 0);
-  if (n < 0) return path + ": read failed: " + errno_text(errno);
-  if (!parse_energy_uj(buf, size_t(n), value))
-    return path + ": not a decimal counter value (" + (n == 0 ? "empty" : "malformed") + ")";
-  return "";
-}
-
 void bench_pread(benchmark::State& state, const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) return skip_unavailable(state, path + ": " + errno_text(errno));
   uint64_t value = 0;
   for (auto _ : state) {
-    std::string err = read_value(fd, path, &value);
+    std::string err = read_energy_uj(fd, path, &value);
     if (!err.empty()) {
       state.SkipWithError(err.c_str());
       break;
@@ -59,7 +49,7 @@ void bench_open_read_close(benchmark::State& state, const std::string& path) {
       skip_unavailable(state, path + ": " + errno_text(errno));
       break;
     }
-    std::string err = read_value(fd, path, &value);
+    std::string err = read_energy_uj(fd, path, &value);
     close(fd);
     if (!err.empty()) {
       state.SkipWithError(err.c_str());
@@ -83,11 +73,13 @@ std::string unreadable_reason(const std::string& path) {
 }
 
 void register_file(const std::string& path, const std::string& target,
-                   std::optional<int> target_cpu, const std::string& stand_in) {
+                   std::optional<int> target_cpu, const std::string& stand_in,
+                   const RowVerdict& verdict = {}) {
   const std::string why = unreadable_reason(path);
   for (const Placement& p : placements(target_cpu)) {
     for (const char* op : {"pread", "open-read-close"}) {
       RowMeta meta{"powercap", op, target, p.cpu, p.target_cpu, stand_in};
+      meta.set_liveness(verdict);
       if (!why.empty()) {
         add_unavailable(meta, why);
         continue;
@@ -107,10 +99,21 @@ void register_file(const std::string& path, const std::string& target,
 void register_powercap() {
   const std::string root = powercap_root();
   std::vector<PowercapZone> zones = discover_powercap_zones(root);
+
+  // the zones this process can read are probed together; the others get
+  // unavailable rows (and a zone whose probe read fails keeps no verdict:
+  // its benchmark reports the same read error)
+  std::vector<PowercapZone> readable;
+  for (const PowercapZone& z : zones)
+    if (unreadable_reason(z.energy_path).empty()) readable.push_back(z);
+  std::string probe_error;
+  std::vector<CounterVerdict> verdicts =
+      judge_powercap_zones(readable, &probe_error).value_or(std::vector<CounterVerdict>{});
   for (const PowercapZone& z : zones) {
     std::optional<int> target_cpu;
     if (z.package && !z.mmio) target_cpu = package_lead_cpu(*z.package);
-    register_file(z.energy_path, z.id + "/energy_uj", target_cpu, "");
+    register_file(z.energy_path, z.id + "/energy_uj", target_cpu, "",
+                  worst_of(verdicts, {powercap_counter_name(z)}));
   }
   if (!zones.empty()) return;
 

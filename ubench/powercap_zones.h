@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "liveness.h"
+
 namespace raplbench {
 
 struct PowercapZone {
@@ -37,5 +39,19 @@ std::vector<PowercapZone> discover_powercap_zones(const std::string& root);
 // Parses the text of an energy_uj file ("123456\n"). False if it is not a
 // non-negative decimal number.
 bool parse_energy_uj(const char* text, size_t len, uint64_t* value);
+
+// Reads and parses the counter at `fd` (an open energy_uj file, pread at 0);
+// returns an empty string, or the error naming `path`.
+std::string read_energy_uj(int fd, const std::string& path, uint64_t* value);
+
+// "intel-rapl:0:1/energy_uj": how a verdict names a zone's counter.
+std::string powercap_counter_name(const PowercapZone& zone);
+
+// The liveness of `zones`, probed together through their energy_uj files
+// (in microjoules by definition, so there is no unit to check); counters are
+// named by powercap_counter_name(). nullopt and *error if a file cannot be read.
+std::optional<std::vector<CounterVerdict>> judge_powercap_zones(
+    const std::vector<PowercapZone>& zones, std::string* error,
+    std::chrono::nanoseconds window = kLivenessWindow);
 
 }  // namespace raplbench

@@ -3,8 +3,13 @@
 #include "powercap_zones.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <atomic>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 namespace raplbench {
 namespace {
@@ -54,6 +59,72 @@ TEST(PowercapZones, ParsesEnergyText) {
   EXPECT_FALSE(parse_energy_uj("12a4\n", 5, &v));
   EXPECT_FALSE(parse_energy_uj("-5\n", 3, &v));
   EXPECT_FALSE(parse_energy_uj("99999999999999999999999\n", 24, &v));  // > 2^64
+}
+
+// The fixture's files never change: a VM whose RAPL reads a constant.
+TEST(PowercapLiveness, StaticFilesAreFrozen) {
+  std::vector<PowercapZone> zones = discover_powercap_zones(kRoot);
+  std::string error;
+  auto verdicts = judge_powercap_zones(zones, &error, std::chrono::milliseconds(5));
+  ASSERT_TRUE(verdicts) << error;
+  ASSERT_EQ(verdicts->size(), zones.size());
+  for (const CounterVerdict& v : *verdicts) EXPECT_EQ(v.liveness, Liveness::Frozen) << v.counter;
+  RowVerdict row = worst_of({(*verdicts)[0]});
+  EXPECT_EQ(row.liveness, Liveness::Frozen);
+  EXPECT_EQ(row.note.rfind("intel-rapl:0/energy_uj: did not change in ", 0), 0u) << row.note;
+}
+
+// A copy of the fixture whose energy_uj files a thread keeps rewriting
+// (write and rename, so a reader never sees half a number).
+class RewrittenPowercap : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/raplbench-powercap-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    namespace fs = std::filesystem;
+    fs::copy(std::string(RAPLBENCH_TESTDATA) + "/sys", dir_ + "/sys",
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    zones_ = discover_powercap_zones(dir_ + "/sys/class/powercap");
+    ASSERT_EQ(zones_.size(), 5u);
+    writer_ = std::thread([this] {
+      for (uint64_t uj = 1000; !stop_; uj += 61) {
+        for (const PowercapZone& z : zones_) {
+          std::ofstream(z.energy_path + ".new") << uj << "\n";
+          std::rename((z.energy_path + ".new").c_str(), z.energy_path.c_str());
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+    });
+  }
+  void TearDown() override {
+    stop_ = true;
+    if (writer_.joinable()) writer_.join();
+    std::filesystem::remove_all(dir_);
+  }
+  std::string dir_;
+  std::vector<PowercapZone> zones_;
+  std::atomic<bool> stop_{false};
+  std::thread writer_;
+};
+
+TEST_F(RewrittenPowercap, ACounterThatAdvancesIsLive) {
+  std::string error;
+  // a long window it never needs: the probe stops once every zone has moved
+  auto verdicts = judge_powercap_zones(zones_, &error, std::chrono::seconds(60));
+  ASSERT_TRUE(verdicts) << error;
+  for (const CounterVerdict& v : *verdicts) EXPECT_EQ(v.liveness, Liveness::Live) << v.note;
+  EXPECT_EQ(worst_of(*verdicts).liveness, Liveness::Live);
+  EXPECT_EQ(worst_of(*verdicts).note, "");
+}
+
+TEST(PowercapLiveness, AnUnreadableZoneIsNoVerdict) {
+  PowercapZone gone;
+  gone.id = "intel-rapl:9";
+  gone.energy_path = "/nonexistent/intel-rapl:9/energy_uj";
+  std::string error;
+  EXPECT_FALSE(judge_powercap_zones({gone}, &error, std::chrono::milliseconds(5)).has_value());
+  EXPECT_NE(error.find("/nonexistent/intel-rapl:9/energy_uj"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -105,7 +105,8 @@ void register_uinsn() {
       {"rdtscp", unrolled_difference<rdtscp_block<kTscSmall>, rdtscp_block<kTscLarge>,
                                      kTscLarge - kTscSmall>},
   };
-  const int cpu = online_cpus().empty() ? 0 : online_cpus().front();
+  const std::vector<int> cpus = usable_cpus();
+  const int cpu = cpus.empty() ? 0 : cpus.front();
   for (const InsnCase& c : cases) {
     RowMeta meta;
     meta.path = "uinsn";

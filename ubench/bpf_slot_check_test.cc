@@ -1,0 +1,58 @@
+// The slot check on fake slots: no BPF, no root, no rate assumed.
+#include "bpf_slot_check.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+namespace raplbench {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A slot whose tick count grows by one at each load, with `err` from the
+// load numbered `err_from` on (1-based; 0: never).
+SlotLoad ticking(int err, int err_from, int* loads) {
+  return [=](rb_slot* slot) {
+    ++*loads;
+    *slot = rb_slot{};
+    slot->ticks = uint64_t(*loads);
+    slot->err = err_from != 0 && *loads >= err_from ? err : 0;
+    return true;
+  };
+}
+
+TEST(BpfSlotCheck, ATickingSlotWithoutErrorIsData) {
+  int loads = 0;
+  EXPECT_EQ(check_slot(0, ticking(0, 0, &loads), "bpf_timer", milliseconds(5)), "");
+  EXPECT_GE(loads, 2);
+}
+
+TEST(BpfSlotCheck, ErrorsAreCountedAndNamed) {
+  int loads = 0;
+  std::string why = check_slot(2, ticking(-ENOENT, 1, &loads), "bpf_timer", milliseconds(5));
+  EXPECT_EQ(why.rfind("BPF slot of CPU 2: err -2 (ENOENT) on ", 0), 0u) << why;
+  const std::string all = std::to_string(loads - 1);  // every load after the first saw a tick
+  EXPECT_NE(why.find("on " + all + " of " + all + " ticks seen in "), std::string::npos) << why;
+}
+
+TEST(BpfSlotCheck, ASlotThatDoesNotTickIsNotData) {
+  auto frozen = [](rb_slot* slot) {
+    *slot = rb_slot{};
+    slot->ticks = 7;
+    return true;
+  };
+  std::string why = check_slot(1, frozen, "perf cpu-clock event (fallback)", milliseconds(5));
+  EXPECT_EQ(why.rfind("BPF slot of CPU 1: no tick in ", 0), 0u) << why;
+  EXPECT_NE(why.find("perf cpu-clock event (fallback) fires below 200 Hz"), std::string::npos)
+      << why;
+}
+
+TEST(BpfSlotCheck, ASlotThatNeverSettlesIsNotData) {
+  auto busy = [](rb_slot*) { return false; };
+  EXPECT_EQ(check_slot(0, busy, "bpf_timer", milliseconds(5)),
+            "BPF slot of CPU 0: never settled (its seqlock kept moving)");
+}
+
+}  // namespace
+}  // namespace raplbench
