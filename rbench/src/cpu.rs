@@ -76,6 +76,20 @@ pub fn other_cpu(target: usize) -> Option<usize> {
     allowed_cpus().into_iter().rev().find(|&c| c != target)
 }
 
+/// The "other CPU" for a package-scoped counter on `target` (a RAPL perf
+/// event, a BPF slot): the highest-numbered allowed CPU of the same package
+/// where the topology names one, else [`other_cpu`]. Read from its own
+/// package such a counter needs no IPI, so the pair compares like with
+/// like; ubench's package_placements() picks the same CPU, so rows pair.
+pub fn other_cpu_in_package(target: usize) -> Option<usize> {
+    let package = package_of(target);
+    let same_package = allowed_cpus()
+        .into_iter()
+        .rev()
+        .find(|&c| c != target && package.is_some() && package_of(c) == package);
+    same_package.or_else(|| other_cpu(target))
+}
+
 /// Where a benchmark thread runs relative to the CPU whose counter it reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
@@ -94,6 +108,20 @@ impl Placement {
             None => self.cpu.to_string(),
         }
     }
+}
+
+/// [`placements`] of a package-scoped counter on `target`: same CPU and
+/// [`other_cpu_in_package`].
+pub fn package_placements(target: usize) -> Vec<Placement> {
+    let same = Placement {
+        cpu: target,
+        target_cpu: Some(target),
+    };
+    let other = other_cpu_in_package(target).map(|cpu| Placement {
+        cpu,
+        target_cpu: Some(target),
+    });
+    std::iter::once(same).chain(other).collect()
 }
 
 /// Same CPU (target->target) and, when there is one, another CPU
@@ -273,6 +301,31 @@ pub fn cpu_signature() -> CpuSignature {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn package_placements_pair_the_same_cpu_with_one_of_its_package() {
+        let allowed = allowed_cpus();
+        let Some(&target) = allowed.first() else {
+            return eprintln!("skipped: sched_getaffinity gave no CPU");
+        };
+        let pair = package_placements(target);
+        assert_eq!(pair[0].label(), format!("{target}->{target}"));
+        let package = package_of(target);
+        let has_sibling = package.is_some()
+            && allowed
+                .iter()
+                .any(|&c| c != target && package_of(c) == package);
+        match pair.get(1) {
+            Some(other) => {
+                assert_ne!(other.cpu, target);
+                assert!(allowed.contains(&other.cpu));
+                if has_sibling {
+                    assert_eq!(package_of(other.cpu), package);
+                }
+            }
+            None => assert_eq!(allowed.len(), 1, "{pair:?}"),
+        }
+    }
 
     #[test]
     fn parses_kernel_cpu_lists() {

@@ -6,7 +6,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::cpu::{cpu_signature, packages_or_first, placements, CpuSignature, Package, Placement};
+use crate::cpu::{
+    cpu_signature, package_placements, packages_or_first, placements, CpuSignature, Package,
+    Placement,
+};
 use crate::discovery::{msr_counters, perf_counters, powercap_counters, Counter, Counters, Route};
 use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead};
 use crate::liveness::{Liveness, LIVENESS_WINDOW};
@@ -312,7 +315,7 @@ pub fn perf_rows(perf: &Result<Counters, Error>) -> Vec<Planned> {
             let (counters, events) = (&counters[..n], &events[..n]);
             let liveness = Counters::liveness_of(counters.iter().copied());
             let unreadable = counters.iter().find_map(|c| c.readable.clone().err());
-            for p in placements(Some(cpu)) {
+            for p in package_placements(cpu) {
                 let meta = meta(
                     "perf",
                     mode.op(),
@@ -415,7 +418,7 @@ pub fn ebpf_rows(
         let (counters, _) = on_cpu(found, cpu);
         let liveness = Counters::liveness_of(counters);
         let problem = slot_problem(&sampler, cpu, check);
-        for p in placements(Some(cpu)) {
+        for p in package_placements(cpu) {
             for (path, op, via) in [
                 ("ebpf-lookup", "lookup", SlotRead::Lookup),
                 ("ebpf-mmap", "load", SlotRead::Load),
