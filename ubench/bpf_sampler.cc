@@ -46,7 +46,7 @@ std::unique_ptr<BpfSampler> BpfSampler::start(const std::vector<PerfEventSpec>& 
                                               const BpfOptions& options) {
   std::unique_ptr<BpfSampler> s(new BpfSampler());
   s->period_ns_ = period_ns;
-  s->cpus_ = options.cpus.empty() ? online_cpus() : options.cpus;
+  s->cpus_ = options.cpus.empty() ? usable_cpus() : options.cpus;
   const int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0 || ncpus > RB_MAX_CPUS) {
     *why = "cannot size the BPF maps: " + std::to_string(ncpus) + " possible CPUs";

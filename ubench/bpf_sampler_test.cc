@@ -27,17 +27,6 @@ using Clock = std::chrono::steady_clock;
 // bound on waiting, not a rate: the test then reports instead of failing).
 constexpr auto kPatience = std::chrono::seconds(5);
 
-// Online CPUs this process may run on: the only ones a test uses.
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  EXPECT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
-  std::vector<int> cpus;
-  for (int cpu : online_cpus())
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  return cpus;
-}
-
 // A fake of a dead energy counter (RAPL on some VMs reads 0 forever): the
 // software dummy event opens and reads like any other on `cpus`, always 0.
 PerfEventSpec constant_zero_counter(const std::vector<int>& cpus) {
@@ -104,7 +93,7 @@ std::string rates(const std::map<int, rb_slot>& before, const std::map<int, rb_s
 // counter is the constant-0 fake: its 0 is published as a value with err 0
 // (telling a dead counter from a live one is the harness's job).
 TEST(BpfSampler, FirstTicksFindEveryCounterInTheMap) {
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = usable_cpus();
   std::string skip;
   BpfOptions options;
   options.cpus = cpus;
@@ -140,7 +129,7 @@ TEST(BpfSampler, LoadsPublishesAndTicksOnTheCpusItMayRunOn) {
   EnergyCounters counters = energy_counters();
   if (counters.events.empty())
     GTEST_SKIP() << "no energy events or stand-in: " << counters.unavailable;
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = usable_cpus();
   std::string skip;
   BpfOptions options;
   options.cpus = cpus;
@@ -237,7 +226,7 @@ std::map<int, std::string> open_fds() {
 // one opened meanwhile survives. (gtest_discover_tests runs each test in
 // its own process, so no other test opens descriptors meanwhile.)
 TEST(BpfSampler, ForcedCpuClockFallbackClosesEachDescriptorOnce) {
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = usable_cpus();
   for (BpfTrigger trigger : {BpfTrigger::kCpuClock, BpfTrigger::kAuto}) {
     const char* name = trigger == BpfTrigger::kCpuClock ? "cpu-clock" : "auto";
     const std::map<int, std::string> fds_before = open_fds();

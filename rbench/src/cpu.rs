@@ -30,7 +30,7 @@ pub fn online_cpus() -> Vec<usize> {
             return cpus;
         }
     }
-    allowed_cpus()
+    affinity_cpus().unwrap_or_default()
 }
 
 /// Pins the calling thread to `cpu`.
@@ -174,15 +174,27 @@ fn package_of(cpu: usize) -> Option<u32> {
     package_of_in(std::path::Path::new("/sys"), cpu)
 }
 
-/// The CPUs this process may run on (sched_getaffinity), ascending: where
-/// a thread can be pinned. Empty if the mask cannot be read.
+/// The online CPUs this process may run on (sched_getaffinity), ascending:
+/// where a thread can be pinned (ubench's usable_cpus()). Every online CPU
+/// if the mask cannot be read.
 pub fn allowed_cpus() -> Vec<usize> {
-    match sched_getaffinity(Pid::from_raw(0)) {
-        Ok(set) => (0..CpuSet::count())
+    match affinity_cpus() {
+        Some(mask) => online_cpus()
+            .into_iter()
+            .filter(|c| mask.contains(c))
+            .collect(),
+        None => online_cpus(),
+    }
+}
+
+/// The CPUs of this thread's affinity mask, ascending; None if unreadable.
+fn affinity_cpus() -> Option<Vec<usize>> {
+    let set = sched_getaffinity(Pid::from_raw(0)).ok()?;
+    Some(
+        (0..CpuSet::count())
             .filter(|&c| set.is_set(c).unwrap_or(false))
             .collect(),
-        Err(_) => Vec::new(),
-    }
+    )
 }
 
 /// Every package with an online CPU, ordered by lead CPU.

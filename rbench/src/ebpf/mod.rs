@@ -20,7 +20,7 @@ pub use slots::{
     read_seqlocked, RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS,
 };
 
-use crate::cpu::online_cpus;
+use crate::cpu::allowed_cpus;
 use crate::perf::PerfEventSpec;
 use crate::{CounterSource, Domain, Error};
 
@@ -89,7 +89,7 @@ impl BpfSampler {
     /// publishes err -ENOENT only on a CPU where a counter does not live
     /// (outside its cpumask): there is no event to read there.
     pub fn start(counters: &[PerfEventSpec], config: &BpfConfig) -> Result<BpfSampler, Error> {
-        let cpus = config.cpus.clone().unwrap_or_else(online_cpus);
+        let cpus = config.cpus.clone().unwrap_or_else(allowed_cpus);
         loader::Loaded::start(counters, config, cpus).map(|inner| BpfSampler { inner })
     }
 

@@ -5,8 +5,6 @@
 
 use super::*;
 use crate::perf::{energy_events, PerfMode, PerfSource, PERF_TYPE_SOFTWARE, PMU_ROOT};
-use nix::sched::sched_getaffinity;
-use nix::unistd::Pid;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -30,15 +28,6 @@ fn constant_zero_counter(cpus: &[usize]) -> PerfEventSpec {
         unit: String::new(),
         cpus: cpus.to_vec(),
     }
-}
-
-/// Online CPUs this process may run on: the only ones a test uses.
-fn allowed_cpus() -> Vec<usize> {
-    let set = sched_getaffinity(Pid::from_raw(0)).expect("sched_getaffinity of this process");
-    online_cpus()
-        .into_iter()
-        .filter(|&cpu| set.is_set(cpu).unwrap_or(false))
-        .collect()
 }
 
 /// Starts the sampler, or prints why it cannot run here and gives None.
