@@ -25,7 +25,11 @@ Contract (ci/README.md has the rationale):
 - A baseline row that is absent from the current run, no longer ok, or
   flipped between a stand-in and the real thing is MISSING, unless an
   [allow] missing pattern matches its id (`row_id`).
-- The gate fails on any regression or (not allowed) missing row.
+- A counter live in the baseline and frozen or unit-less now (the liveness
+  verdict of schema 2) DIED: it fails the gate unless [liveness]
+  counter_died = "warn" (ci/gate_liveness.py). Rows of schema 1 have no
+  verdict ("unknown") and pair all the same: the verdict is not in the key.
+- The gate fails on any regression, (not allowed) missing row or dead counter.
 
 Outputs: Markdown on stdout (also to --summary FILE and appended to
 $GITHUB_STEP_SUMMARY when set), a JSON verdict (--verdict, default
@@ -48,6 +52,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import mannwhitneyu
 
+from ci import gate_liveness
 from results import rows as rowlib
 from results import schema, table
 
@@ -276,6 +281,7 @@ class Config:
     allow_missing: tuple = ()
     identity: tuple = IDENTITY
     cross_machine: bool = False
+    counter_died: str = gate_liveness.COUNTER_DIED  # "fail" or "warn"
     source: str | None = None   # the file it came from
 
     def rule_for(self, row) -> Rule:
@@ -312,7 +318,7 @@ def _check_rule_value(key: str, v):
 
 
 RULE_KEYS = tuple(f.name for f in dataclasses.fields(Rule))
-SECTIONS = ("defaults", "metrics", "paths", "cross_cpu", "rows", "allow", "machine")
+SECTIONS = ("defaults", "metrics", "paths", "cross_cpu", "rows", "allow", "machine", "liveness")
 
 
 def parse_config(doc: dict, source: str) -> Config:
@@ -379,9 +385,17 @@ def parse_config(doc: dict, source: str) -> Config:
     cross = machine.get("cross_machine", False)
     if not isinstance(cross, bool):
         fail("machine.cross_machine", "must be true or false")
+    live = table_of("liveness", doc.get("liveness", {}))
+    for k in live:
+        if k != "counter_died":
+            fail(f"liveness.{k}", f"unknown key ({known(['counter_died'])})")
+    died = live.get("counter_died", gate_liveness.COUNTER_DIED)
+    if died not in gate_liveness.POLICIES:
+        fail("liveness.counter_died", f"must be one of {', '.join(map(repr, gate_liveness.POLICIES))}")
     return Config(defaults=defaults, metrics=metrics, paths=paths, cross_cpu=cross_cpu,
                   rows=tuple(row_rules), allow_missing=tuple(missing),
-                  identity=tuple(identity), cross_machine=cross, source=source)
+                  identity=tuple(identity), cross_machine=cross, counter_died=died,
+                  source=source)
 
 
 def load_config(path: Path | None, required: bool) -> Config:
@@ -547,10 +561,11 @@ class Verdict:
     results: list
     environment: list      # environment_changes between the paired machines
     cross_machine: bool
+    liveness: gate_liveness.Report  # counters that died or came alive
 
     @property
     def passed(self) -> bool:
-        return not any(r.fails for r in self.results)
+        return not any(r.fails for r in self.results) and not self.liveness.fails
 
     def count(self, decision: str) -> int:
         return sum(r.decision == decision for r in self.results)
@@ -586,6 +601,7 @@ def run_gate(baseline: Run, current: Run, config: Config) -> Verdict:
 
     results = [Result(row, SKIPPED_REFERENCE, "a published figure, not measured")
                for _, row in baseline.rows if row["harness"] == "reference"]
+    pairs = [(b, c_index[k][1]) for k, (_, b) in b_index.items() if k in c_index]
     for k, (_, b) in b_index.items():
         ident, _ = k
         rule = config.rule_for(b)
@@ -621,7 +637,8 @@ def run_gate(baseline: Run, current: Run, config: Config) -> Verdict:
     environment = []
     for ident in sorted(b_ids & c_ids, key=repr):
         environment += environment_changes(first_b[ident], first_c[ident], env_fields)
-    return Verdict(baseline, current, config, results, environment, config.cross_machine)
+    return Verdict(baseline, current, config, results, environment, config.cross_machine,
+                   gate_liveness.compare_pairs(pairs, config.counter_died))
 
 
 # ---- reports ----------------------------------------------------------------------
@@ -664,9 +681,12 @@ def verdict_json(v: Verdict) -> dict:
                      "metrics": cfg.metrics, "paths": cfg.paths, "cross_cpu": cfg.cross_cpu,
                      "rows": dict(cfg.rows),
                      "allow_missing": list(cfg.allow_missing),
-                     "identity": list(cfg.identity), "cross_machine": v.cross_machine},
+                     "identity": list(cfg.identity), "cross_machine": v.cross_machine,
+                     "counter_died": cfg.counter_died},
         "environment_changes": v.environment,
         "counts": {d: v.count(d) for d in DECISIONS},
+        "liveness_changes": gate_liveness.json_entries(v.liveness, row_id),
+        "liveness_not_compared": v.liveness.predates,
         "rows": [row_entry(r) for r in ordered],
     }
 
@@ -764,6 +784,9 @@ def markdown(v: Verdict) -> str:
     tally = [_plural(n[REGRESSION], "regression")]
     if n[MISSING]:
         tally.append(f"{n[MISSING]} missing")
+    died = len(v.liveness.of_kind(gate_liveness.DIED))
+    if died:
+        tally.append(f"{_plural(died, 'counter')} died")
     tally.append(_plural(n[IMPROVEMENT], "improvement"))
     tally.append(f"{n[UNCHANGED]} unchanged")
     head = "✅ pass" if v.passed else "❌ fail"
@@ -797,6 +820,7 @@ def markdown(v: Verdict) -> str:
                 ("row", "id (for `[allow] missing`)", "baseline median", "why"),
                 [(label(r.row), f"`{row_id(r.row)}`",
                   fmt_value(r.row["median"], r.row["unit"]), r.why) for r in groups[decision]]))
+    out += gate_liveness.markdown_sections(v.liveness, label, _table)
     if n[IMPROVEMENT]:
         section(f"✅ Improvements ({n[IMPROVEMENT]})",
                 _table(COMPARED_HEADER, _compared_lines(groups[IMPROVEMENT], d)))
@@ -831,7 +855,7 @@ def failure_lines(v: Verdict) -> list[str]:
                          f"{fmt_value(c.median_current, r.row['unit'])}, {fmt_p_is(c.p_value)})")
         else:
             lines.append(f"gate: missing: {label(r.row)} [{row_id(r.row)}]: {r.why}")
-    return lines
+    return lines + gate_liveness.failure_lines(v.liveness, label)
 
 
 # ---- command line -------------------------------------------------------------------
@@ -942,7 +966,9 @@ def main(argv=None) -> int:
         print(line, file=sys.stderr)
     outcome = "pass" if verdict.passed else "FAIL"
     print(f"gate: {outcome}: {verdict.count(REGRESSION)} regressions, "
-          f"{verdict.count(MISSING)} missing, {verdict.count(IMPROVEMENT)} improvements, "
+          f"{verdict.count(MISSING)} missing, "
+          f"{len(verdict.liveness.of_kind(gate_liveness.DIED))} counters died, "
+          f"{verdict.count(IMPROVEMENT)} improvements, "
           f"{verdict.count(UNCHANGED)} unchanged; verdict in {display(verdict_path)}",
           file=sys.stderr)
     return EXIT_PASS if verdict.passed else EXIT_FAIL

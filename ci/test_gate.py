@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from ci import gate
+from ci import gate, gate_liveness
 from results import rows, stats
 
 MACHINE = {
@@ -217,6 +217,7 @@ def test_shipped_config_is_valid_and_its_defaults_are_the_built_in_ones():
     config = gate.load_config(gate.DEFAULT_CONFIG, required=True)
     assert config.defaults == gate.Rule()
     assert config.identity == gate.IDENTITY and config.cross_machine is False
+    assert config.counter_died == gate_liveness.COUNTER_DIED == "fail"
 
 
 def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
@@ -263,6 +264,9 @@ def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
     ({"machine": {"identity": []}}, "machine.identity: must be a non-empty list"),
     ({"machine": {"identity": ["mitigations"]}}, "unknown machine field 'mitigations'"),
     ({"machine": {"cross_machine": "yes"}}, "machine.cross_machine: must be true or false"),
+    ({"liveness": {"counter_died": "ignore"}},
+     "test.toml: liveness.counter_died: must be one of 'fail', 'warn'"),
+    ({"liveness": {"frozen": "warn"}}, "test.toml: liveness.frozen: unknown key"),
 ])
 def test_parse_config_rejects_with_file_and_key(doc, message):
     with pytest.raises(gate.InputError) as e:
@@ -580,3 +584,84 @@ def test_the_wrapper_runs_from_any_directory(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "✅ pass" in done.stdout and (run / gate.VERDICT_NAME).exists()
+
+
+# ---- liveness: a counter that died, a schema 1 baseline --------------------------
+
+PSYS = "power/energy-psys/"
+FROZEN_NOTE = f"{PSYS} on CPU 0: did not change in 100 ms (97 reads): a dead counter"
+
+
+def with_verdict(row, liveness, note=None):
+    return {**row, "liveness": liveness, "liveness_note": note}
+
+
+def as_schema_1(row):
+    return {**{k: v for k, v in row.items() if not k.startswith("liveness")},
+            "schema_version": "1"}
+
+
+def psys_rows(c, verdict, note=None):
+    return [with_verdict(latency(c, lognormal(3, 8000, 0.03), target=PSYS), verdict, note),
+            with_verdict(latency(c, lognormal(4, 8100, 0.03), target=PSYS, cpu=1), verdict, note),
+            latency(c, lognormal(5, 0.3, 0.03), path="uinsn", op="nop", target=None)]
+
+
+def test_a_counter_that_died_fails_the_gate_and_is_named(tmp_path, capsys, builtin):
+    c = common()
+    b, cur = pair(tmp_path, psys_rows(c, "live"), psys_rows(c, "frozen", FROZEN_NOTE))
+    code, out, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 1
+    assert "❌ fail — 0 regressions, 2 counters died" in out.splitlines()[0]
+    assert "### ❌ Counters that died (2)" in out
+    assert f"| live | frozen | {FROZEN_NOTE} |" in out
+    assert f"gate: counter died: perf read {PSYS} 0→0 latency (gbench): live → frozen" in err
+    verdict = verdict_of(cur)
+    assert verdict["verdict"] == "fail" and verdict["settings"]["counter_died"] == "fail"
+    assert [(e["change"], e["baseline"], e["current"], e["fails"])
+            for e in verdict["liveness_changes"]] == [("died", "live", "frozen", True)] * 2
+    assert {r["decision"] for r in verdict["rows"]} == {"unchanged"}  # the latency did not move
+
+
+def test_a_counter_that_died_can_be_a_warning(tmp_path, capsys):
+    config = tmp_path / "gate.toml"
+    config.write_text('[liveness]\ncounter_died = "warn"\n')
+    c = common()
+    b, cur = pair(tmp_path, psys_rows(c, "live"), psys_rows(c, "no-unit", "unit 'Watts'"))
+    code, out, _ = run_main(capsys, b, cur, "--config", str(config))
+    assert code == 0
+    assert "✅ pass — 0 regressions, 2 counters died" in out.splitlines()[0]
+    assert "⚠️ **Counters that died** (a warning" in out
+    assert not any(e["fails"] for e in verdict_of(cur)["liveness_changes"])
+
+
+def test_a_counter_that_came_alive_is_reported_not_failed(tmp_path, capsys, builtin):
+    c = common()
+    b, cur = pair(tmp_path, psys_rows(c, "frozen", FROZEN_NOTE), psys_rows(c, "live"))
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0
+    assert "### Counter verdicts that changed (2)" in out and "| frozen | live |" in out
+    assert "died" not in out.splitlines()[0]
+
+
+def test_a_schema_1_baseline_pairs_with_a_schema_2_run(tmp_path, capsys, builtin):
+    """Last year's run against this month's: liveness is not part of the key."""
+    c = common()
+    base = [as_schema_1(r) for r in psys_rows(c, "live")]
+    slower = [scaled(r, 1.3) for r in psys_rows(c, "frozen", FROZEN_NOTE)]
+    b, cur = pair(tmp_path, base, slower)
+    code, out, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 1, err  # the 30% regressions, not the verdict
+    assert out.splitlines()[0].startswith("## raplbench gate: ❌ fail — 3 regressions, 0 improvements")
+    assert "Liveness not compared for 3 row pairs: one side predates liveness probing" in out
+    verdict = verdict_of(cur)
+    assert verdict["liveness_changes"] == [] and verdict["liveness_not_compared"] == 3
+    assert {r["decision"] for r in verdict["rows"]} == {"regression"}
+
+
+def test_schema_1_runs_on_both_sides_gate_as_before(tmp_path, capsys, builtin):
+    c = common()
+    base = [as_schema_1(r) for r in psys_rows(c, "live")]
+    b, cur = pair(tmp_path, base, base)
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0 and "3 unchanged" in out.splitlines()[0]

@@ -12,6 +12,10 @@ Conventions in every figure:
 - stand-ins hatched "//" (hollow markers where there is no box) and named
   in the legend; emulated CPUs (qemu-tcg) hatched "xx", their panel titled
   in red "emulated CPU: not hardware figures";
+- rows whose energy counter is frozen or has no energy unit (liveness,
+  schema 2) hatched ".." with a dotted edge, "frozen" in the tick label
+  (hollow pentagons where there is no box) and named in the legend: the
+  latency is the route's cost, the counter yields no energy;
 - rows that are not ok are a grey "x" at the foot of their slot (the
   tables give the reason).
 """
@@ -30,6 +34,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from results import liveness  # noqa: E402
 from results import table as text_table  # noqa: E402
 
 from plots import labels, pairing  # noqa: E402
@@ -37,7 +42,9 @@ from plots.runs import Run, source_label  # noqa: E402
 
 DPI = 100
 LATENCY_AXIS = "ns per operation (log scale)"
-STAND_IN_HATCH, EMULATED_HATCH = "//", "xx"
+STAND_IN_HATCH, EMULATED_HATCH, DEAD_HATCH = "//", "xx", ".."
+DEAD_MARKER = "p"  # where there is no box: a hollow pentagon for a dead counter
+DEAD_LABEL = "frozen / no-unit counter: route timed, no energy"
 EMULATED_COLOR = "#b00020"
 EMULATED_FACE = "#fbe9eb"  # the background of a panel of emulated figures
 NOT_OK_COLOR = "0.45"
@@ -97,6 +104,8 @@ def _darker(color, factor=0.6):
 
 def _hatch(row: dict) -> str:
     hatch = STAND_IN_HATCH if labels.is_stand_in(row) else ""
+    if liveness.is_dead(row):
+        hatch += DEAD_HATCH
     if labels.is_emulated(row["machine"]):
         hatch += EMULATED_HATCH
     return hatch or None
@@ -112,7 +121,16 @@ def _title_run(ax, run: Run, extra: str = "", width: int = 120):
                  fontweight="bold" if run.emulated else "normal")
 
 
-def _legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, points=True):
+def _dead_handle(marker=False):
+    if marker:
+        return Line2D([], [], marker=DEAD_MARKER, ms=7, mfc="white", color="0.3", lw=2,
+                      label=DEAD_LABEL)
+    return Patch(facecolor="white", edgecolor="0.3", hatch=DEAD_HATCH, linestyle=":",
+                 label=DEAD_LABEL)
+
+
+def _legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, points=True,
+                    dead=False):
     handles = [Patch(facecolor=PLACEMENT_COLORS[p], edgecolor="0.3", label=p) for p in placements]
     if points:
         handles.append(Line2D([], [], ls="", marker="o", ms=4, color="0.25",
@@ -120,6 +138,8 @@ def _legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False,
     if stand_in:
         handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=STAND_IN_HATCH,
                              label="stand-in (substitute measured)"))
+    if dead:
+        handles.append(_dead_handle())
     if emulated:
         handles.append(Patch(facecolor=EMULATED_FACE, edgecolor=EMULATED_COLOR,
                              hatch=EMULATED_HATCH, label="emulated CPU (qemu-tcg): not hardware"))
@@ -157,7 +177,8 @@ def log_ticks(ax, axis: str = "y"):
 
 def ratio_ticks(ax):
     """A log2 ratio axis labelled 0.25×, 0.5×, 1×, 2×, 4×."""
-    ax.xaxis.set_major_locator(LogLocator(base=2))
+    # at most ~6 labels: a wide span (a VM beside bare metal: 16×) skips powers of 2
+    ax.xaxis.set_major_locator(LogLocator(base=2, numticks=6))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
@@ -198,6 +219,7 @@ def _category(row: dict, multi_path: bool, harness: bool) -> str:
     if multi_path and op.startswith(("rdmsr:", "cpuid:")):
         lines[0] = f"{row['path']} {lines[0]}"
     tags = ([row["harness"]] if harness else []) + (["stand-in"] if labels.is_stand_in(row) else [])
+    tags += [liveness.tag(row)] if liveness.is_dead(row) else []
     if tags:
         lines.append(f"({', '.join(tags)})")
     return "\n".join(lines)
@@ -237,7 +259,7 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
     places = [p for p in labels.PLACEMENTS if any(labels.placement(r) == p for r in all_rows)]
     fig, axes = plt.subplots(len(runs), 1, figsize=latency_size(len(runs)), sharex=True,
                              sharey=True, squeeze=False, layout="constrained")
-    flags = {"stand_in": False, "emulated": False, "not_ok": False}
+    flags = {"stand_in": False, "emulated": False, "not_ok": False, "dead": False}
     for ax, run, rows in zip(axes[:, 0], runs, per_run):
         _latency_panel(ax, run, rows, cat, order, places, flags)
     log_ticks(axes[0, 0], "y")  # shared by every panel, now that all are drawn
@@ -250,6 +272,11 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
     fig.suptitle(f"{title}: latency per operation")
     _figure_legend(fig, _legend_handles(places, **flags))
     return fig
+
+
+def _edge_style(hatch: str) -> str:
+    """A box's edge: dotted for a dead counter, dashed for another hatch."""
+    return ":" if DEAD_HATCH in hatch else "--" if hatch else "-"
 
 
 def _latency_panel(ax, run, rows, cat, order, places, flags):
@@ -266,9 +293,10 @@ def _latency_panel(ax, run, rows, cat, order, places, flags):
         sns.boxplot(data=sub, palette=PLACEMENT_COLORS, showfliers=False, width=0.8, gap=0.1,
                     linewidth=1.2 if hatch else 0.9,
                     boxprops={"hatch": hatch or None, "alpha": 0.85,
-                              "linestyle": "--" if hatch else "-"}, **common)
+                              "linestyle": _edge_style(hatch)}, **common)
         flags["stand_in"] |= STAND_IN_HATCH in hatch
         flags["emulated"] |= EMULATED_HATCH in hatch
+        flags["dead"] |= DEAD_HATCH in hatch
     if not df.empty:
         sns.stripplot(data=df, palette={p: _darker(c) for p, c in PLACEMENT_COLORS.items()},
                       size=2.6, alpha=0.8, jitter=0.12, zorder=3, **common)
@@ -389,7 +417,7 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
     rng = np.random.default_rng(0)
     color = MACHINE_COLORS[0] if not run.emulated else EMULATED_COLOR
     ticks, tick_colors, xs = [], [], []
-    flags = {"stand_in": False, "not_ok": False}
+    flags = {"stand_in": False, "not_ok": False, "dead": False}
     for i, rung in enumerate(RUNGS):
         row = rung_row(run.rows, rung)
         label = rung[0]
@@ -401,11 +429,14 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
             tick_colors.append(NOT_OK_COLOR)
             flags["not_ok"] = True
         else:
-            stand_in = labels.is_stand_in(row)
+            stand_in, dead = labels.is_stand_in(row), liveness.is_dead(row)
             flags["stand_in"] |= stand_in
-            ticks.append(f"{label}  [stand-in]" if stand_in else label)
+            flags["dead"] |= dead
+            tags = [t for t, on in (("stand-in", stand_in), (liveness.tag(row), dead)) if on]
+            ticks.append(f"{label}  [{', '.join(tags)}]" if tags else label)
             tick_colors.append("black")
-            _plot_local(ax, row, i - 0.2, color, rng, hollow=stand_in)
+            _plot_local(ax, row, i - 0.2, color, rng, marker=DEAD_MARKER if dead else "o",
+                        hollow=stand_in or dead)
             xs += row["samples"]
     styles = _published_styles(refs)
     offsets = {}
@@ -439,6 +470,8 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
     if flags["stand_in"]:
         handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color=color, lw=2,
                               label="stand-in (hollow)"))
+    if flags["dead"]:
+        handles.append(_dead_handle(marker=True))
     handles += [Line2D([], [], ls="", marker=m, ms=6, mfc="white", mec=c, mew=1.6,
                        label=_wrap(f"published: {s}", 60)) for s, (c, m) in styles.items()
                 if any(rung_of(r) is not None for r in refs if source_label(r) == s)]
@@ -474,7 +507,7 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     ax.set_xscale("log")
     rng = np.random.default_rng(1)
     styles = _published_styles([r for r in refs if r["metric"] == "latency"])
-    xs, flags = [], {"stand_in": False, "user": False}
+    xs, flags = [], {"stand_in": False, "user": False, "dead": False}
     step = 0.45 / max(len(runs), 1)
     measured = set()
     for i, key in enumerate(keys):
@@ -484,13 +517,14 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
             local, how = pairing.best_local(ref, run.rows)
             if local is None or local["status"] != "ok":
                 continue
-            hollow = labels.is_stand_in(local)
-            marker = "s" if how == "user-space" else "o"
+            hollow, dead = labels.is_stand_in(local), liveness.is_dead(local)
+            marker = "s" if how == "user-space" else DEAD_MARKER if dead else "o"
             flags["stand_in"] |= hollow
+            flags["dead"] |= dead
             flags["user"] |= how == "user-space"
             measured.add(key)
             _plot_local(ax, local, i - 0.45 + step * (j + 0.5), color, rng, marker=marker,
-                        hollow=hollow or how == "user-space", points=False)
+                        hollow=hollow or dead or how == "user-space", points=False)
             xs += [local["ci95_low"], local["ci95_high"]]
         on_rung = [r for r in refs if r["metric"] == "latency" and _ref_quantity(r) == key]
         for k, ref in enumerate(on_rung):
@@ -518,6 +552,8 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     if flags["stand_in"]:
         handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color="0.3", lw=2,
                               label="stand-in (hollow)"))
+    if flags["dead"]:
+        handles.append(_dead_handle(marker=True))
     if flags["user"]:
         handles.append(Line2D([], [], marker="s", ms=6, mfc="white", color="0.3", lw=2,
                               label="user-space instruction for the paper's kernel loop"))
@@ -551,13 +587,15 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
             if row is None or row["status"] != "ok":
                 continue
             y = i - 0.35 + step * (j + 0.5)
-            _plot_local(ax, row, y, color, None, hollow=labels.is_stand_in(row), points=False)
+            dead = liveness.is_dead(row)
+            _plot_local(ax, row, y, color, None, marker=DEAD_MARKER if dead else "o",
+                        hollow=labels.is_stand_in(row) or dead, points=False)
             ref_row = per_run[reference].get(key)
             if j != reference and ref_row is not None and ref_row["status"] == "ok":
                 ratio = row["median"] / ref_row["median"]
                 ratios.append(ratio)
-                rax.plot([ratio], [y], ls="", marker="o", ms=6, color=color,
-                         mfc="white" if labels.is_stand_in(row) else color)
+                rax.plot([ratio], [y], ls="", marker=DEAD_MARKER if dead else "o", ms=6,
+                         color=color, mfc="white" if labels.is_stand_in(row) or dead else color)
     rax.axvline(1.0, color="0.3", lw=1)
     ax.set_yticks(range(len(keys)), [pairing.quantity_label(k, harness_label) for k in keys])
     ax.set_ylim(len(keys) - 0.5, -0.5)
@@ -581,6 +619,8 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
     if any(labels.is_stand_in(f[k]) for f in per_run for k in keys if k in f):
         handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color="0.3", lw=2,
                               label="stand-in (hollow)"))
+    if any(liveness.is_dead(f[k]) for f in per_run for k in keys if k in f):
+        handles.append(_dead_handle(marker=True))
     _figure_legend(fig, handles, ncols=min(len(handles), 4))
     return fig
 
@@ -609,7 +649,8 @@ def _sampler_panel(ax, pairs, metric, ylabel, log, hue_order, colors, order):
                   dodge=True, ax=ax, legend=False, log_scale=log or None)
     for hatch, sub in df.groupby("hatch"):
         sns.boxplot(data=sub, palette=colors, showfliers=False, width=0.8, gap=0.1, linewidth=0.9,
-                    boxprops={"hatch": hatch or None, "alpha": 0.85}, **common)
+                    boxprops={"hatch": hatch or None, "alpha": 0.85,
+                              "linestyle": _edge_style(hatch)}, **common)
     if not df.empty:
         sns.stripplot(data=df, palette={k: _darker(c) for k, c in colors.items()}, size=2.6,
                       alpha=0.8, jitter=0.12, zorder=3, **common)
@@ -652,6 +693,8 @@ def _sampler_legend(fig, runs, pairs):
     if any(labels.is_stand_in(r) for _, r in pairs):
         handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=STAND_IN_HATCH,
                              label="stand-in"))
+    if any(liveness.is_dead(r) for _, r in pairs):
+        handles.append(_dead_handle())
     if any(r["status"] != "ok" for _, r in pairs):
         handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
                               label="unavailable / error (reason in the table)"))

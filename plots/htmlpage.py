@@ -9,6 +9,8 @@ import base64
 import html
 from pathlib import Path
 
+from results import liveness
+
 from plots import labels, report_tables
 from plots.runs import Run
 from plots.tables import to_html
@@ -27,6 +29,7 @@ td.dash { color: #888; }
 sup.mark { color: #0645ad; }
 ol.notes { font-size: .82em; color: #333; }
 .emulated { color: #b00020; font-weight: bold; }
+.frozen { color: #7a4b00; font-weight: bold; }
 .machines td, .machines th { text-align: left; }
 nav a { margin-right: 1em; }
 """
@@ -55,6 +58,24 @@ def machines_list(runs: list[Run]) -> str:
     return "\n".join(out)
 
 
+def liveness_paragraphs(runs: list[Run]) -> list[str]:
+    """A warning per run whose rows read a dead counter, and one line per run
+    of schema 1 (its verdicts are unknown)."""
+    out = []
+    for run in runs:
+        dead = [r for r in run.rows if liveness.is_dead(r)]
+        if dead:
+            targets = ", ".join(dict.fromkeys(r.get("target") or r["op"] for r in dead))
+            out.append(f'<p class="frozen">{html.escape(run.label)}: {len(dead)} rows read a '
+                       f"counter that is frozen or has no energy unit ({html.escape(targets)}): "
+                       "their latency is the route's cost, but the counter yields no energy "
+                       "(footnotes of the tables; dotted in the figures).</p>")
+        if any(liveness.predates_probe(r) for r in run.rows):
+            out.append(f"<p>{html.escape(run.label)}: run {html.escape(run.run_id)} predates "
+                       f"liveness probing (schema 1): {html.escape(liveness.PREDATES_NOTE)}.</p>")
+    return out
+
+
 def page(runs: list[Run], sections: list[dict], files: list[str], n_refs: int) -> str:
     """sections: [{"id", "title", "intro", "figures": [(png path, alt)], "tables": [Table]}]"""
     body = [f"<h1>raplbench report: {html.escape(', '.join(r.label for r in runs))}</h1>",
@@ -62,11 +83,13 @@ def page(runs: list[Run], sections: list[dict], files: list[str], n_refs: int) -
             "by every access path; each figure's points are the repetitions of one benchmark, "
             "tables give medians with a distribution-free 95% confidence interval. Rows that "
             "could not be measured show — and say why; stand-ins (a substitute of the same "
-            "kernel route where the real counter is missing) are marked.</p>",
+            "kernel route where the real counter is missing) are marked, and so are counters "
+            "that are frozen or have no energy unit.</p>",
             machines_list(runs)]
     if any(r.emulated for r in runs):
         body.append('<p class="emulated">Some rows come from an emulated CPU (QEMU TCG): their '
                     "timings are QEMU's, not hardware figures.</p>")
+    body += liveness_paragraphs(runs)
     body.append(f"<p>{n_refs} published reference rows from results/reference/.</p>")
     body.append("<nav>" + "".join(f'<a href="#{s["id"]}">{html.escape(s["title"])}</a>'
                                   for s in sections) + "</nav>")

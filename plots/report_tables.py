@@ -1,8 +1,11 @@
 """The report's tables (plots/tables.py renders them):
 
 - latency: one table per machine, every latency row, cycles where a cycles
-  row measured the same quantity (kbench), stand-ins and rows that are not
-  ok footnoted with their reason ("—" instead of a number);
+  row measured the same quantity (kbench), stand-ins, counters that are
+  frozen or have no energy unit (their figure stays: it is the route's cost)
+  and rows that are not ok footnoted with their reason ("—" instead of a
+  number); a run of schema 1 says once, in the caption, that it predates
+  liveness probing;
 - reference / reference-overhead: the published figures beside each machine;
 - machines: one table keyed by machine, with ratios to a reference machine;
 - sampler: rates, jitter, missed ticks, CPU per tick and overhead per
@@ -14,6 +17,7 @@ significant digits, ns scaled to µs / ms when large.
 
 import math
 
+from results import liveness
 from results import table as text_table
 from results.table import DASH, sig3
 
@@ -64,10 +68,13 @@ def median_ci(row: dict | None) -> str:
 
 
 def row_notes(row: dict, notes: Notes) -> str:
-    """The note cell: "stand-in [^2]", "unavailable [^1]", "emulated [^4]"."""
+    """The note cell: "stand-in [^2]", "frozen [^3]", "unavailable [^1]",
+    "emulated [^4]"."""
     words = []
     if row.get("stand_in"):
         words.append(with_mark("stand-in", notes.mark(f"stand-in: {row['stand_in']}")))
+    if liveness.is_dead(row):
+        words.append(with_mark(liveness.tag(row), notes.mark(liveness.footnote(row))))
     if row["status"] != "ok":
         words.append(with_mark(row["status"], notes.mark(f"{row['status']}: {row['reason']}")))
     if labels.is_emulated(row["machine"]):
@@ -81,11 +88,26 @@ def cell_marks(row: dict | None, notes: Notes, *extra: str) -> str:
     if row is not None:
         if row.get("stand_in"):
             texts.append(f"stand-in: {row['stand_in']}")
+        if liveness.is_dead(row):
+            texts.append(liveness.footnote(row))
         if row["status"] != "ok":
             texts.append(f"{row['status']}: {row['reason']}")
         if labels.is_emulated(row["machine"]):
             texts.append(EMULATED_NOTE)
     return notes.mark(*texts)
+
+
+def verdict_cell(row: dict | None):
+    """The liveness verdict for CSV: live, frozen, no-unit, unknown (schema 1),
+    None (no energy counter)."""
+    return None if row is None else liveness.verdict(row)
+
+
+def predates_caption(rows) -> str:
+    """A caption's sentence for a run of schema 1 rows, else ""."""
+    if any(liveness.predates_probe(r) for r in rows):
+        return f" This run predates liveness probing (schema 1): {liveness.PREDATES_NOTE}."
+    return ""
 
 
 def _num(row, key):
@@ -108,7 +130,7 @@ def twin_key(row):
 LATENCY_CSV = ["machine", "cpu_vendor", "cpu_model_name", "kernel", "hypervisor", "run_id",
                "date", "harness", "path", "op", "target", "cpu", "target_cpu", "status",
                "median_ns", "ci95_low_ns", "ci95_high_ns", "n", "iterations",
-               "cycles_median", "stand_in", "reason"]
+               "cycles_median", "stand_in", "liveness", "liveness_note", "reason"]
 
 
 def latency_table(run: Run) -> Table:
@@ -132,11 +154,14 @@ def latency_table(run: Run) -> Table:
             "median_ns": _num(r, "median"), "ci95_low_ns": _num(r, "ci95_low"),
             "ci95_high_ns": _num(r, "ci95_high"), "n": r["n"], "iterations": r.get("iterations"),
             "cycles_median": _num(twin, "median"), "stand_in": r.get("stand_in"),
+            "liveness": verdict_cell(r), "liveness_note": r.get("liveness_note"),
             "reason": r.get("reason")})
     caption = (f"{machine_caption(run)}. {MEDIAN_NOTE}; cycles: TSC cycles per operation "
                f"where the kernel module counted them. Rows that could not be measured show "
                f"{DASH} and say why; stand-ins (a substitute of the same kernel route, measured "
-               f"where the real counter is missing) are footnoted.")
+               f"where the real counter is missing) are footnoted, and so are counters that are "
+               f"frozen (never advanced while probed) or have no energy unit: their latency is "
+               f"the route's cost, but they yield no energy.{predates_caption(rows)}")
     return Table(name="latency", key=f"latency-{labels.slug(run.label)}",
                  title=f"Latency per operation, {run.label}", caption=caption,
                  columns=["path", "op", "target", "cpu→target", "harness", "median", "95% CI",
@@ -152,7 +177,8 @@ REFERENCE_CSV = ["source", "published_path", "published_op", "published_target",
                  "published_n", "machine", "pairing", "local_harness", "local_path", "local_op",
                  "local_target", "local_cpu", "local_target_cpu", "local_status",
                  "local_median_ns", "local_ci95_low_ns", "local_ci95_high_ns", "local_n",
-                 "local_stand_in", "local_reason", "ratio_local_to_published", "source_text"]
+                 "local_stand_in", "local_liveness", "local_reason", "ratio_local_to_published",
+                 "source_text"]
 
 
 def distinct(lo: float, hi: float) -> tuple[str, str]:
@@ -237,6 +263,7 @@ def reference_table(runs: list[Run], refs: list[dict]) -> Table:
                 "local_ci95_high_ns": _num(local, "ci95_high"),
                 "local_n": local["n"] if local is not None else None,
                 "local_stand_in": local and local.get("stand_in"),
+                "local_liveness": verdict_cell(local),
                 "local_reason": local and local.get("reason"),
                 "ratio_local_to_published": (_num(local, "median") / published
                                              if _num(local, "median") and published else None),
@@ -322,7 +349,7 @@ def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
 
 MACHINES_CSV = ["quantity", "path", "op", "what", "placement", "harness", "machine",
                 "reference_machine", "status", "median_ns", "ci95_low_ns", "ci95_high_ns", "n",
-                "stand_in", "reason", "ratio_to_reference"]
+                "stand_in", "liveness", "reason", "ratio_to_reference"]
 
 
 def machine_quantities(runs: list[Run]) -> tuple[list[tuple], list[dict]]:
@@ -382,14 +409,16 @@ def machines_table(runs: list[Run], reference: int = 0) -> Table:
                 "reference_machine": ref_run.label, "status": row and row["status"],
                 "median_ns": _num(row, "median"), "ci95_low_ns": _num(row, "ci95_low"),
                 "ci95_high_ns": _num(row, "ci95_high"), "n": row and row["n"],
-                "stand_in": row and row.get("stand_in"), "reason": row and row.get("reason"),
-                "ratio_to_reference": ratio})
+                "stand_in": row and row.get("stand_in"), "liveness": verdict_cell(row),
+                "reason": row and row.get("reason"), "ratio_to_reference": ratio})
         body.append(line + ratios)
     caption = (f"Latency per operation, machines side by side: "
                + "; ".join(f"{r.label}: {machine_caption(r)}" for r in runs)
                + f". {MEDIAN_NOTE}; ratios are medians divided by the reference machine's "
                  f"({ref_run.label}). MSRs are compared by name (Intel 0x611 and AMD "
-                 f"0xc001029b are both PKG energy).")
+                 f"0xc001029b are both PKG energy)."
+               + "".join(f" {r.label}: predates liveness probing (schema 1), verdicts unknown."
+                         for r in runs if any(liveness.predates_probe(x) for x in r.rows)))
     return Table(name="machines", key="machines", title="Machines side by side",
                  caption=caption, columns=columns,
                  align="l" + "r" * (len(columns) - 1), body=body, footnotes=notes.list(),
@@ -403,7 +432,7 @@ SAMPLER_HEADERS = {"rate_hz": "rate", "jitter_us": "jitter", "missed_ticks": "mi
                    "cpu_us_per_sample": "CPU per tick", "overhead_pct": "overhead (95% CI)"}
 SAMPLER_CSV = ["machine", "run_id", "date", "harness", "path", "op", "target", "cpu",
                "target_cpu", "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
-               "stand_in", "reason"]
+               "stand_in", "liveness", "liveness_note", "reason"]
 
 
 def sampler_rows(run: Run) -> list[dict]:
@@ -454,12 +483,15 @@ def sampler_table(run: Run) -> Table | None:
                 "metric": r["metric"], "unit": r["unit"], "status": r["status"],
                 "median": _num(r, "median"), "ci95_low": _num(r, "ci95_low"),
                 "ci95_high": _num(r, "ci95_high"), "n": r["n"], "stand_in": r.get("stand_in"),
+                "liveness": verdict_cell(r), "liveness_note": r.get("liveness_note"),
                 "reason": r.get("reason")})
     caption = (f"{machine_caption(run)}. Per mechanism of the 1 kHz sampler (and any other "
                f"rate measured in the run): achieved rate, interval jitter, missed ticks per "
                f"repetition, CPU time per tick (per-thread schedstat) and the slowdown of a "
                f"stress-ng workload under the sampler (%) with its 95% CI; the null timer "
-               f"rows (target \"null: ...\") are the same loop reading nothing. Medians of n repetitions; an empty cell was not measured.")
+               f"rows (target \"null: ...\") are the same loop reading nothing. Medians of n repetitions; an empty cell was not measured. A mechanism whose energy counter is "
+               f"frozen or has no energy unit is footnoted: it ticked, but sampled no energy."
+               f"{predates_caption(rows)}")
     return Table(name="sampler", key=f"sampler-{labels.slug(run.label)}",
                  title=f"Sampler and timer rates, {run.label}", caption=caption,
                  columns=["mechanism", "target", "cpu→target", "harness",

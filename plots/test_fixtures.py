@@ -1,13 +1,13 @@
 """The stored fixture runs: valid, reproducible, and covering what the
 report must handle."""
 
-from plots.fixtures import AMD, INTEL, make_fixtures
+from plots.fixtures import AMD, INTEL, KVM_FROZEN, SCHEMA1_INTEL, make_fixtures
 from plots.runs import read_rows
 from results.schema import iter_file_errors
 
 
 def test_fixtures_validate():
-    for run in (INTEL, AMD):
+    for run in (INTEL, AMD, KVM_FROZEN):
         assert list(iter_file_errors(run / "results.jsonl")) == []
 
 
@@ -33,3 +33,14 @@ def test_fixtures_cover_the_cases():
     assert any(r["stand_in"] for r in amd)
     assert any(r["harness"] == "hyperfine" and r["metric"] == "overhead_pct" for r in amd)
     assert any(r["path"] == "sampler" and r["status"] == "unavailable" for r in amd)
+
+
+def test_fixtures_carry_liveness_verdicts_and_one_run_predates_them():
+    intel, frozen = read_rows(INTEL / "results.jsonl"), read_rows(KVM_FROZEN / "results.jsonl")
+    assert {r["liveness"] for r in intel} == {"live", None}
+    dead = [r for r in frozen if r["liveness"] == "frozen"]
+    assert {r["path"] for r in dead} == {"perf", "ebpf-lookup", "ebpf-mmap", "sampler"}
+    assert all(r["liveness_note"] and r["stand_in"] is None for r in dead)
+    old = read_rows(SCHEMA1_INTEL / "results.jsonl")
+    assert all(r["schema_version"] == "1" and "liveness" not in r for r in old)
+    assert list(iter_file_errors(SCHEMA1_INTEL / "results.jsonl")) == []

@@ -145,4 +145,5 @@ def test_reference_readme_documents_every_file():
     for path in FILES:
         assert path.name in readme
     assert "x 10" in readme and "x 1000" in readme
-    assert json.loads(FILES[0].read_text().splitlines()[0])["schema_version"] == "1"
+    first = json.loads(FILES[0].read_text().splitlines()[0])
+    assert first["schema_version"] == "2" and first["liveness"] is None

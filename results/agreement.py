@@ -3,9 +3,14 @@ harnesses timed the same thing, do their medians agree?
 
 Rows pair on (path, op, target, cpu, target_cpu) among ok latency rows.
 A pair is flagged when the medians differ by more than 25% (ratio outside
-[1/1.25, 1.25]), with a one-line likely cause. The report is Markdown
-(agreement.md in the run directory), also printed by bench-all.
+[1/1.25, 1.25]), with a one-line likely cause. A pair whose counter is
+frozen or has no energy unit (liveness, schema 2) is marked "frozen counter"
+with the harnesses' notes below the table: both timed the route, neither
+read energy. The report is Markdown (agreement.md in the run directory),
+also printed by bench-all.
 """
+
+from results import liveness
 
 TOLERANCE = 1.25
 HARNESSES = ("gbench", "criterion")
@@ -68,14 +73,21 @@ def report(all_rows, run_id: str = "") -> str:
         return "\n".join(lines) + "\n"
     lines += ["| path | op | target | cpu→target | gbench | criterion | criterion / gbench | |",
               "|---|---|---|---|---|---|---|---|"]
-    causes = []
+    causes, dead = [], {}  # dead: {footnote text: letter}
     for g, c in found:
         ratio = c["median"] / g["median"] if g["median"] else float("inf")
         flagged = not (1 / TOLERANCE <= ratio <= TOLERANCE)
-        mark = ""
+        marks = []
         if flagged:
             causes.append(likely_cause(g, c))
-            mark = f"**differ** [{len(causes)}]"
+            marks.append(f"**differ** [{len(causes)}]")
+        dead_rows = [r for r in (g, c) if liveness.is_dead(r)]
+        if dead_rows:
+            letters = dict.fromkeys(dead.setdefault(liveness.footnote(r), chr(ord("a") + len(dead)))
+                                    for r in dead_rows)
+            tags = " / ".join(dict.fromkeys(liveness.tag(r) for r in dead_rows))
+            marks.append(f"**{tags} counter** [{','.join(letters)}]")
+        mark = "; ".join(marks)
         lines.append(f"| {g['path']} | {g['op']} | {g['target'] or '—'} | {_cpus(g)} | "
                      f"{_fmt(g['median'])} | {_fmt(c['median'])} | {ratio:.2f} | {mark} |")
     agree = len(found) - len(causes)
@@ -84,4 +96,11 @@ def report(all_rows, run_id: str = "") -> str:
     if causes:
         lines += ["", "Likely causes:", ""]
         lines += [f"{i}. {cause}" for i, cause in enumerate(causes, 1)]
+    if dead:
+        lines += ["", "Counters that yield no energy (each harness timed the real route, so "
+                      "the latency stands; the counter never advanced or has no energy unit):",
+                  ""]
+        lines += [f"- [{letter}] {text}" for text, letter in dead.items()]
+    if any(liveness.predates_probe(r) for pair in found for r in pair):
+        lines += ["", f"Schema 1 rows: {liveness.PREDATES_NOTE}."]
     return "\n".join(lines) + "\n"

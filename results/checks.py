@@ -3,13 +3,27 @@ run, which hold on any x86 machine whatever its speed. bench-all prints them
 with their figures after the table; they flag a broken harness (an optimized
 away loop, a mislabeled CPU pair), they are not pass/fail tests of a machine.
 
-Each check compares medians of ok rows of one harness:
+Each check compares medians of ok latency rows of one harness:
 - uinsn nop is below 2 ns (a loop that measures more times the loop, not nop);
 - ebpf-mmap load is at least 5x below ebpf-lookup (a load versus a syscall);
-- perf read on the same CPU is below the read from another CPU (the IPI).
+- same CPU versus another CPU follows the route (DESIGN.md):
+  - a RAPL `power` perf event is package-scoped: any CPU of the package
+    reads it locally, without an IPI, so the two medians are about equal
+    (other / same within 0.5-2; a VM that traps the MSR read costs the
+    same from either CPU);
+  - the routes that send an IPI to the target CPU are slower from another
+    CPU: the `msr/tsc/` perf stand-in (a CPU-bound event), the msr device
+    and its /dev/cpu/N/cpuid stand-in, MSR-backed powercap zones.
+The same-CPU and other-CPU rows compared read the same target on the same
+target CPU (the first such pair in the run).
 """
 
 from dataclasses import dataclass
+
+# other / same of a package-scoped read: equal up to the noise of a run
+# (issue 11 saw 8189 vs 8138 ns, and 3.04 vs 2.49 µs on a 16-vCPU guest);
+# an IPI costs several times the local read (DESIGN.md: 0.35-0.6 vs 3.5-4.5 µs).
+NO_IPI_RATIO = (0.5, 2.0)
 
 
 @dataclass
@@ -20,17 +34,86 @@ class Check:
     ok: bool | None  # None: not measured in this run
 
 
+def _latency_rows(rows, harness, path, op, route=None):
+    """ok latency rows of one harness, path and op; route(row) filters more."""
+    return [r for r in rows
+            if (r["harness"], r["path"], r["op"], r["metric"], r["status"])
+            == (harness, path, op, "latency", "ok") and (route is None or route(r))]
+
+
 def _median(rows, harness, path, op, same_cpu=None):
     """Median of the first ok latency row matching; same_cpu filters on
     cpu == target_cpu (True) or cpu != target_cpu (False)."""
-    for r in rows:
-        if (r["harness"], r["path"], r["op"], r["metric"], r["status"]) != \
-                (harness, path, op, "latency", "ok"):
-            continue
+    for r in _latency_rows(rows, harness, path, op):
         if same_cpu is not None and (r["cpu"] == r["target_cpu"]) != same_cpu:
             continue
         return r["median"]
     return None
+
+
+def same_and_other(rows, harness, path, op, route=None):
+    """(same-CPU median, other-CPU median) of the first target (and target
+    CPU) measured both ways, or None."""
+    same, other = {}, {}
+    for r in _latency_rows(rows, harness, path, op, route):
+        if r["cpu"] is None or r["target_cpu"] is None:
+            continue
+        key = (r["target"], r["target_cpu"])
+        (same if r["cpu"] == r["target_cpu"] else other).setdefault(key, r["median"])
+    for key in same:
+        if key in other:
+            return same[key], other[key]
+    return None
+
+
+def is_rapl_event(row) -> bool:
+    """A RAPL `power` PMU event, measured for real (package-scoped)."""
+    return not row.get("stand_in") and (row.get("target") or "").startswith("power/")
+
+
+def is_perf_stand_in(row) -> bool:
+    """The `msr/tsc/` (CPU-bound) perf event standing in for RAPL."""
+    return bool(row.get("stand_in"))
+
+
+def is_msr_backed_zone(row) -> bool:
+    """A powercap zone measured for real (intel-rapl zones read an MSR on a
+    CPU of the package); not the lo rx_bytes stand-in, which reads no MSR."""
+    return not row.get("stand_in")
+
+
+def _ns(x: float) -> str:
+    return f"{x / 1000:.3g} µs" if x >= 1000 else f"{x:.3g} ns"
+
+
+def _pair_check(name, pair, expected, judge) -> Check:
+    if pair is None:
+        return Check(name, "—", expected, None)
+    same, other = pair
+    return Check(name, f"{_ns(same)} same vs {_ns(other)} other (other/same {other / same:.2f})"
+                 if same else f"{_ns(same)} vs {_ns(other)}", expected, judge(same, other))
+
+
+def _no_ipi(same, other) -> bool:
+    return bool(same) and NO_IPI_RATIO[0] <= other / same <= NO_IPI_RATIO[1]
+
+
+def _ipi(same, other) -> bool:
+    return same < other
+
+
+# (name, path, op, route, expected, judge): the same-CPU vs other-CPU checks.
+PLACEMENT_CHECKS = (
+    ("perf read, RAPL power event (package-scoped), same CPU vs other CPU", "perf", "read",
+     is_rapl_event, f"other/same within {NO_IPI_RATIO[0]:g}–{NO_IPI_RATIO[1]:g} (no IPI)",
+     _no_ipi),
+    ("perf read, msr/tsc/ stand-in (CPU-bound), same CPU vs other CPU", "perf", "read",
+     is_perf_stand_in, "same < other (IPI)", _ipi),
+    ("msr-dev pread (msr device or its cpuid stand-in), same CPU vs other CPU", "msr-dev",
+     "pread", None, "same < other (IPI)", _ipi),
+    ("powercap pread (MSR-backed zone), same CPU vs other CPU", "powercap", "pread",
+     is_msr_backed_zone, "same < other (IPI)", _ipi),
+)
 
 
 def run_checks(rows, harness="gbench") -> list[Check]:
@@ -44,11 +127,10 @@ def run_checks(rows, harness="gbench") -> list[Check]:
     checks.append(Check(f"{harness} ebpf-lookup / ebpf-mmap (same CPU)",
                         "—" if ratio is None else f"{ratio:.3g}x", ">= 5x",
                         None if ratio is None else ratio >= 5))
-    same = _median(rows, harness, "perf", "read", same_cpu=True)
-    other = _median(rows, harness, "perf", "read", same_cpu=False)
-    checks.append(Check(f"{harness} perf read, same CPU vs other CPU",
-                        "—" if None in (same, other) else f"{same:.3g} ns vs {other:.3g} ns",
-                        "same < other", None if None in (same, other) else same < other))
+    for name, path, op, route, expected, judge in PLACEMENT_CHECKS:
+        checks.append(_pair_check(f"{harness} {name}",
+                                  same_and_other(rows, harness, path, op, route),
+                                  expected, judge))
     return checks
 
 

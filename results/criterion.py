@@ -4,7 +4,8 @@ Contract with rbench's bench target `paths` (rbench/benches/paths.rs):
 
 - it writes a manifest, JSON {"rows": [ROW, ...]} with ROW = {"bench":
   Criterion full id or null, "path", "op", "target", "cpu", "target_cpu",
-  "stand_in", "metric", "unit", "status", "reason"} (ubench's manifest
+  "stand_in", "liveness", "liveness_note", "metric", "unit", "status",
+  "reason"} (ubench's manifest
   without "value": Criterion only measures time per iteration); a path that
   cannot run here has a ROW with bench null and the reason;
 - Criterion writes, per benchmark, <CRITERION_HOME>/<dirs>/new/benchmark.json
@@ -55,7 +56,9 @@ def load_samples(criterion_home) -> dict[str, dict]:
 def _row(common: dict, m: dict, samples_by_id: dict) -> dict:
     meta = dict(harness=HARNESS, path=m["path"], op=m["op"], target=m["target"], cpu=m["cpu"],
                 target_cpu=m["target_cpu"], metric=m["metric"], unit=m["unit"],
-                stand_in=m["stand_in"])
+                stand_in=m["stand_in"],
+                # older manifests (before the liveness probe) lack the verdict: null
+                liveness=m.get("liveness"), liveness_note=m.get("liveness_note"))
     if m["status"] != "ok":
         return rows.not_ok_row(common, reason=m["reason"], status=m["status"], **meta)
     sample = samples_by_id.get(m["bench"])

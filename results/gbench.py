@@ -5,7 +5,10 @@ Contract with ubench (the C++ harness), both keys in the JSON "context":
 - "raplbench_manifest": a JSON *string* {"rows": [ROW, ...]}, one ROW per
   result row: {"bench": GB run_name or null, "value": "real_time" or
   "counter:<name>", "path", "op", "target", "cpu", "target_cpu", "stand_in",
-  "metric", "unit", "status": "ok" | "unavailable" | "error", "reason"}.
+  "liveness", "liveness_note", "metric", "unit", "status": "ok" |
+  "unavailable" | "error", "reason"}. "liveness" and "liveness_note" are
+  the verdict on the energy counter the row reads (results/liveness.py); a
+  manifest written before they existed normalizes to null.
   ubench lists every path it knows, including those it could not even set up
   (status not ok, bench null), so nothing disappears silently.
 - "raplbench_tsc_khz" (optional): the TSC frequency ubench measured, in kHz,
@@ -27,6 +30,9 @@ from results import rows
 HARNESS = "gbench"
 NS_PER = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # GB time_unit -> ns
 UNAVAILABLE = "unavailable: "
+# The manifest keys copied as they are into every row (absent: null).
+MANIFEST_KEYS = ("path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
+                 "liveness_note", "metric", "unit")
 
 
 def load(path) -> dict:
@@ -82,8 +88,7 @@ def _sample(run: dict, value: str) -> float:
 
 
 def _row(gb: dict, common: dict, m: dict) -> dict:
-    where = {key: m.get(key) for key in
-             ("path", "op", "target", "cpu", "target_cpu", "stand_in", "metric", "unit")}
+    where = {key: m.get(key) for key in MANIFEST_KEYS}
 
     def not_ok(status, reason):
         return rows.not_ok_row(common, harness=HARNESS, status=status, reason=reason, **where)

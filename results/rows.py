@@ -1,4 +1,4 @@
-"""Building result rows (schema version 1, see results/README.md).
+"""Building result rows (schema version 2, see results/README.md).
 
 Every harness normalizer builds its rows with these helpers, so that field
 order, nulls and the summary statistics are the same whatever the harness.
@@ -13,11 +13,12 @@ from datetime import datetime, timezone
 
 from results import stats
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 FIELDS = (
     "schema_version", "run_id", "timestamp", "machine",
     "harness", "path", "op", "target", "cpu", "target_cpu", "stand_in",
+    "liveness", "liveness_note",
     "metric", "unit", "samples", "n", "iterations",
     "mean", "median", "stddev", "min", "max", "p05", "p95", "ci95_low", "ci95_high",
     "status", "reason", "source",
@@ -56,12 +57,13 @@ def common(run_id: str, timestamp: str, machine: dict) -> dict:
             "timestamp": timestamp, "machine": machine}
 
 
-def _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
-         metric, unit, samples, iterations, summary, status, reason) -> dict:
+def _row(common, harness, path, op, target, cpu, target_cpu, stand_in, liveness,
+         liveness_note, metric, unit, samples, iterations, summary, status, reason) -> dict:
     row = {
         **common,
         "harness": harness, "path": path, "op": op, "target": target,
         "cpu": cpu, "target_cpu": target_cpu, "stand_in": stand_in,
+        "liveness": liveness, "liveness_note": liveness_note,
         "metric": metric, "unit": unit,
         "samples": samples, "iterations": iterations,
         **summary,
@@ -72,22 +74,25 @@ def _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
 
 def measured_row(common: dict, *, harness: str, path: str, op: str, target,
                  cpu, target_cpu, metric: str, unit: str, samples,
-                 iterations=None, stand_in=None) -> dict:
-    """An ok row: the raw samples and their summary (results/stats.py)."""
+                 iterations=None, stand_in=None, liveness=None, liveness_note=None) -> dict:
+    """An ok row: the raw samples and their summary (results/stats.py).
+    liveness / liveness_note: the verdict on the energy counter the row
+    reads (results/liveness.py); None where it reads none."""
     samples = [float(x) for x in samples]
     return _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
-                metric, unit, samples, iterations, stats.summarize(samples),
+                liveness, liveness_note, metric, unit, samples, iterations, stats.summarize(samples),
                 "ok", None)
 
 
 def not_ok_row(common: dict, *, harness: str, path: str, op: str, target,
                cpu, target_cpu, metric: str, unit: str, reason: str,
-               status: str = "unavailable", stand_in=None) -> dict:
+               status: str = "unavailable", stand_in=None, liveness=None,
+               liveness_note=None) -> dict:
     """A row for a quantity that could not be measured ("unavailable": the
     machine lacks something; "error": it failed), with a reason a person can
     act on. No samples, n = 0, every summary value null."""
     return _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
-                metric, unit, [], None, stats.summarize([]), status, reason)
+                liveness, liveness_note, metric, unit, [], None, stats.summarize([]), status, reason)
 
 
 def dumps(row: dict) -> str:

@@ -7,6 +7,14 @@ the machine itself sets (a VM delays timers).
 
 A mechanism whose counters cannot be opened here gets an "unavailable" row
 with the sampler's own explanation.
+
+The self-report rows are taken as the sampler wrote them: schema 2 rows carry
+the liveness verdict of the energy counters the mechanism reads (the worst of
+them, with a note naming each counter that is not live; null for the null
+sampler), which the report shows beside the mechanism's rate. A sampler
+built before schema 2 writes schema 1 rows, which still validate (verdict
+unknown). The rows written here for a mechanism that could not run have no
+verdict (null).
 """
 
 import json

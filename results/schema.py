@@ -51,6 +51,9 @@ def _field(error) -> str:
 def _message(error) -> str:
     # Errors from the conditional rules (allOf) are clearer with the rule's
     # $comment, e.g. "None is not of type 'string' (a row that is not ok says why)".
+    message = error.message
+    if error.validator == "not" and error.validator_value == {}:
+        message = "not allowed here"  # {"not": {}}: the field must be absent
     top = error
     while top.parent is not None:
         top = top.parent
@@ -58,8 +61,8 @@ def _message(error) -> str:
     if len(path) >= 2 and path[0] == "allOf":
         comment = SCHEMA["allOf"][path[1]].get("$comment")
         if comment:
-            return f"{error.message} ({comment})"
-    return error.message
+            return f"{message} ({comment})"
+    return message
 
 
 def _describe(validator, instance) -> list[tuple[str, str]]:

@@ -9,12 +9,16 @@
     [2] stand-in: msr/tsc/ perf event stands in for power/energy-pkg
 
 Values have 3 significant digits; nanoseconds are scaled to µs/ms/s when
-large. Footnotes carry stand-ins and the reasons of rows that are not ok;
-identical texts share one footnote.
+large. Footnotes carry stand-ins, counters that are frozen or have no energy
+unit ("[3] frozen counter: <liveness_note>": the latency is the route's
+cost, the counter yields no energy) and the reasons of rows that are not
+ok; identical texts share one footnote. Rows of schema version 1 predate
+the liveness probe: one line under the table says so.
 """
 
 import math
 
+from results import liveness
 from results.schema import SCHEMA
 
 PATH_ORDER = SCHEMA["properties"]["path"]["enum"]
@@ -83,6 +87,8 @@ def _notes(row) -> list[str]:
     notes = []
     if row.get("stand_in"):
         notes.append(f"stand-in: {row['stand_in']}")
+    if liveness.is_dead(row):
+        notes.append(liveness.footnote(row))
     if row.get("status") != "ok":
         notes.append(f"{row.get('status')}: {row.get('reason')}")
     return notes
@@ -112,4 +118,6 @@ def format_latency_table(rows) -> str:
     if footnotes:
         out.append("")
         out.extend(f"[{number}] {text}" for text, number in footnotes.items())
+    if any(liveness.predates_probe(row) for row in rows):
+        out += ["", f"Schema 1 rows: {liveness.PREDATES_NOTE}."]
     return "\n".join(out) + "\n"

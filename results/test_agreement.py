@@ -38,3 +38,28 @@ def test_likely_causes():
 
 def test_no_pairs_says_so():
     assert "No path was measured by both" in report([row("gbench", 1)])
+
+
+NOTE = "power/energy-psys/ on CPU 0: did not change in 100 ms (97 reads): a dead counter"
+
+
+def test_frozen_pairs_are_marked_and_their_notes_listed():
+    g, c = row("gbench", 8189), row("criterion", 8310)
+    for r in (g, c):
+        r.update(target="power/energy-psys/", liveness="frozen", liveness_note=NOTE)
+    live_g, live_c = row("gbench", 400, op="group-read"), row("criterion", 410, op="group-read")
+    for r in (live_g, live_c):
+        r.update(liveness="live", liveness_note=None)
+    text = report([g, c, live_g, live_c])
+    frozen_line = next(line for line in text.splitlines() if "energy-psys" in line)
+    assert frozen_line.endswith("| **frozen counter** [a] |")
+    assert "8.19 µs" in frozen_line  # the latency stands
+    assert text.count(f"- [a] frozen counter: {NOTE}") == 1
+    assert "2 of 2 pairs agree" in text
+
+
+def test_schema_1_pairs_say_once_that_the_verdict_is_unknown():
+    text = report([row("gbench", 200), row("criterion", 210), row("gbench", 300, op="group-read"),
+                   row("criterion", 310, op="group-read")])
+    assert text.count("verdict unknown") == 1
+    assert "counter**" not in text

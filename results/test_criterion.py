@@ -63,3 +63,19 @@ def test_malformed_manifest_names_the_file(tmp_path):
     bad.write_text("[]")
     with pytest.raises(ValueError, match="no \"rows\" list"):
         criterion.load_manifest(bad)
+
+
+def test_liveness_is_copied_from_the_manifest_and_absent_is_null():
+    manifest = criterion.load_manifest(FIX / "raplbench-manifest.json")
+    assert all("liveness" not in m for m in manifest)  # a manifest from before the probe
+    samples = criterion.load_samples(FIX / "home")
+    assert all(r["liveness"] is None and r["liveness_note"] is None
+               for r in criterion.normalize(manifest, samples, COMMON))
+    note = "intel-rapl:0/energy_uj: did not change in 100 ms (98 reads): a dead counter"
+    for m in manifest:
+        m.update(liveness=None, liveness_note=None)
+    manifest[0].update(stand_in=None, target="/sys/class/powercap/intel-rapl:0/energy_uj",
+                       liveness="frozen", liveness_note=note)
+    out = criterion.normalize(manifest, samples, COMMON)
+    assert (out[0]["liveness"], out[0]["liveness_note"]) == ("frozen", note)
+    assert all(schema.validate_row(r) == [] for r in out)

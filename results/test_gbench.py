@@ -126,5 +126,30 @@ def test_bad_manifest_string(gb):
         gbench.normalize(gb, COMMON)
 
 
+FROZEN_NOTE = ("power/energy-psys/ on CPU 0: did not change in 100 ms (97 reads): "
+               "a dead counter, it yields no energy")
+
+
+def test_liveness_is_copied_from_the_manifest(gb):
+    manifest_rows = gbench.manifest(gb)
+    for m in manifest_rows:  # as a manifest of schema 2 writes them, right after stand_in
+        m.update(liveness=None, liveness_note=None)
+    perf, msr = manifest_rows[0], manifest_rows[3]
+    perf.update(stand_in=None, target="power/energy-psys/", liveness="frozen",
+                liveness_note=FROZEN_NOTE)
+    msr.update(liveness="live")
+    gb["context"]["raplbench_manifest"] = json.dumps({"rows": manifest_rows})
+    out = gbench.normalize(gb, COMMON)
+    assert (out[0]["liveness"], out[0]["liveness_note"]) == ("frozen", FROZEN_NOTE)
+    assert (out[3]["liveness"], out[3]["liveness_note"]) == ("live", None)
+    assert all(r["liveness"] is None for i, r in enumerate(out) if i not in (0, 3))
+    assert all(schema.validate_row(r) == [] for r in out)
+
+
+def test_an_old_manifest_without_liveness_gives_null():
+    assert all((r["liveness"], r["liveness_note"]) == (None, None) for r in golden_rows())
+    assert all("liveness" not in m for m in gbench.manifest(gbench.load(GB_JSON)))
+
+
 if __name__ == "__main__":
     regenerate_golden()

@@ -24,12 +24,30 @@ def reference_row(**changes):
     return {**row, **changes}
 
 
+LIVENESS = ("liveness", "liveness_note")
+
+
 def without(row, field):
     return {k: v for k, v in row.items() if k != field}
 
 
+def frozen_row(**changes):
+    row = ok_row(liveness="frozen", liveness_note="MSR 0x611 on CPU 1: did not change in 100 ms "
+                 "(98 reads): a dead counter, it yields no energy")
+    return {**row, **changes}
+
+
+def schema1_row(**changes):
+    """A row as written under schema version 1: no liveness fields."""
+    row = {k: v for k, v in ok_row().items() if k not in ("liveness", "liveness_note")}
+    return {**row, "schema_version": "1", **changes}
+
+
 def test_row_helpers_follow_the_schema_field_order():
-    assert list(rows.FIELDS) == schema.SCHEMA["required"] == list(schema.SCHEMA["properties"])
+    assert list(rows.FIELDS) == list(schema.SCHEMA["properties"])
+    # the fields every version requires; schema 2 adds the liveness verdict
+    assert [f for f in rows.FIELDS if f not in LIVENESS] == schema.SCHEMA["required"]
+    assert rows.FIELDS.index("liveness") == rows.FIELDS.index("stand_in") + 1
     assert list(ok_row()) == list(rows.FIELDS)
     assert list(unavailable_row()) == list(rows.FIELDS)
 
@@ -44,8 +62,14 @@ def test_metric_units_match_the_schema():
 
 @pytest.mark.parametrize("row", [ok_row(), unavailable_row(), unavailable_row(status="error"),
                                  reference_row(), ok_row(stand_in="/dev/cpu/0/cpuid for /dev/cpu/0/msr"),
-                                 ok_row(timestamp="2026-11-22T00:06:45.123+00:00")],
-                         ids=["ok", "unavailable", "error", "reference", "stand-in", "fractional-time"])
+                                 ok_row(timestamp="2026-11-22T00:06:45.123+00:00"),
+                                 ok_row(liveness="live"), frozen_row(),
+                                 frozen_row(liveness="no-unit"),
+                                 frozen_row(status="error", reason="the benchmark crashed"),
+                                 schema1_row(), schema1_row(stand_in="a stand-in")],
+                         ids=["ok", "unavailable", "error", "reference", "stand-in", "fractional-time",
+                              "live", "frozen", "no-unit", "frozen-error", "schema-1",
+                              "schema-1-stand-in"])
 def test_accepts_good_rows(row):
     assert schema.validate_row(row) == []
 
@@ -60,7 +84,18 @@ def test_accepts_good_rows(row):
     (ok_row(median=None), "median", "not of type"),
     (unavailable_row(reason=None), "reason", "not ok says why"),
     (unavailable_row(reason=""), "reason", "not ok says why"),
-    (ok_row(schema_version="2"), "schema_version", "'1' was expected"),
+    (ok_row(schema_version="3"), "schema_version", "is not one of ['1', '2']"),
+    (without(ok_row(), "liveness"), "liveness", "required"),
+    (without(ok_row(), "liveness_note"), "liveness_note", "required"),
+    (ok_row(liveness="dead"), "liveness", "is not one of"),
+    (frozen_row(liveness_note=None), "liveness_note", "says why"),
+    (frozen_row(liveness="no-unit", liveness_note=""), "liveness_note", "non-empty"),
+    (ok_row(liveness="live", liveness_note="moved"), "liveness_note", "says why"),
+    (ok_row(stand_in="lo rx_bytes for energy_uj", liveness="live"), "liveness",
+     "a stand-in is not an energy counter"),
+    (reference_row(liveness="live"), "liveness", "a published figure has no liveness verdict"),
+    (schema1_row(liveness=None), "liveness", "predates it"),
+    (schema1_row(liveness_note=None), "liveness_note", "predates it"),
     (ok_row(unit="us"), "unit", "'ns' was expected"),
     (ok_row(metric="cycles"), "unit", "'cycles' was expected"),
     (ok_row(latency_ns=3.0), "latency_ns", "not allowed"),

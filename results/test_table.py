@@ -107,3 +107,32 @@ def test_not_ok_stand_in_gets_both_footnotes():
     table = format_latency_table([row])
     assert body(table)[0].endswith("[1][2]")
     assert "[1] stand-in: " in table and "[2] unavailable: " in table
+
+
+FROZEN = "power/energy-psys/ on CPU 0: did not change in 100 ms (97 reads): a dead counter"
+
+
+def test_frozen_counter_is_footnoted_like_a_stand_in_and_keeps_its_figure():
+    frozen = measured("perf", "read", [8189.0], target="power/energy-psys/", target_cpu=0)
+    frozen.update(liveness="frozen", liveness_note=FROZEN)
+    unit = measured("perf", "read", [500.0], target="power/energy-foo/", target_cpu=0)
+    unit.update(liveness="no-unit", liveness_note="power/energy-foo/: unit 'Watts'")
+    live = measured("perf", "group-read", [600.0], target="power/energy-pkg/", target_cpu=0)
+    live.update(liveness="live")
+    table = format_latency_table([frozen, unit, live])
+    lines = body(table)
+    # group-read (live: no note), read energy-foo, read energy-psys
+    assert not lines[0].endswith("]")
+    assert lines[1].endswith("[1]") and "8.19 µs" in lines[2] and lines[2].endswith("[2]")
+    assert table.endswith("[1] no energy unit: power/energy-foo/: unit 'Watts'\n"
+                          f"[2] frozen counter: {FROZEN}\n")
+
+
+def test_schema_1_rows_get_one_line_not_a_note_each():
+    old = [{k: v for k, v in measured("perf", "read", [400.0 + i], target="power/energy-pkg/",
+                                      target_cpu=0).items() if not k.startswith("liveness")}
+           for i in range(3)]
+    table = format_latency_table(old)
+    assert all(not line.endswith("]") for line in body(table))
+    assert table.count("verdict unknown") == 1
+    assert "verdict unknown" not in format_latency_table([measured("uinsn", "nop", [0.3])])

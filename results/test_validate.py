@@ -9,6 +9,9 @@ from results import validate
 from results.conftest import FIXTURES
 
 GOLDEN = FIXTURES / "gbench-1.7.1.golden.jsonl"
+# Rows the normalizer wrote under schema version 1 (before the liveness
+# verdict), kept as they were: old runs must still validate.
+SCHEMA1 = FIXTURES / "schema1-gbench-1.7.1.jsonl"
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -41,12 +44,37 @@ def test_truncated_last_line_names_the_field(tmp_path, capsys):
 
 def test_wrong_version_names_schema_version(tmp_path, capsys):
     rows = [json.loads(line) for line in good_lines()]
-    rows[1]["schema_version"] = "2"
+    rows[1]["schema_version"] = "3"
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, _, err = run(capsys, path)
     assert code == 2
-    assert err == [f"{path}:2: schema_version: '1' was expected"]
+    assert err == [f"{path}:2: schema_version: '3' is not one of ['1', '2']"]
+
+
+def test_schema_1_file_still_validates(capsys):
+    assert all(json.loads(line)["schema_version"] == "1" and "liveness" not in json.loads(line)
+               for line in SCHEMA1.read_text().splitlines())
+    code, out, err = run(capsys, SCHEMA1)
+    assert (code, err) == (0, [])
+    assert out.endswith("rows valid\n")
+
+
+def test_schema_1_and_2_rows_mix_in_one_file(tmp_path, capsys):
+    path = tmp_path / "results.jsonl"
+    path.write_text(SCHEMA1.read_text() + GOLDEN.read_text())
+    code, _, err = run(capsys, path)
+    assert (code, err) == (0, [])
+
+
+def test_schema_2_row_without_its_verdict_names_the_field(tmp_path, capsys):
+    rows = [json.loads(line) for line in good_lines()]
+    del rows[0]["liveness"]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, _, err = run(capsys, path)
+    assert code == 2
+    assert err[0].startswith(f"{path}:1: liveness: ")
 
 
 def test_one_line_per_bad_row(tmp_path, capsys):

@@ -1,0 +1,120 @@
+"""The gate's second question: did an energy counter die (or come alive)
+between the baseline and the current run?
+
+Rows pair as for the latency comparison (the liveness verdict is not part of
+the key, so a schema 1 baseline pairs with a schema 2 run). For each pair
+whose verdicts are both known (live, frozen, no-unit):
+- live -> frozen or no-unit: the counter DIED. The route still costs what it
+  cost, but the tool no longer measures energy there: a regression of what
+  raplbench measures. It fails the gate unless ci/gate.toml says
+  [liveness] counter_died = "warn" (then a loud warning in the summary);
+- frozen or no-unit -> live: the counter came alive (news, never a failure);
+- frozen <-> no-unit: still dead, reported as a change of reason.
+A row of schema 1 has no verdict ("unknown": it predates liveness probing);
+its pairs are counted, not compared. See ci/README.md.
+"""
+
+import dataclasses
+
+from results import liveness
+
+FAIL, WARN = "fail", "warn"
+POLICIES = (FAIL, WARN)
+COUNTER_DIED = FAIL  # the built-in policy: a dead counter fails the gate
+
+DIED, REVIVED, STILL_DEAD = "died", "came-alive", "still-dead"
+KNOWN = (liveness.LIVE, *liveness.DEAD)
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """A counter whose verdict differs between the baseline and the current run."""
+    baseline: dict   # the baseline row
+    current: dict    # the current row
+    kind: str        # DIED, REVIVED or STILL_DEAD
+    fails: bool
+
+    @property
+    def before(self) -> str:
+        return liveness.verdict(self.baseline)
+
+    @property
+    def after(self) -> str:
+        return liveness.verdict(self.current)
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    changes: list            # [Change]
+    predates: int            # pairs whose baseline (or current) row is of schema 1
+    policy: str              # FAIL or WARN
+
+    @property
+    def fails(self) -> bool:
+        return any(c.fails for c in self.changes)
+
+    def of_kind(self, kind: str) -> list:
+        return [c for c in self.changes if c.kind == kind]
+
+
+def _kind(before: str, after: str) -> str | None:
+    if before == after:
+        return None
+    if before == liveness.LIVE:
+        return DIED
+    if after == liveness.LIVE:
+        return REVIVED
+    return STILL_DEAD
+
+
+def compare_pairs(pairs, policy: str = COUNTER_DIED) -> Report:
+    """pairs: [(baseline row, current row)] of the same key and machine."""
+    changes, predates = [], 0
+    for b, c in pairs:
+        before, after = liveness.verdict(b), liveness.verdict(c)
+        if liveness.UNKNOWN in (before, after):
+            predates += 1
+            continue
+        if before not in KNOWN or after not in KNOWN:
+            continue  # no energy counter on one side (a stand-in flip is a missing row)
+        kind = _kind(before, after)
+        if kind is not None:
+            changes.append(Change(b, c, kind, fails=kind == DIED and policy == FAIL))
+    return Report(changes, predates, policy)
+
+
+def json_entries(report: Report, row_id) -> list[dict]:
+    return [{"id": row_id(c.baseline), "change": c.kind, "baseline": c.before,
+             "current": c.after, "current_note": c.current.get("liveness_note"),
+             "fails": c.fails} for c in report.changes]
+
+
+def markdown_sections(report: Report, label, table) -> list[str]:
+    """Markdown lines (with their ### titles) for the summary; [] when there
+    is nothing to say. label(row) names a row, table(header, lines) renders."""
+    out = []
+    died = report.of_kind(DIED)
+    if died:
+        title = ("❌ Counters that died" if report.policy == FAIL else
+                 "⚠️ **Counters that died** (a warning: `[liveness] counter_died = \"warn\"`)")
+        out += ["", f"### {title} ({len(died)})", "",
+                "Live in the baseline, frozen or without an energy unit now: the route is "
+                "still timed, but it yields no energy any more.", "",
+                *table(("row", "baseline", "current", "why"),
+                       [(label(c.baseline), c.before, c.after,
+                         c.current.get("liveness_note") or "") for c in died])]
+    others = report.of_kind(REVIVED) + report.of_kind(STILL_DEAD)
+    if others:
+        out += ["", f"### Counter verdicts that changed ({len(others)})", "",
+                *table(("row", "baseline", "current"),
+                       [(label(c.baseline), c.before, c.after) for c in others])]
+    if report.predates:
+        out += ["", f"Liveness not compared for {report.predates} row pairs: one side predates "
+                    "liveness probing (schema 1), so its verdict is unknown."]
+    return out
+
+
+def failure_lines(report: Report, label) -> list[str]:
+    return [f"gate: counter died: {label(c.baseline)}: {c.before} → {c.after}: "
+            f"{c.current.get('liveness_note') or ''}".rstrip(": ")
+            for c in report.of_kind(DIED) if c.fails]
