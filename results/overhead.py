@@ -66,11 +66,16 @@ class BackgroundSampler:
         self.proc = subprocess.Popen(
             [str(sampler.BINARY), "--mechanism", mechanism, "--output", str(csv),
              "--duration", "3600"], stderr=subprocess.PIPE, text=True)
-        first = self.proc.stderr.readline()  # "raplbench-sample: sampling ..." or why not
-        if not first.startswith("raplbench-sample: sampling"):
-            self.stop()
-            raise RuntimeError(f"raplbench-sample --mechanism {mechanism} did not start "
-                               f"sampling: {first.strip()}")
+        # "raplbench-sample: sampling ..." once it samples; lines before it
+        # name dead counters (it still samples), or say why it cannot start
+        said = []
+        while line := self.proc.stderr.readline():
+            if line.startswith("raplbench-sample: sampling"):
+                return
+            said.append(line.strip())
+        self.stop()
+        raise RuntimeError(f"raplbench-sample --mechanism {mechanism} did not start "
+                           f"sampling: {' '.join(said) or 'no output'}")
 
     def stop(self):
         if self.proc.poll() is None:
