@@ -271,7 +271,19 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
         label.set_rotation_mode("anchor")
     fig.suptitle(f"{title}: latency per operation")
     _figure_legend(fig, _legend_handles(places, **flags))
+    _widen_until_labels_fit(fig)
     return fig
+
+
+def _widen_until_labels_fit(fig, step: float = 1.15, max_width: float = 30.0) -> None:
+    """Widens a figure whose slanted category labels collide (a machine
+    with many zones or packages, read by both harnesses) until they fit,
+    up to `max_width` inches; a figure that fits keeps its size."""
+    while overlapping_texts(fig):
+        width, height = fig.get_size_inches()
+        if width * step > max_width:
+            return
+        fig.set_size_inches(width * step, height)
 
 
 def _edge_style(hatch: str) -> str:

@@ -138,3 +138,19 @@ def test_the_overlap_check_finds_overlaps():
     ax.text(1.5, 0.5, "beyond the right edge of the figure", transform=ax.transAxes)
     assert ("beyond the right edge of the figure", "(figure edge)") in figures.overlapping_texts(fig)
     plt.close(fig)
+
+
+def test_a_machine_with_many_zones_gets_a_wider_figure_whose_labels_fit(runs):
+    """A two-socket server's eight powercap zones, read by both harnesses:
+    the slanted labels would collide at the default width."""
+    plt.close("all")
+    base = [r for r in runs[0].rows if r["path"] == "powercap" and r["status"] == "ok"]
+    rows = []
+    for zone in ("intel-rapl:0", "intel-rapl:0:0", "intel-rapl:0:1", "intel-rapl:0:2",
+                 "intel-rapl:1", "intel-rapl:1:0", "intel-rapl:1:1", "intel-rapl:1:2"):
+        for r in base:
+            rows.append({**copy.deepcopy(r), "target": f"{zone}/energy_uj"})
+    family = next(f for f in labels.FAMILIES if "powercap" in f[2])
+    fig = figures.latency_figure([Run(runs[0].path, rows, label=runs[0].label)], family)
+    assert fig.get_size_inches()[0] > figures.latency_size(1)[0]
+    assert figures.overlapping_texts(fig) == []
