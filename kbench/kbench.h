@@ -15,6 +15,20 @@
 #define KBENCH_BATCHES_MAX 1000
 #define KBENCH_IRQ_OFF_BUDGET_US 1000	/* at most ~1 ms with interrupts off per batch */
 
+/*
+ * The liveness probe of an energy counter (docs: kbench/README.md). RAPL
+ * updates its energy status about every 976 us, so a counter is read every
+ * 1 ms (sleeping in between) and one that has not changed in 100 ms (about
+ * 100 updates) is frozen. At most KBENCH_LIVENESS_MAX_READS reads and about
+ * KBENCH_LIVENESS_WINDOW_MS plus one poll, whichever comes first.
+ */
+#define KBENCH_LIVENESS_POLL_US 1000
+#define KBENCH_LIVENESS_WINDOW_MS 100
+#define KBENCH_LIVENESS_MAX_READS (1 + KBENCH_LIVENESS_WINDOW_MS * 1000 / KBENCH_LIVENESS_POLL_US)
+
+/* Energy unit field of the RAPL unit MSR: ESU, bits 12:8 (1/2^ESU J per count). */
+#define KBENCH_RAPL_ESU(unit) (((unit) >> 8) & 0x1f)
+
 enum kbench_kind { KB_NOP, KB_MOV, KB_CPUID, KB_RDTSC, KB_RDMSR };
 
 /* One operation, one /proc/kbench file. */
@@ -24,6 +38,21 @@ struct kbench_op {
 	enum kbench_kind kind;
 	u32 arg;		/* cpuid leaf or MSR address */
 	int small, large;	/* the two unroll factors timed per iteration */
+	u32 unit_msr;		/* an energy-status counter: its vendor's energy unit
+				 * MSR; 0 for every other operation */
+};
+
+/* The verdict on an energy counter, as the report prints it. */
+enum kbench_liveness { KB_LIVENESS_NONE, KB_LIVE, KB_FROZEN, KB_NO_UNIT };
+
+/* What the liveness probe of an energy counter saw. */
+struct kbench_probe {
+	enum kbench_liveness verdict;	/* KB_LIVENESS_NONE: not an energy counter */
+	bool unit_faults;		/* no-unit: reading the unit MSR faulted */
+	u64 unit;			/* no-unit: what the unit MSR read */
+	unsigned int reads;		/* live/frozen: counter reads, the first included */
+	u64 elapsed_us;			/* live/frozen: from the first read to the last */
+	u64 first, last;		/* live/frozen: the first and the last value read */
 };
 
 /* What one run of an operation measured. */
@@ -32,11 +61,42 @@ struct kbench_result {
 	unsigned int iterations;	/* per batch, after the interrupts-off cap */
 	unsigned int batches;
 	bool unsupported;		/* rdmsr faulted: the MSR does not exist here */
+	struct kbench_probe probe;	/* energy counters: the liveness probe */
 	s64 *milli_cycles;		/* per batch: cycles per op x 1000, overhead removed */
 };
 
 /* The operations of this CPU's vendor; sets *count. */
 const struct kbench_op *kbench_ops(int *count);
+
+/*
+ * The liveness probe of energy counter `msr` whose unit MSR is `unit_msr`,
+ * on the calling CPU: process context only (it sleeps, interrupts stay on),
+ * never inside a timed batch. Checks the unit first (0, an ESU of 0 or a
+ * fault: KB_NO_UNIT), then reads the counter every `poll_us` until it
+ * changes (KB_LIVE) or `window_ms` pass (KB_FROZEN). Returns 0, or -EIO if
+ * reading the counter faulted (no verdict: the MSR is unsupported).
+ * Reading the unit MSR never fails the probe: a fault is KB_NO_UNIT.
+ */
+int kbench_probe_liveness(u32 msr, u32 unit_msr, unsigned int poll_us,
+			  unsigned int window_ms, struct kbench_probe *probe);
+
+/* Reads one counter into *value; 0 or a negative errno. */
+typedef int (*kbench_counter_read)(void *counter, u64 *value);
+
+/* The probe's second half, the unit already checked: polls `read` and fills
+ * the live/frozen fields of *probe. Same context rules; returns 0 or the
+ * errno of a failed read. A parameter, so the self-test can feed it fakes. */
+int kbench_probe_counter(kbench_counter_read read, void *counter, unsigned int poll_us,
+			 unsigned int window_ms, struct kbench_probe *probe);
+
+#ifdef KBENCH_SELFTEST
+/* Test builds only (make KBENCH_SELFTEST=1, the QEMU boot test): at load,
+ * runs the counter probe on fake counters and on MSR 0x10, and logs the
+ * verdicts, since an emulator has no RAPL counter to reach that code. */
+void kbench_selftest(void);
+#else
+static inline void kbench_selftest(void) {}
+#endif
 
 /*
  * Times `op` on `cpu`: `batches` batches of `iterations` iterations (capped

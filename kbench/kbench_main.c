@@ -31,13 +31,28 @@
  *   iterations_requested: 1000
  *   batches: 20
  *   unroll: 1 9
+ *   liveness: frozen            (energy counters only, see below)
+ *   liveness_probe: 101 reads in 101 ms, value 0x0
  *   status: ok                  ("unsupported": the MSR faults; no batches follow)
  *   batch 0: 123.456
  *   ...
+ *
+ * An energy-status counter (kbench_ops.c: ENERGY_MSR) is probed before it is
+ * timed (kbench_liveness.c: at most ~100 ms, sleeping, interrupts on) and
+ * its report carries two more lines; other operations and a faulting MSR
+ * print neither:
+ *
+ *   liveness: live | frozen | no-unit
+ *   liveness_probe: <n> reads in <t> ms, value 0x<first>[ then 0x<changed>]
+ *                                       (live: the n-th read differed; frozen:
+ *                                       none of n reads did)
+ *   liveness_probe: unit MSR 0x<addr> reads 0x<value>   (no-unit: 0, or ESU 0)
+ *   liveness_probe: unit MSR 0x<addr> faults            (no-unit)
  */
 #include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/kobject.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/proc_fs.h>
@@ -59,6 +74,33 @@ static struct proc_dir_entry *kbench_proc_dir;
 static struct kobject *kbench_kobj;
 
 /* ---- /proc/kbench/<op> --------------------------------------------------- */
+
+/* The liveness lines of an energy counter's report; nothing for other ops. */
+static void show_liveness(struct seq_file *m, const struct kbench_op *op,
+			  const struct kbench_probe *p)
+{
+	switch (p->verdict) {
+	case KB_LIVENESS_NONE:
+		return;
+	case KB_NO_UNIT:
+		seq_puts(m, "liveness: no-unit\n");
+		if (p->unit_faults)
+			seq_printf(m, "liveness_probe: unit MSR 0x%x faults\n", op->unit_msr);
+		else
+			seq_printf(m, "liveness_probe: unit MSR 0x%x reads 0x%llx\n",
+				   op->unit_msr, p->unit);
+		return;
+	case KB_LIVE:
+	case KB_FROZEN:
+		seq_printf(m, "liveness: %s\n", p->verdict == KB_LIVE ? "live" : "frozen");
+		seq_printf(m, "liveness_probe: %u reads in %llu ms, value 0x%llx",
+			   p->reads, div_u64(p->elapsed_us + 500, 1000), p->first);
+		if (p->verdict == KB_LIVE)
+			seq_printf(m, " then 0x%llx", p->last);
+		seq_putc(m, '\n');
+		return;
+	}
+}
 
 static int op_show(struct seq_file *m, void *v)
 {
@@ -90,6 +132,7 @@ static int op_show(struct seq_file *m, void *v)
 	seq_printf(m, "iterations_requested: %u\n", iterations);
 	seq_printf(m, "batches: %u\n", batches);
 	seq_printf(m, "unroll: %d %d\n", op->small, op->large);
+	show_liveness(m, op, &res.probe);
 	if (res.unsupported) {
 		seq_puts(m, "status: unsupported\n");
 		goto out;
@@ -232,6 +275,7 @@ static int __init kbench_init(void)
 
 	if (!boot_cpu_has(X86_FEATURE_TSC) || !tsc_khz)
 		return -ENODEV;
+	kbench_selftest();	/* test builds only (KBENCH_SELFTEST), see kbench.h */
 
 	kbench_proc_dir = proc_mkdir("kbench", NULL);
 	if (!kbench_proc_dir)

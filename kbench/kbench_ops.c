@@ -20,6 +20,9 @@
  *
  * MSRs are read with rdmsr_safe only, from the vendor's allow-list below;
  * an MSR whose first read faults is reported unsupported and never timed.
+ * An energy-status MSR (an op with a unit_msr) is first given a liveness
+ * verdict (kbench_liveness.c), in the same worker, before calibration and
+ * outside every interrupts-off section: it sleeps, for at most ~100 ms.
  */
 #include <linux/cpumask.h>
 #include <linux/kernel.h>
@@ -55,16 +58,23 @@
 	OP("cpuid_0x1", "cpuid:0x1", KB_CPUID, 0x1, SLOW_SMALL, SLOW_LARGE), \
 	OP("rdtsc", "rdtsc", KB_RDTSC, 0, TSC_SMALL, TSC_LARGE)
 #define MSR(addr_, file_, name_) OP(file_, name_, KB_RDMSR, addr_, SLOW_SMALL, SLOW_LARGE)
+/* an energy-status counter, probed for liveness against its unit MSR */
+#define ENERGY_MSR(addr_, file_, name_, unit_msr_) \
+	{ .file = file_, .name = name_, .kind = KB_RDMSR, .arg = addr_, \
+	  .small = SLOW_SMALL, .large = SLOW_LARGE, .unit_msr = unit_msr_ }
+#define INTEL_UNIT_MSR 0x606		/* MSR_RAPL_POWER_UNIT */
+#define AMD_UNIT_MSR 0xC0010299		/* MSR_AMD_RAPL_POWER_UNIT */
 
-/* The allow-list: RAPL energy/unit MSRs plus a few cheap reference MSRs. */
+/* The allow-list: RAPL energy/unit MSRs plus a few cheap reference MSRs.
+ * ENERGY_MSR marks the energy-status counters (probed for liveness). */
 static const struct kbench_op intel_ops[] = {
 	COMMON_OPS,
-	MSR(0x606, "rdmsr_0x606", "rdmsr:0x606"),	/* MSR_RAPL_POWER_UNIT */
-	MSR(0x611, "rdmsr_0x611", "rdmsr:0x611"),	/* MSR_PKG_ENERGY_STATUS */
-	MSR(0x639, "rdmsr_0x639", "rdmsr:0x639"),	/* MSR_PP0_ENERGY_STATUS */
-	MSR(0x641, "rdmsr_0x641", "rdmsr:0x641"),	/* MSR_PP1_ENERGY_STATUS */
-	MSR(0x619, "rdmsr_0x619", "rdmsr:0x619"),	/* MSR_DRAM_ENERGY_STATUS */
-	MSR(0x64D, "rdmsr_0x64d", "rdmsr:0x64d"),	/* MSR_PLATFORM_ENERGY_STATUS */
+	MSR(INTEL_UNIT_MSR, "rdmsr_0x606", "rdmsr:0x606"),	/* MSR_RAPL_POWER_UNIT */
+	ENERGY_MSR(0x611, "rdmsr_0x611", "rdmsr:0x611", INTEL_UNIT_MSR),	/* MSR_PKG_ENERGY_STATUS */
+	ENERGY_MSR(0x639, "rdmsr_0x639", "rdmsr:0x639", INTEL_UNIT_MSR),	/* MSR_PP0_ENERGY_STATUS */
+	ENERGY_MSR(0x641, "rdmsr_0x641", "rdmsr:0x641", INTEL_UNIT_MSR),	/* MSR_PP1_ENERGY_STATUS */
+	ENERGY_MSR(0x619, "rdmsr_0x619", "rdmsr:0x619", INTEL_UNIT_MSR),	/* MSR_DRAM_ENERGY_STATUS */
+	ENERGY_MSR(0x64D, "rdmsr_0x64d", "rdmsr:0x64d", INTEL_UNIT_MSR),	/* MSR_PLATFORM_ENERGY_STATUS */
 	MSR(0x10, "rdmsr_0x10", "rdmsr:0x10"),		/* IA32_TIME_STAMP_COUNTER */
 	MSR(0x17, "rdmsr_0x17", "rdmsr:0x17"),		/* IA32_PLATFORM_ID */
 	MSR(0x19C, "rdmsr_0x19c", "rdmsr:0x19c"),	/* IA32_THERM_STATUS */
@@ -72,9 +82,9 @@ static const struct kbench_op intel_ops[] = {
 
 static const struct kbench_op amd_ops[] = {
 	COMMON_OPS,
-	MSR(0xC0010299, "rdmsr_0xc0010299", "rdmsr:0xc0010299"),	/* RAPL_PWR_UNIT */
-	MSR(0xC001029A, "rdmsr_0xc001029a", "rdmsr:0xc001029a"),	/* CORE_ENERGY_STAT */
-	MSR(0xC001029B, "rdmsr_0xc001029b", "rdmsr:0xc001029b"),	/* PKG_ENERGY_STAT */
+	MSR(AMD_UNIT_MSR, "rdmsr_0xc0010299", "rdmsr:0xc0010299"),	/* RAPL_PWR_UNIT */
+	ENERGY_MSR(0xC001029A, "rdmsr_0xc001029a", "rdmsr:0xc001029a", AMD_UNIT_MSR),	/* CORE_ENERGY_STAT */
+	ENERGY_MSR(0xC001029B, "rdmsr_0xc001029b", "rdmsr:0xc001029b", AMD_UNIT_MSR),	/* PKG_ENERGY_STAT */
 };
 
 static const struct kbench_op other_ops[] = { COMMON_OPS };
@@ -196,8 +206,17 @@ static long run_on_cpu(void *arg)
 	res->cpu = smp_processor_id();
 	res->batches = ctx->batches;
 	res->unsupported = false;
+	res->probe.verdict = KB_LIVENESS_NONE;
 	if (op->kind == KB_RDMSR && rdmsr_once(op->arg)) {
 		res->unsupported = true;
+		res->iterations = 0;
+		return 0;
+	}
+	/* sleeps: here, before any batch, with interrupts and preemption on */
+	if (op->unit_msr && kbench_probe_liveness(op->arg, op->unit_msr, KBENCH_LIVENESS_POLL_US,
+						  KBENCH_LIVENESS_WINDOW_MS, &res->probe)) {
+		res->unsupported = true;	/* the counter faulted while probed */
+		res->probe.verdict = KB_LIVENESS_NONE;
 		res->iterations = 0;
 		return 0;
 	}

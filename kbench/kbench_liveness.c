@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbench_liveness.c - does an energy-status MSR count energy here?
+ *
+ * A hypervisor may answer rdmsr of a RAPL MSR with 0, or with a value that
+ * never moves: the instruction is real and its latency is worth timing, but
+ * it yields no energy. Before an energy counter is timed, this probe gives
+ * it one verdict (the contract of issue 11, shared with the user-space
+ * harnesses):
+ *
+ *   no-unit  the vendor's energy unit MSR faults, reads 0, or has an energy
+ *            status unit (ESU, bits 12:8) of 0 ("1 J per count" is not RAPL);
+ *            checked first, the counter is then not polled
+ *   live     the counter changed within the window
+ *   frozen   it did not change in KBENCH_LIVENESS_WINDOW_MS
+ *
+ * It runs in process context on the benchmark CPU (the work_on_cpu worker
+ * of kbench_ops.c, before the timed batches): it sleeps between reads with
+ * interrupts on, and is bounded by a number of reads and a deadline.
+ */
+#include <linux/delay.h>
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <asm/msr.h>
+
+#include "kbench.h"
+
+static int read_msr(u32 msr, u64 *value)
+{
+	u32 lo, hi;
+	int err = rdmsr_safe(msr, &lo, &hi);
+
+	*value = ((u64)hi << 32) | lo;
+	return err;
+}
+
+static int read_msr_counter(void *msr, u64 *value)
+{
+	return read_msr(*(u32 *)msr, value) ? -EIO : 0;
+}
+
+int kbench_probe_liveness(u32 msr, u32 unit_msr, unsigned int poll_us,
+			  unsigned int window_ms, struct kbench_probe *probe)
+{
+	*probe = (struct kbench_probe){};
+	if (read_msr(unit_msr, &probe->unit)) {
+		probe->unit_faults = true;
+		probe->verdict = KB_NO_UNIT;
+		return 0;
+	}
+	if (!probe->unit || !KBENCH_RAPL_ESU(probe->unit)) {
+		probe->verdict = KB_NO_UNIT;
+		return 0;
+	}
+	return kbench_probe_counter(read_msr_counter, &msr, poll_us, window_ms, probe);
+}
+
+int kbench_probe_counter(kbench_counter_read read, void *counter, unsigned int poll_us,
+			 unsigned int window_ms, struct kbench_probe *probe)
+{
+	unsigned int max_reads = 1 + window_ms * 1000 / max(poll_us, 1U);
+	u64 start, deadline, now, value;
+	int err;
+
+	might_sleep();
+	err = read(counter, &probe->first);
+	if (err)
+		return err;
+	start = ktime_get_ns();
+	deadline = start + (u64)window_ms * NSEC_PER_MSEC;
+	probe->reads = 1;
+	probe->last = probe->first;
+	probe->verdict = KB_FROZEN;
+	do {
+		usleep_range(poll_us, poll_us + poll_us / 10);
+		err = read(counter, &value);
+		if (err)
+			return err;
+		probe->reads++;
+		probe->last = value;
+		now = ktime_get_ns();
+		if (value != probe->first) {
+			probe->verdict = KB_LIVE;
+			break;
+		}
+	} while (probe->reads < max_reads && now < deadline);
+	probe->elapsed_us = div_u64(now - start, NSEC_PER_USEC);
+	return 0;
+}
