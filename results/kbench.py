@@ -17,6 +17,12 @@ minus the time inside the module's show()). Each measured quantity comes
 twice: metric "cycles" (TSC cycles, the module's own unit) and "latency" in
 ns (cycles * 1e6 / tsc_khz). What was not measured (an MSR that faults, a
 machine that cannot load the module) gets one "latency" row with the reason.
+
+An energy-status MSR's report also carries the module's liveness verdict
+("liveness: live|frozen|no-unit" and a "liveness_probe: ..." line saying
+what the probe saw, kbench/README.md); its measured rows get `liveness` and,
+when not live, a `liveness_note` naming the counter. Every other row, and
+every row of a report written before the probe existed, has null.
 """
 
 import argparse
@@ -69,12 +75,55 @@ def parse_op(lines: list[str]) -> dict:
     return {"header": header, "batches": batches, "error": error}
 
 
-def _two_rows(common, path, op, target, cpu, target_cpu, cycles, tsc_khz, iterations):
-    """The cycles row and the ns row of one measured quantity."""
+VERDICTS = ("live", "frozen", "no-unit")
+_PROBE_READS = re.compile(r"^(\d+) reads in (\d+) ms, value (0x[0-9a-fA-F]+)")
+_PROBE_UNIT = re.compile(r"^unit MSR (0x[0-9a-fA-F]+) (?:reads (0x[0-9a-fA-F]+)|(faults))$")
+
+
+def liveness_of(header: dict, msr, cpu) -> tuple[str | None, str | None]:
+    """(liveness, liveness_note) of one operation report's header: (None,
+    None) without a "liveness" line (not an energy counter, or a module that
+    predates the probe). The note (None when live) is in the shape every
+    harness uses, e.g. "MSR 0x611 on CPU 0: did not change in 101 ms (101
+    reads, value 0x0): a dead counter, it yields no energy"."""
+    verdict = header.get("liveness")
+    if verdict is None:
+        return None, None
+    if verdict not in VERDICTS:
+        raise ValueError(f"kbench report of {msr}: unknown liveness verdict {verdict!r}")
+    if verdict == "live":
+        return verdict, None
+    name = f"MSR {msr} on CPU {cpu}"
+    probe = header.get("liveness_probe", "")
+    reads, unit = _PROBE_READS.match(probe), _PROBE_UNIT.match(probe)
+    if verdict == "frozen" and reads:
+        n, ms, value = reads.groups()
+        return verdict, (f"{name}: did not change in {ms} ms ({n} reads, value {value}): "
+                         "a dead counter, it yields no energy")
+    if verdict == "no-unit" and unit:
+        unit_msr, value, faults = unit.groups()
+        if faults:
+            why = f"energy unit MSR {unit_msr} cannot be read (rdmsr faults): no energy unit"
+        elif int(value, 16) == 0:
+            why = f"energy unit MSR {unit_msr} reads {value}: not RAPL, no energy unit"
+        else:
+            why = (f"energy unit MSR {unit_msr} reads {value}: its energy status unit "
+                   "(bits 12:8) is 0, 1 J per count: not RAPL")
+        return verdict, f"{name}: {why}"
+    # a probe line this parser does not know: keep the module's own words
+    return verdict, f"{name}: {verdict}: {probe or 'the module gave no probe details'}"
+
+
+def _two_rows(common, path, op, target, cpu, target_cpu, cycles, tsc_khz, iterations,
+              liveness=(None, None)):
+    """The cycles row and the ns row of one measured quantity; `liveness`:
+    the (verdict, note) of the energy counter it reads."""
     ns = [c * 1e6 / tsc_khz for c in cycles]
+    verdict, note = liveness
     return [rows.measured_row(common, harness=HARNESS, path=path, op=op, target=target,
                               cpu=cpu, target_cpu=target_cpu, metric=metric, unit=unit,
-                              samples=values, iterations=iterations)
+                              samples=values, iterations=iterations,
+                              liveness=verdict, liveness_note=note)
             for metric, unit, values in (("latency", "ns", ns), ("cycles", "cycles", cycles))]
 
 
@@ -119,7 +168,8 @@ def report_rows(text: str, common: dict) -> list[dict]:
                                     "the model does not implement this MSR", "unavailable")
             elif h.get("status") == "ok" and rep["batches"] and tsc_khz:
                 out += _two_rows(common, "kinsn", op, target, cpu, cpu, rep["batches"],
-                                 tsc_khz, _int_or_none(h.get("iterations")))
+                                 tsc_khz, _int_or_none(h.get("iterations")),
+                                 liveness_of(h, target, cpu))
             else:
                 raise ValueError(f"kbench report of {name}: no status, batches or tsc_khz")
         elif kind == "pinned":
