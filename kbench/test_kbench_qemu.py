@@ -5,6 +5,7 @@ rows. One boot per pytest session (about 10 s once the packages are cached).
 Timings from the emulated CPU are only checked for order, never for value."""
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -96,3 +97,39 @@ def test_cpuid_costs_more_than_nop(boot):
               if r["path"] == "kinsn" and r["metric"] == "cycles" and r["status"] == "ok"}
     assert median["cpuid:0x0"] > median["nop"]
     assert median["cpuid:0x1"] > median["nop"]
+
+
+ENERGY_MSRS = ["0x611", "0x639", "0x641", "0x619", "0x64d"]
+SELFTEST = re.compile(r"kbench: selftest probe (\S+): (live|frozen), (\d+) reads in (\d+) ms")
+
+
+def test_energy_ops_carry_a_liveness_verdict(boot):
+    # TCG reads unknown MSRs as 0: expect no-unit (or frozen), never assume which
+    parts, _, rows = boot
+    reports = {name: kbench.parse_op(body)["header"]
+               for kind, name, body in kbench.sections(parts["report"]) if kind == "op"}
+    for msr in INTEL_MSRS:
+        header = reports[f"/proc/kbench/rdmsr_{msr}"]
+        if msr in ENERGY_MSRS:
+            assert header["liveness"] in kbench.VERDICTS, header
+            print(f"rdmsr:{msr}: liveness: {header['liveness']} ({header['liveness_probe']})")
+        else:
+            assert "liveness" not in header and "liveness_probe" not in header, header
+    for r in rows:
+        if r["path"] == "kinsn" and r["op"] in {f"rdmsr:{m}" for m in ENERGY_MSRS}:
+            assert r["liveness"] in kbench.VERDICTS, r
+        else:
+            assert r["liveness"] is None and r["liveness_note"] is None, r
+
+
+def test_the_probe_loop_runs_bounded_in_the_worker(boot):
+    # the self-test build probes fakes and MSR 0x10 at load (kbench_selftest.c)
+    parts, _, _ = boot
+    probes = {m.group(1): (m.group(2), int(m.group(3)), int(m.group(4)))
+              for m in SELFTEST.finditer(parts["unload"])}
+    assert set(probes) == {"fake-live", "fake-frozen", "msr-0x10"}, parts["unload"]
+    assert probes["fake-live"][:2] == ("live", 3)
+    verdict, reads, ms = probes["fake-frozen"]
+    assert verdict == "frozen" and 2 <= reads <= 101 and ms >= 100, probes
+    assert probes["msr-0x10"][0] in ("live", "frozen")
+    print(f"selftest probes (emulated): {probes}")

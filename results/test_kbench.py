@@ -2,6 +2,7 @@
 (fixtures/kbench-qemu-guest.log: real output of kbench/qemu/test under
 TCG emulation, so its timings mean nothing; only the format matters)."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,87 @@ def test_unavailable_rows_cover_every_kbench_path():
     out = kbench.unavailable_rows(COMMON, "no module support")
     assert {r["path"] for r in out} == set(kbench.PATHS)
     assert all(r["status"] == "unavailable" and r["reason"] == "no module support" for r in out)
+
+
+# ---- liveness of the energy MSRs (issue 11) ----------------------------------
+
+def _msr_report(*liveness_lines, op="rdmsr:0x611", status="ok"):
+    """A one-operation report as the module prints it, with the given
+    liveness lines between "unroll:" and "status:"."""
+    batches = ["batch 0: 100.000", "batch 1: 101.500"] if status == "ok" else []
+    return "\n".join([f"=== op /proc/kbench/{op.replace(':', '_')}",
+                      "# kbench 1: TSC cycles per operation, loop overhead removed",
+                      f"op: {op}", "cpu: 0", "tsc_khz: 2000000", "iterations: 10",
+                      "iterations_requested: 10", "batches: 2", "unroll: 1 9",
+                      *liveness_lines, f"status: {status}", *batches, "=== end", ""])
+
+
+def _verdicts(text):
+    out = kbench.report_rows(text, COMMON)
+    for r in out:
+        assert schema.validate_row(r) == [], r
+    return {(r["metric"], r["liveness"], r["liveness_note"]) for r in out}
+
+
+@pytest.mark.parametrize("lines, verdict, note", [
+    (["liveness: live", "liveness_probe: 3 reads in 2 ms, value 0x1a2b then 0x1a40"],
+     "live", None),
+    (["liveness: frozen", "liveness_probe: 101 reads in 103 ms, value 0x0"],
+     "frozen", "MSR 0x611 on CPU 0: did not change in 103 ms (101 reads, value 0x0): "
+               "a dead counter, it yields no energy"),
+    (["liveness: no-unit", "liveness_probe: unit MSR 0x606 reads 0x0"],
+     "no-unit", "MSR 0x611 on CPU 0: energy unit MSR 0x606 reads 0x0: not RAPL, no energy unit"),
+    (["liveness: no-unit", "liveness_probe: unit MSR 0x606 reads 0xa0003"],
+     "no-unit", "MSR 0x611 on CPU 0: energy unit MSR 0x606 reads 0xa0003: its energy status "
+                "unit (bits 12:8) is 0, 1 J per count: not RAPL"),
+    (["liveness: no-unit", "liveness_probe: unit MSR 0x606 faults"],
+     "no-unit", "MSR 0x611 on CPU 0: energy unit MSR 0x606 cannot be read (rdmsr faults): "
+                "no energy unit"),
+    (["liveness: frozen", "liveness_probe: something new"],
+     "frozen", "MSR 0x611 on CPU 0: frozen: something new"),
+    ([], None, None),  # not an energy counter, or a module from before the probe
+])
+def test_energy_msr_rows_carry_the_report_verdict(lines, verdict, note):
+    assert _verdicts(_msr_report(*lines)) == {("latency", verdict, note),
+                                              ("cycles", verdict, note)}
+
+
+def test_unknown_verdict_is_a_malformed_report():
+    with pytest.raises(ValueError, match="unknown liveness verdict 'zombie'"):
+        kbench.report_rows(_msr_report("liveness: zombie"), COMMON)
+
+
+def test_faulting_energy_msr_is_unavailable_without_a_verdict():
+    assert _verdicts(_msr_report(status="unsupported")) == {("latency", None, None)}
+
+
+def test_guest_log_energy_ops_have_a_verdict_and_the_rest_none(parts):
+    out = kbench.report_rows(parts["report"], COMMON)
+    energy = {"rdmsr:0x611", "rdmsr:0x639", "rdmsr:0x641", "rdmsr:0x619", "rdmsr:0x64d"}
+    for r in out:
+        if r["op"] in energy and r["status"] == "ok":
+            assert r["liveness"] in kbench.VERDICTS, r
+            assert (r["liveness_note"] is None) == (r["liveness"] == "live"), r
+            assert r["liveness_note"] is None or r["liveness_note"].startswith(
+                f"MSR {r['target']} on CPU 0: ")
+        else:
+            assert (r["liveness"], r["liveness_note"]) == (None, None), r
+
+
+def test_a_report_from_before_the_probe_reads_as_no_verdict(parts):
+    old = "\n".join(line for line in parts["report"].splitlines()
+                    if not line.startswith("liveness"))
+    out = kbench.report_rows(old, COMMON)
+    assert out and all(r["liveness"] is None and r["liveness_note"] is None for r in out)
+
+
+def test_native_report_file_converts_with_its_verdicts(tmp_path, parts):
+    # the path kbench/run takes (make bench-all): --report on this machine
+    report = tmp_path / "kbench.txt"
+    report.write_text(parts["report"])
+    out_file = tmp_path / "results.jsonl"
+    assert kbench.main(["--report", str(report), "--run-id", "t", "--out", str(out_file)]) == 0
+    assert list(schema.iter_file_errors(out_file)) == []
+    got = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert {r["liveness"] for r in got if r["op"] == "rdmsr:0x611"} <= set(kbench.VERDICTS)
+    assert {r["liveness"] for r in got if r["op"] == "rdmsr:0x606"} == {None}
