@@ -120,8 +120,7 @@ void bench_rate(benchmark::State& state) {
 
 }  // namespace
 
-void register_ebpf() {
-  const EnergyCounters counters = energy_counters();
+void register_ebpf(const EnergyCounters& counters) {
   const std::string label = events_label(counters.events);
   if (counters.events.empty()) return add_all_unavailable(label, "", counters.unavailable);
 #ifndef RAPLBENCH_HAVE_BPF

@@ -12,6 +12,7 @@
 
 #include "cpu.h"
 #include "manifest.h"
+#include "perf_events.h"
 #include "register.h"
 
 int main(int argc, char** argv) {
@@ -21,8 +22,9 @@ int main(int argc, char** argv) {
   raplbench::register_uinsn();
   raplbench::register_powercap();
   raplbench::register_msr_dev();
-  raplbench::register_perf();
-  raplbench::register_ebpf();
+  const raplbench::EnergyCounters counters = raplbench::energy_counters();
+  raplbench::register_perf(counters);
+  raplbench::register_ebpf(counters);
 
   benchmark::AddCustomContext("raplbench_manifest", raplbench::manifest_json());
   benchmark::AddCustomContext("raplbench_tsc_khz", std::to_string(raplbench::measure_tsc_khz()));

@@ -64,8 +64,7 @@ void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& event
 
 }  // namespace
 
-void register_perf() {
-  const EnergyCounters counters = energy_counters();
+void register_perf(const EnergyCounters& counters) {
   if (counters.events.empty()) {
     for (const char* op : {"read", "group-read"})
       add_unavailable(RowMeta{"perf", op, "", std::nullopt, std::nullopt, ""},

@@ -5,10 +5,14 @@
 
 namespace raplbench {
 
+struct EnergyCounters;  // perf_events.h
+
 void register_uinsn();     // uinsn.cc
 void register_powercap();  // powercap.cc
 void register_msr_dev();   // msr_dev.cc
-void register_perf();      // perf.cc
-void register_ebpf();      // ebpf.cc
+// perf and ebpf read the same energy counters: main.cc discovers (and
+// probes) them once and hands them to both.
+void register_perf(const EnergyCounters& counters);  // perf.cc
+void register_ebpf(const EnergyCounters& counters);  // ebpf.cc
 
 }  // namespace raplbench
