@@ -3,7 +3,7 @@
 //! machine, each with its route, package, unit, stand-in and liveness.
 //!
 //! The benchmarks' plan ([`crate::plan`]), the sampler (its mechanisms and
-//! `--list`) and the sources' own `discover` functions all start here, so
+//! `--list`) and the sources' own `discover_in` functions all start here, so
 //! they read the same counters and give the same advice.
 //!
 //! Discovery itself only looks (sysfs, a first read of each MSR); the

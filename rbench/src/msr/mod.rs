@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 
-use crate::cpu::{cpu_signature, packages_or_first, CpuSignature, Package};
+use crate::cpu::{CpuSignature, Package};
 use crate::{CounterSource, Domain, Error};
 
 /// Where the per-CPU devices live: /dev/cpu/<N>/msr and /dev/cpu/<N>/cpuid.
@@ -209,16 +209,6 @@ impl MsrSource {
             domains: reads.iter().map(|r| r.domain.clone()).collect(),
             stand_in,
         })
-    }
-
-    /// The energy MSRs of every package of this machine, or the cpuid
-    /// stand-in where /dev/cpu/N/msr cannot be opened.
-    pub fn discover() -> Result<MsrSource, Error> {
-        Self::discover_in(
-            Path::new(DEV_CPU_ROOT),
-            &cpu_signature(),
-            &packages_or_first(),
-        )
     }
 
     /// The energy MSRs of `packages` under `dev_root` (fixtures: a directory

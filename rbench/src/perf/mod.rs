@@ -266,13 +266,6 @@ impl PerfSource {
         })
     }
 
-    /// The energy events of this machine (or the stand-in) on the PMU's first CPU.
-    pub fn discover(mode: PerfMode) -> Result<PerfSource, Error> {
-        let found = energy_events(Path::new(PMU_ROOT))?;
-        let cpu = found.events[0].cpus.first().copied().unwrap_or(0);
-        PerfSource::open(&found.events, cpu, mode, found.stand_in)
-    }
-
     /// The events' label ("msr/tsc/", "power/{energy-pkg,energy-cores}/").
     pub fn label(&self) -> &str {
         &self.label

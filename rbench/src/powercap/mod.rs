@@ -219,11 +219,6 @@ impl PowercapSource {
         })
     }
 
-    /// Every zone under [`powercap_root`], or the stand-in where there is none.
-    pub fn discover(mode: PowercapMode) -> Result<Self, Error> {
-        Self::discover_in(&powercap_root(), mode)
-    }
-
     /// Every zone under `root`, or the stand-in where there is none (see
     /// [`crate::discovery::powercap_counters`]).
     pub fn discover_in(root: &Path, mode: PowercapMode) -> Result<Self, Error> {
