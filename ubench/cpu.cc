@@ -60,8 +60,6 @@ std::string pin_to_cpu(int cpu) {
   return "";
 }
 
-std::optional<int> other_cpu(int target) { return other_cpu(target, usable_cpus()); }
-
 std::optional<int> other_cpu(int target, const std::vector<int>& cpus) {
   for (auto it = cpus.rbegin(); it != cpus.rend(); ++it)
     if (*it != target) return *it;

@@ -25,9 +25,8 @@ std::vector<int> parse_cpu_list(const std::string& list);
 std::string pin_to_cpu(int cpu);
 
 // The "other CPU" of a same-CPU/other-CPU pair: the highest-numbered CPU of
-// `cpus` (default: usable_cpus()) that is not `target`, or nullopt.
+// `cpus` (e.g. usable_cpus()) that is not `target`, or nullopt.
 std::optional<int> other_cpu(int target, const std::vector<int>& cpus);
-std::optional<int> other_cpu(int target);
 
 // Where a benchmark thread runs relative to the CPU whose counter it reads.
 struct Placement {

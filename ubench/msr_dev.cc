@@ -59,7 +59,8 @@ void register_msr_dev() {
   const std::vector<RaplMsr> msrs = rapl_energy_msrs(cpu_vendor());
 
   int err = 0;
-  bool have_device = MsrDevice::open(path, &err).has_value();
+  std::optional<MsrDevice> dev = MsrDevice::open(path, &err);
+  const bool have_device = dev.has_value();
   if (have_device && msrs.empty()) {
     RowMeta meta{"msr-dev", "pread", "", target, target, ""};
     add_unavailable(meta, std::string("no known RAPL MSRs for this CPU vendor (") +
@@ -69,7 +70,6 @@ void register_msr_dev() {
   if (have_device) {
     // probe each MSR once: one that faults gets an unavailable row, not a
     // benchmark; the readable ones are judged together
-    std::optional<MsrDevice> dev = MsrDevice::open(path, &err);
     std::vector<RaplMsr> readable;
     std::vector<int> read_errs;
     for (const RaplMsr& msr : msrs) {

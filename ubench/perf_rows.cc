@@ -34,12 +34,23 @@ std::vector<Placement> package_placements(int target, const std::vector<int>& us
   if (std::optional<int> package = cpu_package(target, sysfs_root))
     for (int cpu : usable)
       if (cpu == target || cpu_package(cpu, sysfs_root) == package) same_package.push_back(cpu);
-  std::vector<Placement> out = {{target, target}};
-  std::optional<int> other = other_cpu(target, same_package);
-  if (!other) other = other_cpu(target, usable);
-  if (other) out.push_back({*other, target});
+  std::vector<Placement> in_package = placements(target, same_package);
+  return in_package.size() > 1 ? in_package : placements(target, usable);
+}
+
+namespace {
+
+// Each counter CPU with its placements, worked out once for every op.
+std::vector<std::pair<int, std::vector<Placement>>> targets_and_placements(
+    const EnergyCounters& counters, const std::vector<int>& usable,
+    const std::string& sysfs_root) {
+  std::vector<std::pair<int, std::vector<Placement>>> out;
+  for (int target : counter_cpus(counters.events, usable))
+    out.emplace_back(target, package_placements(target, usable, sysfs_root));
   return out;
 }
+
+}  // namespace
 
 std::vector<PlannedRow> plan_perf_rows(const EnergyCounters& counters,
                                        const std::vector<int>& usable,
@@ -52,12 +63,13 @@ std::vector<PlannedRow> plan_perf_rows(const EnergyCounters& counters,
   };
   const std::vector<Op> ops = {{"read", {counters.events.front()}, 0},
                                {"group-read", counters.events, PERF_FORMAT_GROUP}};
+  const auto targets = targets_and_placements(counters, usable, sysfs_root);
   std::vector<PlannedRow> rows;
   for (const Op& op : ops) {
     const std::string label = events_label(op.events);
-    for (int target : counter_cpus(counters.events, usable)) {
+    for (const auto& [target, target_placements] : targets) {
       const RowVerdict verdict = verdict_on(counters, op.events, target);
-      for (const Placement& p : package_placements(target, usable, sysfs_root)) {
+      for (const Placement& p : target_placements) {
         PlannedRow row;
         row.bench = "perf/" + std::string(op.name) + "/" + label + "/" + p.label();
         row.meta = RowMeta{"perf", op.name, label, p.cpu, p.target_cpu, counters.stand_in};
@@ -76,9 +88,10 @@ std::vector<PlannedRow> plan_ebpf_rows(const EnergyCounters& counters,
                                        const std::string& sysfs_root) {
   const std::string label = events_label(counters.events);
   std::vector<PlannedRow> rows;
-  for (int target : counter_cpus(counters.events, usable)) {
+  for (const auto& [target, target_placements] :
+       targets_and_placements(counters, usable, sysfs_root)) {
     const RowVerdict verdict = verdict_on(counters, counters.events, target);
-    for (const Placement& p : package_placements(target, usable, sysfs_root)) {
+    for (const Placement& p : target_placements) {
       for (const auto& [path, op] : {std::pair<const char*, const char*>{"ebpf-lookup", "lookup"},
                                      {"ebpf-mmap", "load"}}) {
         PlannedRow row;
