@@ -616,7 +616,7 @@ mod tests {
                 ("read", "power/energy-pkg/"),
                 ("group-read", "power/{energy-pkg,energy-ram}/"),
             ] {
-                for p in placements(Some(cpu)) {
+                for p in package_placements(cpu) {
                     expected.push(format!("perf/{op}/{target}@{}", p.label()));
                 }
             }
@@ -631,7 +631,7 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(package_1.len(), 2 * placements(Some(2)).len());
+        assert_eq!(package_1.len(), 2 * package_placements(2).len());
         assert!(package_1.iter().all(|&t| t == Some(2)));
     }
 
