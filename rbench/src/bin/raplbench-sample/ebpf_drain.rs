@@ -8,9 +8,10 @@
 //! Every package's counters are sampled on that package's CPU of the PMU
 //! cpumask. Each sample updates the domains of its CPU; a sample of the
 //! first CPU (the lead) writes one line per domain, the other packages at
-//! their latest values (at most one period old). A sample whose `err` is
-//! not 0, or whose time does not advance over its CPU's previous one, is
-//! counted and never written as data.
+//! their latest values (one period old where every trigger fires). A sample
+//! whose `err` is not 0, or whose time does not advance over its CPU's
+//! previous one, and a lead sample taken before every package has sampled,
+//! are counted and never written as data.
 
 use rbench::ebpf::{BpfSampler, RbSample};
 use std::cell::RefCell;
@@ -81,7 +82,11 @@ impl Drain {
                 *latest = Some(s.value[index]);
             }
         }
-        if s.cpu != self.map.lead || self.latest.iter().any(Option::is_none) {
+        if s.cpu != self.map.lead {
+            return;
+        }
+        if self.latest.iter().any(Option::is_none) {
+            self.stats.incomplete += 1;
             return;
         }
         if self.current.is_none() {
@@ -156,4 +161,73 @@ pub fn run(
     drain.ends = None; // hang up
     done.wait();
     drain.stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::pool;
+
+    fn sample(cpu: u32, time_ns: u64, values: &[u64]) -> RbSample {
+        let mut s = RbSample {
+            cpu,
+            time_ns,
+            ..Default::default()
+        };
+        s.value[..values.len()].copy_from_slice(values);
+        s
+    }
+
+    /// Two packages, lead CPU 0 and CPU 2: energy-pkg (index 0) and
+    /// energy-ram (index 1) of each, in domain order.
+    fn drain() -> (Drain, crate::batch::WriterEnds) {
+        let map = ValueMap {
+            domains: vec![(0, 0), (0, 1), (2, 0), (2, 1)],
+            lead: 0,
+        };
+        let (ends, writer) = pool(map.domains.len());
+        let drain = Drain {
+            ends: Some(ends),
+            current: None,
+            latest: vec![None; map.domains.len()],
+            map,
+            previous: Vec::new(),
+            missed: 0,
+            stats: TickerStats::default(),
+        };
+        (drain, writer)
+    }
+
+    #[test]
+    fn each_package_fills_its_own_domains_and_the_lead_writes_the_line() {
+        let (mut d, writer) = drain();
+        d.push(&sample(0, 10, &[100, 7])); // package 1 has not sampled: not written
+        d.push(&sample(2, 11, &[200, 9]));
+        d.push(&sample(0, 20, &[101, 8]));
+        d.push(&sample(2, 21, &[205, 9]));
+        d.push(&sample(0, 30, &[103, 8]));
+        d.hand_over();
+        let batch = writer.full.try_recv().unwrap();
+        assert_eq!(batch.len, 2);
+        assert_eq!(batch.times[..2], [20, 30]);
+        assert_eq!(batch.values[..8], [101, 8, 200, 9, 103, 8, 205, 9]);
+        assert_eq!(d.stats.incomplete, 1);
+    }
+
+    #[test]
+    fn errors_and_repeated_ticks_are_counted_never_written() {
+        let (mut d, writer) = drain();
+        d.push(&sample(2, 5, &[200, 9]));
+        let mut failed = sample(0, 10, &[0, 0]);
+        failed.err = -2;
+        d.push(&failed);
+        d.push(&sample(0, 10, &[100, 7])); // same time as the failed one: stale
+        d.push(&sample(0, 20, &[101, 7]));
+        d.hand_over();
+        let batch = writer.full.try_recv().unwrap();
+        assert_eq!(batch.len, 1);
+        assert_eq!(batch.values[..4], [101, 7, 200, 9]);
+        assert_eq!((d.stats.read_errors, d.stats.stale), (1, 1));
+        assert!(d.stats.first_error.unwrap().contains("on CPU 0"));
+    }
 }

@@ -74,6 +74,12 @@ impl Phase {
                 self.producer.stale
             );
         }
+        if self.producer.incomplete > 0 {
+            line += &format!(
+                "; {} samples not written: another package's CPU had not sampled yet",
+                self.producer.incomplete
+            );
+        }
         if self.producer.read_errors > 0 {
             line += &format!(
                 "; {} failed reads, not written (first: {})",

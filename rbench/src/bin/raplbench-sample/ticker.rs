@@ -37,6 +37,10 @@ pub struct TickerStats {
     /// Samples that repeat their CPU's previous one (ebpf: its time did not
     /// advance); never written as data.
     pub stale: u64,
+    /// ebpf: samples of the lead CPU not written because another package's
+    /// CPU had not sampled yet (its trigger may not fire: the cpu-clock
+    /// fallback on an idle CPU); never written with a made-up value.
+    pub incomplete: u64,
     /// The first failure, in words.
     pub first_error: Option<String>,
 }
