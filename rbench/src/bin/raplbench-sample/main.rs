@@ -345,7 +345,9 @@ fn run(args: Args) -> Result<i32, Fail> {
     };
     let mech = args.mechanism().name();
 
-    let (sampled, null_kind, null_cpu) = match opened {
+    // the null sampler runs where the sampler did: for ebpf, a timer on each
+    // package CPU, so its floor is comparable (the callback time adds up)
+    let (sampled, null_kind, null_cpu, in_kernel_cpus) = match opened {
         Opened::Ticked(t) => {
             let cpu = args.cpu.or(t.counter_cpu);
             let setup = TickerSetup {
@@ -372,7 +374,7 @@ fn run(args: Args) -> Result<i32, Fail> {
                 stats,
                 producer,
             };
-            ((phase, code), "bare timerfd loop", cpu)
+            ((phase, code), "bare timerfd loop", cpu, Vec::new())
         }
         Opened::InKernel(k) => {
             let cpu = k.cpus.first().copied().unwrap_or(0);
@@ -395,6 +397,7 @@ fn run(args: Args) -> Result<i32, Fail> {
             };
             let (wall_ns, code, producer, stats, trigger) =
                 run_in_kernel(setup, output, period_ns, &until, banner)?;
+            let in_kernel_cpus = k.cpus.clone();
             let phase = Phase {
                 title: format!("{mech} ({}, {trigger})", k.label),
                 op: mech.into(),
@@ -407,7 +410,7 @@ fn run(args: Args) -> Result<i32, Fail> {
                 stats,
                 producer,
             };
-            ((phase, code), "bare bpf_timer program", Some(cpu))
+            ((phase, code), "bare bpf_timer program", Some(cpu), in_kernel_cpus)
         }
     };
     let (phase, code) = sampled;
@@ -433,10 +436,9 @@ fn run(args: Args) -> Result<i32, Fail> {
             let same_time = Until::Elapsed(phases[0].wall_ns);
             let (wall_ns, _, producer, stats) = if args.mechanism() == Mechanism::Ebpf {
                 let banner = format!("null sampler ({null_kind}) at {hz} Hz");
-                let null_cpus = [null_cpu.unwrap_or(0)];
                 let setup = InKernelSetup {
                     events: &[],
-                    cpus: &null_cpus,
+                    cpus: &in_kernel_cpus,
                     domains: Vec::new(),
                     map: Vec::new(),
                     yields_energy: Vec::new(),
