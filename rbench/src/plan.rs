@@ -10,7 +10,9 @@ use crate::cpu::{
     cpu_signature, package_placements, packages_or_first, placements, CpuSignature, Package,
     Placement,
 };
-use crate::discovery::{msr_counters, perf_counters, powercap_counters, Counter, Counters, Route};
+use crate::discovery::{
+    counter_cpus, msr_counters, perf_counters, powercap_counters, Counter, Counters, Route,
+};
 use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead};
 use crate::liveness::{Liveness, LIVENESS_WINDOW};
 use crate::manifest::RowMeta;
@@ -257,17 +259,6 @@ pub fn msr_rows(
     rows
 }
 
-/// The CPUs of the discovered perf counters, in order (one per package).
-fn counter_cpus(found: &Counters) -> Vec<usize> {
-    let mut cpus: Vec<usize> = Vec::new();
-    for cpu in found.counters.iter().filter_map(|c| c.cpu) {
-        if !cpus.contains(&cpu) {
-            cpus.push(cpu);
-        }
-    }
-    cpus
-}
-
 /// The counters on `cpu`, and their events.
 fn on_cpu(found: &Counters, cpu: usize) -> (Vec<&Counter>, Vec<PerfEventSpec>) {
     let counters: Vec<&Counter> = found
@@ -305,7 +296,7 @@ pub fn perf_rows(perf: &Result<Counters, Error>) -> Vec<Planned> {
         }
     };
     let mut rows = Vec::new();
-    for cpu in counter_cpus(found) {
+    for cpu in counter_cpus(&found.counters) {
         let (counters, events) = on_cpu(found, cpu);
         for mode in ops {
             let n = match mode {
@@ -401,7 +392,7 @@ pub fn ebpf_rows(
         Ok(found) => found,
         Err(e) => return (None, Vec::new(), unavailable("", None, &e.to_string())),
     };
-    let cpus = counter_cpus(found);
+    let cpus = counter_cpus(&found.counters);
     let (_, events) = on_cpu(found, cpus[0]);
     let label = events_label(&events);
     let stand_in = found.stand_in.as_deref();

@@ -156,6 +156,17 @@ impl Counters {
     }
 }
 
+/// The CPUs of `counters`, each once, in order (for perf: one per package).
+pub fn counter_cpus(counters: &[Counter]) -> Vec<usize> {
+    let mut cpus: Vec<usize> = Vec::new();
+    for cpu in counters.iter().filter_map(|c| c.cpu) {
+        if !cpus.contains(&cpu) {
+            cpus.push(cpu);
+        }
+    }
+    cpus
+}
+
 /// The key of a run of counters one source reads: the route's kind, and
 /// for perf events the CPU (one group per CPU).
 fn source_key(route: &Route) -> (u8, usize) {

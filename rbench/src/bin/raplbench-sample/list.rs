@@ -3,7 +3,8 @@
 //! list`, `turbostat` or `likwid-powermeter -i`).
 
 use clap::ValueEnum;
-use rbench::discovery::Counter;
+use rbench::discovery::{Counter, Counters};
+use rbench::liveness::LIVENESS_WINDOW;
 
 use crate::cli::{Args, Mechanism};
 use crate::mechanism::discover;
@@ -52,8 +53,21 @@ pub fn lines(args: &Args) -> Vec<[String; 6]> {
         None => Mechanism::value_variants().to_vec(),
     };
     let mut out = Vec::new();
+    // ebpf reads the perf events: discovered and probed once for both
+    let mut perf: Option<Result<Counters, String>> = None;
     for m in mechanisms {
-        match discover(m, args.powercap_root.as_deref()) {
+        let probed = || {
+            let mut found =
+                discover(m, args.powercap_root.as_deref()).map_err(|e| e.to_string())?;
+            found.probe(LIVENESS_WINDOW);
+            Ok(found)
+        };
+        let found = if matches!(m, Mechanism::Perf | Mechanism::Ebpf) {
+            perf.get_or_insert_with(probed).clone()
+        } else {
+            probed()
+        };
+        match found {
             Ok(found) => {
                 for c in &found.counters {
                     out.push(cells(m, c, found.stand_in.is_some()));

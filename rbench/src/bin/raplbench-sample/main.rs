@@ -410,7 +410,12 @@ fn run(args: Args) -> Result<i32, Fail> {
                 stats,
                 producer,
             };
-            ((phase, code), "bare bpf_timer program", Some(cpu), in_kernel_cpus)
+            (
+                (phase, code),
+                "bare bpf_timer program",
+                Some(cpu),
+                in_kernel_cpus,
+            )
         }
     };
     let (phase, code) = sampled;

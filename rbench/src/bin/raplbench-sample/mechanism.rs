@@ -5,7 +5,8 @@
 
 use rbench::cpu::{cpu_signature, packages_or_first};
 use rbench::discovery::{
-    msr_counters, open_counters, perf_counters, powercap_counters, Counter, Counters, Route,
+    counter_cpus, msr_counters, open_counters, perf_counters, powercap_counters, Counter, Counters,
+    Route,
 };
 use rbench::liveness::{Liveness, LIVENESS_WINDOW};
 use rbench::msr::{msr_hex, Register, DEV_CPU_ROOT};
@@ -80,12 +81,13 @@ impl Opened {
 }
 
 /// What `mechanism` would read here (powercap under `powercap_root`, or
-/// $RAPLBENCH_POWERCAP_ROOT, or /sys/class/powercap), probed for liveness.
+/// $RAPLBENCH_POWERCAP_ROOT, or /sys/class/powercap), not yet probed:
+/// [`Counters::probe`] the ones that will be read.
 pub fn discover(
     mechanism: Mechanism,
     powercap_root_arg: Option<&Path>,
 ) -> Result<Counters, rbench::Error> {
-    let mut found = match mechanism {
+    match mechanism {
         Mechanism::Powercap => {
             let root = powercap_root_arg.map_or_else(powercap_root, Path::to_path_buf);
             powercap_counters(&root)
@@ -96,9 +98,7 @@ pub fn discover(
             &packages_or_first(),
         ),
         Mechanism::Perf | Mechanism::Ebpf => perf_counters(Path::new(PMU_ROOT), Path::new("/sys")),
-    }?;
-    found.probe(LIVENESS_WINDOW);
-    Ok(found)
+    }
 }
 
 /// Keeps the candidates that --domains names (by name or by source); an
@@ -194,29 +194,36 @@ fn unique_events(counters: &[Counter]) -> Vec<PerfEventSpec> {
 pub fn open(args: &Args) -> Result<Opened, String> {
     let mechanism = args.mechanism();
     let found = discover(mechanism, args.powercap_root.as_deref()).map_err(|e| e.to_string())?;
-    let counters = select(readable(mechanism, &found)?, domain_of, &args.domains)?;
-    let label = label(&counters, found.stand_in.is_some());
+    // probe only what --domains keeps: a left-out frozen counter costs nothing
+    let mut chosen = Counters {
+        counters: select(readable(mechanism, &found)?, domain_of, &args.domains)?,
+        stand_in: found.stand_in,
+    };
+    chosen.probe(LIVENESS_WINDOW);
+    if let Some(e) = chosen
+        .counters
+        .iter()
+        .find_map(|c| c.readable.clone().err())
+    {
+        return Err(e);
+    }
+    let Counters { counters, stand_in } = chosen;
+    let label = label(&counters, stand_in.is_some());
     if mechanism == Mechanism::Ebpf {
-        let mut cpus: Vec<usize> = Vec::new();
-        for cpu in counters.iter().filter_map(|c| c.cpu) {
-            if !cpus.contains(&cpu) {
-                cpus.push(cpu);
-            }
-        }
         return Ok(Opened::InKernel(InKernel {
+            cpus: counter_cpus(&counters),
             events: unique_events(&counters),
             label,
-            cpus,
-            stand_in: found.stand_in,
+            stand_in,
             counters,
         }));
     }
-    let source = open_counters(&counters, found.stand_in.clone()).map_err(|e| e.to_string())?;
+    let source = open_counters(&counters, stand_in.clone()).map_err(|e| e.to_string())?;
     Ok(Opened::Ticked(Ticked {
         source,
         label,
         counter_cpu: counters.first().and_then(|c| c.cpu),
-        stand_in: found.stand_in,
+        stand_in,
         counters,
     }))
 }
