@@ -14,7 +14,7 @@
 //! $RAPLBENCH_MANIFEST (default <criterion home>/raplbench-manifest.json).
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
 use rbench::cpu::pin_to_cpu;
@@ -104,10 +104,9 @@ fn time_slot(
     via: SlotRead,
 ) -> Outcome {
     let mut slot = RbSlot::default();
-    let before = sampler.tick_counts(cpu).map_or(0, |t| t.ticks);
-    let mut reads = 0u64;
+    let before = sampler.tick_counts(cpu).ok();
+    let started = Instant::now();
     let outcome = time_reads(criterion, row, || {
-        reads += 1;
         let result = match via {
             SlotRead::Lookup => sampler.lookup(cpu, &mut slot),
             SlotRead::Load => sampler.load(cpu, &mut slot),
@@ -115,19 +114,32 @@ fn time_slot(
         black_box(&slot);
         result
     });
-    // a slot that failed or stopped ticking held no data: not a measurement
-    // (one read only: Criterion listed or filtered the benchmark out)
-    match outcome {
-        Outcome::Measured if reads <= 1 => Outcome::Measured,
-        Outcome::Measured if slot.err != 0 => Outcome::Failed(format!(
-            "the BPF program's reads failed on CPU {cpu} during the measurement: err {} ({})",
-            slot.err,
-            std::io::Error::from_raw_os_error(-slot.err)
-        )),
-        Outcome::Measured if slot.ticks == before => Outcome::Failed(format!(
-            "the BPF program's slot of CPU {cpu} did not tick during the measurement"
-        )),
-        other => other,
+    // a slot that failed or stopped ticking held no data: not a measurement.
+    // Judged from the tick accounting before and after (err_ticks counts
+    // every failed read, not just the last), and only when the run lasted
+    // some periods (else Criterion listed or filtered the benchmark out).
+    let after = sampler.tick_counts(cpu).ok();
+    let periods = started.elapsed().as_nanos() / u128::from(sampler.period_ns().max(1));
+    match (outcome, before, after) {
+        (Outcome::Measured, Some(before), Some(after)) if periods >= 10 => {
+            let failed = after.err_ticks.saturating_sub(before.err_ticks);
+            if failed > 0 {
+                Outcome::Failed(format!(
+                    "the BPF program's reads failed on CPU {cpu} during the measurement: \
+                     {failed} of {} ticks (last err {}: {})",
+                    after.ticks.saturating_sub(before.ticks),
+                    slot.err,
+                    std::io::Error::from_raw_os_error(-slot.err)
+                ))
+            } else if after.ticks == before.ticks {
+                Outcome::Failed(format!(
+                    "the BPF program's slot of CPU {cpu} did not tick during the measurement"
+                ))
+            } else {
+                Outcome::Measured
+            }
+        }
+        (outcome, ..) => outcome,
     }
 }
 
