@@ -143,16 +143,14 @@ pub fn perf_unit_problem(unit: &str, scale: f64) -> Option<String> {
         .then(|| format!("unit '{unit}', scale {scale}: not an energy counter"))
 }
 
-/// What the probe saw: per counter, whether it changed, and how long and
-/// how often it read.
+/// What the probe saw: per counter, whether it changed, and how often it
+/// read (for at least the window when one did not change).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Movement {
     /// Per counter, in read order: it changed at least once.
     pub moved: Vec<bool>,
     /// Reads taken, the first included.
     pub reads: u32,
-    /// From the first read to the last.
-    pub elapsed: Duration,
 }
 
 /// Reads every domain of `source` together every `poll` until each has
@@ -178,11 +176,7 @@ pub fn probe_movement(
             *m |= a != b;
         }
     }
-    Ok(Movement {
-        moved,
-        reads,
-        elapsed: t0.elapsed(),
-    })
+    Ok(Movement { moved, reads })
 }
 
 /// The verdicts of `source`'s counters, named by `names` (one per domain),

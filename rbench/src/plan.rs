@@ -16,7 +16,7 @@ use crate::discovery::{
 use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead};
 use crate::liveness::{Liveness, LIVENESS_WINDOW};
 use crate::manifest::RowMeta;
-use crate::msr::{msr_hex, register_read, Register, RegisterRead, DEV_CPU_ROOT};
+use crate::msr::{register_read, RegisterRead, DEV_CPU_ROOT};
 use crate::perf::{events_label, PerfEventSpec, PerfMode, PMU_ROOT};
 use crate::powercap::{powercap_root, CounterFile, PowercapMode};
 use crate::Error;
@@ -203,13 +203,6 @@ pub fn powercap_rows(root: &Path, window: Duration) -> Vec<Planned> {
 }
 
 /// The row target of a register: "0x611", "cpuid:0x0".
-fn register_target(read: &RegisterRead) -> String {
-    match read.register {
-        Register::Msr(addr) => msr_hex(addr),
-        Register::CpuidLeaf(leaf) => format!("cpuid:{leaf:#x}"),
-    }
-}
-
 /// Path "msr-dev": every vendor energy MSR of the first package's lead CPU
 /// (one that faults is unavailable), probed for liveness for up to
 /// `window`, or the cpuid stand-in.
@@ -245,7 +238,7 @@ pub fn msr_rows(
             let meta = meta(
                 "msr-dev",
                 "pread",
-                Some(&register_target(&read)),
+                Some(&read.register.target()),
                 Some(p),
                 found.stand_in.as_deref(),
                 counter.liveness.clone(),

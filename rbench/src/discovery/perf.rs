@@ -34,11 +34,7 @@ pub fn perf_counters_of(found: &EnergyEvents, sysfs_root: &Path) -> Counters {
                         format!("cpu{cpu}")
                     },
                     name: event.short_name().to_string(),
-                    joules_per_unit: if event.unit == "Joules" {
-                        event.scale
-                    } else {
-                        0.0
-                    },
+                    joules_per_unit: event.joules_per_unit(),
                     max: u64::MAX,
                 },
                 route: Route::PerfEvent {

@@ -51,6 +51,16 @@ pub enum Register {
     CpuidLeaf(u32),
 }
 
+impl Register {
+    /// The register as result rows name it: "0x611", or "cpuid:0x0".
+    pub fn target(self) -> String {
+        match self {
+            Register::Msr(addr) => msr_hex(addr),
+            Register::CpuidLeaf(leaf) => format!("cpuid:{leaf:#x}"),
+        }
+    }
+}
+
 /// The error of a failed MSR device call, in words a person can act on.
 fn device_error(errno: Errno, path: &str, addr: u32) -> Error {
     match errno {

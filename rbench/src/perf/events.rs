@@ -38,6 +38,16 @@ pub struct PerfEventSpec {
 }
 
 impl PerfEventSpec {
+    /// Joules per count: the scale of an event counted in Joules, else 0.0
+    /// (not energy).
+    pub fn joules_per_unit(&self) -> f64 {
+        if self.unit == "Joules" {
+            self.scale
+        } else {
+            0.0
+        }
+    }
+
     /// The event name without its PMU: "energy-pkg" for "power/energy-pkg/".
     pub fn short_name(&self) -> &str {
         let inner = self.name.trim_end_matches('/');

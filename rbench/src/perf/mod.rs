@@ -252,7 +252,7 @@ impl PerfSource {
             .map(|e| Domain {
                 source: format!("cpu{cpu}"),
                 name: e.short_name().to_string(),
-                joules_per_unit: if e.unit == "Joules" { e.scale } else { 0.0 },
+                joules_per_unit: e.joules_per_unit(),
                 max: u64::MAX,
             })
             .collect();

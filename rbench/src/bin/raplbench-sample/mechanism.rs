@@ -9,7 +9,7 @@ use rbench::discovery::{
     Route,
 };
 use rbench::liveness::{Liveness, LIVENESS_WINDOW};
-use rbench::msr::{msr_hex, Register, DEV_CPU_ROOT};
+use rbench::msr::DEV_CPU_ROOT;
 use rbench::perf::{events_label, PerfEventSpec, PMU_ROOT};
 use rbench::powercap::powercap_root;
 use rbench::{CounterSource, Domain};
@@ -163,14 +163,7 @@ fn label(counters: &[Counter], stand_in: bool) -> String {
         .iter()
         .map(|c| match &c.route {
             Route::File { path } if stand_in => path.clone(),
-            Route::Register {
-                register: Register::Msr(addr),
-                ..
-            } => msr_hex(*addr),
-            Route::Register {
-                register: Register::CpuidLeaf(leaf),
-                ..
-            } => format!("cpuid:{leaf:#x}"),
+            Route::Register { register, .. } => register.target(),
             _ => c.domain.source.clone(),
         })
         .collect::<Vec<_>>()
