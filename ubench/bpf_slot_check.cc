@@ -19,24 +19,20 @@ std::string check_slot(int cpu, const SlotLoad& load, const std::string& trigger
   const Clock::time_point start = Clock::now();
   rb_slot slot;
   if (!load(&slot)) return never_settled;
-  const uint64_t first_ticks = slot.ticks;
-  uint64_t last_ticks = slot.ticks;
-  int seen = 0, with_error = 0, last_err = 0;
+  // the program counts every tick and every failed read (err_ticks): the
+  // differences are exact however many ticks fall between two looks
+  const rb_slot first = slot;
+  int last_err = 0;
   do {
     std::this_thread::sleep_for(poll);
     if (!load(&slot)) return never_settled;
-    if (slot.ticks != last_ticks) {  // a tick (or more) since the last look
-      ++seen;
-      if (slot.err != 0) {
-        ++with_error;
-        last_err = slot.err;
-      }
-      last_ticks = slot.ticks;
-    }
+    if (slot.err != 0) last_err = slot.err;
   } while (Clock::now() - start < window);
+  const uint64_t seen = slot.ticks - first.ticks;
+  const uint64_t with_error = slot.err_ticks - first.err_ticks;
   const std::string ms = std::to_string(
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
-  if (last_ticks == first_ticks) {
+  if (seen == 0) {
     const double floor_hz = 1e9 / double(std::chrono::nanoseconds(window).count());
     char hz[32];
     std::snprintf(hz, sizeof(hz), "%g", floor_hz);

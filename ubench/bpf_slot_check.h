@@ -26,7 +26,8 @@ constexpr std::chrono::milliseconds kSlotCheckPoll{1};
 using SlotLoad = std::function<bool(rb_slot* slot)>;
 
 // Watches the slot of CPU `cpu` for `window`. Returns an empty string if its
-// tick count advanced and no tick seen carried an error; otherwise why the
+// tick count advanced and no tick's read failed (the slot's err_ticks did not
+// grow); otherwise why the
 // slot is not data, e.g.
 //   "BPF slot of CPU 0: err -2 (ENOENT) on 3 of 48 ticks seen in 50 ms"
 //   "BPF slot of CPU 1: no tick in 50 ms: <trigger> fires below 20 Hz on this CPU"

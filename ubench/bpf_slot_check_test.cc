@@ -10,14 +10,17 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// A slot whose tick count grows by one at each load, with `err` from the
-// load numbered `err_from` on (1-based; 0: never).
+// A slot whose tick count grows by one at each load, with `err` (and one
+// more failed tick in err_ticks) from the load numbered `err_from` on
+// (1-based; 0: never).
 SlotLoad ticking(int err, int err_from, int* loads) {
   return [=](rb_slot* slot) {
     ++*loads;
     *slot = rb_slot{};
     slot->ticks = uint64_t(*loads);
-    slot->err = err_from != 0 && *loads >= err_from ? err : 0;
+    const bool failing = err_from != 0 && *loads >= err_from;
+    slot->err = failing ? err : 0;
+    slot->err_ticks = failing ? uint64_t(*loads - err_from + 1) : 0;
     return true;
   };
 }
@@ -34,6 +37,24 @@ TEST(BpfSlotCheck, ErrorsAreCountedAndNamed) {
   EXPECT_EQ(why.rfind("BPF slot of CPU 2: err -2 (ENOENT) on ", 0), 0u) << why;
   const std::string all = std::to_string(loads - 1);  // every load after the first saw a tick
   EXPECT_NE(why.find("on " + all + " of " + all + " ticks seen in "), std::string::npos) << why;
+}
+
+TEST(BpfSlotCheck, FailedTicksBetweenTwoLooksAreAllCounted) {
+  int loads = 0;
+  auto busy_failing = [&loads](rb_slot* slot) {  // 10 ticks, 3 of them failed, per look
+    ++loads;
+    *slot = rb_slot{};
+    slot->ticks = 10 * uint64_t(loads);
+    slot->err_ticks = 3 * uint64_t(loads);
+    slot->err = loads % 2 ? -EIO : 0;  // the last error may be gone by the next look
+    return true;
+  };
+  std::string why = check_slot(0, busy_failing, "bpf_timer", milliseconds(5));
+  const int looks = loads - 1;
+  EXPECT_NE(why.find("on " + std::to_string(3 * looks) + " of " + std::to_string(10 * looks) +
+                     " ticks seen in "),
+            std::string::npos)
+      << why;
 }
 
 TEST(BpfSlotCheck, ASlotThatDoesNotTickIsNotData) {

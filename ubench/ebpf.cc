@@ -18,6 +18,7 @@
 // (bpf_slot_check.h); an error that appears during the timing fails the row.
 #include <time.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,14 +59,26 @@ std::unique_ptr<BpfSampler>& sampler() {
   return s;
 }
 
-// A slot that turned bad while it was timed is not data either.
-void fail_if_slot_error(benchmark::State& state, int target_cpu, const rb_slot& last) {
-  if (last.err != 0)
+// The slot's count of failed reads before the timing (0 if unsettled).
+uint64_t failed_ticks(int target_cpu) {
+  rb_slot slot{};
+  return sampler()->load_slot(target_cpu, &slot) ? slot.err_ticks : 0;
+}
+
+// A slot that turned bad while it was timed is not data either: any read
+// that failed since `failed_before` (err_ticks counts every one, not only
+// the last) fails the row.
+void fail_if_slot_error(benchmark::State& state, int target_cpu, uint64_t failed_before,
+                        const rb_slot& last) {
+  const uint64_t failed = last.err_ticks - failed_before;
+  if (failed > 0)
     state.SkipWithError(("BPF slot of CPU " + std::to_string(target_cpu) + ": " +
-                         slot_error_text(last.err) + " during the timing: not data").c_str());
+                         std::to_string(failed) + " failed reads during the timing (last " +
+                         slot_error_text(last.err) + "): not data").c_str());
 }
 
 void bench_lookup(benchmark::State& state, int target_cpu) {
+  const uint64_t failed_before = failed_ticks(target_cpu);
   rb_slot slot{};
   for (auto _ : state) {
     if (int err = sampler()->lookup_slot(target_cpu, &slot)) {
@@ -74,10 +87,11 @@ void bench_lookup(benchmark::State& state, int target_cpu) {
     }
     benchmark::DoNotOptimize(slot);
   }
-  fail_if_slot_error(state, target_cpu, slot);
+  fail_if_slot_error(state, target_cpu, failed_before, slot);
 }
 
 void bench_load(benchmark::State& state, int target_cpu) {
+  const uint64_t failed_before = failed_ticks(target_cpu);
   rb_slot slot{};
   for (auto _ : state) {
     if (!sampler()->load_slot(target_cpu, &slot)) {
@@ -86,7 +100,7 @@ void bench_load(benchmark::State& state, int target_cpu) {
     }
     benchmark::DoNotOptimize(slot);
   }
-  fail_if_slot_error(state, target_cpu, slot);
+  fail_if_slot_error(state, target_cpu, failed_before, slot);
 }
 
 uint64_t monotonic_ns() {
@@ -131,11 +145,25 @@ void register_ebpf(const EnergyCounters& counters) {
   if (!sampler()) return add_all_unavailable(label, counters.stand_in, why);
 
   const std::vector<int> usable = usable_cpus();
+  const std::vector<int> counter_cpu_list = counter_cpus(counters.events, usable);
   std::map<int, std::string> not_data;  // per counter CPU: why its slot is not data
-  for (int cpu : counter_cpus(counters.events, usable))
-    not_data[cpu] = check_slot(
-        cpu, [cpu](rb_slot* slot) { return sampler()->load_slot(cpu, slot); },
-        sampler()->trigger());
+  for (int cpu : counter_cpu_list) not_data[cpu];  // every entry exists before the checks start
+  std::vector<std::thread> checks;      // the slots are watched together, in one window
+  for (int cpu : counter_cpu_list) {
+    const std::vector<int>& armed = sampler()->cpus();
+    if (std::find(armed.begin(), armed.end(), cpu) == armed.end()) {
+      not_data[cpu] = "BPF slot of CPU " + std::to_string(cpu) +
+                      ": no trigger armed there (outside this process's CPU affinity)";
+      continue;
+    }
+    std::string& why = not_data[cpu];
+    checks.emplace_back([cpu, &why] {
+      why = check_slot(
+          cpu, [cpu](rb_slot* slot) { return sampler()->load_slot(cpu, slot); },
+          sampler()->trigger());
+    });
+  }
+  for (std::thread& check : checks) check.join();
   for (const PlannedRow& row : plan_ebpf_rows(counters, usable)) {
     const int t = *row.meta.target_cpu;
     if (!not_data[t].empty()) {
