@@ -72,10 +72,10 @@ std::string unreadable_reason(const std::string& path) {
   return path + ": " + errno_text(errno);
 }
 
+// `why`: unreadable_reason(path), worked out once by the caller.
 void register_file(const std::string& path, const std::string& target,
                    std::optional<int> target_cpu, const std::string& stand_in,
-                   const RowVerdict& verdict = {}) {
-  const std::string why = unreadable_reason(path);
+                   const std::string& why, const RowVerdict& verdict = {}) {
   for (const Placement& p : placements(target_cpu)) {
     for (const char* op : {"pread", "open-read-close"}) {
       RowMeta meta{"powercap", op, target, p.cpu, p.target_cpu, stand_in};
@@ -104,15 +104,19 @@ void register_powercap() {
   // unavailable rows (and a zone whose probe read fails keeps no verdict:
   // its benchmark reports the same read error)
   std::vector<PowercapZone> readable;
-  for (const PowercapZone& z : zones)
-    if (unreadable_reason(z.energy_path).empty()) readable.push_back(z);
+  std::vector<std::string> why_unreadable;
+  for (const PowercapZone& z : zones) {
+    why_unreadable.push_back(unreadable_reason(z.energy_path));
+    if (why_unreadable.back().empty()) readable.push_back(z);
+  }
   std::string probe_error;
   std::vector<CounterVerdict> verdicts =
       judge_powercap_zones(readable, &probe_error).value_or(std::vector<CounterVerdict>{});
-  for (const PowercapZone& z : zones) {
+  for (size_t i = 0; i < zones.size(); ++i) {
+    const PowercapZone& z = zones[i];
     std::optional<int> target_cpu;
     if (z.package && !z.mmio) target_cpu = package_lead_cpu(*z.package);
-    register_file(z.energy_path, z.id + "/energy_uj", target_cpu, "",
+    register_file(z.energy_path, z.id + "/energy_uj", target_cpu, "", why_unreadable[i],
                   worst_of(verdicts, {powercap_counter_name(z)}));
   }
   if (!zones.empty()) return;
@@ -130,7 +134,8 @@ void register_powercap() {
   register_file(kStandInFile, kStandInFile, std::nullopt,
                 missing + ": measured the live sysfs counter " + kStandInFile +
                     " through the same kernfs read route (without the MSR read and IPI "
-                    "that energy_uj costs)");
+                    "that energy_uj costs)",
+                unreadable_reason(kStandInFile));
 }
 
 }  // namespace raplbench
