@@ -601,8 +601,10 @@ def run_gate(baseline: Run, current: Run, config: Config) -> Verdict:
 
     results = [Result(row, SKIPPED_REFERENCE, "a published figure, not measured")
                for _, row in baseline.rows if row["harness"] == "reference"]
-    pairs = [(b, c_index[k][1]) for k, (_, b) in b_index.items() if k in c_index]
+    pairs = []  # (baseline, current) of every key in both: for the liveness comparison
     for k, (_, b) in b_index.items():
+        if k in c_index:
+            pairs.append((b, c_index[k][1]))
         ident, _ = k
         rule = config.rule_for(b)
         if b["status"] != "ok":
@@ -786,7 +788,8 @@ def markdown(v: Verdict) -> str:
         tally.append(f"{n[MISSING]} missing")
     died = len(v.liveness.of_kind(gate_liveness.DIED))
     if died:
-        tally.append(f"{_plural(died, 'counter')} died")
+        # rows, not counters: one dead counter reaches every row that reads it
+        tally.append(f"{_plural(died, 'row')} whose counter died")
     tally.append(_plural(n[IMPROVEMENT], "improvement"))
     tally.append(f"{n[UNCHANGED]} unchanged")
     head = "✅ pass" if v.passed else "❌ fail"
@@ -967,7 +970,7 @@ def main(argv=None) -> int:
     outcome = "pass" if verdict.passed else "FAIL"
     print(f"gate: {outcome}: {verdict.count(REGRESSION)} regressions, "
           f"{verdict.count(MISSING)} missing, "
-          f"{len(verdict.liveness.of_kind(gate_liveness.DIED))} counters died, "
+          f"{len(verdict.liveness.of_kind(gate_liveness.DIED))} rows whose counter died, "
           f"{verdict.count(IMPROVEMENT)} improvements, "
           f"{verdict.count(UNCHANGED)} unchanged; verdict in {display(verdict_path)}",
           file=sys.stderr)

@@ -95,8 +95,8 @@ def markdown_sections(report: Report, label, table) -> list[str]:
     out = []
     died = report.of_kind(DIED)
     if died:
-        title = ("❌ Counters that died" if report.policy == FAIL else
-                 "⚠️ **Counters that died** (a warning: `[liveness] counter_died = \"warn\"`)")
+        title = ("❌ Rows whose counter died" if report.policy == FAIL else
+                 "⚠️ **Rows whose counter died** (a warning: `[liveness] counter_died = \"warn\"`)")
         out += ["", f"### {title} ({len(died)})", "",
                 "Live in the baseline, frozen or without an energy unit now: the route is "
                 "still timed, but it yields no energy any more.", "",

@@ -612,8 +612,8 @@ def test_a_counter_that_died_fails_the_gate_and_is_named(tmp_path, capsys, built
     b, cur = pair(tmp_path, psys_rows(c, "live"), psys_rows(c, "frozen", FROZEN_NOTE))
     code, out, err = run_main(capsys, b, cur, "--config", str(builtin))
     assert code == 1
-    assert "❌ fail — 0 regressions, 2 counters died" in out.splitlines()[0]
-    assert "### ❌ Counters that died (2)" in out
+    assert "❌ fail — 0 regressions, 2 rows whose counter died" in out.splitlines()[0]
+    assert "### ❌ Rows whose counter died (2)" in out
     assert f"| live | frozen | {FROZEN_NOTE} |" in out
     assert f"gate: counter died: perf read {PSYS} 0→0 latency (gbench): live → frozen" in err
     verdict = verdict_of(cur)
@@ -630,8 +630,8 @@ def test_a_counter_that_died_can_be_a_warning(tmp_path, capsys):
     b, cur = pair(tmp_path, psys_rows(c, "live"), psys_rows(c, "no-unit", "unit 'Watts'"))
     code, out, _ = run_main(capsys, b, cur, "--config", str(config))
     assert code == 0
-    assert "✅ pass — 0 regressions, 2 counters died" in out.splitlines()[0]
-    assert "⚠️ **Counters that died** (a warning" in out
+    assert "✅ pass — 0 regressions, 2 rows whose counter died" in out.splitlines()[0]
+    assert "⚠️ **Rows whose counter died** (a warning" in out
     assert not any(e["fails"] for e in verdict_of(cur)["liveness_changes"])
 
 
