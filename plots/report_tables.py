@@ -86,12 +86,7 @@ def cell_marks(row: dict | None, notes: Notes, *extra: str) -> str:
     """Footnote marks for a value cell (stand-in, not ok, emulated, extra)."""
     texts = list(extra)
     if row is not None:
-        if row.get("stand_in"):
-            texts.append(f"stand-in: {row['stand_in']}")
-        if liveness.is_dead(row):
-            texts.append(liveness.footnote(row))
-        if row["status"] != "ok":
-            texts.append(f"{row['status']}: {row['reason']}")
+        texts += text_table.row_footnotes(row)
         if labels.is_emulated(row["machine"]):
             texts.append(EMULATED_NOTE)
     return notes.mark(*texts)

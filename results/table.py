@@ -83,7 +83,9 @@ def sort_key(row):
             row.get("harness") or "", row.get("metric") or "")
 
 
-def _notes(row) -> list[str]:
+def row_footnotes(row) -> list[str]:
+    """The footnote texts of a row: its stand-in, a dead counter, why it is
+    not ok (the report's tables add the emulated-CPU note)."""
     notes = []
     if row.get("stand_in"):
         notes.append(f"stand-in: {row['stand_in']}")
@@ -102,7 +104,7 @@ def format_latency_table(rows) -> str:
     lines = []
     for row in sorted(rows, key=sort_key):
         marks = "".join(f"[{footnotes.setdefault(text, len(footnotes) + 1)}]"
-                        for text in _notes(row))
+                        for text in row_footnotes(row))
         median, ci = median_and_interval(row)
         n = str(row["n"]) if row.get("status") == "ok" and row.get("n") else DASH
         lines.append((row.get("path") or DASH, row.get("op") or DASH, shorten(row.get("target")),
