@@ -19,12 +19,11 @@
  * The liveness probe of an energy counter (docs: kbench/README.md). RAPL
  * updates its energy status about every 976 us, so a counter is read every
  * 1 ms (sleeping in between) and one that has not changed in 100 ms (about
- * 100 updates) is frozen. At most KBENCH_LIVENESS_MAX_READS reads and about
- * KBENCH_LIVENESS_WINDOW_MS plus one poll, whichever comes first.
+ * 100 updates) is frozen. At most 1 + window / poll reads (101) and about
+ * the window plus one poll, whichever comes first.
  */
 #define KBENCH_LIVENESS_POLL_US 1000
 #define KBENCH_LIVENESS_WINDOW_MS 100
-#define KBENCH_LIVENESS_MAX_READS (1 + KBENCH_LIVENESS_WINDOW_MS * 1000 / KBENCH_LIVENESS_POLL_US)
 
 /* Energy unit field of the RAPL unit MSR: ESU, bits 12:8 (1/2^ESU J per count). */
 #define KBENCH_RAPL_ESU(unit) (((unit) >> 8) & 0x1f)
@@ -82,6 +81,10 @@ int kbench_probe_liveness(u32 msr, u32 unit_msr, unsigned int poll_us,
 
 /* Reads one counter into *value; 0 or a negative errno. */
 typedef int (*kbench_counter_read)(void *counter, u64 *value);
+
+/* The reader of an MSR counter (`counter` points to the u32 address), with
+ * rdmsr_safe: -EIO if it faults. */
+int kbench_read_msr_counter(void *counter, u64 *value);
 
 /* The probe's second half, the unit already checked: polls `read` and fills
  * the live/frozen fields of *probe. Same context rules; returns 0 or the

@@ -36,7 +36,7 @@ static int read_msr(u32 msr, u64 *value)
 	return err;
 }
 
-static int read_msr_counter(void *msr, u64 *value)
+int kbench_read_msr_counter(void *msr, u64 *value)
 {
 	return read_msr(*(u32 *)msr, value) ? -EIO : 0;
 }
@@ -54,7 +54,7 @@ int kbench_probe_liveness(u32 msr, u32 unit_msr, unsigned int poll_us,
 		probe->verdict = KB_NO_UNIT;
 		return 0;
 	}
-	return kbench_probe_counter(read_msr_counter, &msr, poll_us, window_ms, probe);
+	return kbench_probe_counter(kbench_read_msr_counter, &msr, poll_us, window_ms, probe);
 }
 
 int kbench_probe_counter(kbench_counter_read read, void *counter, unsigned int poll_us,

@@ -37,28 +37,17 @@ static int read_fake(void *counter, u64 *value)
 	return 0;
 }
 
-/* rdmsr_safe with two halves: rdmsrl_safe was renamed in 6.16 */
-static int read_tsc_msr(void *counter, u64 *value)
-{
-	u32 lo, hi;
-
-	if (rdmsr_safe(MSR_IA32_TSC, &lo, &hi))
-		return -EIO;
-	*value = ((u64)hi << 32) | lo;
-	return 0;
-}
-
 struct selftest_case {
 	const char *name;
 	kbench_counter_read read;
-	struct fake_counter fake;
+	void *counter;		/* what `read` reads */
 };
 
 static long probe_one(void *arg)
 {
 	struct selftest_case *c = arg;
 	struct kbench_probe p = {};
-	int err = kbench_probe_counter(c->read, &c->fake, KBENCH_LIVENESS_POLL_US,
+	int err = kbench_probe_counter(c->read, c->counter, KBENCH_LIVENESS_POLL_US,
 				       KBENCH_LIVENESS_WINDOW_MS, &p);
 
 	if (err)
@@ -72,10 +61,12 @@ static long probe_one(void *arg)
 
 void kbench_selftest(void)
 {
+	struct fake_counter live = { .advances_at = 3 }, frozen = {};
+	u32 tsc = MSR_IA32_TSC;	/* through the module's own MSR reader */
 	struct selftest_case cases[] = {
-		{ .name = "fake-live", .read = read_fake, .fake = { .advances_at = 3 } },
-		{ .name = "fake-frozen", .read = read_fake },
-		{ .name = "msr-0x10", .read = read_tsc_msr },
+		{ .name = "fake-live", .read = read_fake, .counter = &live },
+		{ .name = "fake-frozen", .read = read_fake, .counter = &frozen },
+		{ .name = "msr-0x10", .read = kbench_read_msr_counter, .counter = &tsc },
 	};
 	unsigned int i;
 
