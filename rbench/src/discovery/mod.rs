@@ -111,9 +111,10 @@ pub struct Counters {
 
 impl Counters {
     /// Probes every readable energy counter for up to `window` (see
-    /// [`crate::liveness`]) and records the verdicts. Stand-ins get none. A
-    /// counter that cannot be opened or read during the probe gets no
-    /// verdict and that error in `readable`.
+    /// [`crate::liveness`]) and records the verdicts. Stand-ins get none.
+    /// The counters are read together, as the sampler reads them: if any
+    /// cannot be opened or read during the probe, none gets a verdict and
+    /// every probed counter gets that error in `readable`.
     pub fn probe(&mut self, window: Duration) {
         if self.stand_in.is_some() {
             return;
