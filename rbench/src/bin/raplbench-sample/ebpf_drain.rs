@@ -48,6 +48,19 @@ struct Drain {
 }
 
 impl Drain {
+    /// Nothing drained yet: no latest value, no previous sample.
+    fn new(ends: ProducerEnds, map: ValueMap) -> Drain {
+        Drain {
+            ends: Some(ends),
+            current: None,
+            latest: vec![None; map.domains.len()],
+            map,
+            previous: Vec::new(),
+            missed: 0,
+            stats: TickerStats::default(),
+        }
+    }
+
     fn push(&mut self, s: &RbSample) {
         let Some(prev) = self.previous.iter_mut().find(|p| p.0 == s.cpu) else {
             self.previous.push((s.cpu, s.time_ns, s.missed));
@@ -129,15 +142,7 @@ pub fn run(
     started: std::sync::mpsc::SyncSender<Result<(), String>>,
     done: Arc<Barrier>,
 ) -> TickerStats {
-    let drain = RefCell::new(Drain {
-        ends: Some(ends),
-        current: None,
-        latest: vec![None; map.domains.len()],
-        map,
-        previous: Vec::new(),
-        missed: 0,
-        stats: TickerStats::default(),
-    });
+    let drain = RefCell::new(Drain::new(ends, map));
     let ring = match sampler.samples_ring_buffer(|s| drain.borrow_mut().push(s)) {
         Ok(ring) => {
             let _ = started.send(Ok(()));
@@ -186,16 +191,7 @@ mod tests {
             lead: 0,
         };
         let (ends, writer) = pool(map.domains.len());
-        let drain = Drain {
-            ends: Some(ends),
-            current: None,
-            latest: vec![None; map.domains.len()],
-            map,
-            previous: Vec::new(),
-            missed: 0,
-            stats: TickerStats::default(),
-        };
-        (drain, writer)
+        (Drain::new(ends, map), writer)
     }
 
     #[test]
