@@ -54,7 +54,7 @@ from scipy.stats import mannwhitneyu
 
 from ci import gate_liveness
 from results import rows as rowlib
-from results import schema, table
+from results import registry, schema, table
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_BASELINE = REPO / "results" / "baseline" / "results.jsonl"
@@ -113,7 +113,7 @@ IDENTITY_CHOICES = tuple(f for f in MACHINE_FIELDS if f != "mitigations")
 # tsc_khz is recalibrated at every boot of a VM; smaller moves are not news.
 TSC_KHZ_TOLERANCE = 0.001
 
-PATHS = tuple(schema.SCHEMA["properties"]["path"]["enum"])
+PATHS = registry.PATHS
 
 # ---- decisions --------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from results import liveness  # noqa: E402
+from results import liveness, registry  # noqa: E402
 from results import table as text_table  # noqa: E402
 
 from plots import labels, pairing  # noqa: E402
@@ -684,7 +684,7 @@ def _machine_colors(runs):
             for j, run in enumerate(runs)}
 
 
-MECHANISM_ORDER = ("powercap", "msr", "perf", "ebpf")
+MECHANISM_ORDER = registry.MECHANISMS
 
 
 def _mechanisms(pairs):

@@ -4,6 +4,7 @@ targets. Pure functions of rows and machine objects (schema v1), no I/O.
 
 import re
 
+from results import registry
 from results.table import shorten
 
 # ---- machines ----------------------------------------------------------------
@@ -93,15 +94,13 @@ def slug(text: str) -> str:
 
 # ---- rows ----------------------------------------------------------------------
 
-# A figure per path family; every path of the schema is in exactly one.
-FAMILIES = (
-    ("kernel-instructions", "Inline instructions in a kernel loop (kinsn, kbench module)",
-     ("kinsn",)),
-    ("user-instructions", "Inline instructions in user space (uinsn)", ("uinsn",)),
-    ("file-reads", "One read through a file: /proc, sysfs, powercap, /dev/cpu/N/msr",
-     ("proc-read", "sys-read", "powercap", "msr-dev")),
-    ("perf-ebpf", "perf_event reads and BPF map polls", ("perf", "ebpf-lookup", "ebpf-mmap")),
-)
+# A latency figure per path family, from the registry (results/schema.json):
+# (figure id, title, paths). Every path is in exactly one registry figure;
+# the sampler's rows have figures of their own (figures.sampler_figure,
+# figures.overhead_figure), so its figure is not a latency family.
+FAMILIES = tuple((figure, title, registry.paths_in_figure(figure))
+                 for figure, title in registry.FIGURES.items()
+                 if figure != registry.SAMPLER_FIGURE)
 
 SAME_CPU, OTHER_CPU, NO_TARGET = "same CPU", "other CPU", "not per-CPU"
 PLACEMENTS = (SAME_CPU, OTHER_CPU, NO_TARGET)

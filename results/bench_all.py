@@ -36,8 +36,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import (agreement, checks, criterion, gbench, kbench, machine, overhead, rows,
-                     sampler, schema, table)
+from results import (agreement, checks, criterion, gbench, kbench, machine, overhead,
+                     registry, rows, sampler, schema, table)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -64,7 +64,7 @@ def failed_rows(run: Run, harness: str, paths, reason: str, status="error") -> l
 
 # ---- the Google Benchmark harness (ubench) ---------------------------------
 
-GBENCH_PATHS = ("uinsn", "powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap")
+GBENCH_PATHS = registry.paths_of(gbench.HARNESS)
 
 
 def gbench_args(quick: bool) -> list[str]:

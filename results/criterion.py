@@ -21,10 +21,10 @@ i times as many).
 import json
 from pathlib import Path
 
-from results import rows
+from results import registry, rows
 
 HARNESS = "criterion"
-PATHS = ("powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap")
+PATHS = registry.paths_of(HARNESS)
 
 
 def load_manifest(path) -> list[dict]:

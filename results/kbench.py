@@ -33,10 +33,10 @@ import tempfile
 from pathlib import Path
 
 from results import machine as machine_mod
-from results import rows
+from results import registry, rows
 
 HARNESS = "kbench"
-PATHS = ("kinsn", "proc-read", "sys-read")
+PATHS = registry.paths_of(HARNESS)
 ROUNDTRIP_PATHS = {"/proc/kbench/stamp": "proc-read", "/sys/kernel/kbench/stamp": "sys-read"}
 
 _SECTION = re.compile(r"^=== (\S+)(?: (.*))?$")

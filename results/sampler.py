@@ -21,10 +21,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from results import rows
+from results import registry, rows
 
 HARNESS = "sampler"
-MECHANISMS = ("powercap", "msr", "perf", "ebpf")
+MECHANISMS = registry.MECHANISMS
 REPO = Path(__file__).resolve().parent.parent
 BINARY = REPO / "target" / "release" / "raplbench-sample"
 

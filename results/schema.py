@@ -54,6 +54,10 @@ def _message(error) -> str:
     message = error.message
     if error.validator == "not" and error.validator_value == {}:
         message = "not allowed here"  # {"not": {}}: the field must be absent
+    elif error.validator == "oneOf" and all("const" in s for s in error.validator_value):
+        # a registry list ($defs.path, $defs.mechanism): name the allowed values
+        allowed = [s["const"] for s in error.validator_value]
+        message = f"{error.instance!r} is not one of {allowed}"
     top = error
     while top.parent is not None:
         top = top.parent

@@ -18,10 +18,9 @@ the liveness probe: one line under the table says so.
 
 import math
 
-from results import liveness
-from results.schema import SCHEMA
+from results import liveness, registry
 
-PATH_ORDER = SCHEMA["properties"]["path"]["enum"]
+PATH_ORDER = registry.PATHS
 TARGET_WIDTH = 32
 DASH = "—"
 

@@ -21,9 +21,9 @@ def fake_sampler(tmp_path, monkeypatch, body: str):
 
 def test_ready_after_the_banner_even_when_dead_counters_come_first(tmp_path, monkeypatch):
     fake_sampler(tmp_path, monkeypatch, """
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))  # before the banner: stop() may follow at once
 print("raplbench-sample: powercap counter intel-rapl:0/package-0 is frozen: ...", file=sys.stderr, flush=True)
 print("raplbench-sample: sampling powercap (intel-rapl:0) at 1000 Hz on CPU 0", file=sys.stderr, flush=True)
-signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
 time.sleep(60)
 """)
     background = overhead.BackgroundSampler("powercap", tmp_path / "out.csv")

@@ -1,0 +1,80 @@
+"""The registry of access paths and sampler mechanisms, read from the one
+place they are written: results/schema.json ($defs.path and $defs.mechanism,
+a oneOf of consts whose x- keys say what each one is).
+
+Everything in Python that needs "every path" or "every mechanism" asks here:
+the harness steps (which paths a harness owes rows for), the figures (which
+figure shows a path), the table order, the gate. The C++ and Rust harnesses
+name their paths in their own source; results/test_registry.py checks that
+their manifests use exactly the paths the registry gives them.
+"""
+
+import dataclasses
+
+from results.schema import SCHEMA
+
+
+@dataclasses.dataclass(frozen=True)
+class PathInfo:
+    id: str                 # "powercap"
+    title: str              # what one operation is
+    harnesses: tuple        # the harnesses that time it: ("gbench", "criterion")
+    figure: str             # the report figure that shows it (a key of FIGURES)
+    privilege: str          # what reading it needs
+
+
+@dataclasses.dataclass(frozen=True)
+class MechanismInfo:
+    id: str                 # "msr"
+    title: str              # what one tick reads
+    path: str               # the access path each tick reads through ("msr-dev")
+
+
+def _path_info(entry: dict) -> PathInfo:
+    return PathInfo(id=entry["const"], title=entry["title"],
+                    harnesses=tuple(entry["x-harnesses"]), figure=entry["x-figure"],
+                    privilege=entry["x-privilege"])
+
+
+def _mechanism_info(entry: dict) -> MechanismInfo:
+    return MechanismInfo(id=entry["const"], title=entry["title"], path=entry["x-path"])
+
+
+_PATH_DEF = SCHEMA["$defs"]["path"]
+# {figure id: title}, in the order the report shows them
+FIGURES: dict[str, str] = dict(_PATH_DEF["x-figures"])
+_PATHS = tuple(_path_info(e) for e in _PATH_DEF["oneOf"])
+_MECHANISMS = tuple(_mechanism_info(e) for e in SCHEMA["$defs"]["mechanism"]["oneOf"])
+
+# the figure of the sampler's own rows (not a latency figure)
+SAMPLER_FIGURE = "sampler"
+# every path id, in the schema's order (the order of tables and figures)
+PATHS: tuple[str, ...] = tuple(p.id for p in _PATHS)
+# every sampler mechanism, in the schema's order
+MECHANISMS: tuple[str, ...] = tuple(m.id for m in _MECHANISMS)
+
+
+def path(path_id: str) -> PathInfo:
+    """The registry entry of a path; KeyError naming the known paths."""
+    for p in _PATHS:
+        if p.id == path_id:
+            return p
+    raise KeyError(f"unknown access path {path_id!r} (known: {', '.join(PATHS)})")
+
+
+def mechanism(mechanism_id: str) -> MechanismInfo:
+    """The registry entry of a sampler mechanism; KeyError naming the known ones."""
+    for m in _MECHANISMS:
+        if m.id == mechanism_id:
+            return m
+    raise KeyError(f"unknown sampler mechanism {mechanism_id!r} (known: {', '.join(MECHANISMS)})")
+
+
+def paths_of(harness: str) -> tuple[str, ...]:
+    """The paths `harness` times, in registry order."""
+    return tuple(p.id for p in _PATHS if harness in p.harnesses)
+
+
+def paths_in_figure(figure: str) -> tuple[str, ...]:
+    """The paths the report's figure `figure` shows, in registry order."""
+    return tuple(p.id for p in _PATHS if p.figure == figure)
