@@ -36,8 +36,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import (agreement, checks, criterion, gbench, kbench, machine, overhead,
-                     registry, rows, sampler, schema, table)
+from results import (agreement, checks, criterion, gbench, kbench, machine, manifest,
+                     overhead, registry, rows, sampler, schema, table)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -81,10 +81,9 @@ def gbench_args(quick: bool) -> list[str]:
 
 def is_progress(line: str) -> bool:
     """Console lines worth showing: the median of each benchmark, errors and
-    headers; not the manifest (one very long line) nor the other aggregates."""
+    headers; not the other aggregates."""
     name = line.split(" ", 1)[0]
-    return not (line.startswith("raplbench_manifest:")
-                or name.endswith(("_mean", "_stddev", "_cv")))
+    return not name.endswith(("_mean", "_stddev", "_cv"))
 
 
 def run_gbench(run: Run) -> list[dict]:
@@ -93,8 +92,9 @@ def run_gbench(run: Run) -> list[dict]:
         return failed_rows(run, gbench.HARNESS, GBENCH_PATHS,
                            f"{binary} not built: run `make build` (cmake) first")
     out = run.raw_dir / "gbench.json"
-    cmd = [str(binary), f"--benchmark_out={out}", "--benchmark_out_format=json",
-           *gbench_args(run.quick)]
+    manifest_file = run.raw_dir / "gbench-manifest.json"
+    cmd = [str(binary), f"--raplbench_manifest={manifest_file}", f"--benchmark_out={out}",
+           "--benchmark_out_format=json", *gbench_args(run.quick)]
     with open(run.raw_dir / "gbench.log", "w", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -109,12 +109,13 @@ def run_gbench(run: Run) -> list[dict]:
                            f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log")
     try:
         gb = gbench.load(out)
+        manifest_rows = manifest.load(manifest_file, gbench.HARNESS)
     except (OSError, ValueError) as e:
         return failed_rows(run, gbench.HARNESS, GBENCH_PATHS, str(e))
     hint = gbench.tsc_khz_hint(gb)
     if hint:
         run.tsc_khz_hints.append(hint)
-    return gbench.normalize(gb, run.common, origin=str(out))
+    return gbench.normalize(gb, run.common, manifest_rows, origin=str(out))
 
 
 # ---- the kernel module (kbench) -------------------------------------------
@@ -160,8 +161,8 @@ def is_criterion_progress(line: str) -> bool:
 
 def run_criterion(run: Run) -> list[dict]:
     home = run.raw_dir / "criterion"
-    manifest = run.raw_dir / "criterion-manifest.json"
-    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_MANIFEST=str(manifest))
+    manifest_file = run.raw_dir / "criterion-manifest.json"
+    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_MANIFEST=str(manifest_file))
     if run.quick:
         env["RAPLBENCH_QUICK"] = "1"
     cmd = [cargo(), "bench", "--quiet", "-p", "rbench", "--bench", "paths"]
@@ -177,11 +178,11 @@ def run_criterion(run: Run) -> list[dict]:
             if is_criterion_progress(line):
                 print("  " + line.strip(), flush=True)
         code = proc.wait()
-    if code != 0 or not manifest.exists():
+    if code != 0 or not manifest_file.exists():
         return failed_rows(run, criterion.HARNESS, criterion.PATHS,
                            f"cargo bench exited with status {code}; see {run.raw_dir}/criterion.log")
     try:
-        return criterion.normalize(criterion.load_manifest(manifest),
+        return criterion.normalize(manifest.load(manifest_file, criterion.HARNESS),
                                    criterion.load_samples(home), run.common)
     except (OSError, ValueError) as e:
         return failed_rows(run, criterion.HARNESS, criterion.PATHS, str(e))

@@ -2,12 +2,11 @@
 
 Contract with rbench's bench target `paths` (rbench/benches/paths.rs):
 
-- it writes a manifest, JSON {"rows": [ROW, ...]} with ROW = {"bench":
-  Criterion full id or null, "path", "op", "target", "cpu", "target_cpu",
-  "stand_in", "liveness", "liveness_note", "metric", "unit", "status",
-  "reason"} (ubench's manifest
-  without "value": Criterion only measures time per iteration); a path that
-  cannot run here has a ROW with bench null and the reason;
+- it writes the manifest of results/manifest.py (the format ubench writes
+  too) to $RAPLBENCH_MANIFEST: one ROW per result row, "bench" being the
+  Criterion full id ("value" is always "real_time": Criterion measures time
+  per iteration only); a path that cannot run here has a ROW with bench null
+  and the reason;
 - Criterion writes, per benchmark, <CRITERION_HOME>/<dirs>/new/benchmark.json
   (with "full_id") and new/sample.json ({"iters": [...], "times": [...]},
   times in ns, one entry per sample).
@@ -21,21 +20,10 @@ i times as many).
 import json
 from pathlib import Path
 
-from results import registry, rows
+from results import manifest, registry, rows
 
 HARNESS = "criterion"
 PATHS = registry.paths_of(HARNESS)
-
-
-def load_manifest(path) -> list[dict]:
-    """The manifest's rows; ValueError naming the file if it is malformed."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON: {e}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
-        raise ValueError(f"{path}: not a raplbench manifest (no \"rows\" list)")
-    return doc["rows"]
 
 
 def load_samples(criterion_home) -> dict[str, dict]:
@@ -54,11 +42,7 @@ def load_samples(criterion_home) -> dict[str, dict]:
 
 
 def _row(common: dict, m: dict, samples_by_id: dict) -> dict:
-    meta = dict(harness=HARNESS, path=m["path"], op=m["op"], target=m["target"], cpu=m["cpu"],
-                target_cpu=m["target_cpu"], metric=m["metric"], unit=m["unit"],
-                stand_in=m["stand_in"],
-                # older manifests (before the liveness probe) lack the verdict: null
-                liveness=m.get("liveness"), liveness_note=m.get("liveness_note"))
+    meta = dict(harness=HARNESS, **manifest.row_fields(m))
     if m["status"] != "ok":
         return rows.not_ok_row(common, reason=m["reason"], status=m["status"], **meta)
     sample = samples_by_id.get(m["bench"])

@@ -1,18 +1,14 @@
 """Google Benchmark (1.7.1) JSON from ubench -> result rows.
 
-Contract with ubench (the C++ harness), both keys in the JSON "context":
-
-- "raplbench_manifest": a JSON *string* {"rows": [ROW, ...]}, one ROW per
-  result row: {"bench": GB run_name or null, "value": "real_time" or
-  "counter:<name>", "path", "op", "target", "cpu", "target_cpu", "stand_in",
-  "liveness", "liveness_note", "metric", "unit", "status": "ok" |
-  "unavailable" | "error", "reason"}. "liveness" and "liveness_note" are
-  the verdict on the energy counter the row reads (results/liveness.py); a
-  manifest written before they existed normalizes to null.
-  ubench lists every path it knows, including those it could not even set up
-  (status not ok, bench null), so nothing disappears silently.
-- "raplbench_tsc_khz" (optional): the TSC frequency ubench measured, in kHz,
-  as a string; see tsc_khz_hint().
+ubench (the C++ harness) writes two files: Google Benchmark's JSON
+(--benchmark_out) and its manifest (--raplbench_manifest=FILE, the format of
+results/manifest.py, shared with the Rust harness), one ROW per result row.
+ubench lists every path it knows, including those it could not even set up
+(status not ok, bench null), so nothing disappears silently. The JSON's
+"context" holds "raplbench_tsc_khz" (optional): the TSC frequency ubench
+measured, in kHz, as a string; see tsc_khz_hint(). Older ubench builds
+embedded the manifest in the context as a JSON string ("raplbench_manifest");
+such files still normalize without a manifest file.
 
 A benchmark that fails at run time calls SkipWithError(); a message starting
 with "unavailable: " means the machine lacks something (the rest is the
@@ -24,15 +20,14 @@ reason), anything else is an error. Run ubench with
 import argparse
 import json
 import sys
+from pathlib import Path
 
+from results import manifest as manifest_mod
 from results import rows
 
 HARNESS = "gbench"
 NS_PER = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # GB time_unit -> ns
 UNAVAILABLE = "unavailable: "
-# The manifest keys copied as they are into every row (absent: null).
-MANIFEST_KEYS = ("path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
-                 "liveness_note", "metric", "unit")
 
 
 def load(path) -> dict:
@@ -47,22 +42,18 @@ def load(path) -> dict:
     if not isinstance(gb, dict) or not isinstance(gb.get("benchmarks"), list) \
             or not isinstance(gb.get("context"), dict):
         raise ValueError(f"{path}: not Google Benchmark JSON (no context / benchmarks)")
-    manifest(gb, origin=path)  # fail early, with the file name
     return gb
 
 
-def manifest(gb: dict, origin="Google Benchmark JSON") -> list[dict]:
-    """The manifest rows of a GB JSON document (see the module docstring)."""
+def embedded_manifest(gb: dict, origin="Google Benchmark JSON") -> list[dict]:
+    """The manifest rows an older ubench embedded in the GB context."""
     text = gb.get("context", {}).get("raplbench_manifest")
     if text is None:
-        raise ValueError(f"{origin}: no raplbench_manifest in the context: "
-                         "not ubench output, or ubench did not register its rows")
-    try:
-        rows_ = json.loads(text)["rows"]
-    except (TypeError, ValueError, KeyError) as e:
-        raise ValueError(f"{origin}: raplbench_manifest is not a JSON string "
-                         f'{{"rows": [...]}}: {e}') from None
-    return rows_
+        raise ValueError(f"{origin}: no manifest: ubench writes it with "
+                         "--raplbench_manifest=FILE (give that file too)")
+    if not isinstance(text, str):
+        raise ValueError(f"{origin}: raplbench_manifest is not a JSON string")
+    return manifest_mod.parse(text, f"{origin} (raplbench_manifest)", HARNESS)
 
 
 def tsc_khz_hint(gb: dict) -> int | None:
@@ -88,14 +79,14 @@ def _sample(run: dict, value: str) -> float:
 
 
 def _row(gb: dict, common: dict, m: dict) -> dict:
-    where = {key: m.get(key) for key in MANIFEST_KEYS}
+    where = manifest_mod.row_fields(m)
 
     def not_ok(status, reason):
         return rows.not_ok_row(common, harness=HARNESS, status=status, reason=reason, **where)
 
-    if m.get("status") != "ok":
-        return not_ok(m.get("status"), m.get("reason"))
-    bench = m.get("bench")
+    if m["status"] != "ok":
+        return not_ok(m["status"], m["reason"])
+    bench = m["bench"]
     runs = _repetitions(gb, bench)
     if not runs:
         return not_ok("error", f"benchmark {bench} produced no repetitions (filtered out or crashed?)")
@@ -106,17 +97,22 @@ def _row(gb: dict, common: dict, m: dict) -> dict:
             return not_ok("unavailable", message.removeprefix(UNAVAILABLE))
         return not_ok("error", message)
     try:
-        samples = [_sample(r, m.get("value", "")) for r in runs]
+        samples = [_sample(r, m["value"]) for r in runs]
     except (KeyError, ValueError, TypeError) as e:
-        return not_ok("error", f"benchmark {bench}: cannot read {m.get('value')!r}: {e!r}")
+        return not_ok("error", f"benchmark {bench}: cannot read {m['value']!r}: {e!r}")
     return rows.measured_row(common, harness=HARNESS, samples=samples,
                              iterations=runs[0].get("iterations"), **where)
 
 
-def normalize(gb: dict, common: dict, origin="Google Benchmark JSON") -> list[dict]:
+def normalize(gb: dict, common: dict, manifest_rows: list[dict] | None = None,
+              origin="Google Benchmark JSON") -> list[dict]:
     """One schema row per manifest row, in manifest order. `common` comes
-    from rows.common(); `origin` names the input in error messages."""
-    return [_row(gb, common, m) for m in manifest(gb, origin)]
+    from rows.common(); `manifest_rows` from results.manifest.load() (None:
+    the manifest an older ubench embedded in `gb`); `origin` names the input
+    in error messages."""
+    if manifest_rows is None:
+        manifest_rows = embedded_manifest(gb, origin)
+    return [_row(gb, common, m) for m in manifest_rows]
 
 
 def main(argv=None) -> int:
@@ -124,11 +120,19 @@ def main(argv=None) -> int:
         prog="python -m results.gbench",
         description="Normalize ubench's Google Benchmark JSON to result rows (JSON Lines on stdout).")
     parser.add_argument("file", help="Google Benchmark JSON written by ubench")
+    parser.add_argument("--manifest", help="the manifest ubench wrote (--raplbench_manifest); "
+                        "default: <file>-manifest.json beside it, else the one an older "
+                        "ubench embedded in the JSON")
     parser.add_argument("--machine", help="machine.json (default: describe this machine)")
     parser.add_argument("--run-id", help="default: a new run id")
     args = parser.parse_args(argv)
+    default_manifest = Path(args.file).with_name(Path(args.file).stem + "-manifest.json")
+    manifest_path = args.manifest or (default_manifest if default_manifest.exists() else None)
     try:
         gb = load(args.file)
+        manifest_rows = manifest_mod.load(manifest_path, HARNESS) if manifest_path else None
+        if manifest_rows is None:
+            embedded_manifest(gb, args.file)  # fail before describing the machine
     except (OSError, ValueError) as e:
         print(e, file=sys.stderr)
         return 2
@@ -139,7 +143,7 @@ def main(argv=None) -> int:
         from results import machine
         machine_ = machine.collect(tsc_khz_hint=tsc_khz_hint(gb))
     common = rows.common(args.run_id or rows.new_run_id(), rows.utc_timestamp(), machine_)
-    for row in normalize(gb, common, origin=args.file):
+    for row in normalize(gb, common, manifest_rows, origin=args.file):
         print(rows.dumps(row))
     return 0
 

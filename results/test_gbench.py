@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from results import gbench, rows, schema
+from results import gbench, manifest, rows, schema
 from results.conftest import FIXTURES
 
 GB_JSON = FIXTURES / "gbench-1.7.1.json"
@@ -100,14 +100,18 @@ def test_tsc_khz_hint(gb):
     assert gbench.tsc_khz_hint(gb) is None
 
 
-def test_missing_manifest_names_the_file(tmp_path, gb):
+def test_missing_manifest_says_where_it_comes_from(gb):
     del gb["context"]["raplbench_manifest"]
-    path = tmp_path / "gbench.json"
-    path.write_text(json.dumps(gb))
-    with pytest.raises(ValueError, match=f"{path}: no raplbench_manifest"):
-        gbench.load(path)
-    with pytest.raises(ValueError, match="no raplbench_manifest"):
-        gbench.normalize(gb, COMMON)
+    with pytest.raises(ValueError, match="origin.json: no manifest: .*--raplbench_manifest=FILE"):
+        gbench.normalize(gb, COMMON, origin="origin.json")
+
+
+def test_a_manifest_file_replaces_the_embedded_one(tmp_path, gb):
+    embedded = gbench.embedded_manifest(gb)
+    del gb["context"]["raplbench_manifest"]
+    path = tmp_path / "gbench-manifest.json"
+    path.write_text(json.dumps({"manifest_version": 1, "harness": "gbench", "rows": embedded}))
+    assert gbench.normalize(gb, COMMON, manifest.load(path, "gbench")) == golden_rows()
 
 
 def test_malformed_json_names_the_file(tmp_path):
@@ -122,7 +126,7 @@ def test_malformed_json_names_the_file(tmp_path):
 
 def test_bad_manifest_string(gb):
     gb["context"]["raplbench_manifest"] = "{rows: oops"
-    with pytest.raises(ValueError, match="raplbench_manifest is not a JSON string"):
+    with pytest.raises(ValueError, match=r"\(raplbench_manifest\): not valid JSON"):
         gbench.normalize(gb, COMMON)
 
 
@@ -131,7 +135,7 @@ FROZEN_NOTE = ("power/energy-psys/ on CPU 0: did not change in 100 ms (97 reads)
 
 
 def test_liveness_is_copied_from_the_manifest(gb):
-    manifest_rows = gbench.manifest(gb)
+    manifest_rows = gbench.embedded_manifest(gb)
     for m in manifest_rows:  # as a manifest of schema 2 writes them, right after stand_in
         m.update(liveness=None, liveness_note=None)
     perf, msr = manifest_rows[0], manifest_rows[3]
@@ -148,7 +152,8 @@ def test_liveness_is_copied_from_the_manifest(gb):
 
 def test_an_old_manifest_without_liveness_gives_null():
     assert all((r["liveness"], r["liveness_note"]) == (None, None) for r in golden_rows())
-    assert all("liveness" not in m for m in gbench.manifest(gbench.load(GB_JSON)))
+    text = gbench.load(GB_JSON)["context"]["raplbench_manifest"]
+    assert all("liveness" not in m for m in json.loads(text)["rows"])
 
 
 if __name__ == "__main__":
