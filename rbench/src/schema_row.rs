@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::liveness::{Liveness, Verdict};
@@ -95,6 +96,36 @@ impl Machine {
     }
 }
 
+/// results/hypervisors.json, the one table of hypervisor names (results/machine.py
+/// reads it too).
+const HYPERVISORS_JSON: &str = include_str!("../../results/hypervisors.json");
+
+/// The hypervisor named by a 12-byte cpuid signature (leaf 0x40000000's
+/// ebx, ecx, edx), from results/hypervisors.json; None for an unknown one.
+fn hypervisor_of_signature(sig: &[u8; 12]) -> Option<&'static str> {
+    static TABLE: OnceLock<Vec<([u8; 12], String)>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let doc: Value =
+            serde_json::from_str(HYPERVISORS_JSON).expect("results/hypervisors.json is JSON");
+        doc["cpuid_signatures"]
+            .as_object()
+            .expect("results/hypervisors.json has cpuid_signatures")
+            .iter()
+            .map(|(sig, name)| {
+                let sig: [u8; 12] = sig.as_bytes().try_into().unwrap_or_else(|_| {
+                    panic!("results/hypervisors.json: signature {sig:?} is not 12 bytes")
+                });
+                let name = name.as_str().expect("a hypervisor name is a string");
+                (sig, name.to_string())
+            })
+            .collect()
+    });
+    table
+        .iter()
+        .find(|(s, _)| s == sig)
+        .map(|(_, name)| name.as_str())
+}
+
 /// The hypervisor's name from the cpuid signature (leaf 0x40000000), as
 /// results/machine.py names it; "unknown" for an unknown signature.
 fn hypervisor_name() -> &'static str {
@@ -103,17 +134,7 @@ fn hypervisor_name() -> &'static str {
     sig[..4].copy_from_slice(&r.ebx.to_le_bytes());
     sig[4..8].copy_from_slice(&r.ecx.to_le_bytes());
     sig[8..].copy_from_slice(&r.edx.to_le_bytes());
-    match &sig {
-        b"KVMKVMKVM\0\0\0" => "kvm",
-        b"TCGTCGTCGTCG" => "qemu-tcg",
-        b"Microsoft Hv" => "hyperv",
-        b"VMwareVMware" => "vmware",
-        b"XenVMMXenVMM" => "xen",
-        b"VBoxVBoxVBox" => "virtualbox",
-        b"bhyve bhyve " => "bhyve",
-        b"ACRNACRNACRN" => "acrn",
-        _ => "unknown",
-    }
+    hypervisor_of_signature(&sig).unwrap_or("unknown")
 }
 
 /// Where a row's figure comes from, in the schema's terms.
@@ -298,6 +319,18 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn hypervisor_signatures_come_from_results_hypervisors_json() {
+        assert_eq!(hypervisor_of_signature(b"KVMKVMKVM\0\0\0"), Some("kvm"));
+        assert_eq!(hypervisor_of_signature(b"TCGTCGTCGTCG"), Some("qemu-tcg"));
+        assert_eq!(hypervisor_of_signature(b"SomethingNew"), None);
+        let doc: Value = serde_json::from_str(HYPERVISORS_JSON).unwrap();
+        for (sig, name) in doc["cpuid_signatures"].as_object().unwrap() {
+            let sig: &[u8; 12] = sig.as_bytes().try_into().unwrap();
+            assert_eq!(hypervisor_of_signature(sig), name.as_str());
+        }
+    }
 
     #[test]
     fn timestamps_and_run_ids() {
