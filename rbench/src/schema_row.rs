@@ -181,17 +181,39 @@ pub struct RowSpec {
     pub metric: &'static str,
 }
 
-/// The unit of each metric of the schema.
-pub fn unit_of(metric: &str) -> &'static str {
-    match metric {
-        "latency" => "ns",
-        "cycles" => "cycles",
-        "rate_hz" => "Hz",
-        "jitter_us" | "cpu_us_per_sample" => "us",
-        "missed_ticks" => "ticks",
-        "overhead_pct" => "%",
-        other => panic!("unknown metric {other}"),
+/// results/schema.json, the judge of every row; it also holds the
+/// metric → unit pairs [`unit_of`] reads.
+pub const SCHEMA_JSON: &str = include_str!("../../results/schema.json");
+
+/// metric → unit from the schema's rules that pair them: every
+/// `{"if": {metric: const M}, "then": {unit: const U}}` under its allOf
+/// (results/rows.py derives METRIC_UNITS the same way).
+fn metric_units(node: &Value, units: &mut Vec<(String, String)>) {
+    for rule in node["allOf"].as_array().into_iter().flatten() {
+        let metric = &rule["if"]["properties"]["metric"]["const"];
+        let unit = &rule["then"]["properties"]["unit"]["const"];
+        if let (Some(m), Some(u)) = (metric.as_str(), unit.as_str()) {
+            units.push((m.to_string(), u.to_string()));
+        }
+        metric_units(rule, units);
     }
+}
+
+/// The unit of each metric of the schema (results/schema.json's pairs);
+/// panics on a metric the schema does not know.
+pub fn unit_of(metric: &str) -> &'static str {
+    static UNITS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    let units = UNITS.get_or_init(|| {
+        let schema: Value = serde_json::from_str(SCHEMA_JSON).expect("results/schema.json is JSON");
+        let mut units = Vec::new();
+        metric_units(&schema, &mut units);
+        units
+    });
+    units
+        .iter()
+        .find(|(m, _)| m == metric)
+        .map(|(_, u)| u.as_str())
+        .unwrap_or_else(|| panic!("unknown metric {metric}"))
 }
 
 /// The fields shared by every row of one run.
@@ -330,6 +352,27 @@ mod tests {
             let sig: &[u8; 12] = sig.as_bytes().try_into().unwrap();
             assert_eq!(hypervisor_of_signature(sig), name.as_str());
         }
+    }
+
+    #[test]
+    fn every_schema_metric_has_its_unit_from_the_schema() {
+        let schema: Value = serde_json::from_str(SCHEMA_JSON).unwrap();
+        let metrics = schema["properties"]["metric"]["enum"].as_array().unwrap();
+        for metric in metrics {
+            let unit = unit_of(metric.as_str().unwrap());
+            assert!(schema["properties"]["unit"]["enum"]
+                .as_array()
+                .unwrap()
+                .contains(&Value::from(unit)));
+        }
+        assert_eq!(
+            [
+                unit_of("latency"),
+                unit_of("rate_hz"),
+                unit_of("overhead_pct")
+            ],
+            ["ns", "Hz", "%"]
+        );
     }
 
     #[test]
