@@ -20,26 +20,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-# cpuid leaf 0x40000000: ebx, ecx, edx spell the hypervisor's signature.
-HYPERVISOR_SIGNATURES = {
-    b"KVMKVMKVM\0\0\0": "kvm",
-    b"TCGTCGTCGTCG": "qemu-tcg",  # QEMU emulating the CPU: timings are not hardware figures
-    b"Microsoft Hv": "hyperv",
-    b"VMwareVMware": "vmware",
-    b"XenVMMXenVMM": "xen",
-    b"VBoxVBoxVBox": "virtualbox",
-    b"bhyve bhyve ": "bhyve",
-    b"ACRNACRNACRN": "acrn",
-}
-
-# /sys/class/dmi/id/sys_vendor prefixes that only virtual machines report.
-DMI_VENDOR_HINTS = {
-    "QEMU": "qemu",
-    "VMware": "vmware",
-    "innotek GmbH": "virtualbox",
-    "Xen": "xen",
-    "Parallels": "parallels",
-}
+# Hypervisor names: cpuid signature (leaf 0x40000000's ebx, ecx, edx) -> name,
+# and /sys/class/dmi/id/sys_vendor prefixes only virtual machines report.
+# results/hypervisors.json holds them for Python and Rust (rbench's sampler).
+_HYPERVISORS = json.loads(Path(__file__).with_name("hypervisors.json").read_text(encoding="utf-8"))
+HYPERVISOR_SIGNATURES = {sig.encode("ascii"): name
+                         for sig, name in _HYPERVISORS["cpuid_signatures"].items()}
+DMI_VENDOR_HINTS = dict(_HYPERVISORS["dmi_sys_vendor_prefixes"])
 
 LEAF_MAX_BASIC = 0x0
 LEAF_TSC_CRYSTAL = 0x15       # eax/ebx: TSC / crystal ratio, ecx: crystal Hz

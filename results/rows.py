@@ -5,13 +5,17 @@ order, nulls and the summary statistics are the same whatever the harness.
 Rows are plain dicts whose key order is the schema's field order (it keeps
 JSON Lines files readable and diffable); rows are not checked here, the
 schema is the single judge (results/schema.py).
+
+rbench/src/schema_row.rs copies these rules for the sampler's own report;
+results/golden/rows.json pins the two together: after a change here, run
+`python -m results.golden` and make the Rust agree (its tests say where).
 """
 
 import json
 import secrets
 from datetime import datetime, timezone
 
-from results import stats
+from results import schema, stats
 
 SCHEMA_VERSION = "2"
 
@@ -24,16 +28,26 @@ FIELDS = (
     "status", "reason", "source",
 )
 
-# Each metric has exactly one unit (the schema enforces the same pairs).
-METRIC_UNITS = {
-    "latency": "ns",
-    "cycles": "cycles",
-    "rate_hz": "Hz",
-    "jitter_us": "us",
-    "missed_ticks": "ticks",
-    "overhead_pct": "%",
-    "cpu_us_per_sample": "us",
-}
+
+
+def _metric_units(node) -> dict:
+    """metric -> unit, from the schema rules that pair them: every
+    {"if": {metric: const M}, "then": {unit: const U}} under the schema's
+    allOf, in schema order."""
+    units = {}
+    for rule in node.get("allOf", ()):
+        metric = rule.get("if", {}).get("properties", {}).get("metric", {})
+        unit = rule.get("then", {}).get("properties", {}).get("unit", {})
+        if "const" in metric and "const" in unit:
+            units[metric["const"]] = unit["const"]
+        units.update(_metric_units(rule))
+    return units
+
+
+# Each metric has exactly one unit: results/schema.json holds the pairs (its
+# "each metric has exactly one unit" rules), for Python and for rbench's
+# sampler (rbench/src/schema_row.rs, unit_of).
+METRIC_UNITS = _metric_units(schema.SCHEMA)
 
 
 def _now(now: datetime | None) -> datetime:

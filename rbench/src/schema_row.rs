@@ -1,15 +1,33 @@
 //! Result rows of the raplbench schema, version 2 (results/schema.json,
 //! documented field by field in results/README.md), written by Rust programs
-//! that report on themselves (the 1 kHz sampler).
+//! that report on themselves (the 1 kHz sampler). They are a Rust copy of
+//! results/rows.py, kept so that the sampler's --report is self-contained
+//! on a machine without the Python environment.
 //!
 //! The `machine` object normally comes from `python -m results.machine`
 //! (bench-all writes it to the run directory: pass it with --machine); on
 //! its own, [`Machine::collect_basic`] fills what /proc, uname and cpuid tell
 //! cheaply and leaves the rest null, which the schema allows.
+//!
+//! Where each fact lives, and what pins the copies together:
+//!
+//! * the metric → unit pairs: results/schema.json's rules, read at run time
+//!   by [`unit_of`] and by rows.py (METRIC_UNITS); no copy;
+//! * hypervisor names of cpuid signatures: results/hypervisors.json, read
+//!   here and by results/machine.py; no copy;
+//! * the schema version, field order, timestamp and run-id rules, and the
+//!   rows themselves: rows.py, copied here; results/golden/rows.json
+//!   (`python -m results.golden`, kept current by results/test_golden.py)
+//!   holds rows.py's answers and this module's tests check Rust gives the
+//!   same; the machine fields are checked against the schema;
+//! * the summary statistics: see [`crate::summary`];
+//! * the rows' validity: rbench/tests/schema_rows.rs validates the
+//!   sampler's --report and rows built here against results/schema.json.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::liveness::{Liveness, Verdict};
@@ -95,6 +113,36 @@ impl Machine {
     }
 }
 
+/// results/hypervisors.json, the one table of hypervisor names (results/machine.py
+/// reads it too).
+const HYPERVISORS_JSON: &str = include_str!("../../results/hypervisors.json");
+
+/// The hypervisor named by a 12-byte cpuid signature (leaf 0x40000000's
+/// ebx, ecx, edx), from results/hypervisors.json; None for an unknown one.
+fn hypervisor_of_signature(sig: &[u8; 12]) -> Option<&'static str> {
+    static TABLE: OnceLock<Vec<([u8; 12], String)>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let doc: Value =
+            serde_json::from_str(HYPERVISORS_JSON).expect("results/hypervisors.json is JSON");
+        doc["cpuid_signatures"]
+            .as_object()
+            .expect("results/hypervisors.json has cpuid_signatures")
+            .iter()
+            .map(|(sig, name)| {
+                let sig: [u8; 12] = sig.as_bytes().try_into().unwrap_or_else(|_| {
+                    panic!("results/hypervisors.json: signature {sig:?} is not 12 bytes")
+                });
+                let name = name.as_str().expect("a hypervisor name is a string");
+                (sig, name.to_string())
+            })
+            .collect()
+    });
+    table
+        .iter()
+        .find(|(s, _)| s == sig)
+        .map(|(_, name)| name.as_str())
+}
+
 /// The hypervisor's name from the cpuid signature (leaf 0x40000000), as
 /// results/machine.py names it; "unknown" for an unknown signature.
 fn hypervisor_name() -> &'static str {
@@ -103,17 +151,7 @@ fn hypervisor_name() -> &'static str {
     sig[..4].copy_from_slice(&r.ebx.to_le_bytes());
     sig[4..8].copy_from_slice(&r.ecx.to_le_bytes());
     sig[8..].copy_from_slice(&r.edx.to_le_bytes());
-    match &sig {
-        b"KVMKVMKVM\0\0\0" => "kvm",
-        b"TCGTCGTCGTCG" => "qemu-tcg",
-        b"Microsoft Hv" => "hyperv",
-        b"VMwareVMware" => "vmware",
-        b"XenVMMXenVMM" => "xen",
-        b"VBoxVBoxVBox" => "virtualbox",
-        b"bhyve bhyve " => "bhyve",
-        b"ACRNACRNACRN" => "acrn",
-        _ => "unknown",
-    }
+    hypervisor_of_signature(&sig).unwrap_or("unknown")
 }
 
 /// Where a row's figure comes from, in the schema's terms.
@@ -160,17 +198,39 @@ pub struct RowSpec {
     pub metric: &'static str,
 }
 
-/// The unit of each metric of the schema.
-pub fn unit_of(metric: &str) -> &'static str {
-    match metric {
-        "latency" => "ns",
-        "cycles" => "cycles",
-        "rate_hz" => "Hz",
-        "jitter_us" | "cpu_us_per_sample" => "us",
-        "missed_ticks" => "ticks",
-        "overhead_pct" => "%",
-        other => panic!("unknown metric {other}"),
+/// results/schema.json, the judge of every row; it also holds the
+/// metric → unit pairs [`unit_of`] reads.
+pub const SCHEMA_JSON: &str = include_str!("../../results/schema.json");
+
+/// metric → unit from the schema's rules that pair them: every
+/// `{"if": {metric: const M}, "then": {unit: const U}}` under its allOf
+/// (results/rows.py derives METRIC_UNITS the same way).
+fn metric_units(node: &Value, units: &mut Vec<(String, String)>) {
+    for rule in node["allOf"].as_array().into_iter().flatten() {
+        let metric = &rule["if"]["properties"]["metric"]["const"];
+        let unit = &rule["then"]["properties"]["unit"]["const"];
+        if let (Some(m), Some(u)) = (metric.as_str(), unit.as_str()) {
+            units.push((m.to_string(), u.to_string()));
+        }
+        metric_units(rule, units);
     }
+}
+
+/// The unit of each metric of the schema (results/schema.json's pairs);
+/// panics on a metric the schema does not know.
+pub fn unit_of(metric: &str) -> &'static str {
+    static UNITS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    let units = UNITS.get_or_init(|| {
+        let schema: Value = serde_json::from_str(SCHEMA_JSON).expect("results/schema.json is JSON");
+        let mut units = Vec::new();
+        metric_units(&schema, &mut units);
+        units
+    });
+    units
+        .iter()
+        .find(|(m, _)| m == metric)
+        .map(|(_, u)| u.as_str())
+        .unwrap_or_else(|| panic!("unknown metric {metric}"))
 }
 
 /// The fields shared by every row of one run.
@@ -255,11 +315,23 @@ pub fn row(
     Value::Object(m)
 }
 
-/// "2026-11-22T00:06:45Z" for `t`.
+/// Whole seconds since the epoch, rounded down (also before 1970).
+fn unix_seconds(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_secs() as i64,
+        Err(e) => {
+            let before = e.duration();
+            -(before.as_secs() as i64) - i64::from(before.subsec_nanos() > 0)
+        }
+    }
+}
+
+/// "2026-11-22T00:06:45Z" for `t`: ISO 8601 UTC to the second, the
+/// fraction cut off (results/rows.py's utc_timestamp).
 pub fn utc_timestamp(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, mo, d) = civil_from_days(days as i64);
+    let secs = unix_seconds(t);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, mo, d) = civil_from_days(days);
     format!(
         "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rem / 3600,
@@ -268,7 +340,9 @@ pub fn utc_timestamp(t: SystemTime) -> String {
     )
 }
 
-/// A run id like results/rows.py's: "20261122T000645Z-3fa9c1".
+/// A run id like results/rows.py's new_run_id: "20261122T000645Z-3fa9c1",
+/// the UTC time to the second and 6 hex digits that differ between runs
+/// started in the same second.
 pub fn new_run_id(t: SystemTime) -> String {
     let stamp: String = utc_timestamp(t)
         .chars()
@@ -300,17 +374,156 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn timestamps_and_run_ids() {
-        let t = UNIX_EPOCH + Duration::from_secs(1_795_305_605); // 2026-11-22T00:00:05Z
-        assert_eq!(utc_timestamp(t), "2026-11-22T00:00:05Z");
+    fn hypervisor_signatures_come_from_results_hypervisors_json() {
+        assert_eq!(hypervisor_of_signature(b"KVMKVMKVM\0\0\0"), Some("kvm"));
+        assert_eq!(hypervisor_of_signature(b"TCGTCGTCGTCG"), Some("qemu-tcg"));
+        assert_eq!(hypervisor_of_signature(b"SomethingNew"), None);
+        let doc: Value = serde_json::from_str(HYPERVISORS_JSON).unwrap();
+        for (sig, name) in doc["cpuid_signatures"].as_object().unwrap() {
+            let sig: &[u8; 12] = sig.as_bytes().try_into().unwrap();
+            assert_eq!(hypervisor_of_signature(sig), name.as_str());
+        }
+    }
+
+    #[test]
+    fn every_schema_metric_has_its_unit_from_the_schema() {
+        let schema: Value = serde_json::from_str(SCHEMA_JSON).unwrap();
+        let metrics = schema["properties"]["metric"]["enum"].as_array().unwrap();
+        for metric in metrics {
+            let unit = unit_of(metric.as_str().unwrap());
+            assert!(schema["properties"]["unit"]["enum"]
+                .as_array()
+                .unwrap()
+                .contains(&Value::from(unit)));
+        }
         assert_eq!(
-            utc_timestamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
-            "2000-02-29T00:00:00Z"
+            [
+                unit_of("latency"),
+                unit_of("rate_hz"),
+                unit_of("overhead_pct")
+            ],
+            ["ns", "Hz", "%"]
         );
-        let id = new_run_id(t);
-        assert!(
-            id.starts_with("20261122T000005Z-") && id.len() == 23,
-            "{id}"
+    }
+
+    /// results/rows.py's row-building facts and rows built from fixed
+    /// inputs (`python -m results.golden` writes the file,
+    /// results/test_golden.py keeps it current).
+    const GOLDEN: &str = include_str!("../../results/golden/rows.json");
+
+    fn golden() -> Value {
+        serde_json::from_str(GOLDEN).unwrap()
+    }
+
+    #[test]
+    fn timestamps_and_run_ids_agree_with_rows_py() {
+        let golden = golden();
+        let digits = golden["run_id_random_hex_digits"].as_u64().unwrap() as usize;
+        for instant in golden["instants"].as_array().unwrap() {
+            let secs = instant["unix_seconds"].as_i64().unwrap();
+            let nanos = Duration::from_nanos(instant["nanos"].as_u64().unwrap());
+            let t = if secs >= 0 {
+                UNIX_EPOCH + Duration::from_secs(secs as u64)
+            } else {
+                UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs())
+            } + nanos;
+            assert_eq!(utc_timestamp(t), instant["utc_timestamp"], "{instant}");
+            let id = new_run_id(t);
+            let prefix = instant["run_id_prefix"].as_str().unwrap();
+            let random = id
+                .strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("{id}: {instant}"));
+            assert!(
+                random.len() == digits
+                    && random
+                        .bytes()
+                        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+                "{id}"
+            );
+        }
+    }
+
+    /// a == b, floats equal or within 1e-12 relative (summary.rs's tests
+    /// pin the statistics more closely).
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) if a.is_f64() || b.is_f64() => {
+                x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
+            }
+            _ => a == b,
+        }
+    }
+
+    #[test]
+    fn rows_agree_with_rows_py() {
+        let golden = golden();
+        assert_eq!(SCHEMA_VERSION, golden["schema_version"]);
+        let fields: Vec<&str> = golden["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        let cpu = |v: &Value| v.as_u64().map(|c| c as usize);
+        for case in golden["rows"].as_array().unwrap() {
+            let input = &case["inputs"];
+            let run = RunInfo {
+                run_id: text(&input["run_id"]).unwrap(),
+                timestamp: text(&input["timestamp"]).unwrap(),
+                machine: serde_json::from_value(input["machine"].clone()).unwrap(),
+            };
+            let liveness = [Verdict::Live, Verdict::Frozen, Verdict::NoUnit]
+                .into_iter()
+                .find(|v| input["liveness"] == v.as_str());
+            let metric = text(&input["metric"]).unwrap();
+            let spec = RowSpec {
+                harness: text(&input["harness"]).unwrap(),
+                meta: RowMeta {
+                    path: text(&input["path"]).unwrap(),
+                    op: text(&input["op"]).unwrap(),
+                    target: text(&input["target"]),
+                    cpu: cpu(&input["cpu"]),
+                    target_cpu: cpu(&input["target_cpu"]),
+                    stand_in: text(&input["stand_in"]),
+                    liveness,
+                    liveness_note: text(&input["liveness_note"]),
+                },
+                metric: Box::leak(metric.into_boxed_str()),
+            };
+            let samples: Vec<f64> = input["samples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            let reason = input["reason"].as_str();
+            let got = row(&run, &spec, &samples, input["iterations"].as_u64(), reason);
+            let want = &case["row"];
+            let keys: Vec<&str> = got
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(keys, fields, "the field order of results/rows.py");
+            for field in &fields {
+                assert!(
+                    same(&got[field], &want[field]),
+                    "{field}: {} in Rust, {} in results/rows.py",
+                    got[field],
+                    want[field]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn machine_fields_are_the_schemas() {
+        let schema: Value = serde_json::from_str(SCHEMA_JSON).unwrap();
+        assert_eq!(
+            schema["$defs"]["machine"]["required"],
+            Value::from(MACHINE_FIELDS.to_vec())
         );
     }
 
@@ -337,42 +550,8 @@ mod tests {
         };
         let ok = row(&run, &spec, &[999.0, 998.0, 1000.0], Some(1000), None);
         let keys: Vec<&str> = ok.as_object().unwrap().keys().map(String::as_str).collect();
-        // the contract's field order (schema version 2)
-        assert_eq!(
-            keys,
-            [
-                "schema_version",
-                "run_id",
-                "timestamp",
-                "machine",
-                "harness",
-                "path",
-                "op",
-                "target",
-                "cpu",
-                "target_cpu",
-                "stand_in",
-                "liveness",
-                "liveness_note",
-                "metric",
-                "unit",
-                "samples",
-                "n",
-                "iterations",
-                "mean",
-                "median",
-                "stddev",
-                "min",
-                "max",
-                "p05",
-                "p95",
-                "ci95_low",
-                "ci95_high",
-                "status",
-                "reason",
-                "source"
-            ]
-        );
+        // the field order of results/rows.py (and of the schema)
+        assert_eq!(Value::from(keys), golden()["fields"]);
         assert_eq!(ok["schema_version"], "2");
         assert_eq!(ok["liveness"], "frozen");
         assert_eq!(ok["liveness_note"], "MSR 0x611 on CPU 0: did not change");
