@@ -100,7 +100,7 @@ void register_msr_dev() {
   }
 
   const std::string missing = msr_error_reason(err, path, 0);
-  const std::string cpuid_path = "/dev/cpu/" + std::to_string(target) + "/cpuid";
+  const std::string cpuid_path = cpuid_device_path(target);
   for (const Placement& p : placements(target)) {
     RowMeta meta{"msr-dev", "pread", "cpuid:0x0", p.cpu, p.target_cpu, ""};
     if (access(cpuid_path.c_str(), R_OK) != 0) {

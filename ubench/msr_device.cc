@@ -56,7 +56,13 @@ std::string msr_counter_name(uint32_t addr, int cpu) {
 
 std::string msr_hex(uint32_t addr) { return msr_hex64(addr); }
 
-std::string msr_device_path(int cpu) { return "/dev/cpu/" + std::to_string(cpu) + "/msr"; }
+std::string msr_device_path(int cpu, const std::string& root) {
+  return root + "/" + std::to_string(cpu) + "/msr";
+}
+
+std::string cpuid_device_path(int cpu, const std::string& root) {
+  return root + "/" + std::to_string(cpu) + "/cpuid";
+}
 
 std::optional<MsrDevice> MsrDevice::open(const std::string& path, int* err) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

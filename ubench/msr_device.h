@@ -15,6 +15,7 @@
 
 #include "cpu.h"
 #include "liveness.h"
+#include "roots.h"
 
 namespace raplbench {
 
@@ -44,8 +45,11 @@ std::string msr_counter_name(uint32_t addr, int cpu);
 // "0x611", "0xc001029b": the spelling used in result rows.
 std::string msr_hex(uint32_t addr);
 
-// "/dev/cpu/<cpu>/msr"
-std::string msr_device_path(int cpu);
+// "<root>/<cpu>/msr": /dev/cpu/<cpu>/msr unless $RAPLBENCH_DEV_CPU_ROOT is set.
+std::string msr_device_path(int cpu, const std::string& root = dev_cpu_root());
+
+// "<root>/<cpu>/cpuid": the msr device's stand-in (same driver pattern).
+std::string cpuid_device_path(int cpu, const std::string& root = dev_cpu_root());
 
 class MsrDevice {
  public:

@@ -20,6 +20,7 @@
 #include "manifest.h"
 #include "powercap_zones.h"
 #include "register.h"
+#include "roots.h"
 
 namespace raplbench {
 namespace {

@@ -40,11 +40,6 @@ bool natural_less(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string powercap_root() {
-  const char* env = std::getenv("RAPLBENCH_POWERCAP_ROOT");
-  return env && *env ? env : "/sys/class/powercap";
-}
-
 bool parse_energy_uj(const char* text, size_t len, uint64_t* value) {
   uint64_t v = 0;
   size_t i = 0;

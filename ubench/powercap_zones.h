@@ -29,10 +29,7 @@ struct PowercapZone {
   bool mmio = false;           // intel-rapl-mmio: read without an MSR access or IPI
 };
 
-// The root to scan: $RAPLBENCH_POWERCAP_ROOT (fixtures) or /sys/class/powercap.
-std::string powercap_root();
-
-// Zones under `root`, in natural order (intel-rapl:0, intel-rapl:0:0, ...,
+// Zones under `root` (powercap_root() in roots.h), in natural order (intel-rapl:0, intel-rapl:0:0, ...,
 // intel-rapl:1, intel-rapl-mmio:0). Empty when root is missing.
 std::vector<PowercapZone> discover_powercap_zones(const std::string& root);
 
