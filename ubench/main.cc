@@ -1,6 +1,7 @@
 // main.cc - raplbench-ubench: the Google Benchmark harness of raplbench.
 //
-// Every access path discovers what this machine offers and registers its
+// Every access path (ubench/paths/*.cc, each registered by RAPLBENCH_PATH,
+// see register.h) discovers what this machine offers and registers its
 // benchmarks (or unavailable rows). The manifest that maps benchmarks to
 // result rows goes to the file named by --raplbench_manifest (flags.h); the
 // measured TSC frequency goes into the benchmark context
@@ -15,7 +16,6 @@
 #include "cpu.h"
 #include "flags.h"
 #include "manifest.h"
-#include "perf_events.h"
 #include "register.h"
 
 int main(int argc, char** argv) {
@@ -27,12 +27,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
-  raplbench::register_uinsn();
-  raplbench::register_powercap();
-  raplbench::register_msr_dev();
-  const raplbench::EnergyCounters counters = raplbench::energy_counters();
-  raplbench::register_perf(counters);
-  raplbench::register_ebpf(counters);
+  raplbench::register_all_paths();
 
   const std::string manifest = flags.plan_only && flags.manifest.empty() ? "-" : flags.manifest;
   if (!manifest.empty()) {

@@ -50,9 +50,8 @@ void bench_cpuid_dev(benchmark::State& state, const std::string& path) {
   close(fd);
 }
 
-}  // namespace
 
-void register_msr_dev() {
+void register_msr_dev(PathContext&) {
   std::vector<int> cpus = usable_cpus();
   const int target = cpus.empty() ? 0 : cpus.front();
   const std::string path = msr_device_path(target);
@@ -114,5 +113,9 @@ void register_msr_dev() {
                   [cpuid_path](benchmark::State& s) { bench_cpuid_dev(s, cpuid_path); });
   }
 }
+
+}  // namespace
+
+RAPLBENCH_PATH(300, register_msr_dev);
 
 }  // namespace raplbench

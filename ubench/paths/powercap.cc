@@ -95,9 +95,8 @@ void register_file(const std::string& path, const std::string& target,
   }
 }
 
-}  // namespace
 
-void register_powercap() {
+void register_powercap(PathContext&) {
   const std::string root = powercap_root();
   std::vector<PowercapZone> zones = discover_powercap_zones(root);
 
@@ -138,5 +137,9 @@ void register_powercap() {
                     "that energy_uj costs)",
                 unreadable_reason(kStandInFile));
 }
+
+}  // namespace
+
+RAPLBENCH_PATH(200, register_powercap);
 
 }  // namespace raplbench
