@@ -104,6 +104,17 @@ std::string msr_error_reason(int err, const std::string& path, uint32_t addr) {
   }
 }
 
+std::string cpuid_unusable_reason(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::close(fd);
+    return "";
+  }
+  if (errno == ENOENT || errno == ENODEV)
+    return path + ": missing too (load the cpuid module: modprobe cpuid)";
+  return msr_error_reason(errno, path, 0);
+}
+
 std::optional<std::vector<CounterVerdict>> judge_msrs(
     const MsrDevice& dev, int cpu, const std::vector<RaplMsr>& msrs, const RaplMsr& unit_msr,
     std::string* error, std::chrono::nanoseconds window) {

@@ -71,6 +71,10 @@ class MsrDevice {
 // Why MSR `addr` cannot be read through `path`, in words a person can act on.
 std::string msr_error_reason(int err, const std::string& path, uint32_t addr);
 
+// Why the stand-in device `path` (/dev/cpu/N/cpuid) cannot be opened, as
+// msr_error_reason says it but with the cpuid module to load; empty if it can.
+std::string cpuid_unusable_reason(const std::string& path);
+
 // The liveness of `msrs`, read from `dev` (the device of CPU `cpu`): the
 // unit MSR first (an implausible or unreadable unit makes them all no-unit,
 // without probing), then all of them probed together. nullopt and *error

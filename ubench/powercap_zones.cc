@@ -101,6 +101,18 @@ std::string read_energy_uj(int fd, const std::string& path, uint64_t* value) {
   return "";
 }
 
+std::string powercap_unreadable_reason(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    close(fd);
+    return "";
+  }
+  if (errno == EACCES || errno == EPERM)
+    return path + ": permission denied: energy_uj is readable by root only since Linux 5.10 "
+                  "(CVE-2020-8694); run as root or grant read access with a udev rule";
+  return path + ": " + errno_text(errno);
+}
+
 std::string powercap_counter_name(const PowercapZone& zone) { return zone.id + "/energy_uj"; }
 
 std::optional<std::vector<CounterVerdict>> judge_powercap_zones(

@@ -41,6 +41,10 @@ bool parse_energy_uj(const char* text, size_t len, uint64_t* value);
 // returns an empty string, or the error naming `path`.
 std::string read_energy_uj(int fd, const std::string& path, uint64_t* value);
 
+// Why `path` (an energy_uj file, or its stand-in) cannot be opened for
+// reading, in words a person can act on (rbench says the same); empty if it can.
+std::string powercap_unreadable_reason(const std::string& path);
+
 // "intel-rapl:0:1/energy_uj": how a verdict names a zone's counter.
 std::string powercap_counter_name(const PowercapZone& zone);
 

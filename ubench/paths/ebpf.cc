@@ -132,7 +132,6 @@ void bench_rate(benchmark::State& state) {
 
 #endif
 
-
 void register_ebpf(PathContext& context) {
   const EnergyCounters& counters = context.energy_counters();
   const std::string label = events_label(counters.events);

@@ -62,7 +62,6 @@ void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& event
   for (int fd : fds) close(fd);
 }
 
-
 void register_perf(PathContext& context) {
   const EnergyCounters& counters = context.energy_counters();
   if (counters.events.empty()) {

@@ -86,7 +86,6 @@ struct InsnCase {
   BenchFn fn;
 };
 
-
 void register_uinsn(PathContext&) {
   const InsnCase cases[] = {
       {"nop", unrolled_difference<nop_block<kFastSmall>, nop_block<kFastLarge>,
