@@ -1,6 +1,8 @@
 // cpu.cc - see cpu.h.
 #include "cpu.h"
 
+#include "roots.h"
+
 #include <cpuid.h>
 #include <sched.h>
 #include <x86intrin.h>
@@ -28,7 +30,7 @@ std::vector<int> parse_cpu_list(const std::string& list) {
 }
 
 std::vector<int> online_cpus() {
-  std::ifstream f("/sys/devices/system/cpu/online");
+  std::ifstream f(cpu_root() + "/online");
   std::string line;
   if (f && std::getline(f, line) && !line.empty()) return parse_cpu_list(line);
   std::vector<int> cpus;
@@ -82,9 +84,8 @@ std::vector<Placement> placements(std::optional<int> target_cpu, const std::vect
   return out;
 }
 
-std::optional<int> cpu_package(int cpu, const std::string& sysfs_root) {
-  std::ifstream f(sysfs_root + "/devices/system/cpu/cpu" + std::to_string(cpu) +
-                  "/topology/physical_package_id");
+std::optional<int> cpu_package(int cpu, const std::string& cpu_root) {
+  std::ifstream f(cpu_root + "/cpu" + std::to_string(cpu) + "/topology/physical_package_id");
   int id = -1;
   if (f >> id && id >= 0) return id;
   return std::nullopt;

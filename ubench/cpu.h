@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "roots.h"
+
 namespace raplbench {
 
-// Online CPUs, ascending (from /sys/devices/system/cpu/online, else the
-// affinity mask of this process).
+// Online CPUs, ascending (from <cpu_root()>/online, i.e.
+// /sys/devices/system/cpu/online, else the affinity mask of this process).
 std::vector<int> online_cpus();
 
 // The online CPUs this process may run on (its sched_getaffinity mask, which
@@ -42,8 +44,8 @@ std::vector<Placement> placements(std::optional<int> target_cpu, const std::vect
 std::vector<Placement> placements(std::optional<int> target_cpu);
 
 // Physical package of `cpu` from
-// <sysfs_root>/devices/system/cpu/cpu<N>/topology/physical_package_id.
-std::optional<int> cpu_package(int cpu, const std::string& sysfs_root = "/sys");
+// <cpu_root>/cpu<N>/topology/physical_package_id.
+std::optional<int> cpu_package(int cpu, const std::string& cpu_root = raplbench::cpu_root());
 
 // Lowest-numbered online CPU of physical package `package` (the CPU through
 // which the RAPL driver reads that package's MSRs), or nullopt.

@@ -52,7 +52,7 @@ TEST(Cpu, UsableCpusAreOnlineAndInTheAffinityMask) {
 }
 
 TEST(Cpu, PackageOfACpuFromTheTopology) {
-  const std::string sys = std::string(RAPLBENCH_TESTDATA) + "/two-packages/sys";
+  const std::string sys = std::string(RAPLBENCH_TESTDATA) + "/two-packages/sys/devices/system/cpu";
   EXPECT_EQ(cpu_package(1, sys), 0);
   EXPECT_EQ(cpu_package(2, sys), 1);
   EXPECT_FALSE(cpu_package(9, sys).has_value());

@@ -1,32 +1,46 @@
 // main.cc - raplbench-ubench: the Google Benchmark harness of raplbench.
 //
-// Every access path discovers what this machine offers and registers its
-// benchmarks (or unavailable rows); the manifest that maps benchmarks to
-// result rows and the measured TSC frequency go into the benchmark context,
-// so the JSON output (--benchmark_out) is self-contained for
-// results/gbench.py. Usual flags: --benchmark_repetitions=10
-// --benchmark_min_time=0.1 (Google Benchmark 1.7: a plain number of seconds).
+// Every access path (ubench/paths/*.cc, each registered by RAPLBENCH_PATH,
+// see register.h) discovers what this machine offers and registers its
+// benchmarks (or unavailable rows). The manifest that maps benchmarks to
+// result rows goes to the file named by --raplbench_manifest (flags.h); the
+// measured TSC frequency goes into the benchmark context
+// ("raplbench_tsc_khz"). results/gbench.py reads both. Usual flags:
+// --benchmark_repetitions=10 --benchmark_min_time=0.1 (Google Benchmark
+// 1.7: a plain number of seconds).
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <string>
 
 #include "cpu.h"
+#include "flags.h"
 #include "manifest.h"
-#include "perf_events.h"
 #include "register.h"
 
 int main(int argc, char** argv) {
+  const raplbench::Flags flags = raplbench::take_raplbench_flags(&argc, argv);
+  if (!flags.error.empty()) {
+    std::fprintf(stderr, "%s\n", flags.error.c_str());
+    return 1;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
-  raplbench::register_uinsn();
-  raplbench::register_powercap();
-  raplbench::register_msr_dev();
-  const raplbench::EnergyCounters counters = raplbench::energy_counters();
-  raplbench::register_perf(counters);
-  raplbench::register_ebpf(counters);
+  raplbench::register_all_paths();
 
-  benchmark::AddCustomContext("raplbench_manifest", raplbench::manifest_json());
+  const std::string manifest = flags.plan_only && flags.manifest.empty() ? "-" : flags.manifest;
+  if (!manifest.empty()) {
+    const std::string why = raplbench::write_manifest(manifest);
+    if (!why.empty()) {
+      std::fprintf(stderr, "%s\n", why.c_str());
+      return 1;
+    }
+  }
+  if (flags.plan_only) {
+    benchmark::Shutdown();
+    return 0;
+  }
   benchmark::AddCustomContext("raplbench_tsc_khz", std::to_string(raplbench::measure_tsc_khz()));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -1,7 +1,10 @@
 // manifest.cc - see manifest.h.
 #include "manifest.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <vector>
 
 #include "cpu.h"
@@ -91,11 +94,11 @@ void skip_unavailable(benchmark::State& state, const std::string& reason) {
 }
 
 std::string manifest_json() {
-  std::string out = "{\"rows\": [";
+  std::string out = "{\"manifest_version\": 1, \"harness\": \"gbench\", \"rows\": [";
   bool first = true;
   for (const Entry& e : entries()) {
     const RowMeta& m = e.meta;
-    out += first ? "" : ", ";  // one line: Google Benchmark echoes the context
+    out += first ? "\n" : ",\n";
     first = false;
     out += "{\"bench\": " + json_str_or_null(e.bench) +
            ", \"value\": " + json_str_or_null(e.value) +
@@ -110,7 +113,20 @@ std::string manifest_json() {
            ", \"status\": " + json_quote(e.bench.empty() ? "unavailable" : "ok") +
            ", \"reason\": " + json_str_or_null(e.reason) + "}";
   }
-  return out + "]}";
+  return out + "\n]}\n";
+}
+
+std::string write_manifest(const std::string& path) {
+  const std::string json = manifest_json();
+  if (path == "-") {
+    std::cout << json << std::flush;
+    return std::cout ? "" : "cannot write the manifest to standard output";
+  }
+  std::ofstream f(path, std::ios::trunc);
+  if (f) f << json;
+  if (f) f.close();
+  if (!f) return "cannot write the manifest to " + path + ": " + errno_text(errno);
+  return "";
 }
 
 }  // namespace raplbench

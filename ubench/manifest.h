@@ -2,11 +2,20 @@
 // results schema (results/schema.json), and the paths that could not run.
 //
 // Google Benchmark reports names and times only. ubench therefore keeps a
-// manifest: one entry per future schema row, saying which benchmark (and
-// which of its values) feeds the row, with path, op, target, cpu, target_cpu,
-// stand_in, liveness, liveness_note, metric and unit; or, for a path that cannot run here, the reason.
-// main.cc stores it as JSON in the benchmark context ("raplbench_manifest"),
-// and results/gbench.py turns the JSON output into schema rows with it.
+// manifest: one row per future schema row, saying which benchmark (and which
+// of its values) feeds the row, with path, op, target, cpu, target_cpu,
+// stand_in, liveness, liveness_note, metric and unit; or, for a path that
+// cannot run here, the reason. main.cc writes it to the file named by
+// --raplbench_manifest, in the format both harnesses share (rbench writes
+// the same for Criterion):
+//
+//   {"manifest_version": 1, "harness": "gbench", "rows": [ROW, ...]}
+//   ROW = {"bench": <run name> | null, "value": "real_time" | "counter:<name>" | null,
+//          "path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
+//          "liveness_note", "metric", "unit", "status": "ok" | "unavailable", "reason"}
+//
+// with the keys in exactly that order; results/gbench.py joins it with the
+// Google Benchmark JSON output to build schema rows.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -61,8 +70,12 @@ void add_unavailable(const RowMeta& meta, const std::string& reason);
 // status "unavailable", not "error").
 void skip_unavailable(benchmark::State& state, const std::string& reason);
 
-// The manifest as the JSON string stored in the benchmark context.
+// The manifest of every row added so far, in the format above (one row per line).
 std::string manifest_json();
+
+// Writes manifest_json() to `path` ("-": standard output). Returns an empty
+// string, or why it could not be written.
+std::string write_manifest(const std::string& path);
 
 // JSON string literal for `s` (quotes included).
 std::string json_quote(const std::string& s);

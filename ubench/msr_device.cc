@@ -56,7 +56,13 @@ std::string msr_counter_name(uint32_t addr, int cpu) {
 
 std::string msr_hex(uint32_t addr) { return msr_hex64(addr); }
 
-std::string msr_device_path(int cpu) { return "/dev/cpu/" + std::to_string(cpu) + "/msr"; }
+std::string msr_device_path(int cpu, const std::string& root) {
+  return root + "/" + std::to_string(cpu) + "/msr";
+}
+
+std::string cpuid_device_path(int cpu, const std::string& root) {
+  return root + "/" + std::to_string(cpu) + "/cpuid";
+}
 
 std::optional<MsrDevice> MsrDevice::open(const std::string& path, int* err) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -96,6 +102,17 @@ std::string msr_error_reason(int err, const std::string& path, uint32_t addr) {
     default:
       return path + ": " + errno_text(err);
   }
+}
+
+std::string cpuid_unusable_reason(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::close(fd);
+    return "";
+  }
+  if (errno == ENOENT || errno == ENODEV)
+    return path + ": missing too (load the cpuid module: modprobe cpuid)";
+  return msr_error_reason(errno, path, 0);
 }
 
 std::optional<std::vector<CounterVerdict>> judge_msrs(

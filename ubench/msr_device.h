@@ -15,6 +15,7 @@
 
 #include "cpu.h"
 #include "liveness.h"
+#include "roots.h"
 
 namespace raplbench {
 
@@ -44,8 +45,11 @@ std::string msr_counter_name(uint32_t addr, int cpu);
 // "0x611", "0xc001029b": the spelling used in result rows.
 std::string msr_hex(uint32_t addr);
 
-// "/dev/cpu/<cpu>/msr"
-std::string msr_device_path(int cpu);
+// "<root>/<cpu>/msr": /dev/cpu/<cpu>/msr unless $RAPLBENCH_DEV_CPU_ROOT is set.
+std::string msr_device_path(int cpu, const std::string& root = dev_cpu_root());
+
+// "<root>/<cpu>/cpuid": the msr device's stand-in (same driver pattern).
+std::string cpuid_device_path(int cpu, const std::string& root = dev_cpu_root());
 
 class MsrDevice {
  public:
@@ -66,6 +70,10 @@ class MsrDevice {
 
 // Why MSR `addr` cannot be read through `path`, in words a person can act on.
 std::string msr_error_reason(int err, const std::string& path, uint32_t addr);
+
+// Why the stand-in device `path` (/dev/cpu/N/cpuid) cannot be opened, as
+// msr_error_reason says it but with the cpuid module to load; empty if it can.
+std::string cpuid_unusable_reason(const std::string& path);
 
 // The liveness of `msrs`, read from `dev` (the device of CPU `cpu`): the
 // unit MSR first (an implausible or unreadable unit makes them all no-unit,

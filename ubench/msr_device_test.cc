@@ -3,12 +3,15 @@
 #include "msr_device.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 namespace raplbench {
@@ -143,6 +146,36 @@ TEST(MsrDevice, MissingDeviceSaysWhatToLoad) {
             std::string::npos);
   EXPECT_NE(msr_error_reason(EPERM, "/dev/cpu/0/msr", 0x611).find("CAP_SYS_RAWIO"),
             std::string::npos);
+}
+
+// The reasons word for word: rbench (rbench/src/error.rs, discovery/msr.rs)
+// says the same of the same situation, and a test compares the manifests.
+TEST(MsrDevice, ReasonsAreWordForWordRbenchs) {
+  EXPECT_EQ(msr_error_reason(ENOENT, "/dev/cpu/0/msr", 0),
+            "/dev/cpu/0/msr missing: load the msr module (modprobe msr; kernel needs "
+            "CONFIG_X86_MSR)");
+  EXPECT_EQ(msr_error_reason(EPERM, "/dev/cpu/0/msr", 0),
+            "/dev/cpu/0/msr: Operation not permitted: needs root with CAP_SYS_RAWIO (and no "
+            "kernel lockdown)");
+  EXPECT_EQ(msr_error_reason(EIO, "/dev/cpu/0/msr", 0x641),
+            "rdmsr 0x641 faults on this CPU (EIO): this model does not implement it");
+  EXPECT_EQ(msr_error_reason(ENXIO, "/dev/cpu/3/msr", 0), "/dev/cpu/3/msr: CPU offline (ENXIO)");
+  EXPECT_EQ(cpuid_unusable_reason("/nonexistent/0/cpuid"),
+            "/nonexistent/0/cpuid: missing too (load the cpuid module: modprobe cpuid)");
+}
+
+TEST(MsrDevice, AnUnreadableCpuidStandInSaysWhy) {
+  const std::string path = ::testing::TempDir() + "ubench-cpuid-0400";
+  { std::ofstream(path) << "x"; }
+  ASSERT_EQ(chmod(path.c_str(), 0), 0);
+  const std::string why = cpuid_unusable_reason(path);
+  std::remove(path.c_str());
+  if (geteuid() == 0) {
+    EXPECT_EQ(why, "");  // root opens it anyway
+  } else {
+    EXPECT_EQ(why, path + ": Permission denied: needs root with CAP_SYS_RAWIO (and no kernel "
+                          "lockdown)");
+  }
 }
 
 TEST(MsrDevice, VendorAddressLists) {

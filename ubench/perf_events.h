@@ -1,7 +1,7 @@
 // perf_events.h - discovery of perf PMU events from sysfs (the RAPL `power`
 // PMU and the `msr` PMU used as its stand-in) and opening them.
 //
-// Layout, for PMU P under /sys/bus/event_source/devices:
+// Layout, for PMU P under pmu_root() (/sys/bus/event_source/devices):
 //   P/type                 the perf_event_attr.type of the PMU
 //   P/cpumask              CPUs to open its events on (one per package for RAPL)
 //   P/format/<term>        where a term goes in the config, e.g. "config:0-7"
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "liveness.h"
+#include "roots.h"
 
 namespace raplbench {
 
@@ -34,13 +35,11 @@ struct PmuEvents {
   std::string missing;  // why there are none (empty when events were found)
 };
 
-constexpr const char* kPmuRoot = "/sys/bus/event_source/devices";
-
 // Events of PMU `pmu` whose names start with `prefix` ("" for all), sorted by
 // name. Malformed sysfs files leave the event out and say why in `missing`
 // when nothing is left.
 PmuEvents discover_pmu_events(const std::string& pmu, const std::string& prefix,
-                              const std::string& root = kPmuRoot);
+                              const std::string& root = pmu_root());
 
 // Encodes event terms ("event=0x02,umask=0x1") into a config value using the
 // PMU's format directory. nullopt if a term is unknown or not in `config`.
@@ -80,7 +79,7 @@ struct EnergyCounters {
   std::string unavailable;  // non-empty: nothing can be read, and why
   std::vector<CounterVerdict> verdicts;  // RAPL events: one per (event, cpumask CPU)
 };
-EnergyCounters energy_counters(const std::string& root = kPmuRoot);
+EnergyCounters energy_counters(const std::string& root = pmu_root());
 
 // Why opening `name` failed, in words a person can act on.
 std::string perf_open_error_reason(int err, const std::string& name);

@@ -29,11 +29,11 @@ std::vector<int> counter_cpus(const std::vector<PerfEventSpec>& events,
 }
 
 std::vector<Placement> package_placements(int target, const std::vector<int>& usable,
-                                          const std::string& sysfs_root) {
+                                          const std::string& cpu_root) {
   std::vector<int> same_package;
-  if (std::optional<int> package = cpu_package(target, sysfs_root))
+  if (std::optional<int> package = cpu_package(target, cpu_root))
     for (int cpu : usable)
-      if (cpu == target || cpu_package(cpu, sysfs_root) == package) same_package.push_back(cpu);
+      if (cpu == target || cpu_package(cpu, cpu_root) == package) same_package.push_back(cpu);
   std::vector<Placement> in_package = placements(target, same_package);
   return in_package.size() > 1 ? in_package : placements(target, usable);
 }
@@ -43,10 +43,10 @@ namespace {
 // Each counter CPU with its placements, worked out once for every op.
 std::vector<std::pair<int, std::vector<Placement>>> targets_and_placements(
     const EnergyCounters& counters, const std::vector<int>& usable,
-    const std::string& sysfs_root) {
+    const std::string& cpu_root) {
   std::vector<std::pair<int, std::vector<Placement>>> out;
   for (int target : counter_cpus(counters.events, usable))
-    out.emplace_back(target, package_placements(target, usable, sysfs_root));
+    out.emplace_back(target, package_placements(target, usable, cpu_root));
   return out;
 }
 
@@ -54,7 +54,7 @@ std::vector<std::pair<int, std::vector<Placement>>> targets_and_placements(
 
 std::vector<PlannedRow> plan_perf_rows(const EnergyCounters& counters,
                                        const std::vector<int>& usable,
-                                       const std::string& sysfs_root) {
+                                       const std::string& cpu_root) {
   if (counters.events.empty()) return {};
   struct Op {
     const char* name;
@@ -63,7 +63,7 @@ std::vector<PlannedRow> plan_perf_rows(const EnergyCounters& counters,
   };
   const std::vector<Op> ops = {{"read", {counters.events.front()}, 0},
                                {"group-read", counters.events, PERF_FORMAT_GROUP}};
-  const auto targets = targets_and_placements(counters, usable, sysfs_root);
+  const auto targets = targets_and_placements(counters, usable, cpu_root);
   std::vector<PlannedRow> rows;
   for (const Op& op : ops) {
     const std::string label = events_label(op.events);
@@ -85,11 +85,11 @@ std::vector<PlannedRow> plan_perf_rows(const EnergyCounters& counters,
 
 std::vector<PlannedRow> plan_ebpf_rows(const EnergyCounters& counters,
                                        const std::vector<int>& usable,
-                                       const std::string& sysfs_root) {
+                                       const std::string& cpu_root) {
   const std::string label = events_label(counters.events);
   std::vector<PlannedRow> rows;
   for (const auto& [target, target_placements] :
-       targets_and_placements(counters, usable, sysfs_root)) {
+       targets_and_placements(counters, usable, cpu_root)) {
     const RowVerdict verdict = verdict_on(counters, counters.events, target);
     for (const Placement& p : target_placements) {
       for (const auto& [path, op] : {std::pair<const char*, const char*>{"ebpf-lookup", "lookup"},

@@ -34,23 +34,23 @@ std::vector<int> counter_cpus(const std::vector<PerfEventSpec>& events,
                               const std::vector<int>& usable);
 
 // Same CPU and another usable CPU, of the same package as `target`
-// (topology under `sysfs_root`) where there is one. A target outside the
+// (topology under `cpu_root`) where there is one. A target outside the
 // affinity mask keeps its same-CPU row: pinning reports why it cannot run.
 std::vector<Placement> package_placements(int target, const std::vector<int>& usable,
-                                          const std::string& sysfs_root);
+                                          const std::string& cpu_root);
 
 // perf rows: op "read" (the first event) and "group-read" (all events in one
 // PERF_FORMAT_GROUP read), for every counter CPU and placement; each row has
 // the worst verdict of the events it reads on its target CPU.
 std::vector<PlannedRow> plan_perf_rows(const EnergyCounters& counters,
                                        const std::vector<int>& usable,
-                                       const std::string& sysfs_root = "/sys");
+                                       const std::string& cpu_root = raplbench::cpu_root());
 
 // ebpf rows: ebpf-lookup/lookup and ebpf-mmap/load of the slot of every
 // counter CPU, at its placements; the slot holds every event, so each row
 // has the worst verdict of all of them on that CPU.
 std::vector<PlannedRow> plan_ebpf_rows(const EnergyCounters& counters,
                                        const std::vector<int>& usable,
-                                       const std::string& sysfs_root = "/sys");
+                                       const std::string& cpu_root = raplbench::cpu_root());
 
 }  // namespace raplbench

@@ -14,6 +14,7 @@ namespace {
 using std::chrono::milliseconds;
 
 const std::string kSys = std::string(RAPLBENCH_TESTDATA) + "/two-packages/sys";
+const std::string kCpuRoot = kSys + "/devices/system/cpu";
 const std::vector<int> kCpus = {0, 1, 2, 3};
 
 std::vector<PerfEventSpec> two_package_events() {
@@ -88,19 +89,19 @@ TEST(PerfRows, AnEventWithoutAnEnergyUnitIsNoUnit) {
 }
 
 TEST(PerfRows, PlacementsStayInThePackage) {
-  std::vector<Placement> p0 = package_placements(0, kCpus, kSys);
+  std::vector<Placement> p0 = package_placements(0, kCpus, kCpuRoot);
   ASSERT_EQ(p0.size(), 2u);
   EXPECT_EQ(p0[0].label(), "0->0");
   EXPECT_EQ(p0[1].label(), "1->0");  // CPU 1 is package 0's other CPU, CPU 3 is not
-  std::vector<Placement> p2 = package_placements(2, kCpus, kSys);
+  std::vector<Placement> p2 = package_placements(2, kCpus, kCpuRoot);
   EXPECT_EQ(p2[1].label(), "3->2");
   // no other CPU in the package: any other CPU
-  EXPECT_EQ(package_placements(0, {0, 3}, kSys)[1].label(), "3->0");
-  EXPECT_EQ(package_placements(0, {0}, kSys).size(), 1u);
+  EXPECT_EQ(package_placements(0, {0, 3}, kCpuRoot)[1].label(), "3->0");
+  EXPECT_EQ(package_placements(0, {0}, kCpuRoot).size(), 1u);
 }
 
 TEST(PerfRows, PerfRowsForEveryPackageWithTheirVerdicts) {
-  std::vector<PlannedRow> rows = plan_perf_rows(judged_two_packages(), kCpus, kSys);
+  std::vector<PlannedRow> rows = plan_perf_rows(judged_two_packages(), kCpus, kCpuRoot);
   std::vector<std::string> names;
   for (const PlannedRow& r : rows) names.push_back(r.bench);
   EXPECT_EQ(names, (std::vector<std::string>{
@@ -130,7 +131,7 @@ TEST(PerfRows, PerfRowsForEveryPackageWithTheirVerdicts) {
 }
 
 TEST(PerfRows, EbpfRowsReadTheSlotOfEveryPackage) {
-  std::vector<PlannedRow> rows = plan_ebpf_rows(judged_two_packages(), kCpus, kSys);
+  std::vector<PlannedRow> rows = plan_ebpf_rows(judged_two_packages(), kCpus, kCpuRoot);
   ASSERT_EQ(rows.size(), 8u);
   EXPECT_EQ(rows[0].bench, "ebpf-lookup/lookup/power/{energy-pkg,energy-ram}//0->0");
   EXPECT_EQ(rows[1].bench, "ebpf-mmap/load/power/{energy-pkg,energy-ram}//0->0");
@@ -149,7 +150,7 @@ TEST(PerfRows, AStandInIsReadOnItsFirstCpuWithoutVerdict) {
   EXPECT_FALSE(counters.events[0].cpumask);
   counters.events[0].cpus = {0, 1, 2, 3};  // every online CPU of some machine
   counters.stand_in = "no RAPL here";
-  std::vector<PlannedRow> rows = plan_perf_rows(counters, kCpus, kSys);
+  std::vector<PlannedRow> rows = plan_perf_rows(counters, kCpus, kCpuRoot);
   ASSERT_EQ(rows.size(), 4u);  // read and group-read, 0->0 and 1->0
   for (const PlannedRow& r : rows) {
     EXPECT_EQ(r.meta.target_cpu, 0);

@@ -40,11 +40,6 @@ bool natural_less(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string powercap_root() {
-  const char* env = std::getenv("RAPLBENCH_POWERCAP_ROOT");
-  return env && *env ? env : "/sys/class/powercap";
-}
-
 bool parse_energy_uj(const char* text, size_t len, uint64_t* value) {
   uint64_t v = 0;
   size_t i = 0;
@@ -104,6 +99,18 @@ std::string read_energy_uj(int fd, const std::string& path, uint64_t* value) {
   if (!parse_energy_uj(buf, size_t(n), value))
     return path + ": not a decimal counter value (" + (n == 0 ? "empty" : "malformed") + ")";
   return "";
+}
+
+std::string powercap_unreadable_reason(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    close(fd);
+    return "";
+  }
+  if (errno == EACCES || errno == EPERM)
+    return path + ": permission denied: energy_uj is readable by root only since Linux 5.10 "
+                  "(CVE-2020-8694); run as root or grant read access with a udev rule";
+  return path + ": " + errno_text(errno);
 }
 
 std::string powercap_counter_name(const PowercapZone& zone) { return zone.id + "/energy_uj"; }

@@ -29,10 +29,7 @@ struct PowercapZone {
   bool mmio = false;           // intel-rapl-mmio: read without an MSR access or IPI
 };
 
-// The root to scan: $RAPLBENCH_POWERCAP_ROOT (fixtures) or /sys/class/powercap.
-std::string powercap_root();
-
-// Zones under `root`, in natural order (intel-rapl:0, intel-rapl:0:0, ...,
+// Zones under `root` (powercap_root() in roots.h), in natural order (intel-rapl:0, intel-rapl:0:0, ...,
 // intel-rapl:1, intel-rapl-mmio:0). Empty when root is missing.
 std::vector<PowercapZone> discover_powercap_zones(const std::string& root);
 
@@ -43,6 +40,10 @@ bool parse_energy_uj(const char* text, size_t len, uint64_t* value);
 // Reads and parses the counter at `fd` (an open energy_uj file, pread at 0);
 // returns an empty string, or the error naming `path`.
 std::string read_energy_uj(int fd, const std::string& path, uint64_t* value);
+
+// Why `path` (an energy_uj file, or its stand-in) cannot be opened for
+// reading, in words a person can act on (rbench says the same); empty if it can.
+std::string powercap_unreadable_reason(const std::string& path);
 
 // "intel-rapl:0:1/energy_uj": how a verdict names a zone's counter.
 std::string powercap_counter_name(const PowercapZone& zone);

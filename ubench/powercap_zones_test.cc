@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +119,26 @@ TEST_F(RewrittenPowercap, ACounterThatAdvancesIsLive) {
   for (const CounterVerdict& v : *verdicts) EXPECT_EQ(v.liveness, Liveness::Live) << v.note;
   EXPECT_EQ(worst_of(*verdicts).liveness, Liveness::Live);
   EXPECT_EQ(worst_of(*verdicts).note, "");
+}
+
+// Word for word rbench's reasons (rbench/src/error.rs): a test compares the
+// manifests of both harnesses.
+TEST(PowercapZones, UnreadableReasonsSayWhatToDo) {
+  EXPECT_EQ(powercap_unreadable_reason(kRoot + "/intel-rapl:0/energy_uj"), "");
+  EXPECT_EQ(powercap_unreadable_reason("/nonexistent/energy_uj"),
+            "/nonexistent/energy_uj: No such file or directory");
+  const std::string path = ::testing::TempDir() + "ubench-energy_uj-0400";
+  { std::ofstream(path) << "1\n"; }
+  ASSERT_EQ(chmod(path.c_str(), 0), 0);
+  const std::string why = powercap_unreadable_reason(path);
+  std::remove(path.c_str());
+  if (geteuid() == 0) {
+    EXPECT_EQ(why, "");  // root reads it anyway
+  } else {
+    EXPECT_EQ(why, path + ": permission denied: energy_uj is readable by root only since Linux "
+                          "5.10 (CVE-2020-8694); run as root or grant read access with a udev "
+                          "rule");
+  }
 }
 
 TEST(PowercapLiveness, AnUnreadableZoneIsNoVerdict) {

@@ -1,18 +1,62 @@
-// register.h - each access path's registration function. Each discovers what
-// this machine offers, registers benchmarks for what can run, and records an
-// unavailable row (with the reason) for what cannot. main.cc calls them all.
+// register.h - how an access path registers itself.
+//
+// Each access path is one source file in ubench/paths/ (CMake picks up every
+// ubench/paths/*.cc) that defines a registration function and ends with
+//
+//   RAPLBENCH_PATH(300, register_msr_dev);
+//
+// The function discovers what this machine offers, registers benchmarks for
+// what can run and records an unavailable row (with the reason) for what
+// cannot (manifest.h). main.cc runs every registered function once, in
+// ascending order of the number, which is the order of the rows in the
+// manifest: uinsn 100, powercap 200, msr-dev 300, perf 400, ebpf 500; a new
+// path picks a free number. No list of paths is kept anywhere else.
 #pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perf_events.h"
 
 namespace raplbench {
 
-struct EnergyCounters;  // perf_events.h
+// What the paths share, discovered at first use and kept for the others.
+class PathContext {
+ public:
+  // `discover` finds the energy counters (tests pass a fake).
+  explicit PathContext(std::function<EnergyCounters()> discover = [] {
+    return raplbench::energy_counters();
+  }) : discover_(std::move(discover)) {}
 
-void register_uinsn();     // uinsn.cc
-void register_powercap();  // powercap.cc
-void register_msr_dev();   // msr_dev.cc
-// perf and ebpf read the same energy counters: main.cc discovers (and
-// probes) them once and hands them to both.
-void register_perf(const EnergyCounters& counters);  // perf.cc
-void register_ebpf(const EnergyCounters& counters);  // ebpf.cc
+  // The energy counters the perf-event-based paths read (perf, ebpf): the
+  // RAPL `power` PMU's energy events, liveness-probed, or the msr/tsc/
+  // stand-in (perf_events.h). Discovered once, at the first call.
+  const EnergyCounters& energy_counters();
+
+ private:
+  std::function<EnergyCounters()> discover_;
+  std::optional<EnergyCounters> energy_counters_;
+};
+
+using PathRegistrar = void (*)(PathContext& context);
+
+// Records `fn` under `name` to be run at position `order`; called by
+// RAPLBENCH_PATH before main(). Returns true.
+bool add_path_registrar(int order, const char* name, PathRegistrar fn);
+
+// The recorded registrars' names, in the order register_all_paths() runs them.
+std::vector<std::string> path_registrar_names();
+
+// Runs every recorded registrar once, in ascending `order` (equal orders by
+// name: static initialization order across files is unspecified), sharing
+// one PathContext.
+void register_all_paths();
 
 }  // namespace raplbench
+
+// A static object whose initialization records `fn` (see above).
+#define RAPLBENCH_PATH(order, fn)                           \
+  [[maybe_unused]] static const bool raplbench_path_##fn = \
+      ::raplbench::add_path_registrar(order, #fn, fn)

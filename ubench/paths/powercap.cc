@@ -20,6 +20,7 @@
 #include "manifest.h"
 #include "powercap_zones.h"
 #include "register.h"
+#include "roots.h"
 
 namespace raplbench {
 namespace {
@@ -59,20 +60,7 @@ void bench_open_read_close(benchmark::State& state, const std::string& path) {
   }
 }
 
-// Why `path` cannot be read, or an empty string.
-std::string unreadable_reason(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    close(fd);
-    return "";
-  }
-  if (errno == EACCES || errno == EPERM)
-    return path + " is readable by root only (since Linux 5.10, CVE-2020-8694): "
-                  "run as root or grant read access with a udev rule";
-  return path + ": " + errno_text(errno);
-}
-
-// `why`: unreadable_reason(path), worked out once by the caller.
+// `why`: powercap_unreadable_reason(path), worked out once by the caller.
 void register_file(const std::string& path, const std::string& target,
                    std::optional<int> target_cpu, const std::string& stand_in,
                    const std::string& why, const RowVerdict& verdict = {}) {
@@ -94,9 +82,7 @@ void register_file(const std::string& path, const std::string& target,
   }
 }
 
-}  // namespace
-
-void register_powercap() {
+void register_powercap(PathContext&) {
   const std::string root = powercap_root();
   std::vector<PowercapZone> zones = discover_powercap_zones(root);
 
@@ -106,7 +92,7 @@ void register_powercap() {
   std::vector<PowercapZone> readable;
   std::vector<std::string> why_unreadable;
   for (const PowercapZone& z : zones) {
-    why_unreadable.push_back(unreadable_reason(z.energy_path));
+    why_unreadable.push_back(powercap_unreadable_reason(z.energy_path));
     if (why_unreadable.back().empty()) readable.push_back(z);
   }
   std::string probe_error;
@@ -124,18 +110,23 @@ void register_powercap() {
   const std::string missing = "no powercap zone under " + root +
                               " (no RAPL here, or the intel_rapl_msr driver is not loaded: "
                               "modprobe intel_rapl_msr)";
-  if (access(kStandInFile, R_OK) != 0) {
-    RowMeta meta{"powercap", "pread", "energy_uj", std::nullopt, std::nullopt, ""};
-    add_unavailable(meta, missing + "; stand-in " + kStandInFile + " unreadable too");
-    meta.op = "open-read-close";
-    add_unavailable(meta, missing + "; stand-in " + kStandInFile + " unreadable too");
+  const std::string stand_in_unreadable = powercap_unreadable_reason(kStandInFile);
+  if (!stand_in_unreadable.empty()) {
+    for (const char* op : {"pread", "open-read-close"})
+      add_unavailable(RowMeta{"powercap", op, "energy_uj", std::nullopt, std::nullopt, ""},
+                      missing + "; stand-in " + kStandInFile + " unreadable too: " +
+                          stand_in_unreadable);
     return;
   }
   register_file(kStandInFile, kStandInFile, std::nullopt,
                 missing + ": measured the live sysfs counter " + kStandInFile +
                     " through the same kernfs read route (without the MSR read and IPI "
                     "that energy_uj costs)",
-                unreadable_reason(kStandInFile));
+                "");
 }
+
+}  // namespace
+
+RAPLBENCH_PATH(200, register_powercap);
 
 }  // namespace raplbench

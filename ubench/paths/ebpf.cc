@@ -132,9 +132,8 @@ void bench_rate(benchmark::State& state) {
 
 #endif
 
-}  // namespace
-
-void register_ebpf(const EnergyCounters& counters) {
+void register_ebpf(PathContext& context) {
+  const EnergyCounters& counters = context.energy_counters();
   const std::string label = events_label(counters.events);
   if (counters.events.empty()) return add_all_unavailable(label, "", counters.unavailable);
 #ifndef RAPLBENCH_HAVE_BPF
@@ -192,5 +191,9 @@ void register_ebpf(const EnergyCounters& counters) {
   }
 #endif
 }
+
+}  // namespace
+
+RAPLBENCH_PATH(500, register_ebpf);
 
 }  // namespace raplbench

@@ -62,9 +62,8 @@ void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& event
   for (int fd : fds) close(fd);
 }
 
-}  // namespace
-
-void register_perf(const EnergyCounters& counters) {
+void register_perf(PathContext& context) {
+  const EnergyCounters& counters = context.energy_counters();
   if (counters.events.empty()) {
     for (const char* op : {"read", "group-read"})
       add_unavailable(RowMeta{"perf", op, "", std::nullopt, std::nullopt, ""},
@@ -80,5 +79,9 @@ void register_perf(const EnergyCounters& counters) {
     });
   }
 }
+
+}  // namespace
+
+RAPLBENCH_PATH(400, register_perf);
 
 }  // namespace raplbench

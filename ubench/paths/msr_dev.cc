@@ -50,9 +50,7 @@ void bench_cpuid_dev(benchmark::State& state, const std::string& path) {
   close(fd);
 }
 
-}  // namespace
-
-void register_msr_dev() {
+void register_msr_dev(PathContext&) {
   std::vector<int> cpus = usable_cpus();
   const int target = cpus.empty() ? 0 : cpus.front();
   const std::string path = msr_device_path(target);
@@ -62,9 +60,10 @@ void register_msr_dev() {
   std::optional<MsrDevice> dev = MsrDevice::open(path, &err);
   const bool have_device = dev.has_value();
   if (have_device && msrs.empty()) {
-    RowMeta meta{"msr-dev", "pread", "", target, target, ""};
-    add_unavailable(meta, std::string("no known RAPL MSRs for this CPU vendor (") +
-                              vendor_name(cpu_vendor()) + ")");
+    for (const Placement& p : placements(target))
+      add_unavailable(RowMeta{"msr-dev", "pread", "", p.cpu, p.target_cpu, ""},
+                      std::string("no known RAPL MSRs for this CPU vendor (") +
+                          vendor_name(cpu_vendor()) + ")");
     return;
   }
   if (have_device) {
@@ -100,12 +99,13 @@ void register_msr_dev() {
   }
 
   const std::string missing = msr_error_reason(err, path, 0);
-  const std::string cpuid_path = "/dev/cpu/" + std::to_string(target) + "/cpuid";
+  const std::string cpuid_path = cpuid_device_path(target);
+  const std::string cpuid_unusable = cpuid_unusable_reason(cpuid_path);
   for (const Placement& p : placements(target)) {
     RowMeta meta{"msr-dev", "pread", "cpuid:0x0", p.cpu, p.target_cpu, ""};
-    if (access(cpuid_path.c_str(), R_OK) != 0) {
+    if (!cpuid_unusable.empty()) {
       meta.target = "";
-      add_unavailable(meta, missing + "; stand-in " + cpuid_path + ": " + errno_text(errno));
+      add_unavailable(meta, missing + "; stand-in " + cpuid_unusable);
       continue;
     }
     meta.stand_in = missing + ": measured " + cpuid_path +
@@ -114,5 +114,9 @@ void register_msr_dev() {
                   [cpuid_path](benchmark::State& s) { bench_cpuid_dev(s, cpuid_path); });
   }
 }
+
+}  // namespace
+
+RAPLBENCH_PATH(300, register_msr_dev);
 
 }  // namespace raplbench

@@ -86,9 +86,7 @@ struct InsnCase {
   BenchFn fn;
 };
 
-}  // namespace
-
-void register_uinsn() {
+void register_uinsn(PathContext&) {
   const InsnCase cases[] = {
       {"nop", unrolled_difference<nop_block<kFastSmall>, nop_block<kFastLarge>,
                                   kFastLarge - kFastSmall>},
@@ -116,5 +114,9 @@ void register_uinsn() {
     add_benchmark(std::string("uinsn/") + c.op, meta, c.fn, "counter:ns_per_op");
   }
 }
+
+}  // namespace
+
+RAPLBENCH_PATH(100, register_uinsn);
 
 }  // namespace raplbench

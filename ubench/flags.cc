@@ -1,0 +1,52 @@
+// flags.cc - see flags.h.
+#include "flags.h"
+
+namespace raplbench {
+namespace {
+
+constexpr const char* kManifest = "--raplbench_manifest";
+constexpr const char* kPlanOnly = "--raplbench_plan_only";
+
+// "--name" or "--name=VALUE": true and *value set (empty without "=").
+bool match(const std::string& arg, const std::string& name, std::string* value, bool* has_value) {
+  if (arg.compare(0, name.size(), name) != 0) return false;
+  if (arg.size() == name.size()) {
+    *has_value = false;
+    value->clear();
+    return true;
+  }
+  if (arg[name.size()] != '=') return false;
+  *has_value = true;
+  *value = arg.substr(name.size() + 1);
+  return true;
+}
+
+}  // namespace
+
+Flags take_raplbench_flags(int* argc, char** argv) {
+  Flags flags;
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (match(arg, kManifest, &value, &has_value)) {
+      if (value.empty()) flags.error = std::string(kManifest) + " needs a file: " + kManifest + "=PATH";
+      flags.manifest = value;
+    } else if (match(arg, kPlanOnly, &value, &has_value)) {
+      // like Google Benchmark's boolean flags: bare, or =true/false/1/0
+      if (!has_value || value == "true" || value == "1")
+        flags.plan_only = true;
+      else if (value == "false" || value == "0")
+        flags.plan_only = false;
+      else
+        flags.error = std::string(kPlanOnly) + " takes no value, or true/false: " + arg;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  *argc = kept;
+  return flags;
+}
+
+}  // namespace raplbench

@@ -1,0 +1,25 @@
+// flags.h - ubench's own command-line flags, taken out of argv before
+// Google Benchmark parses the rest (it rejects flags it does not know):
+//
+//   --raplbench_manifest=PATH  write the manifest (manifest.h) to PATH after
+//                              registration, before any benchmark runs;
+//   --raplbench_plan_only      write the manifest (to standard output when
+//                              no PATH is given) and exit 0 without running
+//                              a benchmark.
+#pragma once
+
+#include <string>
+
+namespace raplbench {
+
+struct Flags {
+  std::string manifest;    // empty: no manifest file
+  bool plan_only = false;
+  std::string error;       // non-empty: a flag was malformed, and how
+};
+
+// Parses and removes the flags above from argv (argv[0] and the other
+// arguments keep their order; *argc shrinks accordingly).
+Flags take_raplbench_flags(int* argc, char** argv);
+
+}  // namespace raplbench

@@ -1,0 +1,53 @@
+// ubench's own flags are taken out of argv, the others stay in order.
+#include "flags.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace raplbench {
+namespace {
+
+struct Args {
+  std::vector<std::string> text;
+  std::vector<char*> argv;
+  int argc;
+  explicit Args(std::vector<std::string> t) : text(std::move(t)) {
+    for (std::string& s : text) argv.push_back(s.data());
+    argc = int(argv.size());
+  }
+  std::vector<std::string> left() const { return {argv.begin(), argv.begin() + argc}; }
+};
+
+TEST(Flags, TakesTheManifestAndPlanOnlyFlagsAndKeepsTheRestInOrder) {
+  Args a({"ubench", "--benchmark_repetitions=2", "--raplbench_manifest=/tmp/m.json",
+          "--raplbench_plan_only", "--benchmark_filter=perf"});
+  Flags f = take_raplbench_flags(&a.argc, a.argv.data());
+  EXPECT_EQ(f.manifest, "/tmp/m.json");
+  EXPECT_TRUE(f.plan_only);
+  EXPECT_EQ(f.error, "");
+  EXPECT_EQ(a.left(), (std::vector<std::string>{"ubench", "--benchmark_repetitions=2",
+                                                "--benchmark_filter=perf"}));
+}
+
+TEST(Flags, NoneGivenMeansNoManifestAndARun) {
+  Args a({"ubench", "--raplbench_plan_only_not_a_flag"});
+  Flags f = take_raplbench_flags(&a.argc, a.argv.data());
+  EXPECT_EQ(f.manifest, "");
+  EXPECT_FALSE(f.plan_only);
+  EXPECT_EQ(a.argc, 2);  // left for Google Benchmark to reject
+}
+
+TEST(Flags, PlanOnlyTakesBooleansAndTheManifestNeedsAPath) {
+  Args a({"ubench", "--raplbench_plan_only=false"});
+  EXPECT_FALSE(take_raplbench_flags(&a.argc, a.argv.data()).plan_only);
+  Args b({"ubench", "--raplbench_plan_only=yes"});
+  EXPECT_NE(take_raplbench_flags(&b.argc, b.argv.data()).error, "");
+  Args c({"ubench", "--raplbench_manifest="});
+  EXPECT_NE(take_raplbench_flags(&c.argc, c.argv.data()).error, "");
+  Args d({"ubench", "--raplbench_manifest"});
+  EXPECT_NE(take_raplbench_flags(&d.argc, d.argv.data()).error, "");
+}
+
+}  // namespace
+}  // namespace raplbench
