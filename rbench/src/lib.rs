@@ -27,6 +27,7 @@ pub mod msr;
 pub mod perf;
 pub mod plan;
 pub mod powercap;
+pub mod roots;
 pub mod schema_row;
 mod source;
 pub mod summary;

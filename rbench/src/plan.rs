@@ -16,9 +16,10 @@ use crate::discovery::{
 use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead};
 use crate::liveness::{Liveness, LIVENESS_WINDOW};
 use crate::manifest::RowMeta;
-use crate::msr::{register_read, RegisterRead, DEV_CPU_ROOT};
-use crate::perf::{events_label, PerfEventSpec, PerfMode, PMU_ROOT};
-use crate::powercap::{powercap_root, CounterFile, PowercapMode};
+use crate::msr::{register_read, RegisterRead};
+use crate::perf::{events_label, PerfEventSpec, PerfMode};
+use crate::powercap::{CounterFile, PowercapMode};
+use crate::roots::Roots;
 use crate::Error;
 
 /// What one benchmark reads, through the library's read path.
@@ -111,14 +112,15 @@ impl Plan {
     /// Every path on this machine (probes the counters' liveness and
     /// starts the BPF sampler).
     pub fn for_this_machine() -> Plan {
-        let mut rows = powercap_rows(&powercap_root(), LIVENESS_WINDOW);
+        let roots = Roots::from_env();
+        let mut rows = powercap_rows(&roots.powercap, LIVENESS_WINDOW);
         rows.extend(msr_rows(
-            Path::new(DEV_CPU_ROOT),
+            &roots.dev_cpu,
             &cpu_signature(),
             &packages_or_first(),
             LIVENESS_WINDOW,
         ));
-        let perf = perf_counters(Path::new(PMU_ROOT), Path::new("/sys")).map(|mut found| {
+        let perf = perf_counters(&roots.pmu, &roots.cpu).map(|mut found| {
             found.probe(LIVENESS_WINDOW);
             found
         });
@@ -423,8 +425,8 @@ mod tests {
     use crate::cpu::{allowed_cpus, CpuVendor};
     use crate::discovery::perf_counters_of;
     use crate::liveness::Verdict;
-    use crate::msr::{msr_device_path, MsrDevice};
-    use crate::perf::{discover_pmu_events, EnergyEvents};
+    use crate::msr::{msr_device_path, MsrDevice, DEV_CPU_ROOT};
+    use crate::perf::{discover_pmu_events, EnergyEvents, PMU_ROOT};
     use crate::powercap::{stand_in_text, STAND_IN_FILE};
     use crate::testutil::{testdata_sys, two_packages_sys, write_msr_fixture, TempDir};
 
@@ -588,7 +590,7 @@ mod tests {
             events: power.events,
             stand_in: None,
         };
-        Ok(perf_counters_of(&found, &sys))
+        Ok(perf_counters_of(&found, &sys.join("devices/system/cpu")))
     }
 
     #[test]
@@ -653,7 +655,7 @@ mod tests {
 
     #[test]
     fn perf_rows_on_this_machine_read_the_first_event_and_group_read_all() {
-        let found = perf_counters(Path::new(PMU_ROOT), Path::new("/sys"));
+        let found = perf_counters(Path::new(PMU_ROOT), Path::new(crate::cpu::CPU_ROOT));
         let rows = perf_rows(&found);
         if let Err(e) = &found {
             return eprintln!("skipped: {e}");
