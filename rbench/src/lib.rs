@@ -24,6 +24,7 @@ pub mod error;
 pub mod liveness;
 pub mod manifest;
 pub mod msr;
+pub mod paths;
 pub mod perf;
 pub mod plan;
 pub mod powercap;

@@ -63,7 +63,9 @@ pub const CPU: Root = Root {
     default: crate::cpu::CPU_ROOT,
 };
 
-/// Every root, resolved once (what a plan reads).
+/// The roots the paths discover their counters under, resolved once (a
+/// plan's). The CPU root is not among them: the placements of every row
+/// read it through [`crate::cpu`], from the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     /// /sys/class/powercap or its replacement.
@@ -72,8 +74,6 @@ pub struct Roots {
     pub dev_cpu: PathBuf,
     /// /sys/bus/event_source/devices or its replacement.
     pub pmu: PathBuf,
-    /// /sys/devices/system/cpu or its replacement.
-    pub cpu: PathBuf,
 }
 
 impl Roots {
@@ -83,7 +83,6 @@ impl Roots {
             powercap: POWERCAP.path(),
             dev_cpu: DEV_CPU.path(),
             pmu: PMU.path(),
-            cpu: CPU.path(),
         }
     }
 }

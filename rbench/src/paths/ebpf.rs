@@ -1,0 +1,255 @@
+//! Paths "ebpf-lookup" and "ebpf-mmap": polling the slot that the BPF
+//! sampler (bpf/counters.bpf.c) fills at 1 kHz on every CPU of the energy
+//! events' cpumask: one bpf() lookup syscall (op "lookup") or a load from
+//! the mmapped array (op "load"), from that CPU and from another one of its
+//! package (ubench/ebpf.cc). The sampler runs as long as the plan.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cpu::package_placements;
+use crate::discovery::{counter_cpus, Counters};
+use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead, TickCounts};
+use crate::perf::events_label;
+use crate::plan::{meta, Plan, Planned, Reader, Reads};
+use crate::Error;
+
+use super::perf::on_cpu;
+use super::Machine;
+
+/// How long the plan waits for a CPU's slot to tick before its eBPF rows
+/// become unavailable (the cpu-clock fallback may fire far below 1 kHz).
+pub const SLOT_CHECK: Duration = Duration::from_millis(500);
+
+/// A CPU's slot of the plan's running [`BpfSampler`].
+#[derive(Clone)]
+pub struct EbpfReads {
+    /// The sampler (the plan keeps it running).
+    pub sampler: Arc<BpfSampler>,
+    /// Whose slot.
+    pub cpu: usize,
+    /// lookup or load.
+    pub via: SlotRead,
+}
+
+impl std::fmt::Debug for EbpfReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EbpfReads")
+            .field("cpu", &self.cpu)
+            .field("via", &self.via)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Reads for EbpfReads {
+    fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
+        Ok(Box::new(SlotReader {
+            sampler: &self.sampler,
+            cpu: self.cpu,
+            via: self.via,
+            slot: RbSlot::default(),
+            before: self.sampler.tick_counts(self.cpu).ok(),
+            started: Instant::now(),
+        }))
+    }
+}
+
+/// One copy of a CPU's slot per operation, by lookup or by load.
+struct SlotReader<'a> {
+    sampler: &'a BpfSampler,
+    cpu: usize,
+    via: SlotRead,
+    /// The last copy.
+    slot: RbSlot,
+    /// The slot's tick accounting when it was opened.
+    before: Option<TickCounts>,
+    /// When it was opened.
+    started: Instant,
+}
+
+impl Reader for SlotReader<'_> {
+    fn read(&mut self) -> Result<(), Error> {
+        let result = match self.via {
+            SlotRead::Lookup => self.sampler.lookup(self.cpu, &mut self.slot),
+            SlotRead::Load => self.sampler.load(self.cpu, &mut self.slot),
+        };
+        black_box(&self.slot);
+        result
+    }
+
+    /// A slot that failed or stopped ticking held no data: not a
+    /// measurement. Judged from the tick accounting before and after
+    /// (err_ticks counts every failed read, not just the last), and only
+    /// when the run lasted some periods (else Criterion listed or filtered
+    /// the benchmark out).
+    fn no_data(&mut self) -> Option<String> {
+        let (cpu, slot) = (self.cpu, &self.slot);
+        let before = self.before?;
+        let after = self.sampler.tick_counts(cpu).ok()?;
+        let periods =
+            self.started.elapsed().as_nanos() / u128::from(self.sampler.period_ns().max(1));
+        if periods < 10 {
+            return None;
+        }
+        let failed = after.err_ticks.saturating_sub(before.err_ticks);
+        if failed > 0 {
+            Some(format!(
+                "the BPF program's reads failed on CPU {cpu} during the measurement: \
+                 {failed} of {} ticks (last err {}: {})",
+                after.ticks.saturating_sub(before.ticks),
+                slot.err,
+                std::io::Error::from_raw_os_error(-slot.err)
+            ))
+        } else if after.ticks == before.ticks {
+            Some(format!(
+                "the BPF program's slot of CPU {cpu} did not tick during the measurement"
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// The rows of paths "ebpf-lookup" and "ebpf-mmap" on `machine` (its perf
+/// discovery); the sampler they read runs as long as `plan`.
+pub fn plan(machine: &Machine, plan: &mut Plan) {
+    let (sampler, rows) = ebpf_rows(machine.perf(), machine.slot_check);
+    plan.rows.extend(rows);
+    if let Some(sampler) = sampler {
+        plan.keep_running(sampler);
+    }
+}
+
+/// Why CPU `cpu`'s slot cannot be measured, or None: its tick count must
+/// advance within `window`, and its last read must not have failed.
+pub fn slot_problem(sampler: &BpfSampler, cpu: usize, window: Duration) -> Option<String> {
+    let mut slot = RbSlot::default();
+    if let Err(e) = sampler.load(cpu, &mut slot) {
+        return Some(e.to_string());
+    }
+    let first = slot.ticks;
+    let t0 = Instant::now();
+    while slot.ticks == first {
+        if t0.elapsed() >= window {
+            return Some(format!(
+                "the BPF program's slot of CPU {cpu} did not tick in {} ms ({}): no data to read",
+                window.as_millis(),
+                sampler.trigger()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+        if let Err(e) = sampler.load(cpu, &mut slot) {
+            return Some(e.to_string());
+        }
+    }
+    (slot.err != 0).then(|| {
+        format!(
+            "the BPF program's reads fail on CPU {cpu}: err {} ({}) at tick {}: its slot holds no data",
+            slot.err,
+            std::io::Error::from_raw_os_error(-slot.err),
+            slot.ticks
+        )
+    })
+}
+
+/// Paths "ebpf-lookup" and "ebpf-mmap": starts the sampler on the energy
+/// events on every CPU of their cpumask and reads each CPU's slot at both
+/// placements; a slot that fails or does not tick within `check` is
+/// unavailable with the reason. Returns the running sampler, if it started.
+pub fn ebpf_rows(
+    perf: &Result<Counters, Error>,
+    check: Duration,
+) -> (Option<Arc<BpfSampler>>, Vec<Planned>) {
+    let unavailable = |label: &str, stand_in: Option<&str>, reason: &str| {
+        vec![
+            Planned::unavailable(
+                meta("ebpf-lookup", "lookup", Some(label), None, stand_in, None),
+                reason,
+            ),
+            Planned::unavailable(
+                meta("ebpf-mmap", "load", Some(label), None, stand_in, None),
+                reason,
+            ),
+        ]
+    };
+    let found = match perf {
+        Ok(found) => found,
+        Err(e) => return (None, unavailable("", None, &e.to_string())),
+    };
+    let cpus = counter_cpus(&found.counters);
+    let (_, events) = on_cpu(found, cpus[0]);
+    let label = events_label(&events);
+    let stand_in = found.stand_in.as_deref();
+    let config = BpfConfig {
+        cpus: Some(cpus.clone()),
+        ..BpfConfig::default()
+    };
+    let sampler = match BpfSampler::start(&events, &config) {
+        Ok(sampler) => Arc::new(sampler),
+        Err(e) => return (None, unavailable(&label, stand_in, &e.to_string())),
+    };
+    let mut rows = Vec::new();
+    for cpu in cpus {
+        let (counters, _) = on_cpu(found, cpu);
+        let liveness = Counters::liveness_of(counters);
+        let problem = slot_problem(&sampler, cpu, check);
+        for p in package_placements(cpu) {
+            for (path, op, via) in [
+                ("ebpf-lookup", "lookup", SlotRead::Lookup),
+                ("ebpf-mmap", "load", SlotRead::Load),
+            ] {
+                let meta = meta(path, op, Some(&label), Some(p), stand_in, liveness.clone());
+                rows.push(match &problem {
+                    Some(why) => Planned::unavailable(meta, why),
+                    None => Planned::run(
+                        meta,
+                        EbpfReads {
+                            sampler: sampler.clone(),
+                            cpu,
+                            via,
+                        },
+                    ),
+                });
+            }
+        }
+    }
+    (Some(sampler), rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::CPU_ROOT;
+    use crate::discovery::perf_counters;
+    use crate::perf::PMU_ROOT;
+    use std::path::Path;
+
+    #[test]
+    fn ebpf_rows_without_events_are_unavailable_with_the_reason() {
+        let missing: Result<Counters, Error> = Err(Error::Unavailable("no PMU".into()));
+        let (sampler, rows) = ebpf_rows(&missing, Duration::from_millis(10));
+        assert!(sampler.is_none());
+        let ids: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.meta.path.as_str(), r.meta.op.as_str()))
+            .collect();
+        assert_eq!(ids, [("ebpf-lookup", "lookup"), ("ebpf-mmap", "load")]);
+        assert!(rows.iter().all(|r| r.reason() == Some("no PMU")));
+    }
+
+    #[test]
+    fn ebpf_rows_on_this_machine_read_a_running_sampler_or_say_why() {
+        let found = perf_counters(Path::new(PMU_ROOT), Path::new(CPU_ROOT));
+        let (sampler, rows) = ebpf_rows(&found, SLOT_CHECK);
+        let Some(runs) = rows.iter().find(|r| r.reads.is_ok()) else {
+            let why = rows[0].reason().unwrap();
+            return eprintln!("skipped: no eBPF row runs here: {why}");
+        };
+        assert!(sampler.is_some());
+        let reads = runs.reads_as::<EbpfReads>().unwrap();
+        assert_eq!(runs.meta.target_cpu, Some(reads.cpu));
+        let mut reader = runs.reads.as_ref().unwrap().open().unwrap();
+        reader.read().unwrap();
+    }
+}
