@@ -19,7 +19,7 @@
 //! * RAPLBENCH_POWERCAP_ROOT, RAPLBENCH_DEV_CPU_ROOT, RAPLBENCH_PMU_ROOT,
 //!   RAPLBENCH_CPU_ROOT: fixture trees in place of the kernel's (rbench::roots).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
 use rbench::cpu::pin_to_cpu;
@@ -65,10 +65,15 @@ fn time_reads(criterion: &mut Criterion, row: &Planned, reader: &mut dyn Reader)
     let mut failure = None;
     let mut group = criterion.benchmark_group(&row.meta.path);
     group.bench_function(BenchmarkId::new(&row.meta.op, row.parameter()), |b| {
-        b.iter(|| {
-            if let Err(e) = reader.read() {
+        // what Criterion's iter() times, with the loop inside the reader
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            let result = reader.read_n(iters);
+            let elapsed = start.elapsed();
+            if let Err(e) = result {
                 failure.get_or_insert(e);
             }
+            elapsed
         })
     });
     group.finish();

@@ -22,6 +22,16 @@ pub trait Reader {
     /// One operation (one timed iteration).
     fn read(&mut self) -> Result<(), Error>;
 
+    /// `n` operations in a row, stopping at the first that fails: the
+    /// timed loop. Called through the trait object once per sample, it
+    /// calls [`Reader::read`] statically, so no indirect call is timed.
+    fn read_n(&mut self, n: u64) -> Result<(), Error> {
+        for _ in 0..n {
+            self.read()?;
+        }
+        Ok(())
+    }
+
     /// Once the measurement ended: why its reads were no data (the row is
     /// then an error, not a figure), or None.
     fn no_data(&mut self) -> Option<String> {
