@@ -14,13 +14,18 @@ use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead, TickCounts};
 use crate::perf::events_label;
 use crate::plan::{meta, Plan, Planned, Reader, Reads};
 use crate::Error;
+use nix::errno::Errno;
 
 use super::perf::on_cpu;
 use super::Machine;
 
-/// How long the plan waits for a CPU's slot to tick before its eBPF rows
-/// become unavailable (the cpu-clock fallback may fire far below 1 kHz).
+/// How long the plan watches the slots before it plans their rows: a slot
+/// with no tick in that time (the cpu-clock fallback may fire far below
+/// 1 kHz), or with a failed read, is no data and its rows are unavailable.
 pub const SLOT_CHECK: Duration = Duration::from_millis(500);
+
+/// How often a watched slot is looked at.
+const SLOT_POLL: Duration = Duration::from_millis(1);
 
 /// A CPU's slot of the plan's running [`BpfSampler`].
 #[derive(Clone)]
@@ -95,15 +100,12 @@ impl Reader for SlotReader<'_> {
         let failed = after.err_ticks.saturating_sub(before.err_ticks);
         if failed > 0 {
             Some(format!(
-                "the BPF program's reads failed on CPU {cpu} during the measurement: \
-                 {failed} of {} ticks (last err {}: {})",
-                after.ticks.saturating_sub(before.ticks),
-                slot.err,
-                std::io::Error::from_raw_os_error(-slot.err)
+                "BPF slot of CPU {cpu}: {failed} failed reads during the timing (last {}): not data",
+                slot_error_text(slot.err)
             ))
         } else if after.ticks == before.ticks {
             Some(format!(
-                "the BPF program's slot of CPU {cpu} did not tick during the measurement"
+                "BPF slot of CPU {cpu}: no tick during the timing: not data"
             ))
         } else {
             None
@@ -121,42 +123,117 @@ pub fn plan(machine: &Machine, plan: &mut Plan) {
     }
 }
 
-/// Why CPU `cpu`'s slot cannot be measured, or None: its tick count must
-/// advance within `window`, and its last read must not have failed.
-pub fn slot_problem(sampler: &BpfSampler, cpu: usize, window: Duration) -> Option<String> {
-    let mut slot = RbSlot::default();
-    if let Err(e) = sampler.load(cpu, &mut slot) {
-        return Some(e.to_string());
+/// "err -2 (ENOENT)": a slot's error as the program stores it (a negative
+/// errno), as ubench's slot_error_text.
+pub fn slot_error_text(err: i32) -> String {
+    let name = match Errno::from_raw(err.saturating_abs()) {
+        _ if err == 0 => "0".to_string(),
+        Errno::UnknownErrno => "?".to_string(),
+        errno => format!("{errno:?}"),
+    };
+    format!("err {err} ({name})")
+}
+
+/// `x` as C's "%g" prints it (six significant digits, no trailing zeros),
+/// for rates between 1e-4 and 1e6.
+fn g_format(x: f64) -> String {
+    let digits = 5 - x.abs().log10().floor().clamp(-4.0, 5.0) as i32;
+    let text = format!("{x:.*}", digits.max(0) as usize);
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => text,
     }
-    let first = slot.ticks;
-    let t0 = Instant::now();
-    while slot.ticks == first {
-        if t0.elapsed() >= window {
-            return Some(format!(
-                "the BPF program's slot of CPU {cpu} did not tick in {} ms ({}): no data to read",
-                window.as_millis(),
-                sampler.trigger()
+}
+
+/// Why each CPU of `cpus` has a slot that is no data, or None: watched
+/// together for `window` (a look every `poll`), a slot must tick and no
+/// tick's read may fail (its err_ticks must not grow); a CPU outside
+/// `armed` has no trigger. `load` copies a CPU's slot. The same check and
+/// words as ubench's check_slot (bpf_slot_check.cc), e.g.
+/// "BPF slot of CPU 0: err -2 (ENOENT) on 3 of 48 ticks seen in 50 ms".
+pub fn check_slots(
+    cpus: &[usize],
+    armed: &[usize],
+    mut load: impl FnMut(usize, &mut RbSlot) -> Result<(), Error>,
+    trigger: &str,
+    window: Duration,
+    poll: Duration,
+) -> Vec<Option<String>> {
+    let slot_name = |cpu: usize| format!("BPF slot of CPU {cpu}");
+    let load_failed = |cpu: usize, e: Error| match e {
+        Error::SlotUnsettled { .. } => {
+            format!("{}: never settled (its seqlock kept moving)", slot_name(cpu))
+        }
+        other => format!("{}: {other}", slot_name(cpu)),
+    };
+    let mut why: Vec<Option<String>> = cpus
+        .iter()
+        .map(|&cpu| {
+            (!armed.contains(&cpu)).then(|| {
+                format!(
+                    "{}: no trigger armed there (outside this process's CPU affinity)",
+                    slot_name(cpu)
+                )
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    let mut first = vec![RbSlot::default(); cpus.len()];
+    for (i, &cpu) in cpus.iter().enumerate() {
+        if why[i].is_none() {
+            if let Err(e) = load(cpu, &mut first[i]) {
+                why[i] = Some(load_failed(cpu, e));
+            }
+        }
+    }
+    // the program counts every tick and every failed read (err_ticks): the
+    // differences are exact however many ticks fall between two looks
+    let mut now = first.clone();
+    let mut last_err = vec![0i32; cpus.len()];
+    loop {
+        std::thread::sleep(poll);
+        for (i, &cpu) in cpus.iter().enumerate() {
+            if why[i].is_some() {
+                continue;
+            }
+            match load(cpu, &mut now[i]) {
+                Err(e) => why[i] = Some(load_failed(cpu, e)),
+                Ok(()) if now[i].err != 0 => last_err[i] = now[i].err,
+                Ok(()) => {}
+            }
+        }
+        if start.elapsed() >= window {
+            break;
+        }
+    }
+    let ms = start.elapsed().as_millis();
+    let floor_hz = g_format(1e9 / window.as_nanos().max(1) as f64);
+    for (i, &cpu) in cpus.iter().enumerate() {
+        if why[i].is_some() {
+            continue;
+        }
+        let seen = now[i].ticks.wrapping_sub(first[i].ticks);
+        let with_error = now[i].err_ticks.wrapping_sub(first[i].err_ticks);
+        if seen == 0 {
+            why[i] = Some(format!(
+                "{}: no tick in {ms} ms: {trigger} fires below {floor_hz} Hz on this CPU",
+                slot_name(cpu)
+            ));
+        } else if with_error > 0 {
+            why[i] = Some(format!(
+                "{}: {} on {with_error} of {seen} ticks seen in {ms} ms",
+                slot_name(cpu),
+                slot_error_text(last_err[i])
             ));
         }
-        std::thread::sleep(Duration::from_millis(2));
-        if let Err(e) = sampler.load(cpu, &mut slot) {
-            return Some(e.to_string());
-        }
     }
-    (slot.err != 0).then(|| {
-        format!(
-            "the BPF program's reads fail on CPU {cpu}: err {} ({}) at tick {}: its slot holds no data",
-            slot.err,
-            std::io::Error::from_raw_os_error(-slot.err),
-            slot.ticks
-        )
-    })
+    why
 }
 
 /// Paths "ebpf-lookup" and "ebpf-mmap": starts the sampler on the energy
 /// events on every CPU of their cpumask and reads each CPU's slot at both
-/// placements; a slot that fails or does not tick within `check` is
-/// unavailable with the reason. Returns the running sampler, if it started.
+/// placements; a slot that is no data ([`check_slots`], watched for
+/// `check`) makes its rows unavailable with the reason. Returns the running sampler, if it started.
 pub fn ebpf_rows(
     perf: &Result<Counters, Error>,
     check: Duration,
@@ -189,11 +266,18 @@ pub fn ebpf_rows(
         Ok(sampler) => Arc::new(sampler),
         Err(e) => return (None, unavailable(&label, stand_in, &e.to_string())),
     };
+    let problems = check_slots(
+        &cpus,
+        sampler.cpus(),
+        |cpu, slot| sampler.load(cpu, slot),
+        sampler.trigger(),
+        check,
+        SLOT_POLL,
+    );
     let mut rows = Vec::new();
-    for cpu in cpus {
+    for (cpu, problem) in cpus.into_iter().zip(problems) {
         let (counters, _) = on_cpu(found, cpu);
         let liveness = Counters::liveness_of(counters);
-        let problem = slot_problem(&sampler, cpu, check);
         for p in package_placements(cpu) {
             for (path, op, via) in [
                 ("ebpf-lookup", "lookup", SlotRead::Lookup),
@@ -236,6 +320,72 @@ mod tests {
             .collect();
         assert_eq!(ids, [("ebpf-lookup", "lookup"), ("ebpf-mmap", "load")]);
         assert!(rows.iter().all(|r| r.reason() == Some("no PMU")));
+    }
+
+    /// A slot loader over fake slots: each look advances CPU c's ticks by
+    /// `ticks[c]` and its err_ticks by `errs[c]` (err -2 while failing).
+    fn fake_slots(ticks: Vec<u64>, errs: Vec<u64>) -> impl FnMut(usize, &mut RbSlot) -> Result<(), Error> {
+        let mut state = vec![RbSlot::default(); ticks.len()];
+        move |cpu, out| {
+            if cpu >= state.len() {
+                return Err(Error::SlotUnsettled { cpu });
+            }
+            let s = &mut state[cpu];
+            s.ticks += ticks[cpu];
+            s.err_ticks += errs[cpu];
+            s.err = if errs[cpu] > 0 { -2 } else { 0 };
+            *out = *s;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn slots_are_judged_by_their_ticks_and_failed_reads_in_ubench_s_words() {
+        let window = Duration::from_millis(10);
+        let why = check_slots(
+            &[0, 1, 2, 3, 4],
+            &[0, 1, 2, 4],
+            fake_slots(vec![1, 0, 2, 1], vec![0, 0, 1, 0]),
+            "bpf_timer (test)",
+            window,
+            Duration::from_millis(1),
+        );
+        assert_eq!(why[0], None);
+        let number = |text: &str, after: &str| -> String {
+            let rest = &text[text.find(after).unwrap() + after.len()..];
+            rest.chars().take_while(char::is_ascii_digit).collect()
+        };
+        let no_tick = why[1].as_deref().unwrap();
+        let ms = number(no_tick, "no tick in ");
+        assert_eq!(
+            no_tick,
+            format!("BPF slot of CPU 1: no tick in {ms} ms: bpf_timer (test) fires below 100 Hz on this CPU")
+        );
+        let failing = why[2].as_deref().unwrap();
+        let (n, ms) = (number(failing, " on "), number(failing, " seen in "));
+        assert_eq!(
+            failing,
+            format!("BPF slot of CPU 2: err -2 (ENOENT) on {n} of {} ticks seen in {ms} ms", 2 * n.parse::<u64>().unwrap())
+        );
+        assert_eq!(
+            why[3].as_deref(),
+            Some("BPF slot of CPU 3: no trigger armed there (outside this process's CPU affinity)")
+        );
+        assert_eq!(
+            why[4].as_deref(),
+            Some("BPF slot of CPU 4: never settled (its seqlock kept moving)")
+        );
+    }
+
+    #[test]
+    fn slot_errors_and_rates_print_as_ubench_prints_them() {
+        assert_eq!(slot_error_text(-2), "err -2 (ENOENT)");
+        assert_eq!(slot_error_text(-95), "err -95 (EOPNOTSUPP)");
+        assert_eq!(slot_error_text(0), "err 0 (0)");
+        assert_eq!(slot_error_text(-100_000), "err -100000 (?)");
+        let floor = |ms: u64| g_format(1e9 / Duration::from_millis(ms).as_nanos() as f64);
+        assert_eq!([floor(50), floor(500), floor(300)], ["20", "2", "3.33333"]);
+        assert_eq!(g_format(0.5), "0.5");
     }
 
     #[test]
