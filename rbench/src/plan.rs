@@ -64,6 +64,7 @@ impl<S: CounterSource + 'static> SourceReader<S> {
 }
 
 impl<S: CounterSource> Reader for SourceReader<S> {
+    #[inline(always)] // into read_n, the timed loop
     fn read(&mut self) -> Result<(), Error> {
         let result = self.source.read(&mut self.out);
         black_box(&self.out);

@@ -75,11 +75,27 @@ struct SlotReader<'a> {
 
 impl Reader for SlotReader<'_> {
     fn read(&mut self) -> Result<(), Error> {
+        self.read_n(1)
+    }
+
+    /// The timed loop copies into a slot on the stack, as a poller would,
+    /// and keeps the last copy.
+    fn read_n(&mut self, n: u64) -> Result<(), Error> {
+        let (sampler, cpu) = (self.sampler, self.cpu);
+        let mut slot = self.slot;
         let result = match self.via {
-            SlotRead::Lookup => self.sampler.lookup(self.cpu, &mut self.slot),
-            SlotRead::Load => self.sampler.load(self.cpu, &mut self.slot),
+            SlotRead::Lookup => (0..n).try_for_each(|_| {
+                let result = sampler.lookup(cpu, &mut slot);
+                black_box(&slot);
+                result
+            }),
+            SlotRead::Load => (0..n).try_for_each(|_| {
+                let result = sampler.load(cpu, &mut slot);
+                black_box(&slot);
+                result
+            }),
         };
-        black_box(&self.slot);
+        self.slot = slot;
         result
     }
 
