@@ -21,10 +21,15 @@ pub fn parse_cpu_list(list: &str) -> Vec<usize> {
     cpus
 }
 
-/// Online CPUs, ascending: /sys/devices/system/cpu/online, else the
-/// affinity mask of this thread.
+/// Where the kernel lists the CPUs (`online`, `cpu<N>/topology`); see
+/// [`crate::roots::CPU`] for the variable that replaces it.
+pub const CPU_ROOT: &str = "/sys/devices/system/cpu";
+
+/// Online CPUs, ascending: `online` under the CPU root
+/// (/sys/devices/system/cpu, or `$RAPLBENCH_CPU_ROOT`), else the affinity
+/// mask of this thread.
 pub fn online_cpus() -> Vec<usize> {
-    if let Some(line) = read_first_line("/sys/devices/system/cpu/online") {
+    if let Some(line) = read_first_line(crate::roots::CPU.path().join("online")) {
         let cpus = parse_cpu_list(&line);
         if !cpus.is_empty() {
             return cpus;
@@ -158,20 +163,18 @@ pub struct Package {
     pub lead_cpu: usize,
 }
 
-/// The physical package of `cpu`, from the CPU topology under `sysfs_root`
-/// (`/sys`, or a fixture's `sys`).
-pub fn package_of_in(sysfs_root: &std::path::Path, cpu: usize) -> Option<u32> {
-    read_first_line(sysfs_root.join(format!(
-        "devices/system/cpu/cpu{cpu}/topology/physical_package_id"
-    )))?
-    .trim()
-    .parse()
-    .ok()
+/// The physical package of `cpu`, from the CPU topology under `cpu_root`
+/// ([`CPU_ROOT`], or a fixture's `sys/devices/system/cpu`).
+pub fn package_of_in(cpu_root: &std::path::Path, cpu: usize) -> Option<u32> {
+    read_first_line(cpu_root.join(format!("cpu{cpu}/topology/physical_package_id")))?
+        .trim()
+        .parse()
+        .ok()
 }
 
-/// The physical package of `cpu`, from sysfs topology.
+/// The physical package of `cpu`, from the topology under the CPU root.
 fn package_of(cpu: usize) -> Option<u32> {
-    package_of_in(std::path::Path::new("/sys"), cpu)
+    package_of_in(&crate::roots::CPU.path(), cpu)
 }
 
 /// The online CPUs this process may run on (sched_getaffinity), ascending:
@@ -411,8 +414,8 @@ mod tests {
 
     #[test]
     fn packages_from_a_fixture_topology() {
-        let sys = crate::testutil::two_packages_sys();
-        let ids: Vec<Option<u32>> = (0..5).map(|c| package_of_in(&sys, c)).collect();
+        let cpus = crate::testutil::two_packages_sys().join("devices/system/cpu");
+        let ids: Vec<Option<u32>> = (0..5).map(|c| package_of_in(&cpus, c)).collect();
         assert_eq!(ids, [Some(0), Some(0), Some(1), Some(1), None]);
     }
 

@@ -1,5 +1,6 @@
 //! rbench: the access paths of raplbench in Rust, for its Criterion harness
-//! (`benches/paths.rs`) and its 1 kHz sampler.
+//! (`benches/paths.rs`) and its 1 kHz sampler (the `raplbench-sample`
+//! binary of this crate).
 //!
 //! Each mechanism discovers what the machine offers and reads it through
 //! one trait, [`CounterSource`]: [`powercap::PowercapSource`] (energy_uj
@@ -10,9 +11,16 @@
 //! [`CounterSource::stand_in`] says so, in the same words as the C++
 //! harness (ubench). [`discovery`] is the one discovery per mechanism
 //! (counters, routes, packages, units, and their [`liveness`] verdicts)
-//! that the benchmarks, the sampler and the tests share. [`delta`] turns readings into wrap-corrected
-//! differences; [`plan`] and [`manifest`] are what the benchmark measures
-//! and how its rows map onto the results schema.
+//! that the benchmarks, the sampler and the tests share; [`roots`] says
+//! where it looks (and the variables that point it at fixtures). [`delta`]
+//! turns readings into wrap-corrected differences.
+//!
+//! The Criterion harness runs a [`plan::Plan`]: every access path of
+//! [`paths`] (one module each, listed once there) plans its rows, each a
+//! thing to read or the reason it cannot run; the benchmark opens and
+//! times each row alike, and writes the [`manifest`] that maps its
+//! benchmarks onto result rows. The sampler writes its own result rows
+//! ([`schema_row`], [`summary`]).
 
 #![warn(missing_docs)]
 
@@ -24,9 +32,11 @@ pub mod error;
 pub mod liveness;
 pub mod manifest;
 pub mod msr;
+pub mod paths;
 pub mod perf;
 pub mod plan;
 pub mod powercap;
+pub mod roots;
 pub mod schema_row;
 mod source;
 pub mod summary;

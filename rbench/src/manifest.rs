@@ -2,17 +2,21 @@
 //! schema (results/schema.json), and the paths that could not run.
 //!
 //! Criterion reports ids and times only, so rbench writes, next to its
-//! output, the same manifest as ubench (ubench/manifest.cc): one row per
-//! future result row, `{"rows": [ROW, ...]}` with
+//! output, the manifest both harnesses write (ubench the same, with
+//! "harness": "gbench"): one row per future result row,
 //!
 //! ```text
-//! ROW = {"bench": criterion full id or null, "path", "op", "target", "cpu",
-//!        "target_cpu", "stand_in", "liveness", "liveness_note",
-//!        "metric": "latency", "unit": "ns",
+//! {"manifest_version": 1, "harness": "criterion", "rows": [ROW, ...]}
+//! ROW = {"bench": criterion full id or null, "value": "real_time",
+//!        "path", "op", "target", "cpu", "target_cpu", "stand_in",
+//!        "liveness", "liveness_note", "metric": "latency", "unit": "ns",
 //!        "status": "ok" | "unavailable" | "error", "reason"}
 //! ```
 //!
-//! A path that cannot run here gets a row with `bench: null` and the reason.
+//! in that key order. A path that cannot run here gets a row with
+//! `bench: null` and the reason; having measured nothing, it carries no
+//! liveness verdict (as in ubench). Criterion measures time per iteration
+//! only: `value` is always "real_time".
 
 use std::path::{Path, PathBuf};
 
@@ -32,12 +36,17 @@ pub enum Status {
     Error,
 }
 
+/// The version of the manifest format.
+pub const MANIFEST_VERSION: u32 = 1;
+
 /// One row of the manifest (field order is the JSON order: the fields of
-/// `meta` sit between `bench` and `metric`).
+/// `meta` sit between `value` and `metric`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManifestRow {
-    /// Criterion full id ("<path>/<op>/<target>@<placement>"), or None.
+    /// Criterion full id (`"<path>/<op>/<target>@<placement>"`), or None.
     pub bench: Option<String>,
+    /// Which of the benchmark's values feeds the row: always "real_time".
+    pub value: &'static str,
     /// path, op, target, cpu, target_cpu, stand_in, liveness, liveness_note.
     #[serde(flatten)]
     pub meta: RowMeta,
@@ -60,6 +69,7 @@ impl ManifestRow {
     ) -> ManifestRow {
         ManifestRow {
             bench,
+            value: "real_time",
             meta: meta.clone(),
             metric: "latency",
             unit: "ns",
@@ -69,11 +79,25 @@ impl ManifestRow {
     }
 }
 
-/// Every row of one run, in registration order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// Every row of one run, in plan order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Manifest {
+    /// [`MANIFEST_VERSION`].
+    pub manifest_version: u32,
+    /// "criterion".
+    pub harness: &'static str,
     /// The rows.
     pub rows: Vec<ManifestRow>,
+}
+
+impl Default for Manifest {
+    fn default() -> Manifest {
+        Manifest {
+            manifest_version: MANIFEST_VERSION,
+            harness: "criterion",
+            rows: Vec::new(),
+        }
+    }
 }
 
 impl Manifest {
@@ -87,11 +111,17 @@ impl Manifest {
         ));
     }
 
-    /// A path that cannot run here, with a reason a person can act on.
+    /// A path that cannot run here, with a reason a person can act on
+    /// (and no liveness verdict: nothing was measured).
     pub fn add_unavailable(&mut self, meta: &RowMeta, reason: &str) {
+        let meta = RowMeta {
+            liveness: None,
+            liveness_note: None,
+            ..meta.clone()
+        };
         self.rows.push(ManifestRow::new(
             None,
-            meta,
+            &meta,
             Status::Unavailable,
             Some(reason.to_string()),
         ));
@@ -179,7 +209,7 @@ mod tests {
         let json = serde_json::to_string(&m).unwrap();
         assert_eq!(
             json,
-            r#"{"rows":[{"bench":"msr-dev/pread/cpuid:0x0@1->0","path":"msr-dev","op":"pread","target":"cpuid:0x0","cpu":1,"target_cpu":0,"stand_in":"why","liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"ok","reason":null},{"bench":null,"path":"msr-dev","op":"pread","target":null,"cpu":null,"target_cpu":null,"stand_in":null,"liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"unavailable","reason":"no device"}]}"#
+            r#"{"manifest_version":1,"harness":"criterion","rows":[{"bench":"msr-dev/pread/cpuid:0x0@1->0","value":"real_time","path":"msr-dev","op":"pread","target":"cpuid:0x0","cpu":1,"target_cpu":0,"stand_in":"why","liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"ok","reason":null},{"bench":null,"value":"real_time","path":"msr-dev","op":"pread","target":null,"cpu":null,"target_cpu":null,"stand_in":null,"liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"unavailable","reason":"no device"}]}"#
         );
     }
 
@@ -204,6 +234,30 @@ mod tests {
     }
 
     #[test]
+    fn an_unavailable_row_has_no_verdict() {
+        let frozen = RowMeta {
+            stand_in: None,
+            ..meta()
+        }
+        .with_liveness(Some(crate::liveness::Liveness::frozen(
+            "MSR 0x611 on CPU 0",
+            std::time::Duration::from_millis(100),
+            97,
+        )));
+        let mut m = Manifest::default();
+        m.add_unavailable(&frozen, "cannot pin to CPU 1");
+        m.add_error("msr-dev/pread/0x611@1->0", &frozen, "read failed");
+        assert_eq!(
+            (
+                m.rows[0].meta.liveness,
+                m.rows[0].meta.liveness_note.as_deref()
+            ),
+            (None, None)
+        );
+        assert_eq!(m.rows[1].meta.liveness, frozen.liveness); // it ran
+    }
+
+    #[test]
     fn error_rows_keep_the_bench_and_the_reason() {
         let mut m = Manifest::default();
         m.add_error(
@@ -222,6 +276,9 @@ mod tests {
         Manifest::default().write(&path).unwrap();
         let back: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(back, serde_json::json!({"rows": []}));
+        assert_eq!(
+            back,
+            serde_json::json!({"manifest_version": 1, "harness": "criterion", "rows": []})
+        );
     }
 }

@@ -18,10 +18,17 @@ use crate::{Domain, Error};
 fn cpuid_stand_in(dev_root: &Path, cpu: usize, missing: Error) -> Result<Counters, Error> {
     let read = cpuid_stand_in_read(dev_root, cpu);
     if let Err(e) = MsrDevice::open(&read.device) {
+        // after "stand-in <path>: ", what went wrong (the path once, and
+        // none of the msr device's advice: the cpuid device needs no
+        // CAP_SYS_RAWIO)
         let why = match e {
             Error::MsrMissing { .. } => {
                 "missing too (load the cpuid module: modprobe cpuid)".to_string()
             }
+            Error::MsrPermission { errno, .. } | Error::Os { errno, .. } => {
+                errno.desc().to_string()
+            }
+            Error::CpuOffline { .. } => "CPU offline (ENXIO)".to_string(),
             other => other.to_string(),
         };
         return Err(Error::Unavailable(format!(
@@ -194,6 +201,25 @@ mod tests {
         assert_eq!(
             found.counters[4].readable,
             Err("rdmsr 0x64d faults on this CPU (EIO): this model does not implement it".into())
+        );
+    }
+
+    #[test]
+    fn a_cpuid_stand_in_that_fails_otherwise_names_its_path_once() {
+        let root = TempDir::new("msr-notdir");
+        std::fs::write(root.path().join("0"), "").unwrap(); // <root>/0 is no directory
+        let err = msr_counters(root.path(), &SKX, &[Package { id: 0, lead_cpu: 0 }])
+            .err()
+            .unwrap()
+            .to_string();
+        let dev = root.path().join("0");
+        assert_eq!(
+            err,
+            format!(
+                "{}/msr: Not a directory; stand-in {}/cpuid: Not a directory",
+                dev.display(),
+                dev.display()
+            )
         );
     }
 

@@ -13,9 +13,10 @@ use crate::{Domain, Error};
 
 /// The counters of `found` (pure: nothing is opened): for real RAPL events,
 /// each event on each CPU of the cpumask, the CSV source `package-P` with P
-/// from the CPU topology under `sysfs_root` (else the CPU's position in the
-/// cpumask); for the stand-in, its events on their first CPU, source `cpuN`.
-pub fn perf_counters_of(found: &EnergyEvents, sysfs_root: &Path) -> Counters {
+/// from the CPU topology under `cpu_root` (/sys/devices/system/cpu, else
+/// the CPU's position in the cpumask); for the stand-in, its events on
+/// their first CPU, source `cpuN`.
+pub fn perf_counters_of(found: &EnergyEvents, cpu_root: &Path) -> Counters {
     let cpus = found.events[0].cpus.clone();
     let cpus = match found.stand_in {
         Some(_) => cpus.into_iter().take(1).collect(),
@@ -23,7 +24,7 @@ pub fn perf_counters_of(found: &EnergyEvents, sysfs_root: &Path) -> Counters {
     };
     let mut counters = Vec::new();
     for (position, &cpu) in cpus.iter().enumerate() {
-        let package = package_of_in(sysfs_root, cpu).unwrap_or(position as u32);
+        let package = package_of_in(cpu_root, cpu).unwrap_or(position as u32);
         for event in &found.events {
             let real = found.stand_in.is_none();
             counters.push(Counter {
@@ -59,14 +60,15 @@ pub fn perf_counters_of(found: &EnergyEvents, sysfs_root: &Path) -> Counters {
 }
 
 /// The energy events under `pmu_root` that open here (or the stand-in), on
-/// every package; see [`perf_counters_of`].
-pub fn perf_counters(pmu_root: &Path, sysfs_root: &Path) -> Result<Counters, Error> {
-    Ok(perf_counters_of(&energy_events(pmu_root)?, sysfs_root))
+/// every package of the topology under `cpu_root`; see [`perf_counters_of`].
+pub fn perf_counters(pmu_root: &Path, cpu_root: &Path) -> Result<Counters, Error> {
+    Ok(perf_counters_of(&energy_events(pmu_root)?, cpu_root))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::CPU_ROOT;
     use crate::liveness::Verdict;
     use crate::perf::discover_pmu_events;
     use crate::testutil::{testdata_sys, two_packages_sys};
@@ -84,7 +86,7 @@ mod tests {
     #[test]
     fn every_cpu_of_the_cpumask_reads_its_package() {
         let sys = two_packages_sys();
-        let found = perf_counters_of(&fixture_events(&sys), &sys);
+        let found = perf_counters_of(&fixture_events(&sys), &sys.join("devices/system/cpu"));
         let seen: Vec<(String, String, Option<usize>, Option<u32>)> = found
             .counters
             .iter()
@@ -145,20 +147,20 @@ mod tests {
         found.events.truncate(1);
         found.events[0].unit = "Watts".into();
         found.events[0].scale = 1.0;
-        let counters = perf_counters_of(&found, &sys);
+        let counters = perf_counters_of(&found, &sys.join("devices/system/cpu"));
         assert_eq!(
             counters.counters[0].unit_problem.as_deref(),
             Some("unit 'Watts', scale 1: not an energy counter")
         );
         found.stand_in = Some("why".into());
-        let stand_in = perf_counters_of(&found, &sys);
+        let stand_in = perf_counters_of(&found, &sys.join("devices/system/cpu"));
         assert_eq!(stand_in.counters[0].unit_problem, None);
         assert_eq!(stand_in.counters[0].package, None);
     }
 
     #[test]
     fn this_machine_probes_its_real_events_or_leaves_the_stand_in_without_verdict() {
-        let mut found = match perf_counters(Path::new(crate::perf::PMU_ROOT), Path::new("/sys")) {
+        let mut found = match perf_counters(Path::new(crate::perf::PMU_ROOT), Path::new(CPU_ROOT)) {
             Ok(found) => found,
             Err(e) => return eprintln!("skipped: {e}"),
         };

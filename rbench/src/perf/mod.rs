@@ -86,6 +86,17 @@ pub fn open_counter(
     group: Option<BorrowedFd<'_>>,
     read_format: u64,
 ) -> Result<OwnedFd, Error> {
+    open_named(spec, &spec.name, cpu, group, read_format)
+}
+
+/// [`open_counter`], its error naming the event `name`.
+fn open_named(
+    spec: &PerfEventSpec,
+    name: &str,
+    cpu: usize,
+    group: Option<BorrowedFd<'_>>,
+    read_format: u64,
+) -> Result<OwnedFd, Error> {
     let attr = PerfEventAttr {
         type_: spec.type_,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
@@ -93,7 +104,7 @@ pub fn open_counter(
         read_format,
         ..Default::default()
     };
-    perf_event_open(&attr, cpu, group).map_err(|errno| perf_open_error(errno, &spec.name))
+    perf_event_open(&attr, cpu, group).map_err(|errno| perf_open_error(errno, name))
 }
 
 /// A cpu-clock event on `cpu` that overflows every `period_ns` (the eBPF
@@ -146,13 +157,18 @@ fn try_open(spec: &PerfEventSpec) -> Result<(), Error> {
 /// The RAPL `power` PMU's energy-* events (energy-pkg first) under `root`,
 /// or, where there are none, the `msr` PMU's tsc event as a labeled
 /// stand-in; only events that open are kept (ubench's energy_counters()).
+/// A RAPL event must open on every CPU of its cpumask: the first that does
+/// not makes them all unavailable, the error naming "<event> on CPU <n>".
 pub fn energy_events(root: &Path) -> Result<EnergyEvents, Error> {
     let mut rapl = discover_pmu_events("power", "energy-", root);
     if !rapl.events.is_empty() {
         // stable: energy-pkg first, the others in name order
         rapl.events.sort_by_key(|e| e.name != "power/energy-pkg/");
         for event in &rapl.events {
-            try_open(event)?;
+            for &cpu in &event.cpus {
+                let name = format!("{} on CPU {cpu}", event.name);
+                open_named(event, &name, cpu, None, 0)?;
+            }
         }
         return Ok(EnergyEvents {
             events: rapl.events,
@@ -327,7 +343,7 @@ mod tests {
             Ok(found) => assert_eq!(found.events[0].name, "power/energy-pkg/"),
             Err(e) => assert!(
                 e.to_string()
-                    .starts_with("perf_event_open(power/energy-pkg/)"),
+                    .starts_with("perf_event_open(power/energy-pkg/ on CPU 0) "),
                 "{e}"
             ),
         }

@@ -37,12 +37,10 @@ pub struct PowercapZone {
     pub mmio: bool,
 }
 
-/// The root to scan: $RAPLBENCH_POWERCAP_ROOT (fixtures) or /sys/class/powercap.
+/// The root to scan: $RAPLBENCH_POWERCAP_ROOT (fixtures) or /sys/class/powercap
+/// (see [`crate::roots::POWERCAP`]).
 pub fn powercap_root() -> PathBuf {
-    match std::env::var_os("RAPLBENCH_POWERCAP_ROOT") {
-        Some(root) if !root.is_empty() => PathBuf::from(root),
-        _ => PathBuf::from(DEFAULT_POWERCAP_ROOT),
-    }
+    crate::roots::POWERCAP.path()
 }
 
 /// Parses the text of an energy_uj file ("123456\n"): digits, then only

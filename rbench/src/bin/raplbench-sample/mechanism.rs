@@ -97,7 +97,9 @@ pub fn discover(
             &cpu_signature(),
             &packages_or_first(),
         ),
-        Mechanism::Perf | Mechanism::Ebpf => perf_counters(Path::new(PMU_ROOT), Path::new("/sys")),
+        Mechanism::Perf | Mechanism::Ebpf => {
+            perf_counters(Path::new(PMU_ROOT), &rbench::roots::CPU.path())
+        }
     }
 }
 

@@ -1,0 +1,160 @@
+//! Path "powercap": one read of a zone's energy_uj, kept open (op "pread")
+//! or opened, read and closed (op "open-read-close"), from the zone's CPU
+//! and from another one; or the lo rx_bytes stand-in where there is no
+//! zone (ubench/powercap.cc).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::cpu::placements;
+use crate::discovery::{powercap_counters, Counter};
+use crate::plan::{meta, Plan, Planned, Reader, Reads, SourceReader};
+use crate::powercap::{CounterFile, PowercapMode, PowercapSource};
+use crate::Error;
+
+use super::Machine;
+
+/// A powercap file (or its stand-in), kept open or reopened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowercapReads {
+    /// The file.
+    pub file: CounterFile,
+    /// pread or open-read-close.
+    pub mode: PowercapMode,
+}
+
+impl Reads for PowercapReads {
+    fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
+        PowercapSource::open(std::slice::from_ref(&self.file), self.mode, None)
+            .map(SourceReader::boxed)
+    }
+}
+
+/// The rows of path "powercap" on `machine`.
+pub fn plan(machine: &Machine, plan: &mut Plan) {
+    plan.rows
+        .extend(powercap_rows(&machine.roots.powercap, machine.window));
+}
+
+/// Both powercap ops of one counter file at each placement of its CPU.
+fn powercap_file_rows(counter: &Counter, stand_in: Option<&str>) -> Vec<Planned> {
+    let mut rows = Vec::new();
+    for placement in placements(counter.cpu) {
+        for mode in [PowercapMode::Pread, PowercapMode::OpenReadClose] {
+            let meta = meta(
+                "powercap",
+                mode.op(),
+                Some(&counter.name),
+                Some(placement),
+                stand_in,
+                counter.liveness.clone(),
+            );
+            rows.push(match (&counter.readable, CounterFile::of(counter)) {
+                (Ok(()), Some(file)) => Planned::run(meta, PowercapReads { file, mode }),
+                (Err(e), _) => Planned::unavailable(meta, e),
+                (Ok(()), None) => Planned::unavailable(meta, "not a file"),
+            });
+        }
+    }
+    rows
+}
+
+/// Path "powercap": every zone under `root`, or the stand-in file; each
+/// zone probed for liveness for up to `window`.
+pub fn powercap_rows(root: &Path, window: Duration) -> Vec<Planned> {
+    let mut found = match powercap_counters(root) {
+        Ok(found) => found,
+        Err(e) => {
+            return [PowercapMode::Pread, PowercapMode::OpenReadClose]
+                .into_iter()
+                .map(|mode| {
+                    Planned::unavailable(
+                        meta("powercap", mode.op(), Some("energy_uj"), None, None, None),
+                        e.to_string(),
+                    )
+                })
+                .collect();
+        }
+    };
+    found.probe(window);
+    found
+        .counters
+        .iter()
+        .flat_map(|c| powercap_file_rows(c, found.stand_in.as_deref()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::allowed_cpus;
+    use crate::liveness::Verdict;
+    use crate::powercap::{stand_in_text, STAND_IN_FILE};
+    use crate::testutil::{testdata_sys, TempDir};
+
+    const SHORT: Duration = Duration::from_millis(10);
+
+    #[test]
+    fn powercap_fixture_rows_pair_each_zone_with_its_placements() {
+        let rows = powercap_rows(&testdata_sys().join("class/powercap"), SHORT);
+        let first = allowed_cpus()[0];
+        let lead = crate::cpu::package_lead_cpu(0);
+        // intel-rapl:0 is per-package (placements of its lead CPU), psys and mmio are not
+        let ids: Vec<String> = rows.iter().map(Planned::full_id).collect();
+        if let Some(lead) = lead {
+            assert_eq!(
+                ids[0],
+                format!("powercap/pread/intel-rapl:0/energy_uj@{lead}->{lead}")
+            );
+            assert_eq!(
+                ids[1],
+                format!("powercap/open-read-close/intel-rapl:0/energy_uj@{lead}->{lead}")
+            );
+        }
+        assert!(ids.contains(&format!("powercap/pread/intel-rapl:1/energy_uj@{first}")));
+        assert!(ids.contains(&format!(
+            "powercap/open-read-close/intel-rapl-mmio:0/energy_uj@{first}"
+        )));
+        assert!(rows
+            .iter()
+            .all(|r| r.meta.stand_in.is_none() && r.reads.is_ok()));
+        // the fixture's files never change: every row says its counter is dead
+        assert!(rows
+            .iter()
+            .all(|r| r.meta.liveness == Some(Verdict::Frozen)));
+        assert!(rows[0]
+            .meta
+            .liveness_note
+            .as_deref()
+            .unwrap()
+            .starts_with("intel-rapl:0/energy_uj: did not change in 10 ms ("));
+        let reads = rows[1].reads_as::<PowercapReads>().unwrap();
+        assert_eq!(reads.mode, PowercapMode::OpenReadClose);
+        assert!(reads.file.path.ends_with("intel-rapl:0/energy_uj"));
+        // opened lazily, it reads the fixture's value
+        let mut reader = rows[0].reads.as_ref().unwrap().open().unwrap();
+        reader.read().unwrap();
+        assert_eq!(reader.no_data(), None);
+    }
+
+    #[test]
+    fn powercap_without_zones_plans_the_stand_in() {
+        let empty = TempDir::new("plan-powercap");
+        let rows = powercap_rows(empty.path(), SHORT);
+        let first = allowed_cpus()[0];
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].meta.op, "open-read-close");
+        assert_eq!(rows[0].meta.stand_in.is_some(), rows[0].reads.is_ok());
+        if let Some(why) = rows[0].reason() {
+            return eprintln!("skipped: {STAND_IN_FILE} unreadable here: {why}");
+        }
+        assert_eq!(
+            rows[0].full_id(),
+            format!("powercap/pread//sys/class/net/lo/statistics/rx_bytes@{first}")
+        );
+        assert_eq!(rows[0].meta.target.as_deref(), Some(STAND_IN_FILE));
+        assert_eq!(rows[0].meta.target_cpu, None);
+        assert_eq!(rows[0].meta.stand_in, Some(stand_in_text(empty.path())));
+        assert_eq!(rows[0].meta.liveness, None); // a stand-in: no verdict
+    }
+}
