@@ -9,8 +9,8 @@ use rbench::discovery::{
     Route,
 };
 use rbench::liveness::{Liveness, LIVENESS_WINDOW};
-use rbench::msr::DEV_CPU_ROOT;
-use rbench::perf::{events_label, PerfEventSpec, PMU_ROOT};
+use rbench::perf::{events_label, PerfEventSpec};
+use rbench::roots;
 use rbench::powercap::powercap_root;
 use rbench::{CounterSource, Domain};
 use std::path::Path;
@@ -93,13 +93,11 @@ pub fn discover(
             powercap_counters(&root)
         }
         Mechanism::Msr => msr_counters(
-            Path::new(DEV_CPU_ROOT),
+            &roots::DEV_CPU.path(),
             &cpu_signature(),
             &packages_or_first(),
         ),
-        Mechanism::Perf | Mechanism::Ebpf => {
-            perf_counters(Path::new(PMU_ROOT), &rbench::roots::CPU.path())
-        }
+        Mechanism::Perf | Mechanism::Ebpf => perf_counters(&roots::PMU.path(), &roots::CPU.path()),
     }
 }
 
