@@ -176,6 +176,30 @@ mod tests {
         Args::try_parse_from(std::iter::once("raplbench-sample").chain(args.iter().copied()))
     }
 
+    /// The mechanisms are registered in results/schema.json ($defs.mechanism),
+    /// which the Python steps read: the sampler offers exactly those, in
+    /// that order, under those names.
+    #[test]
+    fn the_mechanisms_are_those_of_the_registry() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../results/schema.json")).unwrap();
+        let registered: Vec<&str> = schema["$defs"]["mechanism"]["oneOf"]
+            .as_array()
+            .expect("$defs.mechanism.oneOf")
+            .iter()
+            .map(|m| m["const"].as_str().expect("a const name"))
+            .collect();
+        let offered: Vec<&str> = Mechanism::value_variants()
+            .iter()
+            .map(|m| m.name())
+            .collect();
+        assert_eq!(offered, registered);
+        for m in Mechanism::value_variants() {
+            let value = m.to_possible_value().expect("not skipped");
+            assert_eq!(value.get_name(), m.name(), "--mechanism spells it as rows do");
+        }
+    }
+
     #[test]
     fn accepts_the_documented_forms() {
         let a = parse(&[
