@@ -260,11 +260,8 @@ def row_id(row) -> str:
 def label(row) -> str:
     """A row for people, as in the latency table: "msr-dev pread 0x611 1→0
     latency (gbench)"; a lone CPU number when the counter belongs to no CPU."""
-    cpu, target = row["cpu"], row["target_cpu"]
-    cpus = (None if cpu is None and target is None else str(cpu) if target is None
-            else f"{'?' if cpu is None else cpu}→{target}")
     parts = [row["path"], row["op"], table.shorten(row["target"]) if row["target"] else None,
-             cpus, row["metric"]]
+             table.cpus(row, none=None), row["metric"]]
     return " ".join(p for p in parts if p) + f" ({row['harness']})"
 
 
