@@ -54,7 +54,7 @@ from scipy.stats import mannwhitneyu
 
 from ci import gate_liveness
 from results import rows as rowlib
-from results import registry, schema, table
+from results import registry, runfile, schema, table
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_BASELINE = REPO / "results" / "baseline" / "results.jsonl"
@@ -441,36 +441,14 @@ def display(path) -> str:
 
 def results_file(arg, role: str, hint: str = "") -> Path:
     """The results.jsonl that `arg` (a run directory or a file) names."""
-    p = Path(arg)
-    if p.is_dir():
-        f = p / "results.jsonl"
-        if not f.is_file():
-            raise InputError(f"{display(p)}: no results.jsonl in this directory "
-                             f"(the {role} must be a run directory of make bench-all "
-                             "or a results.jsonl)")
-        return f
-    if not p.exists():
-        raise InputError(f"{display(p)}: no such file or directory (the {role}){hint}")
-    return p
+    return runfile.locate(arg, role=role, hint=hint, show=display)
 
 
 def load_run(path: Path) -> Run:
     """Validate a results.jsonl against the schema and read its rows.
-    InputError listing every bad row as `file:line: field: message`."""
-    shown = display(path)
-    try:
-        errors = list(schema.iter_file_errors(path))
-        if not errors:
-            with open(path, "rb") as f:
-                lines = f.read().decode("utf-8").splitlines()
-    except OSError as e:
-        raise InputError(f"{shown}: cannot read: {e.strerror or e}") from None
-    if errors:
-        lines = [f"{shown}:{line}: {field}: {message}" for line, field, message in errors]
-        raise InputError("\n".join(lines + [
-            f"{shown}: {len(errors)} invalid row{'s' * (len(errors) != 1)} "
-            "(results/schema.json; make validate FILE=... says the same)"]))
-    return Run(file=path, rows=[(i, json.loads(text)) for i, text in enumerate(lines, 1)])
+    RunFileError listing every bad row as `file:line: field: message`."""
+    loaded = runfile.load(path, show=display)
+    return Run(file=loaded.path, rows=list(loaded.lines))
 
 
 def identity_of(row, fields) -> tuple:
@@ -956,7 +934,7 @@ def main(argv=None) -> int:
             write_outputs(verdict, md, args.summary, verdict_path)
         except OSError as e:
             raise InputError(f"{e.filename}: cannot write: {e.strerror or e}") from None
-    except InputError as e:
+    except (InputError, runfile.RunFileError) as e:
         print(e, file=sys.stderr)
         print("gate: not run (usage or input error, exit 2)", file=sys.stderr)
         return EXIT_USAGE
