@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from ci import gate, gate_liveness
+from ci import gate, gate_config, gate_liveness, gate_report, gate_stats
 from results import rows, stats
 
 MACHINE = {
@@ -107,103 +107,103 @@ def row_of(verdict: dict, **key) -> dict:
 # ---- decision functions ----------------------------------------------------------
 
 def test_every_metric_has_a_worse_direction():
-    assert gate.WORSE_WHEN.keys() == rows.METRIC_UNITS.keys()
-    assert gate.WORSE_WHEN["rate_hz"] == gate.LOWER
-    assert gate.WORSE_WHEN["latency"] == gate.HIGHER
+    assert gate_stats.WORSE_WHEN.keys() == rows.METRIC_UNITS.keys()
+    assert gate_stats.WORSE_WHEN["rate_hz"] == gate_stats.LOWER
+    assert gate_stats.WORSE_WHEN["latency"] == gate_stats.HIGHER
 
 
 def test_cliffs_delta_extremes_and_a_worked_example():
-    assert gate.cliffs_delta([1, 2, 3], [4, 5, 6]) == 1.0
-    assert gate.cliffs_delta([4, 5, 6], [1, 2, 3]) == -1.0
-    assert gate.cliffs_delta([1, 2, 3], [1, 2, 3]) == 0.0
-    assert gate.cliffs_delta([5.0] * 4, [5.0] * 7) == 0.0
+    assert gate_stats.cliffs_delta([1, 2, 3], [4, 5, 6]) == 1.0
+    assert gate_stats.cliffs_delta([4, 5, 6], [1, 2, 3]) == -1.0
+    assert gate_stats.cliffs_delta([1, 2, 3], [1, 2, 3]) == 0.0
+    assert gate_stats.cliffs_delta([5.0] * 4, [5.0] * 7) == 0.0
     # c=2: 1 below, 1 above; c=3: 2 below; c=4: 3 below -> (6 - 1) / 9
-    assert gate.cliffs_delta([1, 2, 3], [2, 3, 4]) == pytest.approx(5 / 9)
+    assert gate_stats.cliffs_delta([1, 2, 3], [2, 3, 4]) == pytest.approx(5 / 9)
 
 
 def test_cliffs_delta_agrees_with_the_u_statistic_under_ties():
     rng = np.random.default_rng(7)
     b, c = rng.integers(0, 5, 13), rng.integers(1, 6, 17)  # many ties
     u = mannwhitneyu(c, b).statistic  # pairs c > b, plus half the ties
-    assert gate.cliffs_delta(b, c) == pytest.approx(2 * u / (b.size * c.size) - 1)
+    assert gate_stats.cliffs_delta(b, c) == pytest.approx(2 * u / (b.size * c.size) - 1)
 
 
 def test_cliffs_magnitude_thresholds():
     deltas = (0.0, -0.146, 0.147, 0.329, -0.33, 0.473, 0.474, -1)
-    assert [gate.cliffs_magnitude(d) for d in deltas] == \
+    assert [gate_stats.cliffs_magnitude(d) for d in deltas] == \
         ["negligible", "negligible", "small", "small", "medium", "medium", "large", "large"]
 
 
 def test_mann_whitney_p_of_identical_and_separated_samples():
-    assert gate.mann_whitney_p([3.0] * 10, [3.0] * 10) == 1.0  # all tied: no evidence
+    assert gate_stats.mann_whitney_p([3.0] * 10, [3.0] * 10) == 1.0  # all tied: no evidence
     x = lognormal(1, 100, 0.05)
-    assert gate.mann_whitney_p(x, x) == pytest.approx(1.0)
-    assert gate.mann_whitney_p(x, [v * 1.5 for v in x]) < 1e-6
+    assert gate_stats.mann_whitney_p(x, x) == pytest.approx(1.0)
+    assert gate_stats.mann_whitney_p(x, [v * 1.5 for v in x]) < 1e-6
 
 
 def test_change_pct():
-    assert gate.change_pct(200.0, 230.0) == pytest.approx(15.0)
-    assert gate.change_pct(200.0, 170.0) == pytest.approx(-15.0)
-    assert gate.change_pct(-2.0, -1.0) == pytest.approx(50.0)  # relative to |baseline|
-    assert gate.change_pct(0.0, 0.0) == 0.0
-    assert gate.change_pct(0.0, 3.0) == float("inf")  # missed_ticks: 0 -> 3
+    assert gate_stats.change_pct(200.0, 230.0) == pytest.approx(15.0)
+    assert gate_stats.change_pct(200.0, 170.0) == pytest.approx(-15.0)
+    assert gate_stats.change_pct(-2.0, -1.0) == pytest.approx(50.0)  # relative to |baseline|
+    assert gate_stats.change_pct(0.0, 0.0) == 0.0
+    assert gate_stats.change_pct(0.0, 3.0) == float("inf")  # missed_ticks: 0 -> 3
 
 
 def test_worse_pct_follows_the_metric():
-    assert gate.worse_pct("latency", 20.0) == 20.0
-    assert gate.worse_pct("rate_hz", 20.0) == -20.0   # a higher rate is better
-    assert gate.worse_pct("rate_hz", -20.0) == 20.0
+    assert gate_stats.worse_pct("latency", 20.0) == 20.0
+    assert gate_stats.worse_pct("rate_hz", 20.0) == -20.0   # a higher rate is better
+    assert gate_stats.worse_pct("rate_hz", -20.0) == 20.0
 
 
 def comparison(change, p, n=20):
-    return gate.Comparison(n_baseline=n, n_current=n, median_baseline=100.0,
+    return gate_stats.Comparison(n_baseline=n, n_current=n, median_baseline=100.0,
                            median_current=100.0 + change, change_pct=change, p_value=p,
                            cliffs_delta=0.0)
 
 
 @pytest.mark.parametrize("change, p, metric, expected", [
-    (30.0, 0.001, "latency", gate.REGRESSION),     # significant and beyond 10%
-    (-30.0, 0.001, "latency", gate.IMPROVEMENT),
-    (30.0, 0.001, "rate_hz", gate.IMPROVEMENT),    # a higher rate is better
-    (-30.0, 0.001, "rate_hz", gate.REGRESSION),
-    (3.0, 1e-9, "latency", gate.UNCHANGED),        # significant, within the threshold
-    (15.0, 0.2, "latency", gate.UNCHANGED),        # beyond it, not significant
-    (10.0, 0.001, "latency", gate.UNCHANGED),      # exactly the threshold is not beyond
-    (15.0, 0.01, "latency", gate.UNCHANGED),       # p must be below alpha
-    (float("inf"), 0.001, "missed_ticks", gate.REGRESSION),
+    (30.0, 0.001, "latency", gate_stats.REGRESSION),     # significant and beyond 10%
+    (-30.0, 0.001, "latency", gate_stats.IMPROVEMENT),
+    (30.0, 0.001, "rate_hz", gate_stats.IMPROVEMENT),    # a higher rate is better
+    (-30.0, 0.001, "rate_hz", gate_stats.REGRESSION),
+    (3.0, 1e-9, "latency", gate_stats.UNCHANGED),        # significant, within the threshold
+    (15.0, 0.2, "latency", gate_stats.UNCHANGED),        # beyond it, not significant
+    (10.0, 0.001, "latency", gate_stats.UNCHANGED),      # exactly the threshold is not beyond
+    (15.0, 0.01, "latency", gate_stats.UNCHANGED),       # p must be below alpha
+    (float("inf"), 0.001, "missed_ticks", gate_stats.REGRESSION),
 ])
 def test_decide(change, p, metric, expected):
-    assert gate.decide(comparison(change, p), metric, gate.Rule())[0] == expected
+    assert gate_stats.decide(comparison(change, p), metric, gate_stats.Rule())[0] == expected
 
 
 def test_decide_explains_unchanged_rows_and_counts_samples():
-    rule = gate.Rule()
-    assert gate.decide(comparison(3.0, 1e-9), "latency", rule)[1] == "significant but within ±10%"
-    assert "not significant" in gate.decide(comparison(15.0, 0.2), "latency", rule)[1]
-    decision, why = gate.decide(comparison(50.0, 1e-9, n=9), "latency", rule)
-    assert decision == gate.TOO_FEW_SAMPLES and "9 vs 9 samples" in why
-    assert gate.decide(comparison(50.0, 1e-9, n=9), "latency",
-                       gate.Rule(min_samples=5))[0] == gate.REGRESSION
+    rule = gate_stats.Rule()
+    assert gate_stats.decide(comparison(3.0, 1e-9), "latency", rule)[1] == "significant but within ±10%"
+    assert "not significant" in gate_stats.decide(comparison(15.0, 0.2), "latency", rule)[1]
+    decision, why = gate_stats.decide(comparison(50.0, 1e-9, n=9), "latency", rule)
+    assert decision == gate_stats.TOO_FEW_SAMPLES and "9 vs 9 samples" in why
+    assert gate_stats.decide(comparison(50.0, 1e-9, n=9), "latency",
+                       gate_stats.Rule(min_samples=5))[0] == gate_stats.REGRESSION
 
 
 def test_row_id_and_allow_patterns():
     c = common()
     cross = latency(c, [1.0], path="msr-dev", op="pread", target="0x611", cpu=1, target_cpu=0)
-    assert gate.row_id(cross) == "msr-dev/pread/0x611/1>0/latency/gbench"
+    assert gate_config.row_id(cross) == "msr-dev/pread/0x611/1>0/latency/gbench"
     nop = latency(c, [1.0], path="uinsn", op="nop", target=None, cpu=0, target_cpu=None)
-    assert gate.row_id(nop) == "uinsn/nop/-/0>-/latency/gbench"
-    assert gate.label(cross) == "msr-dev pread 0x611 1→0 latency (gbench)"
-    assert gate.label(nop) == "uinsn nop 0 latency (gbench)"
-    assert gate.is_allowed(gate.row_id(cross), ["kinsn/*", "msr-dev/*"])
-    assert not gate.is_allowed(gate.row_id(cross), ["kinsn/*", "msr-dev/*/0>0/*"])
-    assert gate.is_cross_cpu(cross) and not gate.is_cross_cpu(nop)
+    assert gate_config.row_id(nop) == "uinsn/nop/-/0>-/latency/gbench"
+    assert gate_report.label(cross) == "msr-dev pread 0x611 1→0 latency (gbench)"
+    assert gate_report.label(nop) == "uinsn nop 0 latency (gbench)"
+    assert gate_config.is_allowed(gate_config.row_id(cross), ["kinsn/*", "msr-dev/*"])
+    assert not gate_config.is_allowed(gate_config.row_id(cross), ["kinsn/*", "msr-dev/*/0>0/*"])
+    assert gate_config.is_cross_cpu(cross) and not gate_config.is_cross_cpu(nop)
 
 
 def test_environment_changes_name_what_moved():
     b = dict(MACHINE)
     c = {**MACHINE, "kernel": "6.19.1", "tsc_khz": 2599990,
          "mitigations": {"spectre_v2": "Vulnerable"}}
-    fields = [f for f in gate.MACHINE_FIELDS if f not in gate.IDENTITY]
+    fields = [f for f in gate_config.MACHINE_FIELDS if f not in gate_config.IDENTITY]
     assert gate.environment_changes(b, c, fields) == [
         {"field": "kernel", "baseline": "6.18.44", "current": "6.19.1"},
         {"field": "mitigations.spectre_v2", "baseline": "Mitigation: Retpolines",
@@ -214,14 +214,14 @@ def test_environment_changes_name_what_moved():
 # ---- configuration -----------------------------------------------------------------
 
 def test_shipped_config_is_valid_and_its_defaults_are_the_built_in_ones():
-    config = gate.load_config(gate.DEFAULT_CONFIG, required=True)
-    assert config.defaults == gate.Rule()
-    assert config.identity == gate.IDENTITY and config.cross_machine is False
+    config = gate_config.load_config(gate.DEFAULT_CONFIG, required=True)
+    assert config.defaults == gate_stats.Rule()
+    assert config.identity == gate_config.IDENTITY and config.cross_machine is False
     assert config.counter_died == gate_liveness.COUNTER_DIED == "fail"
 
 
 def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
-    config = gate.parse_config({
+    config = gate_config.parse_config({
         "defaults": {"alpha": 0.05, "threshold_pct": 5},
         "metrics": {"missed_ticks": {"threshold_pct": 50}},
         "paths": {"perf": {"threshold_pct": 20, "min_samples": 5}},
@@ -231,13 +231,13 @@ def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
         "machine": {"identity": ["cpu_model_name"], "cross_machine": True},
     }, "test.toml")
     c = common()
-    assert config.rule_for(latency(c, [1.0], path="uinsn", op="nop")) == gate.Rule(0.05, 5, 10)
+    assert config.rule_for(latency(c, [1.0], path="uinsn", op="nop")) == gate_stats.Rule(0.05, 5, 10)
     assert config.rule_for(latency(c, [1.0], path="sampler", op="tick", metric="missed_ticks")) \
-        == gate.Rule(0.05, 50, 10)
-    assert config.rule_for(latency(c, [1.0], op="group-read")) == gate.Rule(0.05, 20, 5)
-    assert config.rule_for(latency(c, [1.0], op="group-read", cpu=1)) == gate.Rule(0.05, 30, 5)
-    assert config.rule_for(latency(c, [1.0])) == gate.Rule(0.001, 20, 5)
-    assert config.rule_for(latency(c, [1.0], cpu=1)) == gate.Rule(0.001, 40, 5)
+        == gate_stats.Rule(0.05, 50, 10)
+    assert config.rule_for(latency(c, [1.0], op="group-read")) == gate_stats.Rule(0.05, 20, 5)
+    assert config.rule_for(latency(c, [1.0], op="group-read", cpu=1)) == gate_stats.Rule(0.05, 30, 5)
+    assert config.rule_for(latency(c, [1.0])) == gate_stats.Rule(0.001, 20, 5)
+    assert config.rule_for(latency(c, [1.0], cpu=1)) == gate_stats.Rule(0.001, 40, 5)
     assert config.allow_missing == ("kinsn/*",)
     assert config.identity == ("cpu_model_name",) and config.cross_machine
 
@@ -269,19 +269,19 @@ def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
     ({"liveness": {"frozen": "warn"}}, "test.toml: liveness.frozen: unknown key"),
 ])
 def test_parse_config_rejects_with_file_and_key(doc, message):
-    with pytest.raises(gate.InputError) as e:
-        gate.parse_config(doc, "test.toml")
+    with pytest.raises(gate_config.InputError) as e:
+        gate_config.parse_config(doc, "test.toml")
     assert message in str(e.value)
 
 
 def test_a_config_that_is_not_toml_is_an_input_error(tmp_path):
     bad = tmp_path / "gate.toml"
     bad.write_text("[defaults]\nalpha = \n")
-    with pytest.raises(gate.InputError, match=r"gate.toml: not valid TOML: .*line 2"):
-        gate.load_config(bad, required=True)
-    with pytest.raises(gate.InputError, match="no-such.toml: cannot read"):
-        gate.load_config(tmp_path / "no-such.toml", required=True)
-    assert gate.load_config(tmp_path / "no-such.toml", required=False) == gate.Config()
+    with pytest.raises(gate_config.InputError, match=r"gate.toml: not valid TOML: .*line 2"):
+        gate_config.load_config(bad, required=True)
+    with pytest.raises(gate_config.InputError, match="no-such.toml: cannot read"):
+        gate_config.load_config(tmp_path / "no-such.toml", required=True)
+    assert gate_config.load_config(tmp_path / "no-such.toml", required=False) == gate_config.Config()
 
 
 # ---- the scenarios of the issue, through main() ----------------------------------
@@ -519,13 +519,13 @@ def test_done_when_self_passes_and_x1_5_fails_naming_the_rows(tmp_path, capsys):
     assert code == 1
     verdict = verdict_of(slower)
     regressed = {r["id"] for r in verdict["rows"] if r["decision"] == "regression"}
-    expected = {gate.row_id(r) for r in run_rows
+    expected = {gate_config.row_id(r) for r in run_rows
                 if r["status"] == "ok" and r["harness"] != "reference" and r["metric"] != "rate_hz"}
     assert regressed == expected
     for r in run_rows:
-        if gate.row_id(r) in expected:
-            assert f"gate: regression: {gate.label(r)}: +50.0%" in err
-            assert f"| {gate.label(r)} |" in out
+        if gate_config.row_id(r) in expected:
+            assert f"gate: regression: {gate_report.label(r)}: +50.0%" in err
+            assert f"| {gate_report.label(r)} |" in out
     # a 1.5 times higher rate is better: an improvement, not a regression
     rate = row_of(verdict, metric="rate_hz")
     assert rate["decision"] == "improvement" and not rate["fails"]
