@@ -379,7 +379,7 @@ def rung_row(rows: list[dict], rung) -> dict | None:
     if not found:
         found = [r for r in rows if r["metric"] == "latency" and r["op"] == "*"
                  and r["path"] in {p for p, _ in keys}]
-    return min(found, key=lambda r: pairing._rank(r, keys[0]), default=None)
+    return pairing.preferred(found, keys[0])
 
 
 def rung_of(ref: dict) -> int | None:
