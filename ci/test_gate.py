@@ -1,92 +1,20 @@
-"""Tests of the performance gate (ci/gate.py).
-
-The runs are synthetic, written with results/rows.py from a seeded numpy RNG,
-so that each scenario has a known answer: the decision functions first,
-then the configuration, then whole gates through main() as `ci/gate` runs
-them (exit status, Markdown, verdict file). Nothing here reads the local
-results/ directory.
+"""Tests of the performance gate (ci/gate.py): whole gates through main()
+as `ci/gate` runs them (exit status, Markdown, verdict file), on synthetic
+runs (ci/conftest.py). The decision functions are tested in
+test_gate_stats.py, the configuration in test_gate_config.py.
 """
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import mannwhitneyu
 
-from ci import gate, gate_liveness
-from results import rows, stats
-
-MACHINE = {
-    "hostname": "runner-1", "cpu_vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 167,
-    "cpu_stepping": 1, "cpu_model_name": "Intel(R) Xeon(R) Processor", "microcode": "0x1",
-    "kernel": "6.18.44", "hypervisor": "kvm", "smt": False, "governor": None, "boost": None,
-    "tsc_khz": 2599998, "mitigations": {"spectre_v2": "Mitigation: Retpolines"},
-}
-
-
-def common(run_id="20261122T000000Z-000001", **machine_changes):
-    return rows.common(run_id, "2026-11-22T00:00:00Z", {**MACHINE, **machine_changes})
-
-
-def lognormal(seed, median, sigma, n=20):
-    """n samples around `median` with a multiplicative spread `sigma`."""
-    return np.random.default_rng(seed).lognormal(np.log(median), sigma, n).tolist()
-
-
-def latency(c, samples, path="perf", op="read", target="msr/tsc/", cpu=0, target_cpu=0,
-            metric="latency", harness="gbench", stand_in=None):
-    return rows.measured_row(c, harness=harness, path=path, op=op, target=target, cpu=cpu,
-                             target_cpu=target_cpu, metric=metric,
-                             unit=rows.METRIC_UNITS[metric], samples=samples,
-                             stand_in=stand_in)
-
-
-def unavailable(c, path="msr-dev", op="pread", target="0x611", cpu=0, target_cpu=0,
-                harness="gbench", reason="/dev/cpu/0/msr missing: load the msr module"):
-    return rows.not_ok_row(c, harness=harness, path=path, op=op, target=target, cpu=cpu,
-                           target_cpu=target_cpu, metric="latency", unit="ns", reason=reason)
-
-
-def reference(c):
-    row = rows.not_ok_row(c, harness="reference", path="msr-dev", op="rdmsr:0x611",
-                          target="0x611", cpu=None, target_cpu=None, metric="latency",
-                          unit="ns", reason="x")
-    row.update(status="ok", reason=None, median=560.0,
-               source="Diamond & Stoico 2026, Table 3, Intel i7-8809G")
-    return row
-
-
-def scaled(row, factor):
-    """The row with every sample multiplied by factor (summary recomputed)."""
-    if row["status"] != "ok" or row["harness"] == "reference":
-        return dict(row)
-    samples = [x * factor for x in row["samples"]]
-    return {**row, "samples": samples, **stats.summarize(samples)}
-
-
-def write_run(directory: Path, run_rows) -> Path:
-    """A run directory holding results.jsonl, as make bench-all writes it."""
-    directory.mkdir(parents=True)
-    rows.write_jsonl(run_rows, directory / "results.jsonl")
-    return directory
-
-
-@pytest.fixture(autouse=True)
-def no_step_summary(monkeypatch):
-    """A test run inside GitHub Actions must not write to the job's summary."""
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-
-
-@pytest.fixture
-def builtin(tmp_path) -> Path:
-    """An empty config file: the built-in defaults, whatever ci/gate.toml says."""
-    path = tmp_path / "builtin.toml"
-    path.write_text("")
-    return path
+from ci import gate, gate_config, gate_report
+from ci.conftest import (MACHINE, common, latency, lognormal, reference, scaled, unavailable,
+                         write_run)
 
 
 def run_main(capsys, baseline, current, *extra):
@@ -104,184 +32,16 @@ def row_of(verdict: dict, **key) -> dict:
     return found
 
 
-# ---- decision functions ----------------------------------------------------------
-
-def test_every_metric_has_a_worse_direction():
-    assert gate.WORSE_WHEN.keys() == rows.METRIC_UNITS.keys()
-    assert gate.WORSE_WHEN["rate_hz"] == gate.LOWER
-    assert gate.WORSE_WHEN["latency"] == gate.HIGHER
-
-
-def test_cliffs_delta_extremes_and_a_worked_example():
-    assert gate.cliffs_delta([1, 2, 3], [4, 5, 6]) == 1.0
-    assert gate.cliffs_delta([4, 5, 6], [1, 2, 3]) == -1.0
-    assert gate.cliffs_delta([1, 2, 3], [1, 2, 3]) == 0.0
-    assert gate.cliffs_delta([5.0] * 4, [5.0] * 7) == 0.0
-    # c=2: 1 below, 1 above; c=3: 2 below; c=4: 3 below -> (6 - 1) / 9
-    assert gate.cliffs_delta([1, 2, 3], [2, 3, 4]) == pytest.approx(5 / 9)
-
-
-def test_cliffs_delta_agrees_with_the_u_statistic_under_ties():
-    rng = np.random.default_rng(7)
-    b, c = rng.integers(0, 5, 13), rng.integers(1, 6, 17)  # many ties
-    u = mannwhitneyu(c, b).statistic  # pairs c > b, plus half the ties
-    assert gate.cliffs_delta(b, c) == pytest.approx(2 * u / (b.size * c.size) - 1)
-
-
-def test_cliffs_magnitude_thresholds():
-    deltas = (0.0, -0.146, 0.147, 0.329, -0.33, 0.473, 0.474, -1)
-    assert [gate.cliffs_magnitude(d) for d in deltas] == \
-        ["negligible", "negligible", "small", "small", "medium", "medium", "large", "large"]
-
-
-def test_mann_whitney_p_of_identical_and_separated_samples():
-    assert gate.mann_whitney_p([3.0] * 10, [3.0] * 10) == 1.0  # all tied: no evidence
-    x = lognormal(1, 100, 0.05)
-    assert gate.mann_whitney_p(x, x) == pytest.approx(1.0)
-    assert gate.mann_whitney_p(x, [v * 1.5 for v in x]) < 1e-6
-
-
-def test_change_pct():
-    assert gate.change_pct(200.0, 230.0) == pytest.approx(15.0)
-    assert gate.change_pct(200.0, 170.0) == pytest.approx(-15.0)
-    assert gate.change_pct(-2.0, -1.0) == pytest.approx(50.0)  # relative to |baseline|
-    assert gate.change_pct(0.0, 0.0) == 0.0
-    assert gate.change_pct(0.0, 3.0) == float("inf")  # missed_ticks: 0 -> 3
-
-
-def test_worse_pct_follows_the_metric():
-    assert gate.worse_pct("latency", 20.0) == 20.0
-    assert gate.worse_pct("rate_hz", 20.0) == -20.0   # a higher rate is better
-    assert gate.worse_pct("rate_hz", -20.0) == 20.0
-
-
-def comparison(change, p, n=20):
-    return gate.Comparison(n_baseline=n, n_current=n, median_baseline=100.0,
-                           median_current=100.0 + change, change_pct=change, p_value=p,
-                           cliffs_delta=0.0)
-
-
-@pytest.mark.parametrize("change, p, metric, expected", [
-    (30.0, 0.001, "latency", gate.REGRESSION),     # significant and beyond 10%
-    (-30.0, 0.001, "latency", gate.IMPROVEMENT),
-    (30.0, 0.001, "rate_hz", gate.IMPROVEMENT),    # a higher rate is better
-    (-30.0, 0.001, "rate_hz", gate.REGRESSION),
-    (3.0, 1e-9, "latency", gate.UNCHANGED),        # significant, within the threshold
-    (15.0, 0.2, "latency", gate.UNCHANGED),        # beyond it, not significant
-    (10.0, 0.001, "latency", gate.UNCHANGED),      # exactly the threshold is not beyond
-    (15.0, 0.01, "latency", gate.UNCHANGED),       # p must be below alpha
-    (float("inf"), 0.001, "missed_ticks", gate.REGRESSION),
-])
-def test_decide(change, p, metric, expected):
-    assert gate.decide(comparison(change, p), metric, gate.Rule())[0] == expected
-
-
-def test_decide_explains_unchanged_rows_and_counts_samples():
-    rule = gate.Rule()
-    assert gate.decide(comparison(3.0, 1e-9), "latency", rule)[1] == "significant but within ±10%"
-    assert "not significant" in gate.decide(comparison(15.0, 0.2), "latency", rule)[1]
-    decision, why = gate.decide(comparison(50.0, 1e-9, n=9), "latency", rule)
-    assert decision == gate.TOO_FEW_SAMPLES and "9 vs 9 samples" in why
-    assert gate.decide(comparison(50.0, 1e-9, n=9), "latency",
-                       gate.Rule(min_samples=5))[0] == gate.REGRESSION
-
-
-def test_row_id_and_allow_patterns():
-    c = common()
-    cross = latency(c, [1.0], path="msr-dev", op="pread", target="0x611", cpu=1, target_cpu=0)
-    assert gate.row_id(cross) == "msr-dev/pread/0x611/1>0/latency/gbench"
-    nop = latency(c, [1.0], path="uinsn", op="nop", target=None, cpu=0, target_cpu=None)
-    assert gate.row_id(nop) == "uinsn/nop/-/0>-/latency/gbench"
-    assert gate.label(cross) == "msr-dev pread 0x611 1→0 latency (gbench)"
-    assert gate.label(nop) == "uinsn nop 0 latency (gbench)"
-    assert gate.is_allowed(gate.row_id(cross), ["kinsn/*", "msr-dev/*"])
-    assert not gate.is_allowed(gate.row_id(cross), ["kinsn/*", "msr-dev/*/0>0/*"])
-    assert gate.is_cross_cpu(cross) and not gate.is_cross_cpu(nop)
-
-
 def test_environment_changes_name_what_moved():
     b = dict(MACHINE)
     c = {**MACHINE, "kernel": "6.19.1", "tsc_khz": 2599990,
          "mitigations": {"spectre_v2": "Vulnerable"}}
-    fields = [f for f in gate.MACHINE_FIELDS if f not in gate.IDENTITY]
+    fields = [f for f in gate_config.MACHINE_FIELDS if f not in gate_config.IDENTITY]
     assert gate.environment_changes(b, c, fields) == [
         {"field": "kernel", "baseline": "6.18.44", "current": "6.19.1"},
         {"field": "mitigations.spectre_v2", "baseline": "Mitigation: Retpolines",
          "current": "Vulnerable"},
     ]  # tsc_khz moved by 3 ppm: recalibration, not news
-
-
-# ---- configuration -----------------------------------------------------------------
-
-def test_shipped_config_is_valid_and_its_defaults_are_the_built_in_ones():
-    config = gate.load_config(gate.DEFAULT_CONFIG, required=True)
-    assert config.defaults == gate.Rule()
-    assert config.identity == gate.IDENTITY and config.cross_machine is False
-    assert config.counter_died == gate_liveness.COUNTER_DIED == "fail"
-
-
-def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
-    config = gate.parse_config({
-        "defaults": {"alpha": 0.05, "threshold_pct": 5},
-        "metrics": {"missed_ticks": {"threshold_pct": 50}},
-        "paths": {"perf": {"threshold_pct": 20, "min_samples": 5}},
-        "cross_cpu": {"threshold_pct": 30},
-        "rows": {"perf/read/*": {"alpha": 0.001}, "perf/read/*/1>0/*": {"threshold_pct": 40}},
-        "allow": {"missing": ["kinsn/*"]},
-        "machine": {"identity": ["cpu_model_name"], "cross_machine": True},
-    }, "test.toml")
-    c = common()
-    assert config.rule_for(latency(c, [1.0], path="uinsn", op="nop")) == gate.Rule(0.05, 5, 10)
-    assert config.rule_for(latency(c, [1.0], path="sampler", op="tick", metric="missed_ticks")) \
-        == gate.Rule(0.05, 50, 10)
-    assert config.rule_for(latency(c, [1.0], op="group-read")) == gate.Rule(0.05, 20, 5)
-    assert config.rule_for(latency(c, [1.0], op="group-read", cpu=1)) == gate.Rule(0.05, 30, 5)
-    assert config.rule_for(latency(c, [1.0])) == gate.Rule(0.001, 20, 5)
-    assert config.rule_for(latency(c, [1.0], cpu=1)) == gate.Rule(0.001, 40, 5)
-    assert config.allow_missing == ("kinsn/*",)
-    assert config.identity == ("cpu_model_name",) and config.cross_machine
-
-
-@pytest.mark.parametrize("doc, message", [
-    ({"default": {}}, "test.toml: default: unknown section"),
-    ({"defaults": {"treshold_pct": 5}}, "test.toml: defaults.treshold_pct: unknown key "
-                                        "(known: alpha, threshold_pct, min_samples)"),
-    ({"defaults": {"alpha": 1.5}}, "test.toml: defaults.alpha: must be a number between 0 and 1"),
-    ({"defaults": {"alpha": 0}}, "defaults.alpha: must be a number between 0 and 1"),
-    ({"defaults": {"threshold_pct": -1}}, "defaults.threshold_pct: must be a number ≥ 0"),
-    ({"defaults": {"min_samples": True}}, "defaults.min_samples: must be an integer ≥ 1"),
-    ({"defaults": {"min_samples": 2.5}}, "defaults.min_samples: must be an integer ≥ 1"),
-    ({"paths": {"rapl": {}}}, "test.toml: paths.rapl: unknown path (known: kinsn, uinsn"),
-    ({"paths": {"perf": {"noise": 1}}}, "test.toml: paths.perf.noise: unknown key"),
-    ({"paths": {"perf": 20}}, "test.toml: paths.perf: must be a table"),
-    ({"metrics": {"time": {}}}, "test.toml: metrics.time: unknown metric"),
-    ({"cross_cpu": {"threshold": 1}}, "test.toml: cross_cpu.threshold: unknown key"),
-    ({"rows": {"perf/*": {"alpha": 2}}}, 'test.toml: rows."perf/*".alpha: must be a number'),
-    ({"allow": {"missing": "kinsn/*"}}, "test.toml: allow.missing: must be a list"),
-    ({"allow": {"unavailable": []}}, "test.toml: allow.unavailable: unknown key"),
-    ({"machine": {"identity": ["cpu"]}},
-     "test.toml: machine.identity: unknown machine field 'cpu'"),
-    ({"machine": {"identity": []}}, "machine.identity: must be a non-empty list"),
-    ({"machine": {"identity": ["mitigations"]}}, "unknown machine field 'mitigations'"),
-    ({"machine": {"cross_machine": "yes"}}, "machine.cross_machine: must be true or false"),
-    ({"liveness": {"counter_died": "ignore"}},
-     "test.toml: liveness.counter_died: must be one of 'fail', 'warn'"),
-    ({"liveness": {"frozen": "warn"}}, "test.toml: liveness.frozen: unknown key"),
-])
-def test_parse_config_rejects_with_file_and_key(doc, message):
-    with pytest.raises(gate.InputError) as e:
-        gate.parse_config(doc, "test.toml")
-    assert message in str(e.value)
-
-
-def test_a_config_that_is_not_toml_is_an_input_error(tmp_path):
-    bad = tmp_path / "gate.toml"
-    bad.write_text("[defaults]\nalpha = \n")
-    with pytest.raises(gate.InputError, match=r"gate.toml: not valid TOML: .*line 2"):
-        gate.load_config(bad, required=True)
-    with pytest.raises(gate.InputError, match="no-such.toml: cannot read"):
-        gate.load_config(tmp_path / "no-such.toml", required=True)
-    assert gate.load_config(tmp_path / "no-such.toml", required=False) == gate.Config()
 
 
 # ---- the scenarios of the issue, through main() ----------------------------------
@@ -519,13 +279,13 @@ def test_done_when_self_passes_and_x1_5_fails_naming_the_rows(tmp_path, capsys):
     assert code == 1
     verdict = verdict_of(slower)
     regressed = {r["id"] for r in verdict["rows"] if r["decision"] == "regression"}
-    expected = {gate.row_id(r) for r in run_rows
+    expected = {gate_config.row_id(r) for r in run_rows
                 if r["status"] == "ok" and r["harness"] != "reference" and r["metric"] != "rate_hz"}
     assert regressed == expected
     for r in run_rows:
-        if gate.row_id(r) in expected:
-            assert f"gate: regression: {gate.label(r)}: +50.0%" in err
-            assert f"| {gate.label(r)} |" in out
+        if gate_config.row_id(r) in expected:
+            assert f"gate: regression: {gate_report.label(r)}: +50.0%" in err
+            assert f"| {gate_report.label(r)} |" in out
     # a 1.5 times higher rate is better: an improvement, not a regression
     rate = row_of(verdict, metric="rate_hz")
     assert rate["decision"] == "improvement" and not rate["fails"]

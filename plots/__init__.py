@@ -8,7 +8,10 @@ plots/README.md). Modules, one concern each:
     labels.py      names for machines, path families, CPU placement, MSRs, targets
     pairing.py     which local row stands beside a published figure or another machine's
     tables.py      the table model and its Markdown, CSV, LaTeX and HTML renderings
-    figures.py     the figures (matplotlib Agg backend, seaborn)
+    figures.py     the figures (matplotlib Agg backend, seaborn), by kind in
+                   figures_latency.py, figures_reference.py, figures_sampler.py;
+                   what they share in figures_common.py
+    label_overlap.py  do a figure's texts overlap (the tests, crowded latency figures)
     htmlpage.py    index.html: one self-contained page
     report.py      the command line
     transcribe_references.py   results/reference/*.jsonl from the papers' tables

@@ -5,7 +5,7 @@ targets. Pure functions of rows and machine objects (schema v1), no I/O.
 import re
 
 from results import registry
-from results.table import shorten
+from results.table import cpus, shorten  # cpus: "0→0", "1→0", "0", "—" (re-exported)
 
 # ---- machines ----------------------------------------------------------------
 
@@ -113,16 +113,6 @@ def placement(row: dict) -> str:
     if target is None or cpu is None:
         return NO_TARGET
     return SAME_CPU if cpu == target else OTHER_CPU
-
-
-def cpus(row: dict) -> str:
-    """"0→0", "1→0", "0", or "—" (same notation as results/table.py)."""
-    cpu, target = row.get("cpu"), row.get("target_cpu")
-    if cpu is None and target is None:
-        return "—"
-    if target is None:
-        return str(cpu)
-    return f"{'?' if cpu is None else cpu}→{target}"
 
 
 # RAPL and reference MSRs by address (lower case, as kbench writes them).

@@ -58,6 +58,14 @@ def _rank(row, path_op):
             HARNESS_ORDER.index(harness) if harness in HARNESS_ORDER else len(HARNESS_ORDER))
 
 
+def preferred(rows: list[dict], path_op: tuple[str, str]) -> dict | None:
+    """The row to show for (path, op) among `rows` (None when empty): ok
+    before not ok, same CPU before another CPU, the real counter before a
+    stand-in, the exact op before a harness-level "*" row, the package
+    counter first, gbench before the other harnesses."""
+    return min(rows, key=lambda r: _rank(r, path_op), default=None)
+
+
 def best_local(ref: dict, rows: list[dict]) -> tuple[dict | None, str]:
     """(local row, how) for a published latency figure; how is "same" (same
     path and op), "user-space" (uinsn for the paper's kernel loop) or "none"
@@ -65,7 +73,7 @@ def best_local(ref: dict, rows: list[dict]) -> tuple[dict | None, str]:
     key = (ref["path"], ref["op"])
     candidates = [r for r in rows if is_latency(r) and r["path"] == key[0]
                   and r["op"] in (key[1], "*")]
-    best = min(candidates, key=lambda r: _rank(r, key), default=None)
+    best = preferred(candidates, key)
     if best is not None and best["status"] == "ok":
         return best, "same"
     user_op = USER_SPACE_FALLBACK.get(key)
@@ -73,7 +81,7 @@ def best_local(ref: dict, rows: list[dict]) -> tuple[dict | None, str]:
         user = [r for r in rows if is_latency(r) and r["path"] == "uinsn"
                 and r["op"] == user_op and r["status"] == "ok"]
         if user:
-            return min(user, key=lambda r: _rank(r, ("uinsn", user_op))), "user-space"
+            return preferred(user, ("uinsn", user_op)), "user-space"
     return best, ("same" if best is not None else "none")
 
 

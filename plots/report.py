@@ -29,8 +29,8 @@ import sys
 from pathlib import Path
 
 from plots import figures, htmlpage, labels, report_tables, tables
-from plots.runs import (REFERENCE_DIR, InputError, Run, default_out, default_run,
-                        load_references, load_runs)
+from plots.runs import (REFERENCE_DIR, InputError, Run, RunFileError, default_out,
+                        default_run, load_references, load_runs)
 
 
 def pick_reference(runs: list[Run], wanted: str | None) -> int:
@@ -158,7 +158,7 @@ def main(argv=None) -> int:
         runs = load_runs(run_args)
         refs = load_references(args.references)
         reference = pick_reference(runs, args.reference_machine)
-    except InputError as e:
+    except (InputError, RunFileError) as e:
         print(f"report: {e}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else default_out(run_args[0])

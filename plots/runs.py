@@ -3,28 +3,31 @@ file, validated against results/schema.json) and the published reference
 rows (results/reference/*.jsonl).
 
 A file whose rows come from several machines (rows merged by hand, say) is
-split into one Run per machine: the report is keyed by machine. Bad input
-raises InputError with a message naming the file, and the first bad lines
-in the validator's `FILE:LINE: FIELD: MESSAGE` form.
+split into one Run per machine: the report is keyed by machine. A run file
+that is missing or invalid raises results.runfile.RunFileError (the loader
+the gate shares) with a message naming the file, and the first bad lines in
+the validator's `FILE:LINE: FIELD: MESSAGE` form; other bad input (no run
+at all) raises InputError.
 """
 
 import dataclasses
 import json
 from pathlib import Path
 
-from results.schema import iter_file_errors
+from results import runfile
+from results.runfile import RunFileError
 
 from plots import labels
 
 REPO = Path(__file__).resolve().parent.parent
 RUNS_DIR = REPO / "results" / "runs"
 REFERENCE_DIR = REPO / "results" / "reference"
-RESULTS_FILE = "results.jsonl"
 MAX_ERRORS_SHOWN = 5
 
 
 class InputError(Exception):
-    """Input the report cannot use; the message names the file."""
+    """Input the report cannot use that is not a run file's problem
+    (those raise RunFileError); the message says what to do."""
 
 
 @dataclasses.dataclass
@@ -55,37 +58,9 @@ class Run:
         return labels.is_emulated(self.machine)
 
 
-def results_file(arg) -> Path:
-    """The results.jsonl named by `arg`: the file itself, or the one in a run
-    directory. InputError when neither exists."""
-    path = Path(arg)
-    if path.is_dir():
-        path = path / RESULTS_FILE
-        if not path.is_file():
-            raise InputError(f"{arg}: not a run directory (no {RESULTS_FILE} in it)")
-        return path
-    if not path.exists():
-        raise InputError(f"{arg}: no such run directory or results file")
-    if not path.is_file():
-        raise InputError(f"{arg}: not a file")
-    return path
-
-
 def read_rows(path: Path) -> list[dict]:
     """The rows of a JSON Lines file, after validating every row."""
-    try:
-        errors = list(iter_file_errors(path))
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
-    if errors:
-        shown = [f"{path}:{line}: {field}: {message}"
-                 for line, field, message in errors[:MAX_ERRORS_SHOWN]]
-        more = len(errors) - len(shown)
-        if more:
-            shown.append(f"... and {more} more (python -m results.validate {path})")
-        raise InputError(f"{path}: invalid results file\n" + "\n".join(shown))
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
+    return runfile.load(path, max_errors=MAX_ERRORS_SHOWN).rows
 
 
 def _machine_key(machine: dict) -> str:
@@ -98,7 +73,7 @@ def load_runs(args) -> list["Run"]:
         raise InputError("no run given")
     runs = []
     for arg in args:
-        path = results_file(arg)
+        path = runfile.locate(arg)
         by_machine: dict[str, list[dict]] = {}
         for row in read_rows(path):
             by_machine.setdefault(_machine_key(row["machine"]), []).append(row)
@@ -134,8 +109,8 @@ def load_references(directory=REFERENCE_DIR) -> list[dict]:
         rows = read_rows(path)
         for line, row in enumerate(rows, 1):
             if row["harness"] != "reference":
-                raise InputError(f"{path}:{line}: harness: a reference file holds only "
-                                 f"harness \"reference\" rows, not {row['harness']!r}")
+                raise RunFileError(f"{path}:{line}: harness: a reference file holds only "
+                                   f"harness \"reference\" rows, not {row['harness']!r}", path)
         found += rows
     return found
 

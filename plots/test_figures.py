@@ -6,7 +6,7 @@ import copy
 import matplotlib.pyplot as plt
 import pytest
 
-from plots import figures, labels
+from plots import figures, label_overlap, labels
 from plots.fixtures import emulated_copy
 from plots.runs import Run
 from results import rows as rows_mod
@@ -60,7 +60,7 @@ def test_no_overlapping_labels(layouts, refs, layout):
     made = all_figures(layouts[layout], refs)
     assert made
     for name, fig in made.items():
-        assert figures.overlapping_texts(fig) == [], f"{layout}: {name}"
+        assert label_overlap.overlapping_texts(fig) == [], f"{layout}: {name}"
         plt.close(fig)
 
 
@@ -127,16 +127,17 @@ def test_saved_png_is_figsize_times_dpi(tmp_path, runs):
 def test_the_overlap_check_finds_overlaps():
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.set_xticks(range(12), [f"a long label {i}" for i in range(12)])
-    assert figures.overlapping_texts(fig)  # horizontal labels run into each other
+    assert label_overlap.overlapping_texts(fig)  # horizontal labels run into each other
     for label in ax.get_xticklabels():
         label.set_rotation(30)
         label.set_horizontalalignment("right")
         label.set_rotation_mode("anchor")
-    assert figures.overlapping_texts(fig)  # still too crowded at 30 degrees
+    assert label_overlap.overlapping_texts(fig)  # still too crowded at 30 degrees
     ax.set_xticks(range(3), ["a", "b", "c"])
-    assert figures.overlapping_texts(fig) == []
+    assert label_overlap.overlapping_texts(fig) == []
     ax.text(1.5, 0.5, "beyond the right edge of the figure", transform=ax.transAxes)
-    assert ("beyond the right edge of the figure", "(figure edge)") in figures.overlapping_texts(fig)
+    assert ("beyond the right edge of the figure", "(figure edge)") \
+        in label_overlap.overlapping_texts(fig)
     plt.close(fig)
 
 
@@ -153,4 +154,4 @@ def test_a_machine_with_many_zones_gets_a_wider_figure_whose_labels_fit(runs):
     family = next(f for f in labels.FAMILIES if "powercap" in f[2])
     fig = figures.latency_figure([Run(runs[0].path, rows, label=runs[0].label)], family)
     assert fig.get_size_inches()[0] > figures.latency_size(1)[0]
-    assert figures.overlapping_texts(fig) == []
+    assert label_overlap.overlapping_texts(fig) == []

@@ -10,7 +10,7 @@ import re
 import matplotlib.pyplot as plt
 import pytest
 
-from plots import figures, labels, report
+from plots import figures, label_overlap, labels, report
 from plots.fixtures import KVM_FROZEN, SCHEMA1_INTEL
 from plots.runs import load_runs
 from plots.test_figures import all_figures
@@ -109,5 +109,5 @@ def test_figures_mark_frozen_rows_and_name_them_in_the_legend(mixed):
 def test_no_overlapping_labels_with_frozen_rows(mixed, refs):
     plt.close("all")
     for name, fig in all_figures(mixed, refs).items():
-        assert figures.overlapping_texts(fig) == [], name
+        assert label_overlap.overlapping_texts(fig) == [], name
         plt.close(fig)

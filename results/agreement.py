@@ -11,6 +11,7 @@ also printed by bench-all.
 """
 
 from results import liveness
+from results.table import cpus
 
 TOLERANCE = 1.25
 HARNESSES = ("gbench", "criterion")
@@ -55,12 +56,6 @@ def _fmt(ns: float) -> str:
     return f"{ns / 1000:.3g} µs" if ns >= 1000 else f"{ns:.3g} ns"
 
 
-def _cpus(r) -> str:
-    if r["target_cpu"] is None:
-        return "—" if r["cpu"] is None else str(r["cpu"])
-    return f"{'?' if r['cpu'] is None else r['cpu']}→{r['target_cpu']}"
-
-
 def report(all_rows, run_id: str = "") -> str:
     """The agreement report in Markdown."""
     lines = [f"# Cross-harness agreement{f' (run {run_id})' if run_id else ''}", "",
@@ -88,7 +83,7 @@ def report(all_rows, run_id: str = "") -> str:
             tags = " / ".join(dict.fromkeys(liveness.tag(r) for r in dead_rows))
             marks.append(f"**{tags} counter** [{','.join(letters)}]")
         mark = "; ".join(marks)
-        lines.append(f"| {g['path']} | {g['op']} | {g['target'] or '—'} | {_cpus(g)} | "
+        lines.append(f"| {g['path']} | {g['op']} | {g['target'] or '—'} | {cpus(g)} | "
                      f"{_fmt(g['median'])} | {_fmt(c['median'])} | {ratio:.2f} | {mark} |")
     agree = len(found) - len(causes)
     lines += ["", f"{agree} of {len(found)} pairs agree within "

@@ -55,10 +55,15 @@ def median_and_interval(row) -> tuple[str, str]:
     return median, ci
 
 
-def _cpus(row) -> str:
+def cpus(row, none: str | None = DASH) -> str | None:
+    """Where a row ran and whose counter it read: "0→0", "1→0" (another
+    CPU's), "0" (a counter of no CPU), "?→0" (ran anywhere); `none` when
+    neither is known ("—" in tables; the gate's labels pass None to leave
+    the part out). The one formatter of the latency table, the agreement
+    report, the report's tables and the gate."""
     cpu, target = row.get("cpu"), row.get("target_cpu")
     if cpu is None and target is None:
-        return DASH
+        return none
     if target is None:
         return str(cpu)
     return f"{'?' if cpu is None else cpu}→{target}"
@@ -107,7 +112,7 @@ def format_latency_table(rows) -> str:
         median, ci = median_and_interval(row)
         n = str(row["n"]) if row.get("status") == "ok" and row.get("n") else DASH
         lines.append((row.get("path") or DASH, row.get("op") or DASH, shorten(row.get("target")),
-                      _cpus(row), row.get("harness") or DASH, median, ci, n, marks))
+                      cpus(row), row.get("harness") or DASH, median, ci, n, marks))
     widths = [max(len(cells[i]) for cells in [header, *lines]) for i in range(len(header))]
 
     def render(cells):

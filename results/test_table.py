@@ -1,7 +1,7 @@
 import pytest
 
 from results import rows
-from results.table import format_latency_table, sig3, shorten
+from results.table import cpus, format_latency_table, sig3, shorten
 
 COMMON = rows.common("r", "2026-11-22T00:06:45Z", {})
 
@@ -136,3 +136,12 @@ def test_schema_1_rows_get_one_line_not_a_note_each():
     assert all(not line.endswith("]") for line in body(table))
     assert table.count("verdict unknown") == 1
     assert "verdict unknown" not in format_latency_table([measured("uinsn", "nop", [0.3])])
+
+
+def test_cpus_is_the_one_cpu_to_target_notation():
+    assert cpus({"cpu": 0, "target_cpu": 0}) == "0→0"
+    assert cpus({"cpu": 1, "target_cpu": 0}) == "1→0"
+    assert cpus({"cpu": 0, "target_cpu": None}) == "0"
+    assert cpus({"cpu": None, "target_cpu": 0}) == "?→0"
+    assert cpus({"cpu": None, "target_cpu": None}) == "—"
+    assert cpus({"cpu": None, "target_cpu": None}, none=None) is None  # the gate's labels

@@ -1,0 +1,276 @@
+"""The gate's outputs: the Markdown summary, the JSON verdict, the failure
+lines for the log, and how rows and values are written in them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ci import gate_liveness
+from ci.gate_config import KEY_FIELDS, PATHS, Config, display, row_id
+from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW,
+                           OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
+                           TOO_FEW_SAMPLES, UNCHANGED, WORSE_WHEN, Result, Rule,
+                           cliffs_magnitude)
+from results import table
+
+if TYPE_CHECKING:
+    from ci.gate import Run, Verdict
+
+VERDICT_VERSION = 1
+# The exit status of ci/gate (the verdict records it too).
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+# ---- naming rows and values ---------------------------------------------------------
+
+def label(row) -> str:
+    """A row for people, as in the latency table: "msr-dev pread 0x611 1→0
+    latency (gbench)"; a lone CPU number when the counter belongs to no CPU."""
+    parts = [row["path"], row["op"], table.shorten(row["target"]) if row["target"] else None,
+             table.cpus(row, none=None), row["metric"]]
+    return " ".join(p for p in parts if p) + f" ({row['harness']})"
+
+
+# ---- the JSON verdict -----------------------------------------------------------------
+
+def _num(x):
+    """A float for JSON: None for NaN or infinity."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def verdict_json(v: Verdict) -> dict:
+    """The JSON verdict: the overall outcome, the settings and every row."""
+    def row_entry(r: Result) -> dict:
+        row = r.row
+        entry = {"id": row_id(row), **{f: row[f] for f in KEY_FIELDS}, "unit": row["unit"],
+                 "decision": r.decision, "fails": r.fails, "why": r.why or None,
+                 "baseline_status": None if r.decision == NEW else row["status"],
+                 "current_status": (r.current or {}).get("status")}
+        if r.rule is not None:
+            entry.update(alpha=r.rule.alpha, threshold_pct=r.rule.threshold_pct,
+                         min_samples=r.rule.min_samples, worse_when=WORSE_WHEN[row["metric"]])
+        c = r.comparison
+        if c is not None:
+            entry.update(n_baseline=c.n_baseline, n_current=c.n_current,
+                         median_baseline=c.median_baseline, median_current=c.median_current,
+                         change_pct=_num(c.change_pct), p_value=c.p_value,
+                         cliffs_delta=c.cliffs_delta,
+                         cliffs_magnitude=cliffs_magnitude(c.cliffs_delta))
+        return entry
+
+    order = {d: i for i, d in enumerate(DECISIONS)}
+    ordered = sorted(v.results, key=lambda r: (order[r.decision], _sort_key(r)))
+    cfg = v.config
+    return {
+        "gate_version": VERDICT_VERSION,
+        "verdict": "pass" if v.passed else "fail",
+        "exit_code": EXIT_PASS if v.passed else EXIT_FAIL,
+        "baseline": v.baseline.describe(),
+        "current": v.current.describe(),
+        "settings": {"config": cfg.source, "defaults": dataclasses.asdict(cfg.defaults),
+                     "metrics": cfg.metrics, "paths": cfg.paths, "cross_cpu": cfg.cross_cpu,
+                     "rows": dict(cfg.rows),
+                     "allow_missing": list(cfg.allow_missing),
+                     "identity": list(cfg.identity), "cross_machine": v.cross_machine,
+                     "counter_died": cfg.counter_died},
+        "environment_changes": v.environment,
+        "counts": {d: v.count(d) for d in DECISIONS},
+        "liveness_changes": gate_liveness.json_entries(v.liveness, row_id),
+        "liveness_not_compared": v.liveness.predates,
+        "rows": [row_entry(r) for r in ordered],
+    }
+
+
+def _sort_key(r: Result):
+    row = r.row
+    path = PATHS.index(row["path"]) if row["path"] in PATHS else len(PATHS)
+    return (path, row["op"], row["target"] or "", str(row["cpu"]), str(row["target_cpu"]),
+            row["metric"], row["harness"])
+
+
+# ---- the Markdown summary and the log ---------------------------------------------------
+
+def fmt_value(x: float, unit: str) -> str:
+    """3 significant digits, ns scaled to µs/ms/s (as the latency table)."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    if unit == "ns":
+        factor, name = next(((f, n) for f, n in table.NS_SCALES if abs(x) >= f), (1.0, "ns"))
+        return f"{table.sig3(x / factor)} {name}"
+    return f"{table.sig3(x)} {table.UNIT_LABELS.get(unit, unit)}"
+
+
+def fmt_change(x: float) -> str:
+    if math.isinf(x):
+        return "+∞" if x > 0 else "−∞"
+    return f"{x:+.1f}%"
+
+
+def fmt_p(p: float) -> str:
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def fmt_p_is(p: float) -> str:
+    """"p = 0.0017", "p < 0.0001"."""
+    return "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}"
+
+
+def fmt_delta(d: float) -> str:
+    return f"{d:+.2f} ({cliffs_magnitude(d)})"
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header, lines) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(_cell(c) for c in cells) + " |" for cells in lines]
+    return out
+
+
+def _rule_note(rule: Rule, defaults: Rule) -> str:
+    """The settings of a row that differ from [defaults], e.g. "±25%"."""
+    parts = []
+    if rule.threshold_pct != defaults.threshold_pct:
+        parts.append(f"±{rule.threshold_pct:g}%")
+    if rule.alpha != defaults.alpha:
+        parts.append(f"α = {rule.alpha:g}")
+    if rule.min_samples != defaults.min_samples:
+        parts.append(f"min {rule.min_samples} samples")
+    return ", ".join(parts)
+
+
+def _compared_lines(results, defaults: Rule) -> list:
+    lines = []
+    for r in results:
+        c, unit = r.comparison, r.row["unit"]
+        note = "; ".join(x for x in (_rule_note(r.rule, defaults), r.why) if x)
+        lines.append((label(r.row), fmt_value(c.median_baseline, unit),
+                      fmt_value(c.median_current, unit), fmt_change(c.change_pct),
+                      fmt_p(c.p_value), fmt_delta(c.cliffs_delta), note))
+    return lines
+
+
+COMPARED_HEADER = ("row", "baseline median", "current median", "change", "p", "Cliff's δ", "note")
+
+
+def _has_overrides(config: Config) -> bool:
+    return bool(config.metrics or config.paths or config.cross_cpu or config.rows)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _run_line(run: Run) -> str:
+    ids = ", ".join(f"`{i}`" for i in run.run_ids)
+    return f"{ids} ({display(run.file)})"
+
+
+def markdown(v: Verdict) -> str:
+    """The Markdown summary: for a terminal, a PR comment or a step summary."""
+    groups = {d: sorted((r for r in v.results if r.decision == d), key=_sort_key)
+              for d in DECISIONS}
+    n = {d: len(rs) for d, rs in groups.items()}
+    tally = [_plural(n[REGRESSION], "regression")]
+    if n[MISSING]:
+        tally.append(f"{n[MISSING]} missing")
+    died = len(v.liveness.of_kind(gate_liveness.DIED))
+    if died:
+        # rows, not counters: one dead counter reaches every row that reads it
+        tally.append(f"{_plural(died, 'row')} whose counter died")
+    tally.append(_plural(n[IMPROVEMENT], "improvement"))
+    tally.append(f"{n[UNCHANGED]} unchanged")
+    head = "✅ pass" if v.passed else "❌ fail"
+    d = v.config.defaults
+    out = [f"## raplbench gate: {head} — {', '.join(tally)}", "",
+           f"Baseline {_run_line(v.baseline)} → current {_run_line(v.current)}.", "",
+           f"A row regresses when a two-sided Mann–Whitney U test on its samples gives "
+           f"p < {d.alpha:g} **and** its median is worse by more than {d.threshold_pct:g}% "
+           f"(at least {d.min_samples} samples a side"
+           + (f"; overrides per metric, path or row in `{v.config.source}`, "
+              "the thresholds applied are in each row's note"
+              if _has_overrides(v.config) else "") + ")."]
+    if v.cross_machine:
+        out += ["", "> ⚠️ **Cross-machine comparison**: the rows were paired without regard "
+                    "to the machine; differences below may come from the hardware."]
+    if v.environment:
+        changes = "; ".join(f"{c['field']} `{c['baseline']}` → `{c['current']}`"
+                            for c in v.environment)
+        out += ["", f"> **Machine changes since the baseline**: {changes}"]
+
+    def section(title, lines_):
+        out.extend(["", f"### {title}", "", *lines_])
+
+    if n[REGRESSION]:
+        section(f"❌ Regressions ({n[REGRESSION]})",
+                _table(COMPARED_HEADER, _compared_lines(groups[REGRESSION], d)))
+    for decision, title in ((MISSING, "❌ Missing or no longer ok"),
+                            (ALLOWED_MISSING, "Missing, allowed by `[allow] missing`")):
+        if n[decision]:
+            section(f"{title} ({n[decision]})", _table(
+                ("row", "id (for `[allow] missing`)", "baseline median", "why"),
+                [(label(r.row), f"`{row_id(r.row)}`",
+                  fmt_value(r.row["median"], r.row["unit"]), r.why) for r in groups[decision]]))
+    out += gate_liveness.markdown_sections(v.liveness, label, _table)
+    if n[IMPROVEMENT]:
+        section(f"✅ Improvements ({n[IMPROVEMENT]})",
+                _table(COMPARED_HEADER, _compared_lines(groups[IMPROVEMENT], d)))
+    not_compared = groups[TOO_FEW_SAMPLES] + groups[OTHER_MACHINE]
+    if not_compared:
+        section(f"⚠️ Not compared ({len(not_compared)})",
+                _table(("row", "why"), [(label(r.row), r.why) for r in not_compared]))
+    if n[UNCHANGED]:
+        out += ["", f"<details><summary>{n[UNCHANGED]} unchanged</summary>", "",
+                *_table(COMPARED_HEADER, _compared_lines(groups[UNCHANGED], d)), "", "</details>"]
+    if n[NEW]:
+        out += ["", f"<details><summary>{_plural(n[NEW], 'new row')} (not in the baseline)"
+                    "</summary>", "",
+                *(f"- {label(r.row)}" + ("" if r.row["status"] == "ok" else f": {r.row['status']}")
+                  for r in groups[NEW]), "", "</details>"]
+    skipped = [f"{_plural(n[SKIPPED_NOT_OK], 'row')} not ok in the baseline"
+               if n[SKIPPED_NOT_OK] else "",
+               f"{_plural(n[SKIPPED_REFERENCE], 'reference row')}" if n[SKIPPED_REFERENCE] else ""]
+    if any(skipped):
+        out += ["", "Skipped: " + ", ".join(s for s in skipped if s) + "."]
+    return "\n".join(out) + "\n"
+
+
+def failure_lines(v: Verdict) -> list[str]:
+    """One line per failing row, for the log."""
+    lines = []
+    for r in sorted((r for r in v.results if r.fails), key=_sort_key):
+        if r.decision == REGRESSION:
+            c = r.comparison
+            lines.append(f"gate: regression: {label(r.row)}: {fmt_change(c.change_pct)} "
+                         f"(median {fmt_value(c.median_baseline, r.row['unit'])} → "
+                         f"{fmt_value(c.median_current, r.row['unit'])}, {fmt_p_is(c.p_value)})")
+        else:
+            lines.append(f"gate: missing: {label(r.row)} [{row_id(r.row)}]: {r.why}")
+    return lines + gate_liveness.failure_lines(v.liveness, label)
+
+
+# ---- writing them -----------------------------------------------------------------------
+
+def _same_file(a, b) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b)
+
+
+def write_outputs(v: Verdict, md: str, summary: str | None, verdict_path: Path) -> None:
+    """The summary to `summary` (unless that is $GITHUB_STEP_SUMMARY) and
+    appended to $GITHUB_STEP_SUMMARY when set; the JSON verdict to `verdict_path`."""
+    step = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary and not (step and _same_file(summary, step)):
+        Path(summary).write_text(md, encoding="utf-8")
+    if step:
+        with open(step, "a", encoding="utf-8") as f:
+            f.write(md + "\n")
+    verdict_path.write_text(json.dumps(verdict_json(v), indent=2, ensure_ascii=False,
+                                       allow_nan=False) + "\n", encoding="utf-8")

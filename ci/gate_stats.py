@@ -1,0 +1,174 @@
+"""The gate's statistics and decisions: its statistical defaults, the
+comparison of two rows' samples (Mann-Whitney U, the change of the medians,
+Cliff's delta) and the decision on one row (ci/gate.py has the contract,
+ci/README.md the rationale).
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+from scipy.stats import mannwhitneyu
+
+from results import rows as rowlib
+
+# ---- statistical defaults: the only place they are set ----------------------
+
+# Two-sided Mann-Whitney U significance level. 0.01 rather than 0.05: a CI
+# gate runs on every push and compares tens of rows each time, so a false
+# alarm rate of 1 in 100 rows per run is already the most a team tolerates.
+ALPHA = 0.01
+# The median must move by more than this (percent of the baseline median)
+# to count. Within-run repetitions underestimate run-to-run noise (a VM's
+# neighbours, frequency, cache state between runs); on the development VMs two
+# QUICK runs differ by a few percent per row, so 10% stays clear of that.
+THRESHOLD_PCT = 10.0
+# Fewer samples than this on either side: not compared. The design asks for
+# at least 10 repetitions; with 5 against 5 the U test can reach p < 0.01
+# only when the two samples do not overlap at all (2 / C(10, 5) = 0.0079).
+MIN_SAMPLES = 10
+
+# Which direction of a metric is worse (one table, every metric of the schema).
+HIGHER, LOWER = "higher", "lower"
+WORSE_WHEN = {
+    "latency": HIGHER,
+    "cycles": HIGHER,
+    "rate_hz": LOWER,
+    "jitter_us": HIGHER,
+    "missed_ticks": HIGHER,
+    "overhead_pct": HIGHER,
+    "cpu_us_per_sample": HIGHER,
+}
+assert WORSE_WHEN.keys() == rowlib.METRIC_UNITS.keys()
+
+# Cliff's delta magnitude thresholds (Romano et al. 2006, from Cohen's d of
+# 0.2 / 0.5 / 0.8 under normality): below 0.147 negligible, then small,
+# medium, and large from 0.474.
+CLIFF_MAGNITUDES = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))
+
+# ---- decisions --------------------------------------------------------------
+
+REGRESSION = "regression"
+MISSING = "missing"
+ALLOWED_MISSING = "allowed-missing"
+IMPROVEMENT = "improvement"
+UNCHANGED = "unchanged"
+TOO_FEW_SAMPLES = "too-few-samples"
+OTHER_MACHINE = "other-machine"
+NEW = "new"
+SKIPPED_REFERENCE = "skipped-reference"
+SKIPPED_NOT_OK = "skipped-not-ok"
+# The order of the report; the first two fail the gate.
+DECISIONS = (REGRESSION, MISSING, ALLOWED_MISSING, IMPROVEMENT, TOO_FEW_SAMPLES,
+             OTHER_MACHINE, UNCHANGED, NEW, SKIPPED_NOT_OK, SKIPPED_REFERENCE)
+FAILING = frozenset({REGRESSION, MISSING})
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """The settings that decide one row (ci/gate.toml [defaults], then the
+    overrides of [metrics.M], [paths.P], [cross_cpu] and [rows."glob"])."""
+    alpha: float = ALPHA
+    threshold_pct: float = THRESHOLD_PCT
+    min_samples: int = MIN_SAMPLES
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """Baseline samples against current samples."""
+    n_baseline: int
+    n_current: int
+    median_baseline: float
+    median_current: float
+    change_pct: float      # (current - baseline) / |baseline| * 100; ±inf from a 0 median
+    p_value: float         # two-sided Mann-Whitney U
+    cliffs_delta: float    # P(current > baseline) - P(current < baseline)
+
+
+def cliffs_delta(baseline, current) -> float:
+    """Cliff's delta: P(C > B) - P(C < B) over every pair (b, c), in [-1, 1].
+    +1: every current sample is above every baseline sample; 0: the two
+    samples are interleaved (or identical). Ties count for neither side."""
+    b = np.sort(np.asarray(baseline, dtype=float))
+    c = np.asarray(current, dtype=float)
+    if b.size == 0 or c.size == 0:
+        raise ValueError("Cliff's delta needs two non-empty samples")
+    below = np.searchsorted(b, c, side="left")            # baseline samples < c
+    above = b.size - np.searchsorted(b, c, side="right")  # baseline samples > c
+    return float((below.sum() - above.sum()) / (b.size * c.size))
+
+
+def cliffs_magnitude(delta: float) -> str:
+    """negligible / small / medium / large (CLIFF_MAGNITUDES)."""
+    return next((label for limit, label in CLIFF_MAGNITUDES if abs(delta) < limit), "large")
+
+
+def mann_whitney_p(baseline, current) -> float:
+    """Two-sided Mann-Whitney U p-value (scipy's choice of exact or normal
+    approximation with tie and continuity corrections). When every sample of
+    both sides is the same value there is no evidence of a difference: 1.0
+    (scipy may return NaN there, the tie-corrected variance being 0)."""
+    b = np.asarray(baseline, dtype=float)
+    c = np.asarray(current, dtype=float)
+    if np.all(b == b[0]) and np.all(c == b[0]):
+        return 1.0
+    p = float(mannwhitneyu(c, b, alternative="two-sided").pvalue)
+    return 1.0 if math.isnan(p) else min(p, 1.0)
+
+
+def change_pct(median_baseline: float, median_current: float) -> float:
+    """Relative change of the median in percent of |baseline|; from a 0
+    baseline median any change is infinite (and none is 0)."""
+    if median_baseline == 0:
+        return 0.0 if median_current == 0 else math.copysign(math.inf, median_current)
+    return (median_current - median_baseline) / abs(median_baseline) * 100.0
+
+
+def worse_pct(metric: str, change: float) -> float:
+    """The change oriented so that positive is worse for this metric."""
+    return change if WORSE_WHEN[metric] == HIGHER else -change
+
+
+def compare(baseline, current) -> Comparison:
+    """Every statistic the gate reports for one pair of rows' samples."""
+    mb, mc = float(np.median(baseline)), float(np.median(current))
+    return Comparison(n_baseline=len(baseline), n_current=len(current),
+                      median_baseline=mb, median_current=mc,
+                      change_pct=change_pct(mb, mc),
+                      p_value=mann_whitney_p(baseline, current),
+                      cliffs_delta=cliffs_delta(baseline, current))
+
+
+def decide(c: Comparison, metric: str, rule: Rule) -> tuple[str, str]:
+    """(decision, why) for one compared pair: REGRESSION when significant and
+    worse by more than the threshold, IMPROVEMENT when significant and better
+    by more than it, UNCHANGED otherwise; TOO_FEW_SAMPLES below min_samples."""
+    if min(c.n_baseline, c.n_current) < rule.min_samples:
+        return TOO_FEW_SAMPLES, (f"{c.n_baseline} vs {c.n_current} samples, "
+                                 f"fewer than min_samples = {rule.min_samples}")
+    significant = c.p_value < rule.alpha
+    worse = worse_pct(metric, c.change_pct)
+    beyond = abs(worse) > rule.threshold_pct
+    if significant and beyond:
+        return (REGRESSION if worse > 0 else IMPROVEMENT), ""
+    if significant:
+        return UNCHANGED, f"significant but within ±{rule.threshold_pct:g}%"
+    if beyond:
+        return UNCHANGED, (f"beyond ±{rule.threshold_pct:g}% but not significant "
+                           f"(p ≥ {rule.alpha:g})")
+    return UNCHANGED, ""
+
+
+@dataclasses.dataclass
+class Result:
+    """The decision on one row (the baseline's, or the current's for NEW)."""
+    row: dict
+    decision: str
+    why: str = ""
+    rule: Rule | None = None
+    comparison: Comparison | None = None
+    current: dict | None = None
+
+    @property
+    def fails(self) -> bool:
+        return self.decision in FAILING

@@ -1,0 +1,90 @@
+"""Tests of the gate's statistics and decisions (ci/gate_stats.py)."""
+
+import numpy as np
+import pytest
+from scipy.stats import mannwhitneyu
+
+from ci import gate_stats
+from ci.conftest import lognormal
+from results import rows
+
+
+def test_every_metric_has_a_worse_direction():
+    assert gate_stats.WORSE_WHEN.keys() == rows.METRIC_UNITS.keys()
+    assert gate_stats.WORSE_WHEN["rate_hz"] == gate_stats.LOWER
+    assert gate_stats.WORSE_WHEN["latency"] == gate_stats.HIGHER
+
+
+def test_cliffs_delta_extremes_and_a_worked_example():
+    assert gate_stats.cliffs_delta([1, 2, 3], [4, 5, 6]) == 1.0
+    assert gate_stats.cliffs_delta([4, 5, 6], [1, 2, 3]) == -1.0
+    assert gate_stats.cliffs_delta([1, 2, 3], [1, 2, 3]) == 0.0
+    assert gate_stats.cliffs_delta([5.0] * 4, [5.0] * 7) == 0.0
+    # c=2: 1 below, 1 above; c=3: 2 below; c=4: 3 below -> (6 - 1) / 9
+    assert gate_stats.cliffs_delta([1, 2, 3], [2, 3, 4]) == pytest.approx(5 / 9)
+
+
+def test_cliffs_delta_agrees_with_the_u_statistic_under_ties():
+    rng = np.random.default_rng(7)
+    b, c = rng.integers(0, 5, 13), rng.integers(1, 6, 17)  # many ties
+    u = mannwhitneyu(c, b).statistic  # pairs c > b, plus half the ties
+    assert gate_stats.cliffs_delta(b, c) == pytest.approx(2 * u / (b.size * c.size) - 1)
+
+
+def test_cliffs_magnitude_thresholds():
+    deltas = (0.0, -0.146, 0.147, 0.329, -0.33, 0.473, 0.474, -1)
+    assert [gate_stats.cliffs_magnitude(d) for d in deltas] == \
+        ["negligible", "negligible", "small", "small", "medium", "medium", "large", "large"]
+
+
+def test_mann_whitney_p_of_identical_and_separated_samples():
+    assert gate_stats.mann_whitney_p([3.0] * 10, [3.0] * 10) == 1.0  # all tied: no evidence
+    x = lognormal(1, 100, 0.05)
+    assert gate_stats.mann_whitney_p(x, x) == pytest.approx(1.0)
+    assert gate_stats.mann_whitney_p(x, [v * 1.5 for v in x]) < 1e-6
+
+
+def test_change_pct():
+    assert gate_stats.change_pct(200.0, 230.0) == pytest.approx(15.0)
+    assert gate_stats.change_pct(200.0, 170.0) == pytest.approx(-15.0)
+    assert gate_stats.change_pct(-2.0, -1.0) == pytest.approx(50.0)  # relative to |baseline|
+    assert gate_stats.change_pct(0.0, 0.0) == 0.0
+    assert gate_stats.change_pct(0.0, 3.0) == float("inf")  # missed_ticks: 0 -> 3
+
+
+def test_worse_pct_follows_the_metric():
+    assert gate_stats.worse_pct("latency", 20.0) == 20.0
+    assert gate_stats.worse_pct("rate_hz", 20.0) == -20.0   # a higher rate is better
+    assert gate_stats.worse_pct("rate_hz", -20.0) == 20.0
+
+
+def comparison(change, p, n=20):
+    return gate_stats.Comparison(n_baseline=n, n_current=n, median_baseline=100.0,
+                           median_current=100.0 + change, change_pct=change, p_value=p,
+                           cliffs_delta=0.0)
+
+
+@pytest.mark.parametrize("change, p, metric, expected", [
+    (30.0, 0.001, "latency", gate_stats.REGRESSION),     # significant and beyond 10%
+    (-30.0, 0.001, "latency", gate_stats.IMPROVEMENT),
+    (30.0, 0.001, "rate_hz", gate_stats.IMPROVEMENT),    # a higher rate is better
+    (-30.0, 0.001, "rate_hz", gate_stats.REGRESSION),
+    (3.0, 1e-9, "latency", gate_stats.UNCHANGED),        # significant, within the threshold
+    (15.0, 0.2, "latency", gate_stats.UNCHANGED),        # beyond it, not significant
+    (10.0, 0.001, "latency", gate_stats.UNCHANGED),      # exactly the threshold is not beyond
+    (15.0, 0.01, "latency", gate_stats.UNCHANGED),       # p must be below alpha
+    (float("inf"), 0.001, "missed_ticks", gate_stats.REGRESSION),
+])
+def test_decide(change, p, metric, expected):
+    assert gate_stats.decide(comparison(change, p), metric, gate_stats.Rule())[0] == expected
+
+
+def test_decide_explains_unchanged_rows_and_counts_samples():
+    rule = gate_stats.Rule()
+    assert gate_stats.decide(comparison(3.0, 1e-9), "latency", rule)[1] \
+        == "significant but within ±10%"
+    assert "not significant" in gate_stats.decide(comparison(15.0, 0.2), "latency", rule)[1]
+    decision, why = gate_stats.decide(comparison(50.0, 1e-9, n=9), "latency", rule)
+    assert decision == gate_stats.TOO_FEW_SAMPLES and "9 vs 9 samples" in why
+    assert gate_stats.decide(comparison(50.0, 1e-9, n=9), "latency",
+                       gate_stats.Rule(min_samples=5))[0] == gate_stats.REGRESSION

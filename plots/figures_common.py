@@ -1,0 +1,178 @@
+"""What every figure of the report shares: the backend (Agg), the seaborn
+theme, colours, hatches and markers, the figure sizes (pixels = inches x
+DPI), saving, and the helpers for titles, legends and log-scale ticks. The
+conventions they implement are listed in plots/figures.py.
+"""
+
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from results import liveness  # noqa: E402
+
+from plots import labels  # noqa: E402
+from plots.runs import Run  # noqa: E402
+
+DPI = 100
+LATENCY_AXIS = "ns per operation (log scale)"
+STAND_IN_HATCH, EMULATED_HATCH, DEAD_HATCH = "//", "xx", ".."
+DEAD_MARKER = "p"  # where there is no box: a hollow pentagon for a dead counter
+DEAD_LABEL = "frozen / no-unit counter: route timed, no energy"
+EMULATED_COLOR = "#b00020"
+EMULATED_FACE = "#fbe9eb"  # the background of a panel of emulated figures
+NOT_OK_COLOR = "0.45"
+_CB = sns.color_palette("colorblind", 10)
+PLACEMENT_COLORS = dict(zip(labels.PLACEMENTS, _CB[:3]))
+MACHINE_COLORS = [_CB[i] for i in (0, 1, 4, 8, 9, 5)]
+PUBLISHED_STYLE = [("black", "D"), ("#762a83", "^"), ("#01665e", "v"), ("#8c510a", "s"),
+                   ("#4d4d4d", "P"), ("#b35806", "h")]
+
+sns.set_theme(style="whitegrid", context="notebook", font_scale=0.85)
+plt.rcParams.update({"savefig.dpi": DPI, "figure.dpi": DPI, "axes.titlesize": 10,
+                     "figure.titlesize": 12, "legend.fontsize": 8.5, "legend.title_fontsize": 8.5})
+
+
+# ---- sizes (inches; pixels = inches x DPI) ------------------------------------------------
+
+def latency_size(n_runs: int) -> tuple[float, float]:
+    return 12.0, 2.4 + 3.0 * n_runs
+
+
+LADDER_SIZE = (11.0, 8.5)
+
+
+def reference_size(n_quantities: int) -> tuple[float, float]:
+    return 12.0, 2.6 + 0.42 * n_quantities
+
+
+def machines_size(n_quantities: int) -> tuple[float, float]:
+    return 12.0, 2.4 + 0.34 * n_quantities
+
+
+SAMPLER_SIZE = (12.0, 5.0)
+OVERHEAD_SIZE = (12.0, 5.6)
+
+
+def pixels(size: tuple[float, float]) -> tuple[int, int]:
+    return round(size[0] * DPI), round(size[1] * DPI)
+
+
+def save(fig, path) -> tuple[int, int]:
+    """Write a PNG of exactly figsize x DPI pixels; returns (width, height)."""
+    fig.savefig(path, dpi=DPI, format="png", metadata={"Software": "raplbench plots"})
+    size = pixels(tuple(fig.get_size_inches()))
+    plt.close(fig)
+    return size
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+def wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def darker(color, factor=0.6):
+    return tuple(c * factor for c in matplotlib.colors.to_rgb(color))
+
+
+def row_hatch(row: dict) -> str:
+    hatch = STAND_IN_HATCH if labels.is_stand_in(row) else ""
+    if liveness.is_dead(row):
+        hatch += DEAD_HATCH
+    if labels.is_emulated(row["machine"]):
+        hatch += EMULATED_HATCH
+    return hatch or None
+
+
+def title_run(ax, run: Run, extra: str = "", width: int = 120):
+    """The panel's machine, platform and kernel, left-aligned, wrapped to
+    `width` characters (red and bold for an emulated CPU)."""
+    name = run.label.replace(" [emulated]", "").replace(" [VM]", "")
+    text = f"{name}: {labels.platform(run.machine)}, Linux {run.machine.get('kernel')}"
+    ax.set_title(wrap(text + extra, width), loc="left",
+                 color=EMULATED_COLOR if run.emulated else "black",
+                 fontweight="bold" if run.emulated else "normal")
+
+
+def dead_handle(marker=False):
+    if marker:
+        return Line2D([], [], marker=DEAD_MARKER, ms=7, mfc="white", color="0.3", lw=2,
+                      label=DEAD_LABEL)
+    return Patch(facecolor="white", edgecolor="0.3", hatch=DEAD_HATCH, linestyle=":",
+                 label=DEAD_LABEL)
+
+
+def legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, points=True,
+                    dead=False):
+    handles = [Patch(facecolor=PLACEMENT_COLORS[p], edgecolor="0.3", label=p) for p in placements]
+    if points:
+        handles.append(Line2D([], [], ls="", marker="o", ms=4, color="0.25",
+                              label="one repetition"))
+    if stand_in:
+        handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=STAND_IN_HATCH,
+                             label="stand-in (substitute measured)"))
+    if dead:
+        handles.append(dead_handle())
+    if emulated:
+        handles.append(Patch(facecolor=EMULATED_FACE, edgecolor=EMULATED_COLOR,
+                             hatch=EMULATED_HATCH, label="emulated CPU (qemu-tcg): not hardware"))
+    if not_ok:
+        handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
+                              label="unavailable / error (reason in the table)"))
+    return handles
+
+
+def figure_legend(fig, handles, ncols=None):
+    """Below the axes: a legend above them would compete with the title."""
+    fig.legend(handles=handles, loc="outside lower center", ncols=ncols or min(len(handles), 5),
+               frameon=False)
+
+
+def _plain(value: float) -> str:
+    """A tick value in plain digits: 0.05, 2, 500, 20 000."""
+    if value >= 1:
+        return f"{value:,.0f}".replace(",", "\u2009")
+    return f"{value:.10f}".rstrip("0")
+
+
+def log_ticks(ax, axis: str = "y"):
+    """Labelled ticks at 1, 2 and 5 times each power of ten when the axis
+    spans up to four decades, at each power of ten beyond; plain numbers."""
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    decades = np.log10(hi / lo) if lo > 0 and hi > 0 else 10
+    subs = (1.0, 2.0, 5.0) if decades <= 4.2 else (1.0,)
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_locator(LogLocator(base=10, subs=subs, numticks=40))
+    target.set_major_formatter(FuncFormatter(lambda v, _: _plain(v)))
+    target.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
+    target.set_minor_formatter(NullFormatter())
+
+
+def ratio_ticks(ax):
+    """A log2 ratio axis labelled 0.25×, 0.5×, 1×, 2×, 4×."""
+    # at most ~6 labels: a wide span (a VM beside bare metal: 16×) skips powers of 2
+    ax.xaxis.set_major_locator(LogLocator(base=2, numticks=6))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def rung_bands(ax, n):
+    """Alternate light bands, one per row of a horizontal chart, so the
+    markers offset within a row read as one group."""
+    for i in range(0, n, 2):
+        ax.axhspan(i - 0.5, i + 0.5, color="0.93", zorder=0, lw=0)
+    ax.grid(False, axis="y")
+
+
+def edge_style(hatch: str) -> str:
+    """A box's edge: dotted for a dead counter, dashed for another hatch."""
+    return ":" if DEAD_HATCH in hatch else "--" if hatch else "-"

@@ -1,0 +1,158 @@
+"""The latency figures, one per path family: a panel per machine, boxes of
+the repetitions per operation, same CPU and other CPU side by side.
+"""
+
+from plots.figures_common import (DEAD_HATCH, EMULATED_FACE, EMULATED_HATCH, LATENCY_AXIS,
+                                  NOT_OK_COLOR, PLACEMENT_COLORS, STAND_IN_HATCH, darker,
+                                  edge_style, figure_legend, latency_size, legend_handles,
+                                  log_ticks, row_hatch, title_run, wrap)
+
+import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from results import liveness  # noqa: E402
+from results import table as text_table  # noqa: E402
+
+from plots import labels  # noqa: E402
+from plots.label_overlap import overlapping_texts  # noqa: E402
+from plots.runs import Run  # noqa: E402
+
+
+def _not_run(whole: list[dict]) -> str:
+    """"kbench unavailable: proc-read, sys-read; criterion error: powercap"
+    for the harness-level rows (op "*") of paths that did not run."""
+    groups: dict[tuple, list[str]] = {}
+    for r in whole:
+        groups.setdefault((r["harness"], r["status"]), []).append(r["path"])
+    return "; ".join(f"{h} {status}: {', '.join(sorted(set(paths)))}"
+                     for (h, status), paths in groups.items())
+
+
+def _category(row: dict, multi_path: bool, harness: bool) -> str:
+    """The tick label of one box: operation, what it reads, and the harness
+    (when several timed it) and "stand-in" where it applies."""
+    op, target = row["op"], row.get("target")
+    if op.startswith("rdmsr:"):
+        lines = ["rdmsr", labels.short_target(op.split(":", 1)[1])]
+    elif op.startswith("cpuid:"):
+        lines = [f"cpuid leaf {op.split(':', 1)[1]}"]
+    else:
+        lines = [f"{row['path']} {op}" if multi_path else op]
+        short = labels.short_target(target)
+        if short:
+            lines.append(short)
+    if multi_path and op.startswith(("rdmsr:", "cpuid:")):
+        lines[0] = f"{row['path']} {lines[0]}"
+    tags = ([row["harness"]] if harness else []) + (["stand-in"] if labels.is_stand_in(row) else [])
+    tags += [liveness.tag(row)] if liveness.is_dead(row) else []
+    if tags:
+        lines.append(f"({', '.join(tags)})")
+    return "\n".join(lines)
+
+
+def family_rows(runs: list[Run], paths) -> list[list[dict]]:
+    return [[r for r in run.rows if r["metric"] == "latency" and r["path"] in paths]
+            for run in runs]
+
+
+def latency_figure(runs: list[Run], family) -> plt.Figure | None:
+    """One latency figure for a path family: a panel per machine, boxes of
+    the repetitions per operation, same CPU and other CPU side by side."""
+    fam_id, title, paths = family
+    per_run = family_rows(runs, paths)
+    if not any(r["status"] == "ok" for rows in per_run for r in rows):
+        return None
+    all_rows = [r for rows in per_run for r in rows if r["op"] != "*"]
+    multi_path = len({r["path"] for r in all_rows}) > 1
+    harnesses = {}
+    for r in all_rows:
+        harnesses.setdefault((r["path"], r["op"], r.get("target")), set()).add(r["harness"])
+
+    def cat(r):
+        return _category(r, multi_path, len(harnesses[(r["path"], r["op"], r.get("target"))]) > 1)
+
+    # within a path, fastest first (a ladder); what was not measured last
+    fastest = {}
+    for r in all_rows:
+        if r["status"] == "ok":
+            fastest[cat(r)] = min(fastest.get(cat(r), r["median"]), r["median"])
+    path_order = [p for p in paths]
+    ranked = sorted(all_rows, key=lambda r: (path_order.index(r["path"]),
+                                             fastest.get(cat(r), float("inf")),
+                                             text_table.sort_key(r)))
+    order = list(dict.fromkeys(cat(r) for r in ranked))
+    places = [p for p in labels.PLACEMENTS if any(labels.placement(r) == p for r in all_rows)]
+    fig, axes = plt.subplots(len(runs), 1, figsize=latency_size(len(runs)), sharex=True,
+                             sharey=True, squeeze=False, layout="constrained")
+    flags = {"stand_in": False, "emulated": False, "not_ok": False, "dead": False}
+    for ax, run, rows in zip(axes[:, 0], runs, per_run):
+        _latency_panel(ax, run, rows, cat, order, places, flags)
+    log_ticks(axes[0, 0], "y")  # shared by every panel, now that all are drawn
+    last = axes[-1, 0]
+    last.set_xlabel("operation (and what it reads)")
+    for label in last.get_xticklabels():
+        label.set_rotation(30)
+        label.set_horizontalalignment("right")
+        label.set_rotation_mode("anchor")
+    fig.suptitle(f"{title}: latency per operation")
+    figure_legend(fig, legend_handles(places, **flags))
+    _widen_until_labels_fit(fig)
+    return fig
+
+
+def _widen_until_labels_fit(fig, step: float = 1.15, max_width: float = 30.0) -> None:
+    """Widens a figure whose slanted category labels collide (a machine
+    with many zones or packages, read by both harnesses) until they fit,
+    up to `max_width` inches; a figure that fits keeps its size."""
+    while overlapping_texts(fig):
+        width, height = fig.get_size_inches()
+        if width * step > max_width:
+            return
+        fig.set_size_inches(width * step, height)
+
+
+def _latency_panel(ax, run, rows, cat, order, places, flags):
+    samples = []
+    for r in rows:
+        if r["status"] == "ok" and r["op"] != "*":
+            samples += [{"cat": cat(r), "placement": labels.placement(r), "ns": v,
+                         "hatch": row_hatch(r) or ""} for v in r["samples"] if v > 0]
+    df = pd.DataFrame(samples, columns=["cat", "placement", "ns", "hatch"])
+    ax.set_yscale("log")
+    common = dict(x="cat", y="ns", hue="placement", order=order, hue_order=places, dodge=True,
+                  ax=ax, legend=False, log_scale=True)
+    for hatch, sub in df.groupby("hatch"):
+        sns.boxplot(data=sub, palette=PLACEMENT_COLORS, showfliers=False, width=0.8, gap=0.1,
+                    linewidth=1.2 if hatch else 0.9,
+                    boxprops={"hatch": hatch or None, "alpha": 0.85,
+                              "linestyle": edge_style(hatch)}, **common)
+        flags["stand_in"] |= STAND_IN_HATCH in hatch
+        flags["emulated"] |= EMULATED_HATCH in hatch
+        flags["dead"] |= DEAD_HATCH in hatch
+    if not df.empty:
+        sns.stripplot(data=df, palette={p: darker(c) for p, c in PLACEMENT_COLORS.items()},
+                      size=2.6, alpha=0.8, jitter=0.12, zorder=3, **common)
+    # rows that are not ok: a grey x at the foot of their slot
+    slot = 0.8 / len(places)
+    for r in rows:
+        if r["status"] == "ok" or r["op"] == "*":
+            continue
+        x = order.index(cat(r)) - 0.4 + slot * (places.index(labels.placement(r)) + 0.5)
+        ax.plot([x], [0.04], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
+                transform=ax.get_xaxis_transform(), clip_on=False, zorder=4)
+        flags["not_ok"] = True
+    if run.emulated:
+        ax.set_facecolor(EMULATED_FACE)
+        flags["emulated"] = True
+    whole = [r for r in rows if r["op"] == "*" and r["status"] != "ok"]
+    if df.empty:
+        reason = whole[0]["reason"] if whole else "no row of this family in this run"
+        ax.text(0.5, 0.5, wrap(f"nothing measured on this machine: {reason}", 110),
+                transform=ax.transAxes, ha="center", va="center", fontsize=9, color=NOT_OK_COLOR)
+    title_run(ax, run, "" if not whole or df.empty else f" ({_not_run(whole)})")
+    ax.set_xlim(-0.5, len(order) - 0.5)
+    ax.set_ylabel(LATENCY_AXIS)
+    ax.set_xlabel("")
+    ax.grid(True, which="major", axis="y", alpha=0.6)
+    ax.grid(True, which="minor", axis="y", alpha=0.2)

@@ -1,0 +1,319 @@
+"""The figures beside published ones and across machines: the latency
+ladder of one machine (nop to powercap) with the papers' figures, every
+published figure beside each machine's row, and machines side by side
+with their ratio to a reference machine.
+"""
+
+from plots.figures_common import (DEAD_MARKER, EMULATED_COLOR, EMULATED_FACE, LADDER_SIZE,
+                                  LATENCY_AXIS, MACHINE_COLORS, NOT_OK_COLOR, PUBLISHED_STYLE,
+                                  dead_handle, figure_legend, log_ticks, machines_size,
+                                  ratio_ticks, reference_size, rung_bands, title_run, wrap)
+
+import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
+import numpy as np  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from results import liveness  # noqa: E402
+
+from plots import labels, pairing  # noqa: E402
+from plots.runs import Run, source_label  # noqa: E402
+
+
+# ---- the ladder ----------------------------------------------------------------------------
+
+SAME_OR_NONE, OTHER = "same", "other"
+RUNGS = (
+    ("nop · kernel loop", (("kinsn", "nop"),), None),
+    ("nop · user space", (("uinsn", "nop"),), None),
+    ("mov · kernel loop", (("kinsn", "mov"),), None),
+    ("mov · user space", (("uinsn", "mov"),), None),
+    ("BPF map load (mmap)", (("ebpf-mmap", "load"),), SAME_OR_NONE),
+    ("cpuid leaf 1 · kernel loop", (("kinsn", "cpuid:0x1"),), None),
+    ("cpuid leaf 1 · user space", (("uinsn", "cpuid:0x1"),), None),
+    ("rdmsr PKG energy · kernel loop", (("kinsn", "rdmsr:0x611"), ("kinsn", "rdmsr:0xc001029b")),
+     None),
+    ("perf read · same CPU", (("perf", "read"),), SAME_OR_NONE),
+    ("BPF map lookup syscall", (("ebpf-lookup", "lookup"),), SAME_OR_NONE),
+    ("/proc read (syscall + VFS)", (("proc-read", "read"),), None),
+    ("sysfs read (syscall + VFS)", (("sys-read", "read"),), None),
+    ("MSR device pread · same CPU", (("msr-dev", "pread"),), SAME_OR_NONE),
+    ("powercap energy_uj pread", (("powercap", "pread"),), SAME_OR_NONE),
+    ("powercap open-read-close", (("powercap", "open-read-close"),), SAME_OR_NONE),
+    ("perf read · other CPU", (("perf", "read"),), OTHER),
+    ("MSR device pread · other CPU", (("msr-dev", "pread"),), OTHER),
+)
+
+
+def _placement_ok(row, want):
+    if want is None:
+        return True
+    other = labels.placement(row) == labels.OTHER_CPU
+    return other if want == OTHER else not other
+
+
+def rung_row(rows: list[dict], rung) -> dict | None:
+    """The row a ladder rung shows: ok first, real before stand-in, gbench
+    first (pairing's ranking); a harness-level row ("*") explains a path
+    that did not run at all."""
+    _, keys, want = rung
+    found = [r for r in rows if r["metric"] == "latency" and (r["path"], r["op"]) in keys
+             and _placement_ok(r, want)]
+    if not found:
+        found = [r for r in rows if r["metric"] == "latency" and r["op"] == "*"
+                 and r["path"] in {p for p, _ in keys}]
+    return pairing.preferred(found, keys[0])
+
+
+def rung_of(ref: dict) -> int | None:
+    """The rung a published latency figure stands on (placement not stated:
+    a same-CPU rung)."""
+    for i, (_, keys, want) in enumerate(RUNGS):
+        if (ref["path"], ref["op"]) in keys and want != OTHER:
+            return i
+    return None
+
+
+def _published_styles(refs):
+    sources = list(dict.fromkeys(source_label(r) for r in refs))
+    return {s: PUBLISHED_STYLE[i % len(PUBLISHED_STYLE)] for i, s in enumerate(sources)}
+
+
+def _plot_published(ax, ref, y, style, horizontal=True):
+    color, marker = style
+    value = pairing.published_value(ref)
+    if ref.get("median") is not None or ref.get("mean") is not None:
+        ax.plot([value], [y], ls="", marker=marker, ms=6, mfc="white", mec=color, mew=1.6,
+                zorder=5)
+    else:  # an interval only: a bar with caps and a marker at its midpoint
+        ax.errorbar([value], [y], xerr=[[value - ref["ci95_low"]], [ref["ci95_high"] - value]],
+                    fmt=marker, ms=5, mfc="white", mec=color, color=color, capsize=3, lw=1.4,
+                    zorder=5)
+
+
+def _plot_local(ax, row, y, color, rng, marker="o", hollow=False, points=True):
+    if points:
+        ys = y + rng.uniform(-0.1, 0.1, len(row["samples"]))
+        xs = [v for v in row["samples"]]
+        keep = [i for i, v in enumerate(xs) if v > 0]
+        ax.scatter([xs[i] for i in keep], [ys[i] for i in keep], s=9, alpha=0.55,
+                   color=color, edgecolors="none" if not hollow else color,
+                   facecolors="none" if hollow else color, zorder=3, linewidths=0.8)
+    lo, hi, med = row["ci95_low"], row["ci95_high"], row["median"]
+    ax.errorbar([med], [y], xerr=[[med - lo], [hi - med]], fmt=marker, ms=6, color=color,
+                mfc="white" if hollow else color, mec=color, capsize=2.5, lw=2, zorder=4)
+
+
+def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
+    """From nop and mov through cpuid, rdmsr, perf, the MSR device and
+    powercap: one machine's latency hierarchy, published figures beside."""
+    fig, ax = plt.subplots(figsize=LADDER_SIZE, layout="constrained")
+    ax.set_xscale("log")
+    rng = np.random.default_rng(0)
+    color = MACHINE_COLORS[0] if not run.emulated else EMULATED_COLOR
+    ticks, tick_colors, xs = [], [], []
+    flags = {"stand_in": False, "not_ok": False, "dead": False}
+    for i, rung in enumerate(RUNGS):
+        row = rung_row(run.rows, rung)
+        label = rung[0]
+        if row is None:
+            ticks.append(f"{label}  [not measured]")
+            tick_colors.append(NOT_OK_COLOR)
+        elif row["status"] != "ok":
+            ticks.append(f"{label}  [{row['status']}]")
+            tick_colors.append(NOT_OK_COLOR)
+            flags["not_ok"] = True
+        else:
+            stand_in, dead = labels.is_stand_in(row), liveness.is_dead(row)
+            flags["stand_in"] |= stand_in
+            flags["dead"] |= dead
+            tags = [t for t, on in (("stand-in", stand_in), (liveness.tag(row), dead)) if on]
+            ticks.append(f"{label}  [{', '.join(tags)}]" if tags else label)
+            tick_colors.append("black")
+            _plot_local(ax, row, i - 0.2, color, rng, marker=DEAD_MARKER if dead else "o",
+                        hollow=stand_in or dead)
+            xs += row["samples"]
+    styles = _published_styles(refs)
+    offsets = {}
+    for ref in refs:
+        i = rung_of(ref) if ref["metric"] == "latency" else None
+        if i is None:
+            continue
+        k = offsets.setdefault(i, 0)
+        offsets[i] += 1
+        _plot_published(ax, ref, i + 0.05 + 0.13 * k, styles[source_label(ref)])
+        xs += [v for v in (pairing.published_value(ref), ref.get("ci95_low")) if v]
+    ax.set_yticks(range(len(RUNGS)), ticks)
+    for t, c in zip(ax.get_yticklabels(), tick_colors):
+        t.set_color(c)
+    ax.set_ylim(len(RUNGS) - 0.5, -0.5)
+    rung_bands(ax, len(RUNGS))
+    positive = [x for x in xs if x and x > 0]
+    if positive:
+        ax.set_xlim(min(positive) / 2.5, max(positive) * 2.5)
+    log_ticks(ax, "x")
+    ax.set_xlabel(LATENCY_AXIS)
+    ax.grid(True, which="minor", axis="x", alpha=0.2)
+    if run.emulated:
+        ax.set_facecolor(EMULATED_FACE)
+    title_run(ax, run, width=80)
+    fig.suptitle("Latency ladder: from one instruction to a powercap read")
+    handles = [Line2D([], [], ls="", marker="o", ms=4, color=color, alpha=0.6,
+                      label="this machine: one repetition"),
+               Line2D([], [], marker="o", ms=6, color=color, lw=2,
+                      label="this machine: median, 95% CI")]
+    if flags["stand_in"]:
+        handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color=color, lw=2,
+                              label="stand-in (hollow)"))
+    if flags["dead"]:
+        handles.append(dead_handle(marker=True))
+    handles += [Line2D([], [], ls="", marker=m, ms=6, mfc="white", mec=c, mew=1.6,
+                       label=wrap(f"published: {s}", 60)) for s, (c, m) in styles.items()
+                if any(rung_of(r) is not None for r in refs if source_label(r) == s)]
+    figure_legend(fig, handles, ncols=3)
+    return fig
+
+
+# ---- published figures beside the local ones --------------------------------------------------
+
+def _ref_quantity(ref) -> tuple[str, str]:
+    return ref["path"], ref["op"]
+
+
+def reference_quantities(refs):
+    return pairing.published_order(refs)
+
+
+def _quantity_text(key) -> str:
+    path, op = key
+    if op.startswith("rdmsr:"):
+        name = labels.msr_name(op.split(":", 1)[1])
+        return f"{path} {op}" + (f" ({name})" if name else "")
+    return f"{path} {op}"
+
+
+def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
+    """Every published latency figure, and each machine's row for the same
+    path and operation."""
+    keys = reference_quantities(refs)
+    if not keys:
+        return None
+    fig, ax = plt.subplots(figsize=reference_size(len(keys)), layout="constrained")
+    ax.set_xscale("log")
+    rng = np.random.default_rng(1)
+    styles = _published_styles([r for r in refs if r["metric"] == "latency"])
+    xs, flags = [], {"stand_in": False, "user": False, "dead": False}
+    step = 0.45 / max(len(runs), 1)
+    measured = set()
+    for i, key in enumerate(keys):
+        for j, run in enumerate(runs):
+            color = EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)]
+            ref = next(r for r in refs if _ref_quantity(r) == key)
+            local, how = pairing.best_local(ref, run.rows)
+            if local is None or local["status"] != "ok":
+                continue
+            hollow, dead = labels.is_stand_in(local), liveness.is_dead(local)
+            marker = "s" if how == "user-space" else DEAD_MARKER if dead else "o"
+            flags["stand_in"] |= hollow
+            flags["dead"] |= dead
+            flags["user"] |= how == "user-space"
+            measured.add(key)
+            _plot_local(ax, local, i - 0.45 + step * (j + 0.5), color, rng, marker=marker,
+                        hollow=hollow or dead or how == "user-space", points=False)
+            xs += [local["ci95_low"], local["ci95_high"]]
+        on_rung = [r for r in refs if r["metric"] == "latency" and _ref_quantity(r) == key]
+        for k, ref in enumerate(on_rung):
+            _plot_published(ax, ref, i + 0.08 + 0.12 * k, styles[source_label(ref)])
+            xs += [v for v in (pairing.published_value(ref), ref.get("ci95_low"),
+                               ref.get("ci95_high")) if v]
+    ax.set_yticks(range(len(keys)), [_quantity_text(k) if k in measured else
+                                      f"{_quantity_text(k)}  [not measured here]" for k in keys])
+    for k, t in zip(keys, ax.get_yticklabels()):
+        if k not in measured:
+            t.set_color(NOT_OK_COLOR)
+    ax.set_ylim(len(keys) - 0.5, -0.5)
+    rung_bands(ax, len(keys))
+    positive = [x for x in xs if x and x > 0]
+    ax.set_xlim(min(positive) / 2.5, max(positive) * 2.5)
+    log_ticks(ax, "x")
+    ax.set_xlabel(LATENCY_AXIS)
+    ax.grid(True, which="minor", axis="x", alpha=0.2)
+    fig.suptitle("Published figures beside this report's machines (median and 95% CI)")
+    handles = [Line2D([], [], marker="o", ms=6, lw=2,
+                      color=EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)],
+                      label=wrap(f"this report: {run.label}"
+                                  + (" (emulated CPU: not hardware figures)" if run.emulated else ""),
+                                  60)) for j, run in enumerate(runs)]
+    if flags["stand_in"]:
+        handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color="0.3", lw=2,
+                              label="stand-in (hollow)"))
+    if flags["dead"]:
+        handles.append(dead_handle(marker=True))
+    if flags["user"]:
+        handles.append(Line2D([], [], marker="s", ms=6, mfc="white", color="0.3", lw=2,
+                              label="user-space instruction for the paper's kernel loop"))
+    handles += [Line2D([], [], ls="", marker=m, ms=6, mfc="white", mec=c, mew=1.6,
+                       label=wrap(f"published: {s}", 60)) for s, (c, m) in styles.items()]
+    figure_legend(fig, handles, ncols=3)
+    return fig
+
+
+# ---- machines side by side ----------------------------------------------------------------------
+
+def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
+    """Medians of the quantities measured on at least two machines, and
+    their ratio to the reference machine."""
+    from plots.report_tables import machine_quantities
+    keys, per_run = machine_quantities(runs)
+    keys = [k for k in keys if sum(1 for f in per_run if k in f and f[k]["status"] == "ok") >= 2]
+    if len(runs) < 2 or not keys:
+        return None
+    harness_label = len({k[4] for k in keys}) > 1
+    fig, (ax, rax) = plt.subplots(1, 2, figsize=machines_size(len(keys)), sharey=True,
+                                  width_ratios=(3, 2), layout="constrained")
+    ax.set_xscale("log")
+    rax.set_xscale("log", base=2)
+    step = 0.7 / len(runs)
+    ratios = []
+    for j, (run, found) in enumerate(zip(runs, per_run)):
+        color = EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)]
+        for i, key in enumerate(keys):
+            row = found.get(key)
+            if row is None or row["status"] != "ok":
+                continue
+            y = i - 0.35 + step * (j + 0.5)
+            dead = liveness.is_dead(row)
+            _plot_local(ax, row, y, color, None, marker=DEAD_MARKER if dead else "o",
+                        hollow=labels.is_stand_in(row) or dead, points=False)
+            ref_row = per_run[reference].get(key)
+            if j != reference and ref_row is not None and ref_row["status"] == "ok":
+                ratio = row["median"] / ref_row["median"]
+                ratios.append(ratio)
+                rax.plot([ratio], [y], ls="", marker=DEAD_MARKER if dead else "o", ms=6,
+                         color=color, mfc="white" if labels.is_stand_in(row) or dead else color)
+    rax.axvline(1.0, color="0.3", lw=1)
+    ax.set_yticks(range(len(keys)), [pairing.quantity_label(k, harness_label) for k in keys])
+    ax.set_ylim(len(keys) - 0.5, -0.5)
+    for a in (ax, rax):
+        rung_bands(a, len(keys))
+    log_ticks(ax, "x")
+    ax.set_xlabel(LATENCY_AXIS)
+    rax.set_xlabel(wrap(f"median ÷ median of {runs[reference].label} (log scale; "
+                         f"> 1×: slower)", 34))
+    if ratios:
+        span = max(max(abs(np.log2(r)) for r in ratios), 1.0) + 0.5
+        rax.set_xlim(2 ** -span, 2 ** span)
+    ratio_ticks(rax)
+    for a in (ax, rax):
+        a.grid(True, which="minor", axis="x", alpha=0.2)
+    fig.suptitle("Machines side by side: latency per operation (median, 95% CI)")
+    handles = [Line2D([], [], marker="o", ms=6, lw=2,
+                      color=EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)],
+                      label=wrap(run.label + (" (reference)" if j == reference else ""), 50))
+               for j, run in enumerate(runs)]
+    if any(labels.is_stand_in(f[k]) for f in per_run for k in keys if k in f):
+        handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color="0.3", lw=2,
+                              label="stand-in (hollow)"))
+    if any(liveness.is_dead(f[k]) for f in per_run for k in keys if k in f):
+        handles.append(dead_handle(marker=True))
+    figure_legend(fig, handles, ncols=min(len(handles), 4))
+    return fig

@@ -1,0 +1,180 @@
+"""The sampler's figures: achieved rate and interval jitter of the 1 kHz
+sampler per mechanism beside its null timer, and its overhead beside the
+published tool overheads.
+"""
+
+from plots.figures_common import (EMULATED_COLOR, MACHINE_COLORS, NOT_OK_COLOR, OVERHEAD_SIZE,
+                                  SAMPLER_SIZE, STAND_IN_HATCH, darker, dead_handle,
+                                  edge_style, figure_legend, log_ticks, row_hatch, wrap)
+
+import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from results import liveness, registry  # noqa: E402
+
+from plots import labels  # noqa: E402
+from plots.runs import Run, source_label  # noqa: E402
+
+
+def sampler_rows(runs: list[Run]) -> list[tuple[Run, dict]]:
+    return [(run, r) for run in runs for r in run.rows if r["path"] == "sampler"]
+
+
+def sampler_category(row: dict) -> str:
+    """The x category of a sampler row: its mechanism, and the null sampler
+    (the bare timer loop measured beside it: target "null: ...") apart."""
+    return f"{row['op']}\nnull timer" if (row.get("target") or "").startswith("null:") else row["op"]
+
+
+def _sampler_panel(ax, pairs, metric, ylabel, log, hue_order, colors, order):
+    data = [{"mechanism": sampler_category(r), "machine": run.label, "value": v,
+             "hatch": row_hatch(r) or ""}
+            for run, r in pairs if r["metric"] == metric and r["status"] == "ok"
+            for v in r["samples"] if not log or v > 0]
+    df = pd.DataFrame(data, columns=["mechanism", "machine", "value", "hatch"])
+    if log:
+        ax.set_yscale("log")
+    common = dict(x="mechanism", y="value", hue="machine", order=order, hue_order=hue_order,
+                  dodge=True, ax=ax, legend=False, log_scale=log or None)
+    for hatch, sub in df.groupby("hatch"):
+        sns.boxplot(data=sub, palette=colors, showfliers=False, width=0.8, gap=0.1, linewidth=0.9,
+                    boxprops={"hatch": hatch or None, "alpha": 0.85,
+                              "linestyle": edge_style(hatch)}, **common)
+    if not df.empty:
+        sns.stripplot(data=df, palette={k: darker(c) for k, c in colors.items()}, size=2.6,
+                      alpha=0.8, jitter=0.12, zorder=3, **common)
+    slot = 0.8 / len(hue_order)
+    for run, r in pairs:
+        if r["metric"] == metric and r["status"] != "ok" and sampler_category(r) in order:
+            x = order.index(sampler_category(r)) - 0.4 + slot * (hue_order.index(run.label) + 0.5)
+            ax.plot([x], [0.04], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
+                    transform=ax.get_xaxis_transform(), clip_on=False, zorder=4)
+    ax.set_xlim(-0.5, len(order) - 0.5)
+    if log and not df.empty:
+        log_ticks(ax, "y")
+    ax.set_ylabel(ylabel)
+    ax.set_xlabel("sampler mechanism")
+
+
+def _machine_colors(runs):
+    return {run.label: (EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)])
+            for j, run in enumerate(runs)}
+
+
+MECHANISM_ORDER = registry.MECHANISMS
+
+
+def _mechanisms(pairs):
+    """Categories in mechanism order, each sampler before its null timer."""
+    found = list(dict.fromkeys(sampler_category(r) for _, r in pairs))
+
+    def key(category):
+        op = category.split("\n")[0]
+        return (MECHANISM_ORDER.index(op) if op in MECHANISM_ORDER else 99, op, category)
+    return sorted(found, key=key)
+
+
+def _sampler_legend(fig, runs, pairs):
+    colors = _machine_colors(runs)
+    handles = [Patch(facecolor=colors[run.label], edgecolor="0.3", label=wrap(run.label, 50))
+               for run in runs if any(p[0] is run for p in pairs)]
+    handles.append(Line2D([], [], ls="", marker="o", ms=4, color="0.25", label="one repetition"))
+    if any(labels.is_stand_in(r) for _, r in pairs):
+        handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=STAND_IN_HATCH,
+                             label="stand-in"))
+    if any(liveness.is_dead(r) for _, r in pairs):
+        handles.append(dead_handle())
+    if any(r["status"] != "ok" for _, r in pairs):
+        handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
+                              label="unavailable / error (reason in the table)"))
+    figure_legend(fig, handles, ncols=min(len(handles), 5))
+
+
+def sampler_figure(runs: list[Run]) -> plt.Figure | None:
+    """Achieved rate and interval jitter of the 1 kHz sampler per mechanism."""
+    pairs = sampler_rows(runs)
+    if not any(r["metric"] in ("rate_hz", "jitter_us") for _, r in pairs):
+        return None
+    order = _mechanisms(pairs)
+    hue_order = [run.label for run in runs if any(p[0] is run for p in pairs)]
+    colors = _machine_colors(runs)
+    fig, (ax, jax) = plt.subplots(1, 2, figsize=SAMPLER_SIZE, layout="constrained")
+    _sampler_panel(ax, pairs, "rate_hz", "achieved rate (Hz)", False, hue_order, colors, order)
+    ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+    ax.axhline(1000, color="0.3", ls="--", lw=1)
+    ax.annotate("1 kHz requested", xy=(1.0, 1000), xycoords=("axes fraction", "data"),
+                xytext=(-4, 4), textcoords="offset points", ha="right", va="bottom", fontsize=8)
+    ax.set_title("Achieved sampling rate")
+    _sampler_panel(jax, pairs, "jitter_us", "interval jitter (µs, log scale)", True, hue_order,
+                   colors, order)
+    jax.set_title("Jitter of the interval between ticks")
+    fig.suptitle("The 1 kHz sampler per mechanism, beside its null timer (same deadlines, "
+                 "no counter read)")
+    _sampler_legend(fig, runs, pairs)
+    return fig
+
+
+def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
+    """The sampler's overhead per mechanism with its 95% CI, and the
+    published tool overheads at 1 kHz beside it."""
+    pairs = [(run, r) for run, r in sampler_rows(runs) if r["metric"] == "overhead_pct"]
+    if not pairs:
+        return None
+    order = _mechanisms(pairs)
+    hue_order = [run.label for run in runs if any(p[0] is run for p in pairs)]
+    colors = _machine_colors(runs)
+    fig, (ax, hax) = plt.subplots(1, 2, figsize=OVERHEAD_SIZE, width_ratios=(1, 1.15),
+                                  layout="constrained")
+    data = [{"mechanism": sampler_category(r), "machine": run.label, "value": v}
+            for run, r in pairs if r["status"] == "ok" for v in r["samples"]]
+    df = pd.DataFrame(data, columns=["mechanism", "machine", "value"])
+    if not df.empty:
+        sns.stripplot(data=df, x="mechanism", y="value", hue="machine", order=order,
+                      hue_order=hue_order, dodge=True, palette=colors, size=3, alpha=0.45,
+                      jitter=0.1, legend=False, ax=ax)
+    slot = 0.8 / len(hue_order)
+    for run, r in pairs:
+        x = order.index(sampler_category(r)) - 0.4 + slot * (hue_order.index(run.label) + 0.5)
+        if r["status"] != "ok":
+            ax.plot([x], [0.04], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
+                    transform=ax.get_xaxis_transform(), clip_on=False)
+            continue
+        med = r["median"]
+        hollow = labels.is_stand_in(r)
+        ax.errorbar([x], [med], yerr=[[med - r["ci95_low"]], [r["ci95_high"] - med]], fmt="D",
+                    ms=6, color=darker(colors[run.label]), mfc="white" if hollow else None,
+                    capsize=4, lw=2, zorder=5)
+    ax.set_xlim(-0.5, len(order) - 0.5)
+    ax.set_ylim(bottom=min(0, *(df["value"] if not df.empty else [0])))
+    ax.set_xlabel("sampler mechanism")
+    ax.set_ylabel("slowdown of the workload (%)")
+    ax.set_title(wrap("This report: stress-ng run time under the 1 kHz sampler "
+                       "(median, 95% CI)", 60))
+    published = [r for r in refs if r["metric"] == "overhead_pct"]
+    if published:
+        label = source_label(published[0])
+        rows = [r for r in published if source_label(r) == label]
+        tools = list(dict.fromkeys(r["op"] for r in rows))
+        benches = list(dict.fromkeys(r.get("target") for r in rows))
+        matrix = pd.DataFrame(np.nan, index=tools, columns=[f"NAS {b}" for b in benches])
+        for r in rows:
+            matrix.loc[r["op"], f"NAS {r.get('target')}"] = r["median"]
+        sns.heatmap(matrix, annot=True, fmt=".2f", cmap="rocket_r", ax=hax, linewidths=0.5,
+                    annot_kws={"fontsize": 7.5},
+                    cbar_kws={"label": "run-time overhead (%)", "shrink": 0.85})
+        hax.set_title(wrap(f"Published: {label}: slowdown of NAS benchmarks under "
+                            f"each tool at 1 kHz", 62))
+        hax.set_xlabel("NAS benchmark")
+        hax.set_ylabel("tool sampling RAPL at 1 kHz")
+        hax.tick_params(axis="x", rotation=0)
+    else:
+        hax.axis("off")
+        hax.text(0.5, 0.5, "no published overhead figures (results/reference/)",
+                 ha="center", va="center", transform=hax.transAxes, color=NOT_OK_COLOR)
+    fig.suptitle("Overhead of sampling at 1 kHz")
+    _sampler_legend(fig, runs, pairs)
+    return fig

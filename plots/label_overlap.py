@@ -1,0 +1,84 @@
+"""Do a figure's texts overlap? Tick labels, axis labels, titles, texts
+drawn in the axes, the figure's title and legends, against each other and
+the edge of the figure. The tests check every figure of the report with it,
+and the latency figures widen themselves until their labels fit
+(_widen_until_labels_fit).
+"""
+
+import numpy as np
+
+
+def _drawn_tick_labels(axis) -> list:
+    """The labels of the major ticks inside the view (a locator also
+    returns ticks beyond it, which are never drawn)."""
+    lo, hi = sorted(axis.get_view_interval())
+    return [t.label1 for t in axis.get_major_ticks()
+            if t.label1.get_visible() and lo <= t.get_loc() <= hi]
+
+
+def _corners(box):
+    return [(box.x0, box.y0), (box.x1, box.y0), (box.x1, box.y1), (box.x0, box.y1)]
+
+
+def _text_polygon(text, renderer):
+    """The four corners of a text's box in display coordinates: the exact
+    rotated rectangle for text rotated about its anchor (our slanted tick
+    labels), the bounding box otherwise (exact for 0 and 90 degrees)."""
+    angle = text.get_rotation() % 180
+    box = text.get_window_extent(renderer)
+    if angle % 90 == 0 or text.get_rotation_mode() != "anchor":
+        return _corners(box)
+    saved = text.get_rotation()
+    text.set_rotation(0)
+    flat = text.get_window_extent(renderer)
+    text.set_rotation(saved)
+    ha, va = text.get_horizontalalignment(), text.get_verticalalignment()
+    ax_ = {"left": flat.x0, "right": flat.x1}.get(ha, (flat.x0 + flat.x1) / 2)
+    ay_ = {"bottom": flat.y0, "baseline": flat.y0, "top": flat.y1}.get(va, (flat.y0 + flat.y1) / 2)
+    c, s_ = np.cos(np.radians(saved)), np.sin(np.radians(saved))
+    return [(ax_ + c * (x - ax_) - s_ * (y - ay_), ay_ + s_ * (x - ax_) + c * (y - ay_))
+            for x, y in _corners(flat)]
+
+
+def _polygons_overlap(a, b, tolerance) -> bool:
+    """Separating axis test for two convex polygons; touching within
+    `tolerance` pixels is not an overlap."""
+    for poly in (a, b):
+        for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
+            nx, ny = y0 - y1, x1 - x0
+            norm = np.hypot(nx, ny) or 1.0
+            pa = [(nx * x + ny * y) / norm for x, y in a]
+            pb = [(nx * x + ny * y) / norm for x, y in b]
+            if min(max(pa), max(pb)) - max(min(pa), min(pb)) <= tolerance:
+                return False
+    return True
+
+
+def overlapping_texts(fig, tolerance: float = 1.0) -> list[tuple[str, str]]:
+    """Pairs of visible texts that overlap, and texts that cross the edge of
+    the figure ("(figure edge)"): tick labels inside the view, axis labels
+    and titles of every axes, texts drawn in an axes, the figure's title and
+    legends. Used by the tests: the report's figures must have none."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    items = []
+    for ax in fig.axes:
+        texts = _drawn_tick_labels(ax.xaxis) + _drawn_tick_labels(ax.yaxis)
+        texts += [ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title, ax._right_title]
+        texts += list(ax.texts)
+        items += [(t.get_text(), _text_polygon(t, renderer)) for t in texts
+                  if t.get_visible() and t.get_text().strip()]
+    if fig._suptitle is not None:
+        items.append((fig._suptitle.get_text(), _corners(fig._suptitle.get_window_extent(renderer))))
+    for legend in fig.legends:
+        items.append(("(legend)", _corners(legend.get_window_extent(renderer))))
+    width, height = fig.canvas.get_width_height()
+    found = [(text, "(figure edge)") for text, poly in items
+             if min(x for x, _ in poly) < -tolerance or min(y for _, y in poly) < -tolerance
+             or max(x for x, _ in poly) > width + tolerance
+             or max(y for _, y in poly) > height + tolerance]
+    for i, (a, poly_a) in enumerate(items):
+        for b, poly_b in items[i + 1:]:
+            if _polygons_overlap(poly_a, poly_b, tolerance):
+                found.append((a, b))
+    return found

@@ -1,0 +1,102 @@
+"""Loading one run file: a run directory of `make bench-all` (its
+results.jsonl) or a results.jsonl, every row validated against
+results/schema.json. The report (plots/runs.py) and the gate (ci/gate.py)
+load their runs here.
+
+Every problem raises RunFileError, whose message names the file, and each
+bad row in the validator's `FILE:LINE: FIELD: MESSAGE` form
+(schema.iter_file_errors). The report and the gate word their messages
+their own way (their tests pin both), so two arguments choose the wording:
+
+- `role` ("baseline", "current run"): the gate's, which says what the file
+  was for (and `hint` what to do about it); without it, the report's;
+- `max_errors`: the report shows a heading and the first bad rows; the gate
+  (None) every bad row, then their count.
+
+`show` turns a path into the text shown (the gate's is relative to the
+working directory; by default the path as given).
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+from results.schema import iter_file_errors
+
+RESULTS_FILE = "results.jsonl"
+
+
+class RunFileError(Exception):
+    """A run file that cannot be used: missing, unreadable or holding bad
+    rows. str(): the message for people, naming the file (and the line of
+    each bad row); `path` is the file or directory, `errors` the bad rows as
+    (line, field, message)."""
+
+    def __init__(self, message: str, path=None, errors=()):
+        super().__init__(message)
+        self.path = None if path is None else Path(path)
+        self.errors = list(errors)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFile:
+    """The rows of one valid results.jsonl, with their line numbers."""
+    path: Path
+    lines: tuple   # ((line number from 1, row), ...)
+
+    @property
+    def rows(self) -> list[dict]:
+        return [row for _, row in self.lines]
+
+
+def locate(arg, role: str | None = None, hint: str = "", show=str) -> Path:
+    """The results.jsonl that `arg` names: the file itself, or the one in a
+    run directory. RunFileError when there is none."""
+    path = Path(arg)
+    if path.is_dir():
+        found = path / RESULTS_FILE
+        if not found.is_file():
+            raise RunFileError(
+                f"{show(path)}: no {RESULTS_FILE} in this directory (the {role} must be a run "
+                f"directory of make bench-all or a {RESULTS_FILE})" if role else
+                f"{arg}: not a run directory (no {RESULTS_FILE} in it)", path)
+        return found
+    if not path.exists():
+        raise RunFileError(f"{show(path)}: no such file or directory (the {role}){hint}" if role
+                           else f"{arg}: no such run directory or results file", path)
+    if not role and not path.is_file():
+        raise RunFileError(f"{arg}: not a file", path)
+    return path
+
+
+def load(path, max_errors: int | None = None, show=str) -> RunFile:
+    """Validate every row of a results.jsonl, then read them. RunFileError
+    when the file cannot be read or any row is invalid: the first
+    `max_errors` bad rows under a heading, or (None) every one and a count."""
+    path = Path(path)
+    shown = show(path)
+    try:
+        errors = list(iter_file_errors(path))
+        if not errors:
+            with open(path, "rb") as f:
+                lines = f.read().split(b"\n")
+    except OSError as e:
+        raise RunFileError(f"{shown}: cannot read: {e.strerror or e}", path) from None
+    if errors:
+        raise RunFileError(_invalid(shown, errors, max_errors), path, errors)
+    if lines[-1] == b"":  # the newline ending the last row (as the validator splits)
+        lines.pop()
+    return RunFile(path, tuple((i, json.loads(raw)) for i, raw in enumerate(lines, 1)))
+
+
+def _invalid(shown: str, errors, max_errors: int | None) -> str:
+    listed = [f"{shown}:{line}: {field}: {message}"
+              for line, field, message in errors[:max_errors]]
+    if max_errors is None:
+        return "\n".join(listed + [
+            f"{shown}: {len(errors)} invalid row{'s' * (len(errors) != 1)} "
+            "(results/schema.json; make validate FILE=... says the same)"])
+    more = len(errors) - len(listed)
+    if more:
+        listed.append(f"... and {more} more (python -m results.validate {shown})")
+    return f"{shown}: invalid results file\n" + "\n".join(listed)

@@ -1,0 +1,82 @@
+"""Tests of the run-file loader the report and the gate share (results/runfile.py)."""
+
+import json
+
+import pytest
+
+from results import rows, runfile
+
+MACHINE = {
+    "hostname": "runner-1", "cpu_vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 167,
+    "cpu_stepping": 1, "cpu_model_name": "Intel(R) Xeon(R) Processor", "microcode": "0x1",
+    "kernel": "6.18.44", "hypervisor": "kvm", "smt": False, "governor": None, "boost": None,
+    "tsc_khz": 2599998, "mitigations": {"spectre_v2": "Mitigation: Retpolines"},
+}
+COMMON = rows.common("20261122T000000Z-000001", "2026-11-22T00:00:00Z", MACHINE)
+
+
+def row(op="read", samples=(1.0, 2.0, 3.0)):
+    return rows.measured_row(COMMON, harness="gbench", path="perf", op=op, target="msr/tsc/",
+                             cpu=0, target_cpu=0, metric="latency", unit="ns",
+                             samples=list(samples))
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_locate_a_run_directory_or_a_file(tmp_path):
+    f = tmp_path / runfile.RESULTS_FILE
+    rows.write_jsonl([row()], f)
+    assert runfile.locate(tmp_path) == tmp_path / runfile.RESULTS_FILE
+    assert runfile.locate(f) == f
+
+
+def test_locate_in_the_reports_words_and_the_gates(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(runfile.RunFileError,
+                       match="^x/nowhere: no such run directory or results file$"):
+        runfile.locate("x/nowhere")
+    with pytest.raises(runfile.RunFileError) as e:
+        runfile.locate(tmp_path / "empty")
+    assert str(e.value) == f"{tmp_path / 'empty'}: not a run directory (no results.jsonl in it)"
+    assert e.value.path == tmp_path / "empty"
+    with pytest.raises(runfile.RunFileError) as e:
+        runfile.locate("x/nowhere", role="baseline", hint=": store one", show=lambda p: f"<{p}>")
+    assert str(e.value) == "<x/nowhere>: no such file or directory (the baseline): store one"
+    with pytest.raises(runfile.RunFileError, match="no results.jsonl in this directory "
+                                                   r"\(the current run must be"):
+        runfile.locate(tmp_path / "empty", role="current run")
+
+
+def test_load_keeps_line_numbers_and_rows(tmp_path):
+    a, b = row("read"), {**row("group-read"), "stand_in": "msr/tsc/ stands in\u2028(µ)"}
+    f = write(tmp_path / "r.jsonl", [json.dumps(a), json.dumps(b, ensure_ascii=False)])
+    loaded = runfile.load(f)
+    assert loaded.path == f and loaded.lines == ((1, a), (2, b)) and loaded.rows == [a, b]
+
+
+def test_a_bad_file_names_file_and_line_in_both_wordings(tmp_path):
+    good = json.dumps(row())
+    bad = json.dumps({**row(), "samples": "many"})
+    lines = [good, bad] + [bad] * 6 + [good[:40]]
+    f = write(tmp_path / "r.jsonl", lines)
+    with pytest.raises(runfile.RunFileError) as e:
+        runfile.load(f)  # the gate: every bad row, then the count
+    message = str(e.value).splitlines()
+    assert message[0] == f"{f}:2: samples: 'many' is not of type 'array'"
+    assert message[7].startswith(f"{f}:9: ") and "not valid JSON" in message[7]
+    assert message[8] == f"{f}: 8 invalid rows (results/schema.json; make validate FILE=... " \
+                         "says the same)"
+    assert [line for line, _, _ in e.value.errors] == list(range(2, 10))
+    with pytest.raises(runfile.RunFileError) as e:
+        runfile.load(f, max_errors=5)  # the report: a heading, the first five
+    message = str(e.value).splitlines()
+    assert message[0] == f"{f}: invalid results file" and len(message) == 7
+    assert message[-1] == f"... and 3 more (python -m results.validate {f})"
+
+
+def test_an_unreadable_file(tmp_path):
+    with pytest.raises(runfile.RunFileError, match="^missing.jsonl: cannot read: No such file"):
+        runfile.load("missing.jsonl")
