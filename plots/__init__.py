@@ -8,6 +8,8 @@ plots/README.md). Modules, one concern each:
     labels.py      names for machines, path families, CPU placement, MSRs, targets
     pairing.py     which local row stands beside a published figure or another machine's
     tables.py      the table model and its Markdown, CSV, LaTeX and HTML renderings
+    report_tables.py          the report's tables (latency, sampler), and their cells;
+    report_tables_compare.py  those that compare: published figures, machines
     figures.py     the figures (matplotlib Agg backend, seaborn), by kind in
                    figures_latency.py, figures_reference.py, figures_sampler.py;
                    what they share in figures_common.py

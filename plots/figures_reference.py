@@ -262,7 +262,7 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
 def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
     """Medians of the quantities measured on at least two machines, and
     their ratio to the reference machine."""
-    from plots.report_tables import machine_quantities
+    from plots.report_tables_compare import machine_quantities
     keys, per_run = machine_quantities(runs)
     keys = [k for k in keys if sum(1 for f in per_run if k in f and f[k]["status"] == "ok") >= 2]
     if len(runs) < 2 or not keys:

@@ -28,7 +28,7 @@ import json
 import sys
 from pathlib import Path
 
-from plots import figures, htmlpage, labels, report_tables, tables
+from plots import figures, htmlpage, labels, report_tables, report_tables_compare, tables
 from plots.runs import (REFERENCE_DIR, InputError, Run, RunFileError, default_out,
                         default_run, load_references, load_runs)
 
@@ -103,8 +103,8 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
 
     ref_tables = []
     if any(r["metric"] == "latency" for r in refs):
-        ref_tables.append(report_tables.reference_table(runs, refs))
-    overhead = report_tables.overhead_tables(runs, refs)
+        ref_tables.append(report_tables_compare.reference_table(runs, refs))
+    overhead = report_tables_compare.overhead_tables(runs, refs)
     ref_fig = figure(figures.reference_figure(runs, refs), "reference.png",
                      "Published figures beside this report's machines (ns per operation, log scale)")
     sections.append({"id": "reference", "title": "Published figures beside this report",
@@ -114,7 +114,7 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
 
     machine_tables = []
     if len(runs) > 1:
-        machine_tables.append(report_tables.machines_table(runs, reference))
+        machine_tables.append(report_tables_compare.machines_table(runs, reference))
         made = figure(figures.machines_figure(runs, reference), "machines.png",
                       f"Machines side by side, ratios to {runs[reference].label}")
         sections.append({"id": "machines", "title": "Machines side by side",

@@ -3,7 +3,7 @@
 import csv
 import io
 
-from plots.report_tables import distinct
+from plots.report_tables_compare import distinct
 from plots.tables import Notes, Table, latex_escape, to_csv, to_html, to_latex, to_markdown
 
 

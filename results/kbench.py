@@ -26,7 +26,6 @@ every row of a report written before the probe existed, has null.
 """
 
 import argparse
-import json
 import re
 import sys
 import tempfile

@@ -1,0 +1,276 @@
+"""The report's tables that compare (plots/tables.py renders them):
+
+- reference / reference-overhead: the published figures of the papers beside
+  each machine's own;
+- machines: one table keyed by machine, with ratios to a reference machine.
+
+Cells, captions and footnotes are those of the other tables
+(report_tables.py).
+"""
+
+import math
+
+from results import liveness
+from results import table as text_table
+from results.table import DASH, sig3
+
+from plots import labels, pairing
+from plots.report_tables import (MEDIAN_NOTE, USER_SPACE_NOTE, cell_marks, machine_caption,
+                                 median_ci, number, ratio_cell, row_notes, value_cells,
+                                 verdict_cell)
+from plots.runs import Run, source_label
+from plots.tables import Notes, Table, with_mark
+
+# ---- published figures beside the local ones ---------------------------------------------
+
+REFERENCE_CSV = ["source", "published_path", "published_op", "published_target",
+                 "published_median_ns", "published_ci95_low_ns", "published_ci95_high_ns",
+                 "published_n", "machine", "pairing", "local_harness", "local_path", "local_op",
+                 "local_target", "local_cpu", "local_target_cpu", "local_status",
+                 "local_median_ns", "local_ci95_low_ns", "local_ci95_high_ns", "local_n",
+                 "local_stand_in", "local_liveness", "local_reason", "ratio_local_to_published",
+                 "source_text"]
+
+
+def distinct(lo: float, hi: float) -> tuple[str, str]:
+    """lo and hi with 3 significant digits, or more (up to 6, the same
+    number of decimals for both) until they differ: a published
+    0.4990–0.4993 µs stays 499.0–499.3 ns."""
+    if sig3(lo) != sig3(hi) or lo == hi:
+        return sig3(lo), sig3(hi)
+    magnitude = math.floor(math.log10(max(abs(lo), abs(hi))))
+    for digits in range(4, 7):
+        decimals = max(0, digits - 1 - magnitude)
+        a, b = f"{lo:.{decimals}f}", f"{hi:.{decimals}f}"
+        if a != b:
+            break
+    return a, b
+
+
+def published_cell(ref: dict) -> str:
+    """"557 ns (median of 15)", "1.97–2.11 µs (95% CI)"."""
+    value = pairing.published_value(ref)
+    n = f" of {ref['n']}" if ref.get("n") else ""
+    if ref.get("median") is not None or ref.get("mean") is not None:
+        cell, _ = value_cells({**ref, "median": value, "ci95_low": None, "ci95_high": None})
+        return f"{cell} ({'median' if ref.get('median') is not None else 'mean'}{n})"
+    factor, unit = text_table.scale_for_unit(ref["unit"], value)
+    lo, hi = distinct(ref["ci95_low"] / factor, ref["ci95_high"] / factor)
+    return f"{lo}–{hi} {unit} (95% CI)"
+
+
+def _figure_label(row: dict) -> str:
+    op, target = row["op"], row.get("target")
+    if op.startswith("rdmsr:"):
+        name = labels.msr_name(target)
+        return f"{row['path']} {op}" + (f" ({name})" if name else "")
+    return " ".join(x for x in (row["path"], op, target) if x)
+
+
+def published_latency(refs: list[dict]) -> list[dict]:
+    """The published latency rows in the report's order (pairing.published_order)."""
+    order = pairing.published_order(refs)
+    refs = [r for r in refs if r["metric"] == "latency"]
+    return sorted(refs, key=lambda r: (order.index((r["path"], r["op"])),
+                                       pairing.published_value(r), source_label(r)))
+
+
+def reference_table(runs: list[Run], refs: list[dict]) -> Table:
+    notes, body, records = Notes(), [], []
+    columns = ["published figure", "published", "source"]
+    for run in runs:
+        columns += [run.label, "÷ published"]
+    for ref in published_latency(refs):
+        label = source_label(ref)
+        row = [_figure_label(ref), published_cell(ref),
+               with_mark(label, notes.mark(pairing.source_note(label) or ref["source"]))]
+        published = pairing.published_value(ref)
+        for run in runs:
+            local, how = pairing.best_local(ref, run.rows)
+            extra = []
+            if how == "user-space":
+                extra.append(USER_SPACE_NOTE)
+            if local is None:
+                extra.append(f"not measured on {run.label}")
+            elif local["status"] == "ok" and labels.placement(local) == labels.OTHER_CPU:
+                extra.append("only measured from another CPU on this machine")
+            cell = with_mark(median_ci(local) if local is not None else DASH,
+                             cell_marks(local, notes, *extra))
+            ratio = ratio_cell(number(local, "median"), published)
+            row += [cell, ratio]
+            records.append({
+                "source": label, "published_path": ref["path"], "published_op": ref["op"],
+                "published_target": ref.get("target"), "published_median_ns": ref.get("median"),
+                "published_ci95_low_ns": ref.get("ci95_low"),
+                "published_ci95_high_ns": ref.get("ci95_high"), "published_n": ref["n"] or None,
+                "machine": run.label, "pairing": how if local is not None else "none",
+                "local_harness": local and local["harness"], "local_path": local and local["path"],
+                "local_op": local and local["op"], "local_target": local and local.get("target"),
+                "local_cpu": local and local.get("cpu"),
+                "local_target_cpu": local and local.get("target_cpu"),
+                "local_status": local and local["status"],
+                "local_median_ns": number(local, "median"),
+                "local_ci95_low_ns": number(local, "ci95_low"),
+                "local_ci95_high_ns": number(local, "ci95_high"),
+                "local_n": local["n"] if local is not None else None,
+                "local_stand_in": local and local.get("stand_in"),
+                "local_liveness": verdict_cell(local),
+                "local_reason": local and local.get("reason"),
+                "ratio_local_to_published": (number(local, "median") / published
+                                             if number(local, "median") and published else None),
+                "source_text": ref["source"]})
+        body.append(row)
+    caption = ("Published per-operation figures (results/reference/*.jsonl) beside this "
+               "report's machines: the local median with its 95% CI for the same path and "
+               "operation (same CPU preferred, the real counter before a stand-in), and the "
+               "ratio local ÷ published. Latencies in ns per operation; the papers' units "
+               "are converted as the footnotes say.")
+    return Table(name="reference", key="reference", title="Published figures beside this report",
+                 caption=caption, columns=columns,
+                 align="lrl" + "rr" * len(runs), body=body, footnotes=notes.list(),
+                 csv_columns=REFERENCE_CSV, records=records)
+
+
+OVERHEAD_CSV = ["kind", "machine", "source", "tool_or_mechanism", "workload", "overhead_pct",
+                "ci95_low", "ci95_high", "n", "status", "stand_in", "reason", "what"]
+PUBLISHED_OVERHEAD_WHAT = "run-time slowdown of the measured NAS benchmark (%)"
+LOCAL_OVERHEAD_WHAT = "run-time slowdown of the stress-ng workload under the sampler (%)"
+
+
+def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
+    """The published tool overheads (a tool x benchmark matrix per source)
+    and each machine's sampler overhead per mechanism."""
+    tables = []
+    published = [r for r in refs if r["metric"] == "overhead_pct"]
+    by_source: dict[str, list[dict]] = {}
+    for r in published:
+        by_source.setdefault(source_label(r), []).append(r)
+    for label, rows in by_source.items():
+        tools = list(dict.fromkeys(r["op"] for r in rows))
+        benches = list(dict.fromkeys(r.get("target") or "" for r in rows))
+        cell = {(r["op"], r.get("target") or ""): r for r in rows}
+        body, records = [], []
+        for tool in tools:
+            line = [tool]
+            for bench in benches:
+                r = cell.get((tool, bench))
+                line.append(DASH if r is None or r["median"] is None else f"{r['median']:.2f}")
+                if r is not None:
+                    records.append({"kind": "published", "machine": labels.machine_name(r["machine"]),
+                                    "source": label, "tool_or_mechanism": tool, "workload": bench,
+                                    "overhead_pct": r["median"], "n": r["n"] or None,
+                                    "status": r["status"], "what": PUBLISHED_OVERHEAD_WHAT})
+            body.append(line)
+        tables.append(Table(
+            name="reference-overhead", key=f"reference-overhead-{labels.slug(label)}",
+            title=f"Published tool overhead at 1 kHz: {label}",
+            caption=(f"{pairing.source_note(label) or ''} Values in %, as printed: the "
+                     f"slowdown of each NAS benchmark under each tool. The local table below "
+                     f"measures the same kind of slowdown on a stress-ng workload under "
+                     f"raplbench-sample, so the workloads differ.").strip(),
+            columns=["tool"] + [f"NAS {b}" for b in benches], align="l" + "r" * len(benches),
+            body=body, footnotes=[], csv_columns=OVERHEAD_CSV, records=records))
+    for run in runs:
+        rows = [r for r in run.rows if r["metric"] == "overhead_pct"]
+        if not rows:
+            continue
+        notes, body, records = Notes(), [], []
+        for r in sorted(rows, key=text_table.sort_key):
+            median, ci = value_cells(r)
+            body.append([r["op"], labels.cpus(r), r["harness"], median, ci,
+                         str(r["n"]) if r["status"] == "ok" else DASH, row_notes(r, notes)])
+            records.append({"kind": "local", "machine": run.label, "source": None,
+                            "tool_or_mechanism": r["op"], "workload": r.get("target"),
+                            "overhead_pct": number(r, "median"), "ci95_low": number(r, "ci95_low"),
+                            "ci95_high": number(r, "ci95_high"), "n": r["n"],
+                            "status": r["status"], "stand_in": r.get("stand_in"),
+                            "reason": r.get("reason"), "what": LOCAL_OVERHEAD_WHAT})
+        tables.append(Table(
+            name="reference-overhead", key=f"overhead-{labels.slug(run.label)}",
+            title=f"This machine: sampler overhead, {run.label}",
+            caption=(f"{machine_caption(run)}. {LOCAL_OVERHEAD_WHAT} at 1 kHz per mechanism. "
+                     f"{MEDIAN_NOTE}."),
+            columns=["mechanism", "cpu→target", "harness", "median", "95% CI", "n", "note"],
+            align="lllrrrl", body=body, footnotes=notes.list(), csv_columns=OVERHEAD_CSV,
+            records=records))
+    return tables
+
+
+# ---- machines side by side ----------------------------------------------------------------
+
+MACHINES_CSV = ["quantity", "path", "op", "what", "placement", "harness", "machine",
+                "reference_machine", "status", "median_ns", "ci95_low_ns", "ci95_high_ns", "n",
+                "stand_in", "liveness", "reason", "ratio_to_reference"]
+
+
+def machine_quantities(runs: list[Run]) -> tuple[list[tuple], list[dict]]:
+    """The latency quantities of several runs: (keys in display order, one
+    {key: row} per run). Harness-level rows (op "*") give no quantity."""
+    per_run = []
+    for run in runs:
+        found = {}
+        for r in run.rows:
+            if r["metric"] != "latency" or r["op"] == "*":
+                continue
+            key = pairing.quantity(r)
+            if key not in found or (found[key]["status"] != "ok" and r["status"] == "ok"):
+                found[key] = r
+        per_run.append(found)
+    def fastest(key):
+        medians = [f[key]["median"] for f in per_run if key in f and f[key]["status"] == "ok"]
+        return min(medians) if medians else float("inf")
+
+    keys = sorted({k for found in per_run for k in found},
+                  key=lambda k: (pairing.sort_key(k)[0], fastest(k), pairing.sort_key(k)))
+    return keys, per_run
+
+
+def missing_reason(run: Run, path: str) -> str:
+    """Why a quantity has no row on a machine: its path's harness-level row, if any."""
+    for r in run.rows:
+        if r["path"] == path and r["op"] == "*" and r["status"] != "ok":
+            return f"{r['status']} on {run.label}: {r['reason']}"
+    return f"not measured on {run.label}"
+
+
+def machines_table(runs: list[Run], reference: int = 0) -> Table:
+    keys, per_run = machine_quantities(runs)
+    ref_run = runs[reference]
+    harnesses = {k[4] for k in keys}
+    notes, body, records = Notes(), [], []
+    columns = ["quantity"] + [r.label + (" (reference)" if i == reference else "")
+                              for i, r in enumerate(runs)]
+    columns += [f"{r.label} ÷ reference" for i, r in enumerate(runs) if i != reference]
+    for key in keys:
+        ref_row = per_run[reference].get(key)
+        line = [pairing.quantity_label(key, with_harness=len(harnesses) > 1)]
+        ratios = []
+        for i, (run, found) in enumerate(zip(runs, per_run)):
+            row = found.get(key)
+            extra = [] if row is not None else [missing_reason(run, key[0])]
+            line.append(with_mark(median_ci(row), cell_marks(row, notes, *extra)))
+            ratio = None
+            if number(row, "median") is not None and number(ref_row, "median"):
+                ratio = row["median"] / ref_row["median"]
+            if i != reference:
+                ratios.append(DASH if ratio is None else f"{sig3(ratio)}×")
+            records.append({
+                "quantity": pairing.quantity_label(key), "path": key[0], "op": key[1],
+                "what": key[2], "placement": key[3], "harness": key[4], "machine": run.label,
+                "reference_machine": ref_run.label, "status": row and row["status"],
+                "median_ns": number(row, "median"), "ci95_low_ns": number(row, "ci95_low"),
+                "ci95_high_ns": number(row, "ci95_high"), "n": row and row["n"],
+                "stand_in": row and row.get("stand_in"), "liveness": verdict_cell(row),
+                "reason": row and row.get("reason"), "ratio_to_reference": ratio})
+        body.append(line + ratios)
+    caption = (f"Latency per operation, machines side by side: "
+               + "; ".join(f"{r.label}: {machine_caption(r)}" for r in runs)
+               + f". {MEDIAN_NOTE}; ratios are medians divided by the reference machine's "
+                 f"({ref_run.label}). MSRs are compared by name (Intel 0x611 and AMD "
+                 f"0xc001029b are both PKG energy)."
+               + "".join(f" {r.label}: predates liveness probing (schema 1), verdicts unknown."
+                         for r in runs if any(liveness.predates_probe(x) for x in r.rows)))
+    return Table(name="machines", key="machines", title="Machines side by side",
+                 caption=caption, columns=columns,
+                 align="l" + "r" * (len(columns) - 1), body=body, footnotes=notes.list(),
+                 csv_columns=MACHINES_CSV, records=records)
