@@ -13,6 +13,8 @@
   are both "PKG energy"), CPU placement and harness.
 """
 
+from results import registry
+
 from plots import labels
 
 HARNESS_ORDER = ("gbench", "kbench", "criterion", "sampler", "hyperfine")
@@ -129,6 +131,6 @@ def quantity_label(key: tuple, with_harness: bool = False) -> str:
 
 def sort_key(key: tuple) -> tuple:
     path, op, what, place, harness = key
-    paths = [p for _, _, ps in labels.FAMILIES for p in ps] + ["sampler"]
+    paths = registry.PATHS  # the registry order, as in every table
     return (paths.index(path) if path in paths else len(paths), op, what,
             labels.PLACEMENTS.index(place), harness)
