@@ -83,14 +83,15 @@ def plan_rbench(env: dict, out: Path) -> list[dict]:
     return manifest.load(out, "criterion")
 
 
-# "(97 reads)": how often the liveness probe read in its 100 ms differs by run
-READS = re.compile(r"\(\d+ reads?\)")
+# "did not change in 103 ms (97 reads)": how long the liveness probe took and
+# how often it read are measured, and differ from run to run
+MEASURED = re.compile(r"in \d+ ms \(\d+ reads?\)")
 
 
 def comparable(m: dict) -> dict:
     fields = manifest.row_fields(m) | {"status": m["status"], "reason": m["reason"]}
     if fields["liveness_note"]:
-        fields["liveness_note"] = READS.sub("(N reads)", fields["liveness_note"])
+        fields["liveness_note"] = MEASURED.sub("in T ms (N reads)", fields["liveness_note"])
     return fields
 
 

@@ -110,9 +110,13 @@ std::string cpuid_unusable_reason(const std::string& path) {
     ::close(fd);
     return "";
   }
-  if (errno == ENOENT || errno == ENODEV)
+  const int err = errno;
+  if (err == ENOENT || err == ENODEV)
     return path + ": missing too (load the cpuid module: modprobe cpuid)";
-  return msr_error_reason(errno, path, 0);
+  if (err == ENXIO) return path + ": CPU offline (ENXIO)";
+  // none of the msr device's advice: the cpuid device checks no capability,
+  // only its file mode (root-only)
+  return path + ": " + errno_text(err);
 }
 
 std::optional<std::vector<CounterVerdict>> judge_msrs(
