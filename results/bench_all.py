@@ -233,6 +233,17 @@ def write_run(run: Run, all_rows: list[dict]) -> list[str]:
     return errors
 
 
+# Test hooks that move what the harnesses and the sampler read to a fixture
+# tree (CONTRIBUTING.md); a run of this machine must not inherit one.
+FIXTURE_HOOKS = ("RAPLBENCH_POWERCAP_ROOT", "RAPLBENCH_DEV_CPU_ROOT", "RAPLBENCH_PMU_ROOT",
+                 "RAPLBENCH_CPU_ROOT")
+
+
+def fixture_hooks(env) -> list[str]:
+    """The fixture hooks set (non-empty) in `env`."""
+    return [name for name in FIXTURE_HOOKS if env.get(name)]
+
+
 def point_latest(runs_dir: Path, run_dir: Path) -> None:
     latest = runs_dir / "latest"
     tmp = runs_dir / f".latest.{os.getpid()}"
@@ -256,6 +267,10 @@ def main(argv=None) -> int:
         if unknown:
             parser.error(f"unknown step(s) {', '.join(sorted(unknown))}")
         steps = [h for h in HARNESSES if h[0] in wanted]
+    hooks = fixture_hooks(os.environ)
+    if hooks:
+        parser.error(f"{', '.join(hooks)} set: the harnesses would measure a fixture tree, not "
+                     "this machine (these variables are test hooks); unset them")
 
     run_id = rows.new_run_id()
     run_dir = args.runs_dir / run_id

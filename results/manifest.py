@@ -5,7 +5,7 @@ harnesses, ubench (C++) and rbench (Rust), write one manifest in the same
 format, a JSON file:
 
     {"manifest_version": 1, "harness": "gbench" | "criterion", "rows": [ROW, ...]}
-    ROW = {"bench": <benchmark id> | null, "value": "real_time" | "counter:<name>",
+    ROW = {"bench": <benchmark id> | null, "value": "real_time" | "counter:<name>" | null,
            "path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
            "liveness_note", "metric", "unit", "status": "ok" | "unavailable" | "error",
            "reason"}
@@ -13,7 +13,8 @@ format, a JSON file:
 One ROW per future result row. "bench" names the benchmark whose figures feed
 the row (null when the path could not even be set up here: status is not ok
 and "reason" says why, in words a person can act on); "value" says which of
-its figures: the time per iteration, or a user counter. The rest are the
+its figures: the time per iteration, or a user counter (null exactly when
+"bench" is). The rest are the
 row's fields in the results schema. The harnesses write it with
 `--raplbench_manifest=FILE` (ubench) and `$RAPLBENCH_MANIFEST` (rbench), and
 plan without measuring with `--raplbench_plan_only` / `RAPLBENCH_PLAN_ONLY=1`.
@@ -70,7 +71,9 @@ def _row(m, origin: str, index: int) -> dict:
         raise ValueError(f"{origin}: row {index}: status {m['status']!r} is not one of {STATUSES}")
     if m["status"] == "ok" and not m["bench"]:
         raise ValueError(f"{origin}: row {index} is ok but names no benchmark")
-    return {"value": "real_time", "liveness": None, "liveness_note": None, **m}
+    defaults = {"value": "real_time" if m["bench"] else None, "liveness": None,
+                "liveness_note": None}
+    return {**defaults, **m}
 
 
 def row_fields(m: dict) -> dict:
