@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ci import gate_liveness
-from ci.gate_config import KEY_FIELDS, PATHS, Config, display, row_id
+from ci.gate_config import KEY_FIELDS, Config, display, row_id
 from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW,
                            OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
                            TOO_FEW_SAMPLES, UNCHANGED, WORSE_WHEN, Result, Rule,
                            cliffs_magnitude)
-from results import table
+from results import registry, table
 
 if TYPE_CHECKING:
     from ci.gate import Run, Verdict
@@ -89,7 +89,8 @@ def verdict_json(v: Verdict) -> dict:
 
 def _sort_key(r: Result):
     row = r.row
-    path = PATHS.index(row["path"]) if row["path"] in PATHS else len(PATHS)
+    paths = registry.PATHS
+    path = paths.index(row["path"]) if row["path"] in paths else len(paths)
     return (path, row["op"], row["target"] or "", str(row["cpu"]), str(row["target_cpu"]),
             row["metric"], row["harness"])
 

@@ -5,7 +5,7 @@ targets. Pure functions of rows and machine objects (schema v1), no I/O.
 import re
 
 from results import registry
-from results.table import cpus, shorten  # cpus: "0→0", "1→0", "0", "—" (re-exported)
+from results.table import shorten
 
 # ---- machines ----------------------------------------------------------------
 

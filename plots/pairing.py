@@ -99,9 +99,9 @@ def published_value(ref: dict) -> float | None:
 
 
 def published_order(refs: list[dict]) -> list[tuple[str, str]]:
-    """(path, op) of every published latency figure: by path family, then by
-    the published value (a ladder within each path)."""
-    order = [p for _, _, ps in labels.FAMILIES for p in ps]
+    """(path, op) of every published latency figure: in the registry's path
+    order, then by the published value (a ladder within each path)."""
+    order = registry.PATHS
     value: dict[tuple, float] = {}
     for r in refs:
         if r["metric"] == "latency":

@@ -135,7 +135,7 @@ def latency_table(run: Run) -> Table:
         cyc = sig3(twin["median"]) if twin is not None and twin["status"] == "ok" else DASH
         n = str(r["n"]) if r["status"] == "ok" and r["n"] else DASH
         body.append([r["path"], labels.op_label(r["op"]), labels.cell_target(r.get("target")),
-                     labels.cpus(r), r["harness"], median, ci, n, cyc, row_notes(r, notes)])
+                     text_table.cpus(r), r["harness"], median, ci, n, cyc, row_notes(r, notes)])
         m = r["machine"]
         records.append({
             "machine": run.label, "cpu_vendor": m.get("cpu_vendor"),
@@ -210,7 +210,7 @@ def sampler_table(run: Run) -> Table | None:
             words = row_notes(r, notes)
             if words and words not in note_words:
                 note_words.append(words)
-        body.append([mechanism(first), labels.cell_target(first.get("target")), labels.cpus(first),
+        body.append([mechanism(first), labels.cell_target(first.get("target")), text_table.cpus(first),
                      harness, *cells, "/".join(ns) or DASH, "; ".join(note_words)])
         for r in by_metric.values():
             records.append({

@@ -177,7 +177,7 @@ def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
         notes, body, records = Notes(), [], []
         for r in sorted(rows, key=text_table.sort_key):
             median, ci = value_cells(r)
-            body.append([r["op"], labels.cpus(r), r["harness"], median, ci,
+            body.append([r["op"], text_table.cpus(r), r["harness"], median, ci,
                          str(r["n"]) if r["status"] == "ok" else DASH, row_notes(r, notes)])
             records.append({"kind": "local", "machine": run.label, "source": None,
                             "tool_or_mechanism": r["op"], "workload": r.get("target"),

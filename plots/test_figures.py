@@ -9,6 +9,7 @@ import pytest
 from plots import figures, label_overlap, labels
 from plots.fixtures import emulated_copy
 from plots.runs import Run
+from results import registry
 from results import rows as rows_mod
 
 NOT_RUN = ("this kernel (6.18.44) has no loadable-module support (CONFIG_MODULES off: "
@@ -22,7 +23,7 @@ def vm_run(run: Run) -> Run:
     for r in rows:
         r["machine"]["hypervisor"] = "kvm"
     common = {k: rows[0][k] for k in ("schema_version", "run_id", "timestamp", "machine")}
-    for path in ("kinsn", "proc-read", "sys-read"):
+    for path in registry.paths_of("kbench"):
         rows.append(rows_mod.not_ok_row(common, harness="kbench", path=path, op="*", target=None,
                                         cpu=None, target_cpu=None, metric="latency", unit="ns",
                                         reason=NOT_RUN))

@@ -39,13 +39,10 @@ def test_platform():
     assert labels.platform(machine()) == "platform unknown"
 
 
-def test_placement_and_cpus():
+def test_placement():
     assert labels.placement({"cpu": 0, "target_cpu": 0}) == labels.SAME_CPU
     assert labels.placement({"cpu": 1, "target_cpu": 0}) == labels.OTHER_CPU
     assert labels.placement({"cpu": 0, "target_cpu": None}) == labels.NO_TARGET
-    assert labels.cpus({"cpu": 1, "target_cpu": 0}) == "1→0"
-    assert labels.cpus({"cpu": None, "target_cpu": 0}) == "?→0"
-    assert labels.cpus({"cpu": None, "target_cpu": None}) == "—"
 
 
 def test_short_targets():

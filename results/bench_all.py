@@ -64,9 +64,6 @@ def failed_rows(run: Run, harness: str, paths, reason: str, status="error") -> l
 
 # ---- the Google Benchmark harness (ubench) ---------------------------------
 
-GBENCH_PATHS = registry.paths_of(gbench.HARNESS)
-
-
 def gbench_args(quick: bool) -> list[str]:
     """Google Benchmark 1.7.1 flags: times are plain numbers of seconds.
     At least 10 repetitions, each one sample; repetitions interleaved in
@@ -89,7 +86,7 @@ def is_progress(line: str) -> bool:
 def run_gbench(run: Run) -> list[dict]:
     binary = run.build_dir / "raplbench-ubench"
     if not binary.exists():
-        return failed_rows(run, gbench.HARNESS, GBENCH_PATHS,
+        return failed_rows(run, gbench.HARNESS, gbench.PATHS,
                            f"{binary} not built: run `make build` (cmake) first")
     out = run.raw_dir / "gbench.json"
     manifest_file = run.raw_dir / "gbench-manifest.json"
@@ -105,13 +102,17 @@ def run_gbench(run: Run) -> list[dict]:
                 print("  " + line, end="", flush=True)
         code = proc.wait()
     if code != 0:
-        return failed_rows(run, gbench.HARNESS, GBENCH_PATHS,
+        return failed_rows(run, gbench.HARNESS, gbench.PATHS,
                            f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log")
+    if not manifest_file.exists():
+        return failed_rows(run, gbench.HARNESS, gbench.PATHS,
+                           f"raplbench-ubench wrote no {manifest_file.name}: an older build? "
+                           "Rebuild it (make build)")
     try:
         gb = gbench.load(out)
         manifest_rows = manifest.load(manifest_file, gbench.HARNESS)
     except (OSError, ValueError) as e:
-        return failed_rows(run, gbench.HARNESS, GBENCH_PATHS, str(e))
+        return failed_rows(run, gbench.HARNESS, gbench.PATHS, str(e))
     hint = gbench.tsc_khz_hint(gb)
     if hint:
         run.tsc_khz_hints.append(hint)

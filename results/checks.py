@@ -6,7 +6,7 @@ away loop, a mislabeled CPU pair), they are not pass/fail tests of a machine.
 Each check compares medians of ok latency rows of one harness:
 - uinsn nop is below 2 ns (a loop that measures more times the loop, not nop);
 - ebpf-mmap load is at least 5x below ebpf-lookup (a load versus a syscall);
-- same CPU versus another CPU follows the route (DESIGN.md):
+- same CPU versus another CPU follows the route (README, "Every package"):
   - a RAPL `power` perf event is package-scoped: any CPU of the package
     reads it locally, without an IPI, so the two medians are about equal
     (other / same within 0.5-2; a VM that traps the MSR read costs the
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 # other / same of a package-scoped read: equal up to the noise of a run
 # (issue 11 saw 8189 vs 8138 ns, and 3.04 vs 2.49 µs on a 16-vCPU guest);
-# an IPI costs several times the local read (DESIGN.md: 0.35-0.6 vs 3.5-4.5 µs).
+# an IPI costs several times the local read (perf reads of msr/tsc/ on the
+# development VMs: 0.35-0.6 µs on the same CPU, 3.5-4.5 µs from another).
 NO_IPI_RATIO = (0.5, 2.0)
 
 

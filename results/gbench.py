@@ -23,9 +23,10 @@ import sys
 from pathlib import Path
 
 from results import manifest as manifest_mod
-from results import rows
+from results import registry, rows
 
 HARNESS = "gbench"
+PATHS = registry.paths_of(HARNESS)
 NS_PER = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}  # GB time_unit -> ns
 UNAVAILABLE = "unavailable: "
 
@@ -50,7 +51,7 @@ def embedded_manifest(gb: dict, origin="Google Benchmark JSON") -> list[dict]:
     text = gb.get("context", {}).get("raplbench_manifest")
     if text is None:
         raise ValueError(f"{origin}: no manifest: ubench writes it with "
-                         "--raplbench_manifest=FILE (give that file too)")
+                         "--raplbench_manifest=FILE (pass that file with --manifest)")
     if not isinstance(text, str):
         raise ValueError(f"{origin}: raplbench_manifest is not a JSON string")
     return manifest_mod.parse(text, f"{origin} (raplbench_manifest)", HARNESS)

@@ -5,8 +5,9 @@ a oneOf of consts whose x- keys say what each one is).
 Everything in Python that needs "every path" or "every mechanism" asks here:
 the harness steps (which paths a harness owes rows for), the figures (which
 figure shows a path), the table order, the gate. The C++ and Rust harnesses
-name their paths in their own source; results/test_registry.py checks that
-their manifests use exactly the paths the registry gives them.
+name their paths in their own source; results/test_manifests_agree.py checks
+that their manifests use exactly the paths the registry gives them, in its
+order.
 """
 
 import dataclasses

@@ -29,7 +29,6 @@ FIELDS = (
 )
 
 
-
 def _metric_units(node) -> dict:
     """metric -> unit, from the schema rules that pair them: every
     {"if": {metric: const M}, "then": {unit: const U}} under the schema's
