@@ -43,15 +43,26 @@ class PathContext {
 using PathRegistrar = void (*)(PathContext& context);
 
 // Records `fn` under `name` to be run at position `order`; called by
-// RAPLBENCH_PATH before main(). Returns true.
+// RAPLBENCH_PATH before main(). Returns true. An `order` already taken is
+// recorded as a conflict (path_number_conflicts()), not resolved: static
+// initialization order across files is unspecified, so two paths with one
+// number would have no defined order.
 bool add_path_registrar(int order, const char* name, PathRegistrar fn);
 
 // The recorded registrars' names, in the order register_all_paths() runs them.
 std::vector<std::string> path_registrar_names();
 
-// Runs every recorded registrar once, in ascending `order` (equal orders by
-// name: static initialization order across files is unspecified), sharing
-// one PathContext.
+// The recorded registrars' numbers, in the same order.
+std::vector<int> path_registrar_numbers();
+
+// One line per number taken twice, naming both registrars, e.g.
+// "RAPLBENCH_PATH number 300 is taken twice: register_msr_dev and
+// register_rdpmc (each path needs a number of its own)"; empty if none.
+std::vector<std::string> path_number_conflicts();
+
+// Runs every recorded registrar once, in ascending `order`, sharing one
+// PathContext. A programming error found at start-up (a number taken twice)
+// is printed to standard error and aborts before any registrar runs.
 void register_all_paths();
 
 }  // namespace raplbench

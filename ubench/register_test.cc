@@ -26,6 +26,28 @@ TEST(Register, PathsRunInTheOrderOfTheirNumbers) {
   EXPECT_EQ(seen, expected);
 }
 
+// Two paths with one number would have no defined order (static
+// initialization order across files is unspecified).
+TEST(Register, EveryPathHasANumberOfItsOwn) {
+  std::vector<int> numbers = path_registrar_numbers();
+  EXPECT_EQ(numbers.size(), path_registrar_names().size());
+  EXPECT_TRUE(std::adjacent_find(numbers.begin(), numbers.end()) == numbers.end())
+      << ::testing::PrintToString(numbers);
+  EXPECT_EQ(path_number_conflicts(), std::vector<std::string>{});
+}
+
+// A number taken twice is recorded, and aborts the start-up naming both
+// registrars (in a child process: the recorded paths here stay as they are).
+TEST(RegisterDeathTest, ANumberTakenTwiceAbortsTheStartUpNamingBoth) {
+  EXPECT_DEATH(
+      {
+        add_path_registrar(250, "register_again", register_nothing);
+        register_all_paths();
+      },
+      "raplbench-ubench: RAPLBENCH_PATH number 250 is taken twice: register_nothing and "
+      "register_again \\(each path needs a number of its own\\)");
+}
+
 TEST(Register, TheContextDiscoversTheEnergyCountersOnceAtFirstUse) {
   int discoveries = 0;
   PathContext context([&] {
