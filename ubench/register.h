@@ -10,7 +10,9 @@
 // cannot (manifest.h). main.cc runs every registered function once, in
 // ascending order of the number, which is the order of the rows in the
 // manifest: uinsn 100, powercap 200, msr-dev 300, perf 400, ebpf 500; a new
-// path picks a free number. No list of paths is kept anywhere else.
+// path picks a free number (a number taken twice aborts the start-up). The
+// numbers only order the rows; the list of path ids is results/schema.json
+// (read through results/registry.py), where a new path's id is added.
 #pragma once
 
 #include <functional>

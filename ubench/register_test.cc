@@ -1,7 +1,7 @@
 // Self-registration: the paths linked in (ubench/paths/*.cc) run in the
 // order of their RAPLBENCH_PATH numbers, whatever the link order, and a
-// registrar added here takes its place among them by its number; the shared
-// energy counters are discovered once.
+// registrar added here takes its place among them by its number; no number
+// is taken twice; the shared energy counters are discovered once.
 #include "register.h"
 
 #include <gtest/gtest.h>
@@ -14,8 +14,10 @@ namespace {
 void register_nothing(PathContext&) {}
 RAPLBENCH_PATH(250, register_nothing);
 
-// The known paths keep the manifest's row order, with the one above among
-// them; a path added later may sit anywhere (no edit here).
+// The names below are no list of the paths (results/schema.json is): they
+// check only the relative order of the paths known when this was written,
+// which is the manifest's row order, with the one above among them. Paths
+// not named are ignored, so a path added later needs no edit here.
 TEST(Register, PathsRunInTheOrderOfTheirNumbers) {
   const std::vector<std::string> expected = {"register_uinsn",   "register_powercap",
                                              "register_nothing", "register_msr_dev",
