@@ -5,6 +5,12 @@
 //
 //   RAPLBENCH_PATH(300, register_msr_dev);
 //
+// Its tests are ubench/paths/<p>_test.cc (globbed too). The registration
+// function may stay in an anonymous namespace; what the tests call is
+// declared in ubench/paths/<p>.h (namespace raplbench, included as
+// "paths/<p>.h"), as ubench/paths/powercap.h is: the tests link every path's
+// object, and a registrar does nothing before register_all_paths().
+//
 // The function discovers what this machine offers, registers benchmarks for
 // what can run and records an unavailable row (with the reason) for what
 // cannot (manifest.h). main.cc runs every registered function once, in
