@@ -69,6 +69,21 @@ TEST(BpfSlotCheck, ASlotThatDoesNotTickIsNotData) {
       << why;
 }
 
+// The default window is rbench's SLOT_CHECK (rbench/src/paths/ebpf.rs,
+// 500 ms): a slot ticking between 2 and 20 Hz is no data in both harnesses.
+TEST(BpfSlotCheck, TheDefaultWindowIsHalfASecondAsInRbench) {
+  EXPECT_EQ(kSlotCheckWindow, milliseconds(500));
+  auto frozen = [](rb_slot* slot) {
+    *slot = rb_slot{};
+    return true;
+  };
+  std::string why = check_slot(3, frozen, "bpf_timer");  // watches for the whole window
+  EXPECT_EQ(why.rfind("BPF slot of CPU 3: no tick in ", 0), 0u) << why;
+  EXPECT_NE(why.find(" ms: bpf_timer fires below 2 Hz on this CPU"), std::string::npos) << why;
+  const int ms = std::stoi(why.substr(std::string("BPF slot of CPU 3: no tick in ").size()));
+  EXPECT_GE(ms, 500) << why;
+}
+
 TEST(BpfSlotCheck, ASlotThatNeverSettlesIsNotData) {
   auto busy = [](rb_slot*) { return false; };
   EXPECT_EQ(check_slot(0, busy, "bpf_timer", milliseconds(5)),

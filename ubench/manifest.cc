@@ -101,7 +101,8 @@ std::string manifest_json() {
     out += first ? "\n" : ",\n";
     first = false;
     out += "{\"bench\": " + json_str_or_null(e.bench) +
-           ", \"value\": " + json_str_or_null(e.value) +
+           // null exactly when bench is (rbench writes the same)
+           ", \"value\": " + (e.bench.empty() ? "null" : json_quote(e.value)) +
            ", \"path\": " + json_quote(m.path) + ", \"op\": " + json_quote(m.op) +
            ", \"target\": " + json_str_or_null(m.target) +
            ", \"cpu\": " + json_int_or_null(m.cpu) +

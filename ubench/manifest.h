@@ -14,7 +14,8 @@
 //          "path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
 //          "liveness_note", "metric", "unit", "status": "ok" | "unavailable", "reason"}
 //
-// with the keys in exactly that order; results/gbench.py joins it with the
+// with the keys in exactly that order; "value" is null exactly when "bench"
+// is (an unavailable row); results/gbench.py joins it with the
 // Google Benchmark JSON output to build schema rows.
 #pragma once
 

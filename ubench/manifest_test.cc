@@ -74,6 +74,43 @@ TEST(Manifest, LivenessFollowsStandInAndIsNullWhereThereIsNoVerdict) {
       << json;
 }
 
+// The contract both harnesses keep: "value" is null exactly when "bench" is;
+// a measured row names the value it takes (real_time or a counter).
+TEST(Manifest, ValueIsNullExactlyWhenBenchIs) {
+  RowMeta meta{"perf", "read", "msr/tsc/", 0, 0, ""};
+  const std::string bench = add_benchmark("manifest-test/value", meta, [](benchmark::State&) {});
+  add_counter_row(bench, "manifest_test_counter", meta);
+  add_benchmark("manifest-test/counter-value", meta, [](benchmark::State&) {},
+                "counter:manifest_test_ns");
+  add_unavailable(meta, "manifest-test: unavailable, with a target");
+  add_unavailable(RowMeta{"perf", "read", "", std::nullopt, std::nullopt, "a stand-in"}
+                      .set_liveness({Liveness::Live, ""}),
+                  "manifest-test: unavailable, with a verdict");
+
+  std::istringstream lines(manifest_json());
+  int measured = 0, unmeasured = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("{\"bench\": ", 0) != 0) continue;  // the header and the end
+    const bool bench_null = line.rfind("{\"bench\": null, \"value\": ", 0) == 0;
+    const size_t value = line.find(", \"value\": ");
+    ASSERT_NE(value, std::string::npos) << line;
+    const std::string value_text = line.substr(value + std::string(", \"value\": ").size());
+    if (bench_null) {
+      ++unmeasured;
+      EXPECT_EQ(value_text.rfind("null, ", 0), 0u) << line;
+      EXPECT_NE(line.find("\"status\": \"unavailable\""), std::string::npos) << line;
+    } else {
+      ++measured;
+      EXPECT_TRUE(value_text.rfind("\"real_time\", ", 0) == 0 ||
+                  value_text.rfind("\"counter:", 0) == 0)
+          << line;
+      EXPECT_NE(line.find("\"status\": \"ok\""), std::string::npos) << line;
+    }
+  }
+  EXPECT_GE(measured, 3);
+  EXPECT_GE(unmeasured, 2);
+}
+
 TEST(Manifest, IsWrittenToAFileOrSaysWhyNot) {
   const std::string path = ::testing::TempDir() + "manifest-test.json";
   ASSERT_EQ(write_manifest(path), "");

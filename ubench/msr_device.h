@@ -72,7 +72,10 @@ class MsrDevice {
 std::string msr_error_reason(int err, const std::string& path, uint32_t addr);
 
 // Why the stand-in device `path` (/dev/cpu/N/cpuid) cannot be opened, as
-// msr_error_reason says it but with the cpuid module to load; empty if it can.
+// rbench says it; empty if it can: missing, "<path>: missing too (load the
+// cpuid module: modprobe cpuid)"; offline, "<path>: CPU offline (ENXIO)";
+// otherwise the errno alone, "<path>: <strerror text>" (none of the msr
+// device's CAP_SYS_RAWIO advice: the cpuid device checks only its file mode).
 std::string cpuid_unusable_reason(const std::string& path);
 
 // The liveness of `msrs`, read from `dev` (the device of CPU `cpu`): the

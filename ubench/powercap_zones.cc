@@ -107,10 +107,16 @@ std::string powercap_unreadable_reason(const std::string& path) {
     close(fd);
     return "";
   }
-  if (errno == EACCES || errno == EPERM)
+  return powercap_open_error(path, errno);
+}
+
+std::string powercap_open_error(const std::string& path, int err) {
+  const size_t slash = path.rfind('/');
+  const bool energy_uj = path.substr(slash == std::string::npos ? 0 : slash + 1) == "energy_uj";
+  if (energy_uj && (err == EACCES || err == EPERM))
     return path + ": permission denied: energy_uj is readable by root only since Linux 5.10 "
                   "(CVE-2020-8694); run as root or grant read access with a udev rule";
-  return path + ": " + errno_text(errno);
+  return path + ": " + errno_text(err);
 }
 
 std::string powercap_counter_name(const PowercapZone& zone) { return zone.id + "/energy_uj"; }

@@ -45,6 +45,14 @@ std::string read_energy_uj(int fd, const std::string& path, uint64_t* value);
 // reading, in words a person can act on (rbench says the same); empty if it can.
 std::string powercap_unreadable_reason(const std::string& path);
 
+// Why opening `path` failed with `err`, word for word as rbench says it
+// (rbench/src/error.rs): an energy_uj file (its name is energy_uj) denied to
+// this process gets the advice (root-only since Linux 5.10, CVE-2020-8694,
+// a udev rule); any other error, or any other file (the lo rx_bytes
+// stand-in), "<path>: <strerror text>", e.g.
+// "/sys/class/net/lo/statistics/rx_bytes: Permission denied".
+std::string powercap_open_error(const std::string& path, int err);
+
 // "intel-rapl:0:1/energy_uj": how a verdict names a zone's counter.
 std::string powercap_counter_name(const PowercapZone& zone);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -127,18 +128,43 @@ TEST(PowercapZones, UnreadableReasonsSayWhatToDo) {
   EXPECT_EQ(powercap_unreadable_reason(kRoot + "/intel-rapl:0/energy_uj"), "");
   EXPECT_EQ(powercap_unreadable_reason("/nonexistent/energy_uj"),
             "/nonexistent/energy_uj: No such file or directory");
-  const std::string path = ::testing::TempDir() + "ubench-energy_uj-0400";
-  { std::ofstream(path) << "1\n"; }
-  ASSERT_EQ(chmod(path.c_str(), 0), 0);
-  const std::string why = powercap_unreadable_reason(path);
-  std::remove(path.c_str());
-  if (geteuid() == 0) {
-    EXPECT_EQ(why, "");  // root reads it anyway
-  } else {
-    EXPECT_EQ(why, path + ": permission denied: energy_uj is readable by root only since Linux "
-                          "5.10 (CVE-2020-8694); run as root or grant read access with a udev "
-                          "rule");
+  std::string dir = ::testing::TempDir() + "ubench-powercap-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::pair<std::string, std::string> denied[] = {
+      {"energy_uj",
+       ": permission denied: energy_uj is readable by root only since Linux 5.10 "
+       "(CVE-2020-8694); run as root or grant read access with a udev rule"},
+      {"rx_bytes", ": Permission denied"}};
+  for (const auto& [name, words] : denied) {
+    const std::string path = dir + "/" + name;
+    { std::ofstream(path) << "1\n"; }
+    ASSERT_EQ(chmod(path.c_str(), 0), 0);
+    const std::string why = powercap_unreadable_reason(path);
+    std::remove(path.c_str());
+    if (geteuid() == 0)
+      EXPECT_EQ(why, "") << name;  // root reads it anyway
+    else
+      EXPECT_EQ(why, path + words) << name;
   }
+  rmdir(dir.c_str());
+}
+
+// The energy_uj advice is for energy_uj files only: the lo rx_bytes
+// stand-in, denied, says its errno alone (root or not: no file is opened).
+TEST(PowercapZones, OnlyAnEnergyUjFileGetsTheRootOnlyAdvice) {
+  const std::string advice =
+      ": permission denied: energy_uj is readable by root only since Linux 5.10 "
+      "(CVE-2020-8694); run as root or grant read access with a udev rule";
+  EXPECT_EQ(powercap_open_error("/sys/class/powercap/intel-rapl:0/energy_uj", EACCES),
+            "/sys/class/powercap/intel-rapl:0/energy_uj" + advice);
+  EXPECT_EQ(powercap_open_error("/sys/class/powercap/intel-rapl:0/energy_uj", EPERM),
+            "/sys/class/powercap/intel-rapl:0/energy_uj" + advice);
+  EXPECT_EQ(powercap_open_error("/sys/class/net/lo/statistics/rx_bytes", EACCES),
+            "/sys/class/net/lo/statistics/rx_bytes: Permission denied");
+  EXPECT_EQ(powercap_open_error("/sys/class/net/lo/statistics/rx_bytes", EPERM),
+            "/sys/class/net/lo/statistics/rx_bytes: Operation not permitted");
+  EXPECT_EQ(powercap_open_error("/x/not_energy_uj", EACCES), "/x/not_energy_uj: Permission denied");
+  EXPECT_EQ(powercap_open_error("/x/energy_uj", ENOENT), "/x/energy_uj: No such file or directory");
 }
 
 TEST(PowercapLiveness, AnUnreadableZoneIsNoVerdict) {

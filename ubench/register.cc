@@ -2,8 +2,9 @@
 #include "register.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace raplbench {
@@ -22,6 +23,12 @@ std::vector<Registrar>& registrars() {
   return all;
 }
 
+// The numbers taken twice, found as the registrars are recorded.
+std::vector<std::string>& conflicts() {
+  static std::vector<std::string> all;
+  return all;
+}
+
 }  // namespace
 
 const EnergyCounters& PathContext::energy_counters() {
@@ -30,6 +37,11 @@ const EnergyCounters& PathContext::energy_counters() {
 }
 
 bool add_path_registrar(int order, const char* name, PathRegistrar fn) {
+  for (const Registrar& r : registrars())
+    if (r.order == order)
+      conflicts().push_back("RAPLBENCH_PATH number " + std::to_string(order) +
+                            " is taken twice: " + r.name + " and " + name +
+                            " (each path needs a number of its own)");
   registrars().push_back({order, name, fn});
   return true;
 }
@@ -38,9 +50,8 @@ namespace {
 
 std::vector<Registrar> in_order() {
   std::vector<Registrar> sorted = registrars();
-  std::sort(sorted.begin(), sorted.end(), [](const Registrar& a, const Registrar& b) {
-    return std::tie(a.order, a.name) < std::tie(b.order, b.name);
-  });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Registrar& a, const Registrar& b) { return a.order < b.order; });
   return sorted;
 }
 
@@ -52,7 +63,20 @@ std::vector<std::string> path_registrar_names() {
   return names;
 }
 
+std::vector<int> path_registrar_numbers() {
+  std::vector<int> numbers;
+  for (const Registrar& r : in_order()) numbers.push_back(r.order);
+  return numbers;
+}
+
+std::vector<std::string> path_number_conflicts() { return conflicts(); }
+
 void register_all_paths() {
+  if (!conflicts().empty()) {
+    for (const std::string& conflict : conflicts())
+      std::fprintf(stderr, "raplbench-ubench: %s\n", conflict.c_str());
+    std::abort();
+  }
   PathContext context;
   for (const Registrar& r : in_order()) r.fn(context);
 }

@@ -5,12 +5,20 @@
 //
 //   RAPLBENCH_PATH(300, register_msr_dev);
 //
+// Its tests are ubench/paths/<p>_test.cc (globbed too). The registration
+// function may stay in an anonymous namespace; what the tests call is
+// declared in ubench/paths/<p>.h (namespace raplbench, included as
+// "paths/<p>.h"), as ubench/paths/powercap.h is: the tests link every path's
+// object, and a registrar does nothing before register_all_paths().
+//
 // The function discovers what this machine offers, registers benchmarks for
 // what can run and records an unavailable row (with the reason) for what
 // cannot (manifest.h). main.cc runs every registered function once, in
 // ascending order of the number, which is the order of the rows in the
 // manifest: uinsn 100, powercap 200, msr-dev 300, perf 400, ebpf 500; a new
-// path picks a free number. No list of paths is kept anywhere else.
+// path picks a free number (a number taken twice aborts the start-up). The
+// numbers only order the rows; the list of path ids is results/schema.json
+// (read through results/registry.py), where a new path's id is added.
 #pragma once
 
 #include <functional>
@@ -43,15 +51,26 @@ class PathContext {
 using PathRegistrar = void (*)(PathContext& context);
 
 // Records `fn` under `name` to be run at position `order`; called by
-// RAPLBENCH_PATH before main(). Returns true.
+// RAPLBENCH_PATH before main(). Returns true. An `order` already taken is
+// recorded as a conflict (path_number_conflicts()), not resolved: static
+// initialization order across files is unspecified, so two paths with one
+// number would have no defined order.
 bool add_path_registrar(int order, const char* name, PathRegistrar fn);
 
 // The recorded registrars' names, in the order register_all_paths() runs them.
 std::vector<std::string> path_registrar_names();
 
-// Runs every recorded registrar once, in ascending `order` (equal orders by
-// name: static initialization order across files is unspecified), sharing
-// one PathContext.
+// The recorded registrars' numbers, in the same order.
+std::vector<int> path_registrar_numbers();
+
+// One line per number taken twice, naming both registrars, e.g.
+// "RAPLBENCH_PATH number 300 is taken twice: register_msr_dev and
+// register_rdpmc (each path needs a number of its own)"; empty if none.
+std::vector<std::string> path_number_conflicts();
+
+// Runs every recorded registrar once, in ascending `order`, sharing one
+// PathContext. A programming error found at start-up (a number taken twice)
+// is printed to standard error and aborts before any registrar runs.
 void register_all_paths();
 
 }  // namespace raplbench

@@ -10,6 +10,8 @@
 // zone is read from that CPU and from another one. Where this machine has no
 // powercap zone, a live sysfs counter (/sys/class/net/lo/statistics/rx_bytes)
 // is read through the same kernfs route as a labeled stand-in.
+#include "paths/powercap.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -23,9 +25,25 @@
 #include "roots.h"
 
 namespace raplbench {
-namespace {
 
-constexpr const char* kStandInFile = "/sys/class/net/lo/statistics/rx_bytes";
+std::string powercap_no_zone_reason(const std::string& root) {
+  return "no powercap zone under " + root +
+         " (no RAPL here, or the intel_rapl_msr driver is not loaded: modprobe intel_rapl_msr)";
+}
+
+std::string powercap_stand_in_text(const std::string& root) {
+  return powercap_no_zone_reason(root) + ": measured the live sysfs counter " +
+         kPowercapStandInFile +
+         " through the same kernfs read route (without the MSR read and IPI that energy_uj "
+         "costs)";
+}
+
+std::string powercap_stand_in_unreadable(const std::string& root, const std::string& why) {
+  return powercap_no_zone_reason(root) + "; stand-in " + kPowercapStandInFile +
+         " unreadable too: " + why;
+}
+
+namespace {
 
 void bench_pread(benchmark::State& state, const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY);
@@ -107,22 +125,15 @@ void register_powercap(PathContext&) {
   }
   if (!zones.empty()) return;
 
-  const std::string missing = "no powercap zone under " + root +
-                              " (no RAPL here, or the intel_rapl_msr driver is not loaded: "
-                              "modprobe intel_rapl_msr)";
-  const std::string stand_in_unreadable = powercap_unreadable_reason(kStandInFile);
+  const std::string stand_in_unreadable = powercap_unreadable_reason(kPowercapStandInFile);
   if (!stand_in_unreadable.empty()) {
     for (const char* op : {"pread", "open-read-close"})
       add_unavailable(RowMeta{"powercap", op, "energy_uj", std::nullopt, std::nullopt, ""},
-                      missing + "; stand-in " + kStandInFile + " unreadable too: " +
-                          stand_in_unreadable);
+                      powercap_stand_in_unreadable(root, stand_in_unreadable));
     return;
   }
-  register_file(kStandInFile, kStandInFile, std::nullopt,
-                missing + ": measured the live sysfs counter " + kStandInFile +
-                    " through the same kernfs read route (without the MSR read and IPI "
-                    "that energy_uj costs)",
-                "");
+  register_file(kPowercapStandInFile, kPowercapStandInFile, std::nullopt,
+                powercap_stand_in_text(root), "");
 }
 
 }  // namespace
