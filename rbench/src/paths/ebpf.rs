@@ -22,6 +22,10 @@ use super::Machine;
 /// How long the plan watches the slots before it plans their rows: a slot
 /// with no tick in that time (the cpu-clock fallback may fire far below
 /// 1 kHz), or with a failed read, is no data and its rows are unavailable.
+/// Must equal ubench's kSlotCheckWindow (ubench/bpf_slot_check.h): the
+/// window is in the reasons ("no tick in 500 ms", "below 2 Hz") and decides
+/// which slots' rows run, so the two harnesses' eBPF rows pair only when
+/// both watch for as long.
 pub const SLOT_CHECK: Duration = Duration::from_millis(500);
 
 /// How often a watched slot is looked at.
