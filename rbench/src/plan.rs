@@ -220,13 +220,18 @@ mod tests {
             Duration::from_millis(10),
         );
         let plan = Plan::on(&machine);
-        let mut paths: Vec<&str> = plan.rows.iter().map(|r| r.meta.path.as_str()).collect();
-        paths.dedup();
+        // each path's first row, in order (runnable eBPF rows alternate
+        // lookup and load at every placement, so paths recur)
+        let mut paths: Vec<&str> = Vec::new();
+        for row in &plan.rows {
+            if !paths.contains(&row.meta.path.as_str()) {
+                paths.push(&row.meta.path);
+            }
+        }
         assert_eq!(
             paths,
-            ["powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap"][..paths.len()]
+            ["powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap"]
         );
-        assert!(paths.len() >= 4, "{paths:?}");
         let manifest = plan.manifest();
         assert_eq!(manifest.rows.len(), plan.rows.len());
         for (row, planned) in manifest.rows.iter().zip(&plan.rows) {
