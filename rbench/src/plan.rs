@@ -40,7 +40,10 @@ pub trait Reader {
 }
 
 /// What a runnable row reads, opened lazily: the benchmark pins its thread
-/// to the row's CPU first, and opens nothing for rows it filters out.
+/// to the row's CPU first. Criterion does not expose its command-line
+/// filter, so the benchmark pins, opens and reads once every runnable row,
+/// also those the filter leaves out (Criterion then times nothing, and the
+/// manifest still lists the row as measured).
 pub trait Reads: Any + fmt::Debug {
     /// Opens it (an error makes the row unavailable, with the reason).
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error>;
