@@ -7,7 +7,6 @@
 //! what it [`Reads`], which the benchmark opens (after pinning the thread)
 //! into a [`Reader`] and times one [`Reader::read`] per iteration.
 
-use std::any::Any;
 use std::fmt;
 use std::hint::black_box;
 
@@ -44,10 +43,23 @@ pub trait Reader {
 /// filter, so the benchmark pins, opens and reads once every runnable row,
 /// also those the filter leaves out (Criterion then times nothing, and the
 /// manifest still lists the row as measured).
-pub trait Reads: Any + fmt::Debug {
+pub trait Reads: fmt::Debug + TestDowncast {
     /// Opens it (an error makes the row unavailable, with the reason).
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error>;
 }
+
+/// `Any` in the crate's unit tests, so they can see what a row reads
+/// ([`Planned::reads_as`]); in every other build, no bound at all.
+#[cfg(test)]
+pub trait TestDowncast: std::any::Any {}
+#[cfg(test)]
+impl<T: std::any::Any> TestDowncast for T {}
+/// `Any` in the crate's unit tests, so they can see what a row reads; in
+/// every other build, no bound at all.
+#[cfg(not(test))]
+pub trait TestDowncast {}
+#[cfg(not(test))]
+impl<T: ?Sized> TestDowncast for T {}
 
 /// A [`Reader`] of a [`CounterSource`]: one read of every domain per
 /// operation, as the sampler reads.
@@ -86,7 +98,7 @@ pub struct Planned {
 
 impl Planned {
     /// A row to measure.
-    pub fn run(meta: RowMeta, reads: impl Reads) -> Planned {
+    pub fn run(meta: RowMeta, reads: impl Reads + 'static) -> Planned {
         Planned {
             meta,
             reads: Ok(Box::new(reads)),
@@ -106,9 +118,10 @@ impl Planned {
         self.reads.as_ref().err().map(String::as_str)
     }
 
-    /// What the row reads, if it runs and reads a `T`.
+    /// What the row reads, if it runs and reads a `T` (for tests).
+    #[cfg(test)]
     pub fn reads_as<T: Reads>(&self) -> Option<&T> {
-        let reads: &dyn Any = &**self.reads.as_ref().ok()?;
+        let reads: &dyn std::any::Any = &**self.reads.as_ref().ok()?;
         reads.downcast_ref()
     }
 
@@ -153,14 +166,13 @@ pub fn meta(
     .with_liveness(liveness)
 }
 
-/// The whole plan, and what must keep running while its rows are read
-/// (the BPF sampler of the eBPF rows).
+/// The whole plan. What its rows read and must keep running meanwhile is
+/// held by the rows (the eBPF rows share the BPF sampler through an `Arc`:
+/// it stops with the last of them).
 #[derive(Default)]
 pub struct Plan {
     /// Every row, path by path in the order of [`PATHS`].
     pub rows: Vec<Planned>,
-    /// Kept alive until the plan is dropped.
-    running: Vec<Box<dyn Any>>,
 }
 
 impl Plan {
@@ -178,12 +190,6 @@ impl Plan {
             path(machine, &mut plan);
         }
         plan
-    }
-
-    /// Keeps `thing` (e.g. a running sampler the rows read) alive as long
-    /// as the plan.
-    pub fn keep_running(&mut self, thing: impl Any) {
-        self.running.push(Box::new(thing));
     }
 
     /// The manifest of the plan before anything runs: every runnable row

@@ -34,7 +34,7 @@ const SLOT_POLL: Duration = Duration::from_millis(1);
 /// A CPU's slot of the plan's running [`BpfSampler`].
 #[derive(Clone)]
 pub struct EbpfReads {
-    /// The sampler (the plan keeps it running).
+    /// The sampler, running as long as a row reads it.
     pub sampler: Arc<BpfSampler>,
     /// Whose slot.
     pub cpu: usize,
@@ -134,13 +134,10 @@ impl Reader for SlotReader<'_> {
 }
 
 /// The rows of paths "ebpf-lookup" and "ebpf-mmap" on `machine` (its perf
-/// discovery); the sampler they read runs as long as `plan`.
+/// discovery); the sampler they read runs as long as they do.
 pub fn plan(machine: &Machine, plan: &mut Plan) {
-    let (sampler, rows) = ebpf_rows(machine.perf(), machine.slot_check);
-    plan.rows.extend(rows);
-    if let Some(sampler) = sampler {
-        plan.keep_running(sampler);
-    }
+    plan.rows
+        .extend(ebpf_rows(machine.perf(), machine.slot_check));
 }
 
 /// "err -2 (ENOENT)": a slot's error as the program stores it (a negative
@@ -182,7 +179,10 @@ pub fn check_slots(
     let slot_name = |cpu: usize| format!("BPF slot of CPU {cpu}");
     let load_failed = |cpu: usize, e: Error| match e {
         Error::SlotUnsettled { .. } => {
-            format!("{}: never settled (its seqlock kept moving)", slot_name(cpu))
+            format!(
+                "{}: never settled (its seqlock kept moving)",
+                slot_name(cpu)
+            )
         }
         other => format!("{}: {other}", slot_name(cpu)),
     };
@@ -253,11 +253,10 @@ pub fn check_slots(
 /// Paths "ebpf-lookup" and "ebpf-mmap": starts the sampler on the energy
 /// events on every CPU of their cpumask and reads each CPU's slot at both
 /// placements; a slot that is no data ([`check_slots`], watched for
-/// `check`) makes its rows unavailable with the reason. Returns the running sampler, if it started.
-pub fn ebpf_rows(
-    perf: &Result<Counters, Error>,
-    check: Duration,
-) -> (Option<Arc<BpfSampler>>, Vec<Planned>) {
+/// `check`) makes its rows unavailable with the reason. The runnable rows
+/// share the sampler: it stops when the last of them is dropped (at once
+/// if none runs).
+pub fn ebpf_rows(perf: &Result<Counters, Error>, check: Duration) -> Vec<Planned> {
     let unavailable = |label: &str, stand_in: Option<&str>, reason: &str| {
         vec![
             Planned::unavailable(
@@ -272,7 +271,7 @@ pub fn ebpf_rows(
     };
     let found = match perf {
         Ok(found) => found,
-        Err(e) => return (None, unavailable("", None, &e.to_string())),
+        Err(e) => return unavailable("", None, &e.to_string()),
     };
     let cpus = counter_cpus(&found.counters);
     let (_, events) = on_cpu(found, cpus[0]);
@@ -284,7 +283,7 @@ pub fn ebpf_rows(
     };
     let sampler = match BpfSampler::start(&events, &config) {
         Ok(sampler) => Arc::new(sampler),
-        Err(e) => return (None, unavailable(&label, stand_in, &e.to_string())),
+        Err(e) => return unavailable(&label, stand_in, &e.to_string()),
     };
     let problems = check_slots(
         &cpus,
@@ -318,7 +317,7 @@ pub fn ebpf_rows(
             }
         }
     }
-    (Some(sampler), rows)
+    rows
 }
 
 #[cfg(test)]
@@ -332,8 +331,7 @@ mod tests {
     #[test]
     fn ebpf_rows_without_events_are_unavailable_with_the_reason() {
         let missing: Result<Counters, Error> = Err(Error::Unavailable("no PMU".into()));
-        let (sampler, rows) = ebpf_rows(&missing, Duration::from_millis(10));
-        assert!(sampler.is_none());
+        let rows = ebpf_rows(&missing, Duration::from_millis(10));
         let ids: Vec<(&str, &str)> = rows
             .iter()
             .map(|r| (r.meta.path.as_str(), r.meta.op.as_str()))
@@ -344,7 +342,10 @@ mod tests {
 
     /// A slot loader over fake slots: each look advances CPU c's ticks by
     /// `ticks[c]` and its err_ticks by `errs[c]` (err -2 while failing).
-    fn fake_slots(ticks: Vec<u64>, errs: Vec<u64>) -> impl FnMut(usize, &mut RbSlot) -> Result<(), Error> {
+    fn fake_slots(
+        ticks: Vec<u64>,
+        errs: Vec<u64>,
+    ) -> impl FnMut(usize, &mut RbSlot) -> Result<(), Error> {
         let mut state = vec![RbSlot::default(); ticks.len()];
         move |cpu, out| {
             if cpu >= state.len() {
@@ -385,7 +386,10 @@ mod tests {
         let (n, ms) = (number(failing, " on "), number(failing, " seen in "));
         assert_eq!(
             failing,
-            format!("BPF slot of CPU 2: err -2 (ENOENT) on {n} of {} ticks seen in {ms} ms", 2 * n.parse::<u64>().unwrap())
+            format!(
+                "BPF slot of CPU 2: err -2 (ENOENT) on {n} of {} ticks seen in {ms} ms",
+                2 * n.parse::<u64>().unwrap()
+            )
         );
         assert_eq!(
             why[3].as_deref(),
@@ -411,12 +415,11 @@ mod tests {
     #[test]
     fn ebpf_rows_on_this_machine_read_a_running_sampler_or_say_why() {
         let found = perf_counters(Path::new(PMU_ROOT), Path::new(CPU_ROOT));
-        let (sampler, rows) = ebpf_rows(&found, SLOT_CHECK);
+        let rows = ebpf_rows(&found, SLOT_CHECK);
         let Some(runs) = rows.iter().find(|r| r.reads.is_ok()) else {
             let why = rows[0].reason().unwrap();
             return eprintln!("skipped: no eBPF row runs here: {why}");
         };
-        assert!(sampler.is_some());
         let reads = runs.reads_as::<EbpfReads>().unwrap();
         assert_eq!(runs.meta.target_cpu, Some(reads.cpu));
         let mut reader = runs.reads.as_ref().unwrap().open().unwrap();

@@ -8,7 +8,8 @@
 //! runs carries what it reads (a type implementing [`crate::plan::Reads`],
 //! opened lazily into a [`crate::plan::Reader`] by the benchmark), a row
 //! that cannot carries the reason. Anything its rows read that must run
-//! meanwhile (the BPF sampler) goes to [`Plan::keep_running`].
+//! meanwhile is held by the rows themselves (the eBPF rows share the BPF
+//! sampler through an `Arc`).
 //!
 //! Adding a path: a new file `paths/<name>.rs` with its `plan` (and its
 //! tests), and its name in the `paths!` list below. Nothing else changes in
