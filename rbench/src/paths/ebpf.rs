@@ -2,7 +2,7 @@
 //! sampler (bpf/counters.bpf.c) fills at 1 kHz on every CPU of the energy
 //! events' cpumask: one bpf() lookup syscall (op "lookup") or a load from
 //! the mmapped array (op "load"), from that CPU and from another one of its
-//! package (ubench/ebpf.cc). The sampler runs as long as the plan.
+//! package (ubench/paths/ebpf.cc). The sampler runs as long as its rows.
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Path "msr-dev": one 8-byte pread of a RAPL energy MSR from
 //! /dev/cpu/N/msr, from CPU N itself and from another CPU (the driver then
 //! reads the MSR on CPU N through an IPI); or the /dev/cpu/N/cpuid
-//! stand-in where the msr device is missing (ubench/msr_dev.cc).
+//! stand-in where the msr device is missing (ubench/paths/msr_dev.cc).
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Path "perf": read() of the RAPL `power` PMU's energy events (stand-in:
 //! the `msr` PMU's tsc event) on every CPU of the PMU's cpumask (one per
 //! package): op "read" of the first event, op "group-read" of all, from
-//! that CPU and from another one of its package (ubench/perf.cc).
+//! that CPU and from another one of its package (ubench/paths/perf.cc).
 
 use crate::cpu::package_placements;
 use crate::discovery::{counter_cpus, Counter, Counters, Route};

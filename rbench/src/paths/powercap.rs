@@ -1,7 +1,7 @@
 //! Path "powercap": one read of a zone's energy_uj, kept open (op "pread")
 //! or opened, read and closed (op "open-read-close"), from the zone's CPU
 //! and from another one; or the lo rx_bytes stand-in where there is no
-//! zone (ubench/powercap.cc).
+//! zone (ubench/paths/powercap.cc).
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! Path "perf": read() of perf_event counters of the RAPL `power` PMU
-//! (stand-in: the `msr` PMU's `tsc` event), as ubench/perf.cc.
+//! (stand-in: the `msr` PMU's `tsc` event), as ubench/paths/perf.cc.
 //!
 //! * [`PerfMode::EachEvent`] (op "read"): read_format 0, one 8-byte read()
 //!   per event;

@@ -1,5 +1,5 @@
 //! Path "powercap": reading a zone's energy_uj, the way energy tools read
-//! RAPL through the powercap framework (ubench/powercap.cc).
+//! RAPL through the powercap framework (ubench/paths/powercap.cc).
 //!
 //! * [`PowercapMode::Pread`]: the file is kept open; each read is
 //!   `pread(fd, buf, 32, 0)` plus parsing the decimal text;
