@@ -226,7 +226,6 @@ mod tests {
                 pmu: sys.join("bus/event_source/devices"),
             },
             Duration::from_millis(10),
-            Duration::from_millis(10),
         );
         let plan = Plan::on(&machine);
         // each path's first row, in order (runnable eBPF rows alternate

@@ -40,15 +40,14 @@ paths!(powercap, msr_dev, perf, ebpf);
 
 /// What the paths are planned on: where the kernel's interfaces are, how
 /// long counters are probed, and the discoveries paths share (found once,
-/// when the first path asks).
+/// when the first path asks). (How long the eBPF path watches its slots is
+/// the slot check's: [`crate::ebpf::slot_check::SLOT_CHECK`].)
 pub struct Machine {
     /// The powercap, msr device and PMU directories (the CPU topology is
     /// read under [`crate::roots::CPU`]).
     pub roots: Roots,
     /// How long each counter set is probed for liveness.
     pub window: Duration,
-    /// How long a BPF slot may take to tick before its rows are unavailable.
-    pub slot_check: Duration,
     /// The perf discovery, probed (the perf and eBPF paths read the same
     /// events).
     perf: OnceCell<Result<Counters, Error>>,
@@ -56,11 +55,10 @@ pub struct Machine {
 
 impl Machine {
     /// A machine whose interfaces are under `roots`.
-    pub fn new(roots: Roots, window: Duration, slot_check: Duration) -> Machine {
+    pub fn new(roots: Roots, window: Duration) -> Machine {
         Machine {
             roots,
             window,
-            slot_check,
             perf: OnceCell::new(),
         }
     }
@@ -68,7 +66,7 @@ impl Machine {
     /// This machine, or the fixtures the environment names
     /// ([`crate::roots`]), with the default probe windows.
     pub fn from_env() -> Machine {
-        Machine::new(Roots::from_env(), LIVENESS_WINDOW, ebpf::SLOT_CHECK)
+        Machine::new(Roots::from_env(), LIVENESS_WINDOW)
     }
 
     /// The energy perf events (or their stand-in) on every package, each
