@@ -13,9 +13,7 @@
 
 mod zones;
 
-pub use zones::{
-    discover_powercap_zones, parse_energy_uj, powercap_root, PowercapZone, DEFAULT_POWERCAP_ROOT,
-};
+pub use zones::{discover_powercap_zones, parse_energy_uj, PowercapZone, DEFAULT_POWERCAP_ROOT};
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -11,7 +11,6 @@ use rbench::discovery::{
 use rbench::liveness::{Liveness, LIVENESS_WINDOW};
 use rbench::perf::{events_label, PerfEventSpec};
 use rbench::roots;
-use rbench::powercap::powercap_root;
 use rbench::{CounterSource, Domain};
 use std::path::Path;
 
@@ -89,7 +88,7 @@ pub fn discover(
 ) -> Result<Counters, rbench::Error> {
     match mechanism {
         Mechanism::Powercap => {
-            let root = powercap_root_arg.map_or_else(powercap_root, Path::to_path_buf);
+            let root = powercap_root_arg.map_or_else(|| roots::POWERCAP.path(), Path::to_path_buf);
             powercap_counters(&root)
         }
         Mechanism::Msr => msr_counters(
