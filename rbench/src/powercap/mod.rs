@@ -15,7 +15,7 @@ mod zones;
 
 pub use zones::{discover_powercap_zones, parse_energy_uj, PowercapZone, DEFAULT_POWERCAP_ROOT};
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
@@ -129,20 +129,29 @@ pub fn stand_in_text(root: &Path) -> String {
     )
 }
 
+/// Why `path` did not open, `errno` said: for an energy_uj file denied,
+/// that it is root-only and what to do; for anything else (the stand-in
+/// file, another errno) `<path>: <strerror text>` (ubench's
+/// powercap_open_error, word for word).
+pub fn open_error(path: &str, errno: Errno) -> Error {
+    let energy_uj = Path::new(path).file_name() == Some(OsStr::new("energy_uj"));
+    match errno {
+        Errno::EACCES | Errno::EPERM if energy_uj => Error::PowercapPermission {
+            path: path.to_string(),
+        },
+        errno => Error::Os {
+            what: path.to_string(),
+            errno,
+        },
+    }
+}
+
 /// Opens `path` read-only (no O_CLOEXEC, like ubench); the error says what to do.
 fn open_counter_file(path: &CString, display: &str) -> Result<OwnedFd, Error> {
     // SAFETY: `path` is a valid NUL-terminated string.
     let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) };
     if fd < 0 {
-        return Err(match Errno::last() {
-            Errno::EACCES | Errno::EPERM => Error::PowercapPermission {
-                path: display.to_string(),
-            },
-            errno => Error::Os {
-                what: display.to_string(),
-                errno,
-            },
-        });
+        return Err(open_error(display, Errno::last()));
     }
     // SAFETY: `fd` was just opened and is owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -328,6 +337,36 @@ mod tests {
         assert_eq!(
             source.read(&mut out).unwrap_err().to_string(),
             format!("{path}: not a decimal counter value (malformed: '12x\\n')")
+        );
+    }
+
+    #[test]
+    fn only_a_denied_energy_uj_is_said_to_be_root_only() {
+        let zone = "/sys/class/powercap/intel-rapl:0/energy_uj";
+        for errno in [Errno::EACCES, Errno::EPERM] {
+            assert_eq!(
+                open_error(zone, errno).to_string(),
+                format!(
+                    "{zone}: permission denied: energy_uj is readable by root only since \
+                     Linux 5.10 (CVE-2020-8694); run as root or grant read access with a udev rule"
+                )
+            );
+        }
+        assert_eq!(
+            open_error(STAND_IN_FILE, Errno::EACCES).to_string(),
+            "/sys/class/net/lo/statistics/rx_bytes: Permission denied"
+        );
+        assert_eq!(
+            open_error(STAND_IN_FILE, Errno::EPERM).to_string(),
+            "/sys/class/net/lo/statistics/rx_bytes: Operation not permitted"
+        );
+        assert_eq!(
+            open_error("/x/not_energy_uj", Errno::EACCES).to_string(),
+            "/x/not_energy_uj: Permission denied"
+        );
+        assert_eq!(
+            open_error(zone, Errno::ENOENT).to_string(),
+            format!("{zone}: No such file or directory")
         );
     }
 
