@@ -212,7 +212,7 @@ mod tests {
     use crate::manifest::Status;
     use crate::paths::Machine;
     use crate::roots::Roots;
-    use crate::testutil::{testdata_sys, TempDir};
+    use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
     use std::time::Duration;
 
     #[test]
@@ -224,6 +224,7 @@ mod tests {
                 powercap: sys.join("class/powercap"),
                 dev_cpu: empty.path().to_path_buf(),
                 pmu: sys.join("bus/event_source/devices"),
+                cpu: two_packages_sys().join("devices/system/cpu"),
             },
             Duration::from_millis(10),
         );

@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::cpu::package_placements;
+use crate::cpu::Cpus;
 use crate::discovery::{counter_cpus, Counters};
 use crate::ebpf::slot_check::{check_slots, slot_error_text, SLOT_CHECK, SLOT_POLL};
 use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead, TickCounts};
@@ -124,16 +124,17 @@ impl Reader for SlotReader<'_> {
 /// The rows of paths "ebpf-lookup" and "ebpf-mmap" on `machine` (its perf
 /// discovery); the sampler they read runs as long as they do.
 pub fn plan(machine: &Machine, plan: &mut Plan) {
-    plan.rows.extend(ebpf_rows(machine.perf(), SLOT_CHECK));
+    plan.rows
+        .extend(ebpf_rows(machine.perf(), &machine.cpus(), SLOT_CHECK));
 }
 
 /// Paths "ebpf-lookup" and "ebpf-mmap": starts the sampler on the energy
 /// events on every CPU of their cpumask and reads each CPU's slot at both
-/// placements; a slot that is no data ([`check_slots`], watched for
+/// placements among `cpus`; a slot that is no data ([`check_slots`], watched for
 /// `check`) makes its rows unavailable with the reason. The runnable rows
 /// share the sampler: it stops when the last of them is dropped (at once
 /// if none runs).
-pub fn ebpf_rows(perf: &Result<Counters, Error>, check: Duration) -> Vec<Planned> {
+pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -> Vec<Planned> {
     let unavailable = |label: &str, stand_in: Option<&str>, reason: &str| {
         vec![
             Planned::unavailable(
@@ -150,12 +151,12 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, check: Duration) -> Vec<Planned
         Ok(found) => found,
         Err(e) => return unavailable("", None, &e.to_string()),
     };
-    let cpus = counter_cpus(&found.counters);
-    let (_, events) = on_cpu(found, cpus[0]);
+    let slot_cpus = counter_cpus(&found.counters);
+    let (_, events) = on_cpu(found, slot_cpus[0]);
     let label = events_label(&events);
     let stand_in = found.stand_in.as_deref();
     let config = BpfConfig {
-        cpus: Some(cpus.clone()),
+        cpus: Some(slot_cpus.clone()),
         ..BpfConfig::default()
     };
     let sampler = match BpfSampler::start(&events, &config) {
@@ -163,7 +164,7 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, check: Duration) -> Vec<Planned
         Err(e) => return unavailable(&label, stand_in, &e.to_string()),
     };
     let problems = check_slots(
-        &cpus,
+        &slot_cpus,
         sampler.cpus(),
         |cpu, slot| sampler.load(cpu, slot),
         sampler.trigger(),
@@ -171,10 +172,10 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, check: Duration) -> Vec<Planned
         SLOT_POLL,
     );
     let mut rows = Vec::new();
-    for (cpu, problem) in cpus.into_iter().zip(problems) {
+    for (cpu, problem) in slot_cpus.into_iter().zip(problems) {
         let (counters, _) = on_cpu(found, cpu);
         let liveness = Counters::liveness_of(counters);
-        for p in package_placements(cpu) {
+        for p in cpus.package_placements(cpu) {
             for (path, op, via) in [
                 ("ebpf-lookup", "lookup", SlotRead::Lookup),
                 ("ebpf-mmap", "load", SlotRead::Load),
@@ -208,7 +209,7 @@ mod tests {
     #[test]
     fn ebpf_rows_without_events_are_unavailable_with_the_reason() {
         let missing: Result<Counters, Error> = Err(Error::Unavailable("no PMU".into()));
-        let rows = ebpf_rows(&missing, Duration::from_millis(10));
+        let rows = ebpf_rows(&missing, &Cpus::at(CPU_ROOT), Duration::from_millis(10));
         let ids: Vec<(&str, &str)> = rows
             .iter()
             .map(|r| (r.meta.path.as_str(), r.meta.op.as_str()))
@@ -220,7 +221,7 @@ mod tests {
     #[test]
     fn ebpf_rows_on_this_machine_read_a_running_sampler_or_say_why() {
         let found = perf_counters(Path::new(PMU_ROOT), Path::new(CPU_ROOT));
-        let rows = ebpf_rows(&found, SLOT_CHECK);
+        let rows = ebpf_rows(&found, &Cpus::at(CPU_ROOT), SLOT_CHECK);
         let Some(runs) = rows.iter().find(|r| r.reads.is_ok()) else {
             let why = rows[0].reason().unwrap();
             return eprintln!("skipped: no eBPF row runs here: {why}");

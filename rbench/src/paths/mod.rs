@@ -19,6 +19,7 @@
 use std::cell::OnceCell;
 use std::time::Duration;
 
+use crate::cpu::Cpus;
 use crate::discovery::{perf_counters, Counters};
 use crate::liveness::LIVENESS_WINDOW;
 use crate::plan::Plan;
@@ -43,8 +44,7 @@ paths!(powercap, msr_dev, perf, ebpf);
 /// when the first path asks). (How long the eBPF path watches its slots is
 /// the slot check's: [`crate::ebpf::slot_check::SLOT_CHECK`].)
 pub struct Machine {
-    /// The powercap, msr device and PMU directories (the CPU topology is
-    /// read under [`crate::roots::CPU`]).
+    /// The powercap, msr device, PMU and CPU directories.
     pub roots: Roots,
     /// How long each counter set is probed for liveness.
     pub window: Duration,
@@ -69,12 +69,17 @@ impl Machine {
         Machine::new(Roots::from_env(), LIVENESS_WINDOW)
     }
 
+    /// The CPUs under the CPU root: the rows' placements.
+    pub fn cpus(&self) -> Cpus {
+        Cpus::at(&self.roots.cpu)
+    }
+
     /// The energy perf events (or their stand-in) on every package, each
     /// probed for liveness for [`Machine::window`]; discovered on the first
     /// call.
     pub fn perf(&self) -> &Result<Counters, Error> {
         self.perf.get_or_init(|| {
-            perf_counters(&self.roots.pmu, &crate::roots::CPU.path()).map(|mut found| {
+            perf_counters(&self.roots.pmu, &self.roots.cpu).map(|mut found| {
                 found.probe(self.window);
                 found
             })

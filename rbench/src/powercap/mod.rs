@@ -21,7 +21,7 @@ use std::path::Path;
 
 use nix::errno::Errno;
 
-use crate::cpu::package_lead_cpu;
+use crate::cpu::Cpus;
 use crate::{CounterSource, Domain, Error};
 
 /// The stand-in where there is no powercap zone: a live sysfs counter.
@@ -102,11 +102,11 @@ pub fn zone_target(zone: &PowercapZone) -> String {
     format!("{}/energy_uj", zone.id)
 }
 
-/// The CPU whose MSR the driver reads for `zone`: the package's lead CPU;
-/// None for MMIO and platform-wide zones.
-pub fn zone_target_cpu(zone: &PowercapZone) -> Option<usize> {
+/// The CPU whose MSR the driver reads for `zone`: the package's lead CPU
+/// among `cpus`; None for MMIO and platform-wide zones.
+pub fn zone_target_cpu(zone: &PowercapZone, cpus: &Cpus) -> Option<usize> {
     match zone.package {
-        Some(package) if !zone.mmio => package_lead_cpu(package),
+        Some(package) if !zone.mmio => cpus.package_lead_cpu(package),
         _ => None,
     }
 }
@@ -229,7 +229,7 @@ impl PowercapSource {
     /// Every zone under `root`, or the stand-in where there is none (see
     /// [`crate::discovery::powercap_counters`]).
     pub fn discover_in(root: &Path, mode: PowercapMode) -> Result<Self, Error> {
-        let found = crate::discovery::powercap_counters(root)?;
+        let found = crate::discovery::powercap_counters(root, &crate::roots::CPU.path())?;
         let files: Vec<CounterFile> = found.counters.iter().filter_map(CounterFile::of).collect();
         Self::open(&files, mode, found.stand_in)
     }
@@ -390,8 +390,9 @@ mod tests {
     fn zone_targets_and_cpus() {
         let zones = discover_powercap_zones(&testdata_sys().join("class/powercap"));
         assert_eq!(zone_target(&zones[1]), "intel-rapl:0:0/energy_uj");
-        assert_eq!(zone_target_cpu(&zones[0]), package_lead_cpu(0));
-        assert_eq!(zone_target_cpu(&zones[3]), None); // psys
-        assert_eq!(zone_target_cpu(&zones[4]), None); // mmio
+        let cpus = Cpus::at(crate::cpu::CPU_ROOT);
+        assert_eq!(zone_target_cpu(&zones[0], &cpus), cpus.package_lead_cpu(0));
+        assert_eq!(zone_target_cpu(&zones[3], &cpus), None); // psys
+        assert_eq!(zone_target_cpu(&zones[4], &cpus), None); // mmio
     }
 }

@@ -3,7 +3,7 @@
 //! sampler reads exactly the counters the suite times, probed for liveness
 //! the same way.
 
-use rbench::cpu::{cpu_signature, packages_or_first};
+use rbench::cpu::{cpu_signature, Cpus};
 use rbench::discovery::{
     counter_cpus, msr_counters, open_counters, perf_counters, powercap_counters, Counter, Counters,
     Route,
@@ -89,12 +89,12 @@ pub fn discover(
     match mechanism {
         Mechanism::Powercap => {
             let root = powercap_root_arg.map_or_else(|| roots::POWERCAP.path(), Path::to_path_buf);
-            powercap_counters(&root)
+            powercap_counters(&root, &roots::CPU.path())
         }
         Mechanism::Msr => msr_counters(
             &roots::DEV_CPU.path(),
             &cpu_signature(),
-            &packages_or_first(),
+            &Cpus::from_env().packages_or_first(),
         ),
         Mechanism::Perf | Mechanism::Ebpf => perf_counters(&roots::PMU.path(), &roots::CPU.path()),
     }
