@@ -4,9 +4,9 @@ Contract with rbench's bench target `paths` (rbench/benches/paths.rs):
 
 - it writes the manifest of results/manifest.py (the format ubench writes
   too) to $RAPLBENCH_MANIFEST: one ROW per result row, "bench" being the
-  Criterion full id ("value" is always "real_time": Criterion measures time
-  per iteration only); a path that cannot run here has a ROW with bench null
-  and the reason;
+  Criterion full id ("value" is then "real_time": Criterion measures time
+  per iteration only); a path that cannot run here has a ROW with bench and
+  value null and the reason;
 - Criterion writes, per benchmark, <CRITERION_HOME>/<dirs>/new/benchmark.json
   (with "full_id") and new/sample.json ({"iters": [...], "times": [...]},
   times in ns, one entry per sample).

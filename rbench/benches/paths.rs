@@ -2,7 +2,9 @@
 //! target, placement) that runs on this machine, the same set ubench
 //! registers, as planned by rbench::plan (each path in rbench/src/paths/).
 //! Every row is run alike: pin the thread to the row's CPU, open what the
-//! row reads, time one read per iteration.
+//! row reads, time one read per iteration. Criterion's filter (`cargo bench
+//! --bench paths -- <filter>`) only skips the timing: every runnable row is
+//! still pinned, opened and read once, and listed in the manifest as measured.
 //!
 //! Benchmark ids: group = path, function = op, parameter =
 //! "<target>@<placement>", so the full id is "<path>/<op>/<target>@<placement>",

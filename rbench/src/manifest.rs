@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! {"manifest_version": 1, "harness": "criterion", "rows": [ROW, ...]}
-//! ROW = {"bench": criterion full id or null, "value": "real_time",
+//! ROW = {"bench": criterion full id or null, "value": "real_time" or null,
 //!        "path", "op", "target", "cpu", "target_cpu", "stand_in",
 //!        "liveness", "liveness_note", "metric": "latency", "unit": "ns",
 //!        "status": "ok" | "unavailable" | "error", "reason"}
@@ -16,7 +16,8 @@
 //! in that key order. A path that cannot run here gets a row with
 //! `bench: null` and the reason; having measured nothing, it carries no
 //! liveness verdict (as in ubench). Criterion measures time per iteration
-//! only: `value` is always "real_time".
+//! only: `value` is "real_time" for every row with a bench, and null
+//! exactly when `bench` is (as ubench writes it).
 
 use std::path::{Path, PathBuf};
 
@@ -45,8 +46,9 @@ pub const MANIFEST_VERSION: u32 = 1;
 pub struct ManifestRow {
     /// Criterion full id (`"<path>/<op>/<target>@<placement>"`), or None.
     pub bench: Option<String>,
-    /// Which of the benchmark's values feeds the row: always "real_time".
-    pub value: &'static str,
+    /// Which of the benchmark's values feeds the row: "real_time", or None
+    /// when there is no benchmark (`bench` None).
+    pub value: Option<&'static str>,
     /// path, op, target, cpu, target_cpu, stand_in, liveness, liveness_note.
     #[serde(flatten)]
     pub meta: RowMeta,
@@ -68,8 +70,8 @@ impl ManifestRow {
         reason: Option<String>,
     ) -> ManifestRow {
         ManifestRow {
+            value: bench.as_ref().map(|_| "real_time"),
             bench,
-            value: "real_time",
             meta: meta.clone(),
             metric: "latency",
             unit: "ns",
@@ -209,7 +211,7 @@ mod tests {
         let json = serde_json::to_string(&m).unwrap();
         assert_eq!(
             json,
-            r#"{"manifest_version":1,"harness":"criterion","rows":[{"bench":"msr-dev/pread/cpuid:0x0@1->0","value":"real_time","path":"msr-dev","op":"pread","target":"cpuid:0x0","cpu":1,"target_cpu":0,"stand_in":"why","liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"ok","reason":null},{"bench":null,"value":"real_time","path":"msr-dev","op":"pread","target":null,"cpu":null,"target_cpu":null,"stand_in":null,"liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"unavailable","reason":"no device"}]}"#
+            r#"{"manifest_version":1,"harness":"criterion","rows":[{"bench":"msr-dev/pread/cpuid:0x0@1->0","value":"real_time","path":"msr-dev","op":"pread","target":"cpuid:0x0","cpu":1,"target_cpu":0,"stand_in":"why","liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"ok","reason":null},{"bench":null,"value":null,"path":"msr-dev","op":"pread","target":null,"cpu":null,"target_cpu":null,"stand_in":null,"liveness":null,"liveness_note":null,"metric":"latency","unit":"ns","status":"unavailable","reason":"no device"}]}"#
         );
     }
 
@@ -255,6 +257,27 @@ mod tests {
             (None, None)
         );
         assert_eq!(m.rows[1].meta.liveness, frozen.liveness); // it ran
+    }
+
+    #[test]
+    fn value_is_null_exactly_when_bench_is() {
+        let mut m = Manifest::default();
+        m.add_measured("msr-dev/pread/cpuid:0x0@1->0", &meta());
+        m.add_unavailable(&meta(), "no device");
+        m.add_error("msr-dev/pread/cpuid:0x0@1->0", &meta(), "read failed");
+        let pairs: Vec<(bool, Option<&str>)> = m
+            .rows
+            .iter()
+            .map(|r| (r.bench.is_some(), r.value))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                (true, Some("real_time")),
+                (false, None),
+                (true, Some("real_time"))
+            ]
+        );
     }
 
     #[test]

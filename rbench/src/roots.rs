@@ -63,9 +63,8 @@ pub const CPU: Root = Root {
     default: crate::cpu::CPU_ROOT,
 };
 
-/// The roots the paths discover their counters under, resolved once (a
-/// plan's). The CPU root is not among them: the placements of every row
-/// read it through [`crate::cpu`], from the environment.
+/// The roots a plan discovers its counters and places its rows under,
+/// resolved once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     /// /sys/class/powercap or its replacement.
@@ -74,6 +73,9 @@ pub struct Roots {
     pub dev_cpu: PathBuf,
     /// /sys/bus/event_source/devices or its replacement.
     pub pmu: PathBuf,
+    /// /sys/devices/system/cpu or its replacement (online CPUs, packages:
+    /// the rows' placements and the counters' CPUs).
+    pub cpu: PathBuf,
 }
 
 impl Roots {
@@ -83,6 +85,7 @@ impl Roots {
             powercap: POWERCAP.path(),
             dev_cpu: DEV_CPU.path(),
             pmu: PMU.path(),
+            cpu: CPU.path(),
         }
     }
 }

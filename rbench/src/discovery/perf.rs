@@ -62,7 +62,10 @@ pub fn perf_counters_of(found: &EnergyEvents, cpu_root: &Path) -> Counters {
 /// The energy events under `pmu_root` that open here (or the stand-in), on
 /// every package of the topology under `cpu_root`; see [`perf_counters_of`].
 pub fn perf_counters(pmu_root: &Path, cpu_root: &Path) -> Result<Counters, Error> {
-    Ok(perf_counters_of(&energy_events(pmu_root)?, cpu_root))
+    Ok(perf_counters_of(
+        &energy_events(pmu_root, cpu_root)?,
+        cpu_root,
+    ))
 }
 
 #[cfg(test)]
@@ -74,8 +77,12 @@ mod tests {
     use crate::testutil::{testdata_sys, two_packages_sys};
 
     fn fixture_events(sys: &Path) -> EnergyEvents {
-        let mut power =
-            discover_pmu_events("power", "energy-", &sys.join("bus/event_source/devices"));
+        let mut power = discover_pmu_events(
+            "power",
+            "energy-",
+            &sys.join("bus/event_source/devices"),
+            &sys.join("devices/system/cpu"),
+        );
         power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
         EnergyEvents {
             events: power.events,

@@ -4,16 +4,19 @@
 use std::path::Path;
 
 use super::{Counter, Counters, Route};
+use crate::cpu::Cpus;
 use crate::powercap::{
     discover_powercap_zones, no_zone_reason, stand_in_text, unreadable_reason, zone_target,
     zone_target_cpu, CounterFile, STAND_IN_FILE,
 };
 use crate::Error;
 
-/// The zones under `root` (each readable or not, with why), or the
-/// stand-in file where there is none; an error if the stand-in cannot be
-/// read either.
-pub fn powercap_counters(root: &Path) -> Result<Counters, Error> {
+/// The zones under `root` (each readable or not, with why; the CPU of a
+/// package's zones is its lead CPU in the topology under `cpu_root`), or
+/// the stand-in file where there is none; an error if the stand-in cannot
+/// be read either.
+pub fn powercap_counters(root: &Path, cpu_root: &Path) -> Result<Counters, Error> {
+    let cpus = Cpus::at(cpu_root);
     let zones = discover_powercap_zones(root);
     if zones.is_empty() {
         if let Some(e) = unreadable_reason(STAND_IN_FILE) {
@@ -46,7 +49,7 @@ pub fn powercap_counters(root: &Path) -> Result<Counters, Error> {
                 domain: file.domain,
                 route: Route::File { path: file.path },
                 package: zone.package,
-                cpu: zone_target_cpu(zone),
+                cpu: zone_target_cpu(zone, &cpus),
                 name: zone_target(zone),
                 unit_problem: None,
                 liveness: None,
@@ -62,6 +65,7 @@ pub fn powercap_counters(root: &Path) -> Result<Counters, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::CPU_ROOT;
     use crate::liveness::{Liveness, Verdict};
     use crate::testutil::{copy_tree, rewrite_energy_uj, testdata_sys, two_packages_sys, TempDir};
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,7 +77,7 @@ mod tests {
     #[test]
     fn the_static_fixture_is_frozen() {
         let root = testdata_sys().join("class/powercap");
-        let mut found = powercap_counters(&root).unwrap();
+        let mut found = powercap_counters(&root, Path::new(CPU_ROOT)).unwrap();
         found.probe(SHORT);
         assert_eq!(found.stand_in, None);
         let names: Vec<&str> = found.counters.iter().map(|c| c.name.as_str()).collect();
@@ -123,7 +127,7 @@ mod tests {
                 }
             })
         };
-        let mut found = powercap_counters(&root).unwrap();
+        let mut found = powercap_counters(&root, Path::new(CPU_ROOT)).unwrap();
         found.counters.truncate(3); // intel-rapl:1:0 is not rewritten
                                     // a long window: the probe ends as soon as all three moved, and the
                                     // writer thread may be slow to run on a loaded machine
@@ -151,7 +155,11 @@ mod tests {
 
     #[test]
     fn two_packages_have_their_zones() {
-        let found = powercap_counters(&two_packages_sys().join("class/powercap")).unwrap();
+        let found = powercap_counters(
+            &two_packages_sys().join("class/powercap"),
+            &two_packages_sys().join("devices/system/cpu"),
+        )
+        .unwrap();
         let packages: Vec<(Option<u32>, &str)> = found
             .counters
             .iter()
@@ -166,12 +174,15 @@ mod tests {
                 (Some(1), "dram")
             ]
         );
+        // each package's lead CPU in the fixture's topology
+        let cpus: Vec<Option<usize>> = found.counters.iter().map(|c| c.cpu).collect();
+        assert_eq!(cpus, [Some(0), Some(0), Some(2), Some(2)]);
     }
 
     #[test]
     fn no_zone_means_the_stand_in_which_gets_no_verdict() {
         let empty = TempDir::new("powercap-none");
-        match powercap_counters(empty.path()) {
+        match powercap_counters(empty.path(), Path::new(CPU_ROOT)) {
             Ok(mut found) => {
                 found.probe(SHORT);
                 assert!(found.stand_in.is_some());

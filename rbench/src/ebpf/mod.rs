@@ -11,9 +11,12 @@
 //! perf cpu-clock event; [`BpfSampler::trigger`] says which. Where the crate
 //! was built without the BPF object (no clang, bpftool or kernel BTF),
 //! [`BpfSampler::start`] returns [`Error::Unavailable`] saying why.
+//! [`slot_check`] tells whether a CPU's slot holds data before its rows
+//! are planned.
 
 #[cfg_attr(not(rbench_bpf), path = "without_bpf.rs")]
 mod loader;
+pub mod slot_check;
 mod slots;
 
 pub use slots::{

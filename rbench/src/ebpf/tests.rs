@@ -149,7 +149,7 @@ fn the_first_ticks_find_every_counter_in_the_map() {
 /// only CPUs of this process's affinity mask are used.
 #[test]
 fn loads_publishes_and_ticks_on_the_cpus_it_may_run_on() {
-    let found = match energy_events(Path::new(PMU_ROOT)) {
+    let found = match energy_events(Path::new(PMU_ROOT), Path::new(crate::cpu::CPU_ROOT)) {
         Ok(found) => found,
         Err(e) => return eprintln!("skipped: no energy events or stand-in to sample: {e}"),
     };

@@ -2,35 +2,27 @@
 //! sampler (bpf/counters.bpf.c) fills at 1 kHz on every CPU of the energy
 //! events' cpumask: one bpf() lookup syscall (op "lookup") or a load from
 //! the mmapped array (op "load"), from that CPU and from another one of its
-//! package (ubench/ebpf.cc). The sampler runs as long as the plan.
+//! package (ubench/paths/ebpf.cc). The sampler runs as long as its rows.
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::cpu::package_placements;
+use crate::cpu::Cpus;
 use crate::discovery::{counter_cpus, Counters};
+use crate::ebpf::slot_check::{check_slots, slot_error_text, SLOT_CHECK, SLOT_POLL};
 use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead, TickCounts};
 use crate::perf::events_label;
 use crate::plan::{meta, Plan, Planned, Reader, Reads};
 use crate::Error;
-use nix::errno::Errno;
 
 use super::perf::on_cpu;
 use super::Machine;
 
-/// How long the plan watches the slots before it plans their rows: a slot
-/// with no tick in that time (the cpu-clock fallback may fire far below
-/// 1 kHz), or with a failed read, is no data and its rows are unavailable.
-pub const SLOT_CHECK: Duration = Duration::from_millis(500);
-
-/// How often a watched slot is looked at.
-const SLOT_POLL: Duration = Duration::from_millis(1);
-
 /// A CPU's slot of the plan's running [`BpfSampler`].
 #[derive(Clone)]
 pub struct EbpfReads {
-    /// The sampler (the plan keeps it running).
+    /// The sampler, running as long as a row reads it.
     pub sampler: Arc<BpfSampler>,
     /// Whose slot.
     pub cpu: usize,
@@ -130,130 +122,19 @@ impl Reader for SlotReader<'_> {
 }
 
 /// The rows of paths "ebpf-lookup" and "ebpf-mmap" on `machine` (its perf
-/// discovery); the sampler they read runs as long as `plan`.
+/// discovery); the sampler they read runs as long as they do.
 pub fn plan(machine: &Machine, plan: &mut Plan) {
-    let (sampler, rows) = ebpf_rows(machine.perf(), machine.slot_check);
-    plan.rows.extend(rows);
-    if let Some(sampler) = sampler {
-        plan.keep_running(sampler);
-    }
-}
-
-/// "err -2 (ENOENT)": a slot's error as the program stores it (a negative
-/// errno), as ubench's slot_error_text.
-pub fn slot_error_text(err: i32) -> String {
-    let name = match Errno::from_raw(err.saturating_abs()) {
-        _ if err == 0 => "0".to_string(),
-        Errno::UnknownErrno => "?".to_string(),
-        errno => format!("{errno:?}"),
-    };
-    format!("err {err} ({name})")
-}
-
-/// `x` as C's "%g" prints it (six significant digits, no trailing zeros),
-/// for rates between 1e-4 and 1e6.
-fn g_format(x: f64) -> String {
-    let digits = 5 - x.abs().log10().floor().clamp(-4.0, 5.0) as i32;
-    let text = format!("{x:.*}", digits.max(0) as usize);
-    match text.contains('.') {
-        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
-        false => text,
-    }
-}
-
-/// Why each CPU of `cpus` has a slot that is no data, or None: watched
-/// together for `window` (a look every `poll`), a slot must tick and no
-/// tick's read may fail (its err_ticks must not grow); a CPU outside
-/// `armed` has no trigger. `load` copies a CPU's slot. The same check and
-/// words as ubench's check_slot (bpf_slot_check.cc), e.g.
-/// "BPF slot of CPU 0: err -2 (ENOENT) on 3 of 48 ticks seen in 50 ms".
-pub fn check_slots(
-    cpus: &[usize],
-    armed: &[usize],
-    mut load: impl FnMut(usize, &mut RbSlot) -> Result<(), Error>,
-    trigger: &str,
-    window: Duration,
-    poll: Duration,
-) -> Vec<Option<String>> {
-    let slot_name = |cpu: usize| format!("BPF slot of CPU {cpu}");
-    let load_failed = |cpu: usize, e: Error| match e {
-        Error::SlotUnsettled { .. } => {
-            format!("{}: never settled (its seqlock kept moving)", slot_name(cpu))
-        }
-        other => format!("{}: {other}", slot_name(cpu)),
-    };
-    let mut why: Vec<Option<String>> = cpus
-        .iter()
-        .map(|&cpu| {
-            (!armed.contains(&cpu)).then(|| {
-                format!(
-                    "{}: no trigger armed there (outside this process's CPU affinity)",
-                    slot_name(cpu)
-                )
-            })
-        })
-        .collect();
-    let start = Instant::now();
-    let mut first = vec![RbSlot::default(); cpus.len()];
-    for (i, &cpu) in cpus.iter().enumerate() {
-        if why[i].is_none() {
-            if let Err(e) = load(cpu, &mut first[i]) {
-                why[i] = Some(load_failed(cpu, e));
-            }
-        }
-    }
-    // the program counts every tick and every failed read (err_ticks): the
-    // differences are exact however many ticks fall between two looks
-    let mut now = first.clone();
-    let mut last_err = vec![0i32; cpus.len()];
-    loop {
-        std::thread::sleep(poll);
-        for (i, &cpu) in cpus.iter().enumerate() {
-            if why[i].is_some() {
-                continue;
-            }
-            match load(cpu, &mut now[i]) {
-                Err(e) => why[i] = Some(load_failed(cpu, e)),
-                Ok(()) if now[i].err != 0 => last_err[i] = now[i].err,
-                Ok(()) => {}
-            }
-        }
-        if start.elapsed() >= window {
-            break;
-        }
-    }
-    let ms = start.elapsed().as_millis();
-    let floor_hz = g_format(1e9 / window.as_nanos().max(1) as f64);
-    for (i, &cpu) in cpus.iter().enumerate() {
-        if why[i].is_some() {
-            continue;
-        }
-        let seen = now[i].ticks.wrapping_sub(first[i].ticks);
-        let with_error = now[i].err_ticks.wrapping_sub(first[i].err_ticks);
-        if seen == 0 {
-            why[i] = Some(format!(
-                "{}: no tick in {ms} ms: {trigger} fires below {floor_hz} Hz on this CPU",
-                slot_name(cpu)
-            ));
-        } else if with_error > 0 {
-            why[i] = Some(format!(
-                "{}: {} on {with_error} of {seen} ticks seen in {ms} ms",
-                slot_name(cpu),
-                slot_error_text(last_err[i])
-            ));
-        }
-    }
-    why
+    plan.rows
+        .extend(ebpf_rows(machine.perf(), &machine.cpus(), SLOT_CHECK));
 }
 
 /// Paths "ebpf-lookup" and "ebpf-mmap": starts the sampler on the energy
 /// events on every CPU of their cpumask and reads each CPU's slot at both
-/// placements; a slot that is no data ([`check_slots`], watched for
-/// `check`) makes its rows unavailable with the reason. Returns the running sampler, if it started.
-pub fn ebpf_rows(
-    perf: &Result<Counters, Error>,
-    check: Duration,
-) -> (Option<Arc<BpfSampler>>, Vec<Planned>) {
+/// placements among `cpus`; a slot that is no data ([`check_slots`], watched for
+/// `check`) makes its rows unavailable with the reason. The runnable rows
+/// share the sampler: it stops when the last of them is dropped (at once
+/// if none runs).
+pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -> Vec<Planned> {
     let unavailable = |label: &str, stand_in: Option<&str>, reason: &str| {
         vec![
             Planned::unavailable(
@@ -268,22 +149,22 @@ pub fn ebpf_rows(
     };
     let found = match perf {
         Ok(found) => found,
-        Err(e) => return (None, unavailable("", None, &e.to_string())),
+        Err(e) => return unavailable("", None, &e.to_string()),
     };
-    let cpus = counter_cpus(&found.counters);
-    let (_, events) = on_cpu(found, cpus[0]);
+    let slot_cpus = counter_cpus(&found.counters);
+    let (_, events) = on_cpu(found, slot_cpus[0]);
     let label = events_label(&events);
     let stand_in = found.stand_in.as_deref();
     let config = BpfConfig {
-        cpus: Some(cpus.clone()),
+        cpus: Some(slot_cpus.clone()),
         ..BpfConfig::default()
     };
     let sampler = match BpfSampler::start(&events, &config) {
         Ok(sampler) => Arc::new(sampler),
-        Err(e) => return (None, unavailable(&label, stand_in, &e.to_string())),
+        Err(e) => return unavailable(&label, stand_in, &e.to_string()),
     };
     let problems = check_slots(
-        &cpus,
+        &slot_cpus,
         sampler.cpus(),
         |cpu, slot| sampler.load(cpu, slot),
         sampler.trigger(),
@@ -291,10 +172,10 @@ pub fn ebpf_rows(
         SLOT_POLL,
     );
     let mut rows = Vec::new();
-    for (cpu, problem) in cpus.into_iter().zip(problems) {
+    for (cpu, problem) in slot_cpus.into_iter().zip(problems) {
         let (counters, _) = on_cpu(found, cpu);
         let liveness = Counters::liveness_of(counters);
-        for p in package_placements(cpu) {
+        for p in cpus.package_placements(cpu) {
             for (path, op, via) in [
                 ("ebpf-lookup", "lookup", SlotRead::Lookup),
                 ("ebpf-mmap", "load", SlotRead::Load),
@@ -314,7 +195,7 @@ pub fn ebpf_rows(
             }
         }
     }
-    (Some(sampler), rows)
+    rows
 }
 
 #[cfg(test)]
@@ -328,8 +209,7 @@ mod tests {
     #[test]
     fn ebpf_rows_without_events_are_unavailable_with_the_reason() {
         let missing: Result<Counters, Error> = Err(Error::Unavailable("no PMU".into()));
-        let (sampler, rows) = ebpf_rows(&missing, Duration::from_millis(10));
-        assert!(sampler.is_none());
+        let rows = ebpf_rows(&missing, &Cpus::at(CPU_ROOT), Duration::from_millis(10));
         let ids: Vec<(&str, &str)> = rows
             .iter()
             .map(|r| (r.meta.path.as_str(), r.meta.op.as_str()))
@@ -338,81 +218,14 @@ mod tests {
         assert!(rows.iter().all(|r| r.reason() == Some("no PMU")));
     }
 
-    /// A slot loader over fake slots: each look advances CPU c's ticks by
-    /// `ticks[c]` and its err_ticks by `errs[c]` (err -2 while failing).
-    fn fake_slots(ticks: Vec<u64>, errs: Vec<u64>) -> impl FnMut(usize, &mut RbSlot) -> Result<(), Error> {
-        let mut state = vec![RbSlot::default(); ticks.len()];
-        move |cpu, out| {
-            if cpu >= state.len() {
-                return Err(Error::SlotUnsettled { cpu });
-            }
-            let s = &mut state[cpu];
-            s.ticks += ticks[cpu];
-            s.err_ticks += errs[cpu];
-            s.err = if errs[cpu] > 0 { -2 } else { 0 };
-            *out = *s;
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn slots_are_judged_by_their_ticks_and_failed_reads_in_ubench_s_words() {
-        let window = Duration::from_millis(10);
-        let why = check_slots(
-            &[0, 1, 2, 3, 4],
-            &[0, 1, 2, 4],
-            fake_slots(vec![1, 0, 2, 1], vec![0, 0, 1, 0]),
-            "bpf_timer (test)",
-            window,
-            Duration::from_millis(1),
-        );
-        assert_eq!(why[0], None);
-        let number = |text: &str, after: &str| -> String {
-            let rest = &text[text.find(after).unwrap() + after.len()..];
-            rest.chars().take_while(char::is_ascii_digit).collect()
-        };
-        let no_tick = why[1].as_deref().unwrap();
-        let ms = number(no_tick, "no tick in ");
-        assert_eq!(
-            no_tick,
-            format!("BPF slot of CPU 1: no tick in {ms} ms: bpf_timer (test) fires below 100 Hz on this CPU")
-        );
-        let failing = why[2].as_deref().unwrap();
-        let (n, ms) = (number(failing, " on "), number(failing, " seen in "));
-        assert_eq!(
-            failing,
-            format!("BPF slot of CPU 2: err -2 (ENOENT) on {n} of {} ticks seen in {ms} ms", 2 * n.parse::<u64>().unwrap())
-        );
-        assert_eq!(
-            why[3].as_deref(),
-            Some("BPF slot of CPU 3: no trigger armed there (outside this process's CPU affinity)")
-        );
-        assert_eq!(
-            why[4].as_deref(),
-            Some("BPF slot of CPU 4: never settled (its seqlock kept moving)")
-        );
-    }
-
-    #[test]
-    fn slot_errors_and_rates_print_as_ubench_prints_them() {
-        assert_eq!(slot_error_text(-2), "err -2 (ENOENT)");
-        assert_eq!(slot_error_text(-95), "err -95 (EOPNOTSUPP)");
-        assert_eq!(slot_error_text(0), "err 0 (0)");
-        assert_eq!(slot_error_text(-100_000), "err -100000 (?)");
-        let floor = |ms: u64| g_format(1e9 / Duration::from_millis(ms).as_nanos() as f64);
-        assert_eq!([floor(50), floor(500), floor(300)], ["20", "2", "3.33333"]);
-        assert_eq!(g_format(0.5), "0.5");
-    }
-
     #[test]
     fn ebpf_rows_on_this_machine_read_a_running_sampler_or_say_why() {
         let found = perf_counters(Path::new(PMU_ROOT), Path::new(CPU_ROOT));
-        let (sampler, rows) = ebpf_rows(&found, SLOT_CHECK);
+        let rows = ebpf_rows(&found, &Cpus::at(CPU_ROOT), SLOT_CHECK);
         let Some(runs) = rows.iter().find(|r| r.reads.is_ok()) else {
             let why = rows[0].reason().unwrap();
             return eprintln!("skipped: no eBPF row runs here: {why}");
         };
-        assert!(sampler.is_some());
         let reads = runs.reads_as::<EbpfReads>().unwrap();
         assert_eq!(runs.meta.target_cpu, Some(reads.cpu));
         let mut reader = runs.reads.as_ref().unwrap().open().unwrap();

@@ -8,7 +8,8 @@
 //! runs carries what it reads (a type implementing [`crate::plan::Reads`],
 //! opened lazily into a [`crate::plan::Reader`] by the benchmark), a row
 //! that cannot carries the reason. Anything its rows read that must run
-//! meanwhile (the BPF sampler) goes to [`Plan::keep_running`].
+//! meanwhile is held by the rows themselves (the eBPF rows share the BPF
+//! sampler through an `Arc`).
 //!
 //! Adding a path: a new file `paths/<name>.rs` with its `plan` (and its
 //! tests), and its name in the `paths!` list below. Nothing else changes in
@@ -18,6 +19,7 @@
 use std::cell::OnceCell;
 use std::time::Duration;
 
+use crate::cpu::Cpus;
 use crate::discovery::{perf_counters, Counters};
 use crate::liveness::LIVENESS_WINDOW;
 use crate::plan::Plan;
@@ -39,15 +41,13 @@ paths!(powercap, msr_dev, perf, ebpf);
 
 /// What the paths are planned on: where the kernel's interfaces are, how
 /// long counters are probed, and the discoveries paths share (found once,
-/// when the first path asks).
+/// when the first path asks). (How long the eBPF path watches its slots is
+/// the slot check's: [`crate::ebpf::slot_check::SLOT_CHECK`].)
 pub struct Machine {
-    /// The powercap, msr device and PMU directories (the CPU topology is
-    /// read under [`crate::roots::CPU`]).
+    /// The powercap, msr device, PMU and CPU directories.
     pub roots: Roots,
     /// How long each counter set is probed for liveness.
     pub window: Duration,
-    /// How long a BPF slot may take to tick before its rows are unavailable.
-    pub slot_check: Duration,
     /// The perf discovery, probed (the perf and eBPF paths read the same
     /// events).
     perf: OnceCell<Result<Counters, Error>>,
@@ -55,11 +55,10 @@ pub struct Machine {
 
 impl Machine {
     /// A machine whose interfaces are under `roots`.
-    pub fn new(roots: Roots, window: Duration, slot_check: Duration) -> Machine {
+    pub fn new(roots: Roots, window: Duration) -> Machine {
         Machine {
             roots,
             window,
-            slot_check,
             perf: OnceCell::new(),
         }
     }
@@ -67,7 +66,12 @@ impl Machine {
     /// This machine, or the fixtures the environment names
     /// ([`crate::roots`]), with the default probe windows.
     pub fn from_env() -> Machine {
-        Machine::new(Roots::from_env(), LIVENESS_WINDOW, ebpf::SLOT_CHECK)
+        Machine::new(Roots::from_env(), LIVENESS_WINDOW)
+    }
+
+    /// The CPUs under the CPU root: the rows' placements.
+    pub fn cpus(&self) -> Cpus {
+        Cpus::at(&self.roots.cpu)
     }
 
     /// The energy perf events (or their stand-in) on every package, each
@@ -75,7 +79,7 @@ impl Machine {
     /// call.
     pub fn perf(&self) -> &Result<Counters, Error> {
         self.perf.get_or_init(|| {
-            perf_counters(&self.roots.pmu, &crate::roots::CPU.path()).map(|mut found| {
+            perf_counters(&self.roots.pmu, &self.roots.cpu).map(|mut found| {
                 found.probe(self.window);
                 found
             })

@@ -1,12 +1,12 @@
 //! Path "msr-dev": one 8-byte pread of a RAPL energy MSR from
 //! /dev/cpu/N/msr, from CPU N itself and from another CPU (the driver then
 //! reads the MSR on CPU N through an IPI); or the /dev/cpu/N/cpuid
-//! stand-in where the msr device is missing (ubench/msr_dev.cc).
+//! stand-in where the msr device is missing (ubench/paths/msr_dev.cc).
 
 use std::path::Path;
 use std::time::Duration;
 
-use crate::cpu::{cpu_signature, packages_or_first, placements, CpuSignature, Package};
+use crate::cpu::{cpu_signature, CpuSignature, Cpus, Package};
 use crate::discovery::msr_counters;
 use crate::msr::{register_read, MsrSource, RegisterRead};
 use crate::plan::{meta, Plan, Planned, Reader, Reads, SourceReader};
@@ -29,21 +29,25 @@ impl Reads for MsrReads {
 
 /// The rows of path "msr-dev" on `machine`.
 pub fn plan(machine: &Machine, plan: &mut Plan) {
+    let cpus = machine.cpus();
     plan.rows.extend(msr_rows(
         &machine.roots.dev_cpu,
         &cpu_signature(),
-        &packages_or_first(),
+        &cpus.packages_or_first(),
+        &cpus,
         machine.window,
     ));
 }
 
 /// Path "msr-dev": every vendor energy MSR of the first package's lead CPU
-/// (one that faults is unavailable), probed for liveness for up to
-/// `window`, or the cpuid stand-in. Row targets: "0x611", "cpuid:0x0".
+/// (one that faults is unavailable) at its placements among `cpus`, probed
+/// for liveness for up to `window`, or the cpuid stand-in. Row targets:
+/// "0x611", "cpuid:0x0".
 pub fn msr_rows(
     dev_root: &Path,
     cpu: &CpuSignature,
     packages: &[Package],
+    cpus: &Cpus,
     window: Duration,
 ) -> Vec<Planned> {
     let first = &packages[..packages.len().min(1)];
@@ -51,7 +55,8 @@ pub fn msr_rows(
     let mut found = match msr_counters(dev_root, cpu, first) {
         Ok(found) => found,
         Err(e) => {
-            return placements(Some(target))
+            return cpus
+                .placements(Some(target))
                 .into_iter()
                 .map(|p| {
                     Planned::unavailable(
@@ -68,7 +73,7 @@ pub fn msr_rows(
         let Some(read) = register_read(counter) else {
             continue;
         };
-        for p in placements(Some(target)) {
+        for p in cpus.placements(Some(target)) {
             let meta = meta(
                 "msr-dev",
                 "pread",
@@ -89,7 +94,7 @@ pub fn msr_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::{allowed_cpus, CpuVendor};
+    use crate::cpu::{CpuVendor, CPU_ROOT};
     use crate::liveness::Verdict;
     use crate::msr::{msr_device_path, MsrDevice, DEV_CPU_ROOT};
     use crate::testutil::{write_msr_fixture, TempDir};
@@ -99,7 +104,8 @@ mod tests {
     #[test]
     fn msr_rows_on_a_fixture_device_leave_faulting_msrs_unavailable() {
         let root = TempDir::new("plan-msr");
-        let target = allowed_cpus()[0];
+        let cpus = Cpus::at(CPU_ROOT);
+        let target = cpus.allowed()[0];
         // the fixture ends after 0x641: 0x64d (PSYS) faults
         write_msr_fixture(
             root.path(),
@@ -121,8 +127,8 @@ mod tests {
             id: 0,
             lead_cpu: target,
         };
-        let rows = msr_rows(root.path(), &intel, &[package], SHORT);
-        let per_msr = placements(Some(target)).len();
+        let rows = msr_rows(root.path(), &intel, &[package], &cpus, SHORT);
+        let per_msr = cpus.placements(Some(target)).len();
         assert_eq!(rows.len(), 5 * per_msr);
         let targets: Vec<&str> = rows
             .iter()
@@ -150,13 +156,14 @@ mod tests {
     #[test]
     fn msr_rows_without_a_device_use_the_cpuid_stand_in_or_say_why() {
         let root = TempDir::new("plan-msr-missing");
-        let first = allowed_cpus()[0];
+        let cpus = Cpus::at(CPU_ROOT);
+        let first = cpus.allowed()[0];
         let package = [Package {
             id: 0,
             lead_cpu: first,
         }];
-        let rows = msr_rows(root.path(), &cpu_signature(), &package, SHORT);
-        assert_eq!(rows.len(), placements(Some(first)).len());
+        let rows = msr_rows(root.path(), &cpu_signature(), &package, &cpus, SHORT);
+        assert_eq!(rows.len(), cpus.placements(Some(first)).len());
         // the fixture root has no cpuid device either: unavailable, target null
         assert!(rows.iter().all(|r| r.meta.target.is_none()));
         let reason = rows[0].reason().unwrap();
@@ -175,7 +182,7 @@ mod tests {
         if let Err(e) = MsrDevice::open(&cpuid) {
             return eprintln!("skipped: the cpuid stand-in cannot be opened here: {e}");
         }
-        let rows = msr_rows(dev, &cpu_signature(), &package, SHORT);
+        let rows = msr_rows(dev, &cpu_signature(), &package, &cpus, SHORT);
         assert_eq!(rows[0].meta.target.as_deref(), Some("cpuid:0x0"));
         assert_eq!(rows[0].meta.liveness, None);
         assert!(rows[0]

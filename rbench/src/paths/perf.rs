@@ -1,9 +1,9 @@
 //! Path "perf": read() of the RAPL `power` PMU's energy events (stand-in:
 //! the `msr` PMU's tsc event) on every CPU of the PMU's cpumask (one per
 //! package): op "read" of the first event, op "group-read" of all, from
-//! that CPU and from another one of its package (ubench/perf.cc).
+//! that CPU and from another one of its package (ubench/paths/perf.cc).
 
-use crate::cpu::package_placements;
+use crate::cpu::Cpus;
 use crate::discovery::{counter_cpus, Counter, Counters, Route};
 use crate::perf::{events_label, PerfEventSpec, PerfMode, PerfSource};
 use crate::plan::{meta, Plan, Planned, Reader, Reads, SourceReader};
@@ -31,7 +31,7 @@ impl Reads for PerfReads {
 
 /// The rows of path "perf" on `machine` (its perf discovery, probed).
 pub fn plan(machine: &Machine, plan: &mut Plan) {
-    plan.rows.extend(perf_rows(machine.perf()));
+    plan.rows.extend(perf_rows(machine.perf(), &machine.cpus()));
 }
 
 /// The counters on `cpu`, and their events.
@@ -53,8 +53,9 @@ pub(super) fn on_cpu(found: &Counters, cpu: usize) -> (Vec<&Counter>, Vec<PerfEv
 
 /// Path "perf", for every CPU of the PMU's cpumask (one per package): op
 /// "read" of the first energy event and op "group-read" of all, at both
-/// placements of that CPU. `perf` is the discovery (probed or not).
-pub fn perf_rows(perf: &Result<Counters, Error>) -> Vec<Planned> {
+/// placements of that CPU among `cpus`. `perf` is the discovery (probed or
+/// not).
+pub fn perf_rows(perf: &Result<Counters, Error>, cpus: &Cpus) -> Vec<Planned> {
     let ops = [PerfMode::EachEvent, PerfMode::Group];
     let found = match perf {
         Ok(found) => found,
@@ -81,7 +82,7 @@ pub fn perf_rows(perf: &Result<Counters, Error>) -> Vec<Planned> {
             let (counters, events) = (&counters[..n], &events[..n]);
             let liveness = Counters::liveness_of(counters.iter().copied());
             let unreadable = counters.iter().find_map(|c| c.readable.clone().err());
-            for p in package_placements(cpu) {
+            for p in cpus.package_placements(cpu) {
                 let meta = meta(
                     "perf",
                     mode.op(),
@@ -110,7 +111,7 @@ pub fn perf_rows(perf: &Result<Counters, Error>) -> Vec<Planned> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::{placements, CPU_ROOT};
+    use crate::cpu::CPU_ROOT;
     use crate::discovery::{perf_counters, perf_counters_of};
     use crate::liveness::{Liveness, Verdict};
     use crate::perf::{discover_pmu_events, EnergyEvents, PMU_ROOT};
@@ -118,12 +119,21 @@ mod tests {
     use std::path::Path;
     use std::time::Duration;
 
+    /// The two-package fixture's CPUs.
+    fn fixture_cpus() -> Cpus {
+        Cpus::at(two_packages_sys().join("devices/system/cpu"))
+    }
+
     /// The two-package fixture's RAPL events, as discovery would find them
     /// on a machine where they open.
     fn two_packages() -> Result<Counters, Error> {
         let sys = two_packages_sys();
-        let mut power =
-            discover_pmu_events("power", "energy-", &sys.join("bus/event_source/devices"));
+        let mut power = discover_pmu_events(
+            "power",
+            "energy-",
+            &sys.join("bus/event_source/devices"),
+            &sys.join("devices/system/cpu"),
+        );
         power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
         let found = EnergyEvents {
             events: power.events,
@@ -134,14 +144,15 @@ mod tests {
 
     #[test]
     fn perf_rows_cover_every_package_of_the_cpumask() {
-        let rows = perf_rows(&two_packages());
+        let cpus = fixture_cpus();
+        let rows = perf_rows(&two_packages(), &cpus);
         let mut expected = Vec::new();
         for cpu in [0, 2] {
             for (op, target) in [
                 ("read", "power/energy-pkg/"),
                 ("group-read", "power/{energy-pkg,energy-ram}/"),
             ] {
-                for p in package_placements(cpu) {
+                for p in cpus.package_placements(cpu) {
                     expected.push(format!("perf/{op}/{target}@{}", p.label()));
                 }
             }
@@ -154,9 +165,9 @@ mod tests {
             .filter(|r| r.reads_as::<PerfReads>().is_some_and(|p| p.cpu == 2))
             .map(|r| r.meta.target_cpu)
             .collect();
-        assert_eq!(package_1.len(), 2 * package_placements(2).len());
+        assert_eq!(package_1.len(), 2 * cpus.package_placements(2).len());
         assert!(package_1.iter().all(|&t| t == Some(2)));
-        let group = rows[package_placements(0).len()]
+        let group = rows[cpus.package_placements(0).len()]
             .reads_as::<PerfReads>()
             .unwrap();
         assert_eq!((group.mode, group.events.len()), (PerfMode::Group, 2));
@@ -174,7 +185,7 @@ mod tests {
             Duration::from_millis(10),
             9,
         ));
-        let rows = perf_rows(&Ok(found));
+        let rows = perf_rows(&Ok(found), &fixture_cpus());
         let verdict = |op: &str, cpu: usize| {
             rows.iter()
                 .find(|r| r.meta.op == op && r.meta.target_cpu == Some(cpu))
@@ -189,7 +200,7 @@ mod tests {
     #[test]
     fn perf_rows_without_events_are_unavailable_with_the_reason() {
         let missing: Result<Counters, Error> = Err(Error::Unavailable("no PMU".into()));
-        let rows = perf_rows(&missing);
+        let rows = perf_rows(&missing, &fixture_cpus());
         let ops: Vec<&str> = rows.iter().map(|r| r.meta.op.as_str()).collect();
         assert_eq!(ops, ["read", "group-read"]);
         assert!(rows.iter().all(|r| r.reason() == Some("no PMU")));
@@ -198,12 +209,13 @@ mod tests {
     #[test]
     fn perf_rows_on_this_machine_read_the_first_event_and_group_read_all() {
         let found = perf_counters(Path::new(PMU_ROOT), Path::new(CPU_ROOT));
-        let rows = perf_rows(&found);
+        let cpus = Cpus::at(CPU_ROOT);
+        let rows = perf_rows(&found, &cpus);
         if let Err(e) = &found {
             return eprintln!("skipped: {e}");
         }
         let first = rows[0].meta.target_cpu;
-        let n = placements(first).len();
+        let n = cpus.placements(first).len();
         let ops: Vec<&str> = rows
             .iter()
             .take(2 * n)

@@ -1,12 +1,12 @@
 //! Path "powercap": one read of a zone's energy_uj, kept open (op "pread")
 //! or opened, read and closed (op "open-read-close"), from the zone's CPU
 //! and from another one; or the lo rx_bytes stand-in where there is no
-//! zone (ubench/powercap.cc).
+//! zone (ubench/paths/powercap.cc).
 
 use std::path::Path;
 use std::time::Duration;
 
-use crate::cpu::placements;
+use crate::cpu::Cpus;
 use crate::discovery::{powercap_counters, Counter};
 use crate::plan::{meta, Plan, Planned, Reader, Reads, SourceReader};
 use crate::powercap::{CounterFile, PowercapMode, PowercapSource};
@@ -32,14 +32,17 @@ impl Reads for PowercapReads {
 
 /// The rows of path "powercap" on `machine`.
 pub fn plan(machine: &Machine, plan: &mut Plan) {
-    plan.rows
-        .extend(powercap_rows(&machine.roots.powercap, machine.window));
+    plan.rows.extend(powercap_rows(
+        &machine.roots.powercap,
+        &machine.cpus(),
+        machine.window,
+    ));
 }
 
 /// Both powercap ops of one counter file at each placement of its CPU.
-fn powercap_file_rows(counter: &Counter, stand_in: Option<&str>) -> Vec<Planned> {
+fn powercap_file_rows(counter: &Counter, stand_in: Option<&str>, cpus: &Cpus) -> Vec<Planned> {
     let mut rows = Vec::new();
-    for placement in placements(counter.cpu) {
+    for placement in cpus.placements(counter.cpu) {
         for mode in [PowercapMode::Pread, PowercapMode::OpenReadClose] {
             let meta = meta(
                 "powercap",
@@ -59,10 +62,11 @@ fn powercap_file_rows(counter: &Counter, stand_in: Option<&str>) -> Vec<Planned>
     rows
 }
 
-/// Path "powercap": every zone under `root`, or the stand-in file; each
-/// zone probed for liveness for up to `window`.
-pub fn powercap_rows(root: &Path, window: Duration) -> Vec<Planned> {
-    let mut found = match powercap_counters(root) {
+/// Path "powercap": every zone under `root`, or the stand-in file, at the
+/// placements among `cpus`; each zone probed for liveness for up to
+/// `window`.
+pub fn powercap_rows(root: &Path, cpus: &Cpus, window: Duration) -> Vec<Planned> {
+    let mut found = match powercap_counters(root, cpus.root()) {
         Ok(found) => found,
         Err(e) => {
             return [PowercapMode::Pread, PowercapMode::OpenReadClose]
@@ -80,25 +84,27 @@ pub fn powercap_rows(root: &Path, window: Duration) -> Vec<Planned> {
     found
         .counters
         .iter()
-        .flat_map(|c| powercap_file_rows(c, found.stand_in.as_deref()))
+        .flat_map(|c| powercap_file_rows(c, found.stand_in.as_deref(), cpus))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::allowed_cpus;
+    use crate::cpu::CPU_ROOT;
     use crate::liveness::Verdict;
     use crate::powercap::{stand_in_text, STAND_IN_FILE};
-    use crate::testutil::{testdata_sys, TempDir};
+    use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
 
     const SHORT: Duration = Duration::from_millis(10);
 
     #[test]
     fn powercap_fixture_rows_pair_each_zone_with_its_placements() {
-        let rows = powercap_rows(&testdata_sys().join("class/powercap"), SHORT);
-        let first = allowed_cpus()[0];
-        let lead = crate::cpu::package_lead_cpu(0);
+        let cpus = Cpus::at(two_packages_sys().join("devices/system/cpu"));
+        let rows = powercap_rows(&testdata_sys().join("class/powercap"), &cpus, SHORT);
+        let first = cpus.allowed()[0];
+        let lead = cpus.package_lead_cpu(0);
+        assert_eq!(lead, Some(0));
         // intel-rapl:0 is per-package (placements of its lead CPU), psys and mmio are not
         let ids: Vec<String> = rows.iter().map(Planned::full_id).collect();
         if let Some(lead) = lead {
@@ -140,8 +146,9 @@ mod tests {
     #[test]
     fn powercap_without_zones_plans_the_stand_in() {
         let empty = TempDir::new("plan-powercap");
-        let rows = powercap_rows(empty.path(), SHORT);
-        let first = allowed_cpus()[0];
+        let cpus = Cpus::at(CPU_ROOT);
+        let rows = powercap_rows(empty.path(), &cpus, SHORT);
+        let first = cpus.allowed()[0];
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].meta.op, "open-read-close");
         assert_eq!(rows[0].meta.stand_in.is_some(), rows[0].reads.is_ok());

@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use crate::cpu::{online_cpus, parse_cpu_list};
+use crate::cpu::{parse_cpu_list, Cpus};
 use crate::sysfs::read_first_line;
 
 /// Where the PMUs are listed.
@@ -111,9 +111,10 @@ pub fn encode_config(terms: &str, format_dir: &Path) -> Option<u64> {
 }
 
 /// Events of PMU `pmu` under `root` whose names start with `prefix` ("" for
-/// all), sorted by name. Malformed sysfs files leave the event out, and say
-/// why in `missing` when nothing is left.
-pub fn discover_pmu_events(pmu: &str, prefix: &str, root: &Path) -> PmuEvents {
+/// all), sorted by name, on the CPUs of the PMU's cpumask (every online CPU
+/// under `cpu_root` where it has none). Malformed sysfs files leave the
+/// event out, and say why in `missing` when nothing is left.
+pub fn discover_pmu_events(pmu: &str, prefix: &str, root: &Path, cpu_root: &Path) -> PmuEvents {
     let dir = format!("{}/{pmu}", root.display());
     let dir = Path::new(&dir);
     let Some(type_) = read_first_line(dir.join("type")).and_then(|t| parse_number(&t)) else {
@@ -126,7 +127,7 @@ pub fn discover_pmu_events(pmu: &str, prefix: &str, root: &Path) -> PmuEvents {
         .map(|m| parse_cpu_list(&m))
         .unwrap_or_default();
     if cpus.is_empty() {
-        cpus = online_cpus();
+        cpus = Cpus::at(cpu_root).online();
     }
 
     let mut names: Vec<String> = match std::fs::read_dir(dir.join("events")) {
@@ -197,16 +198,21 @@ pub fn events_label(events: &[PerfEventSpec]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::testdata_sys;
+    use crate::testutil::{testdata_sys, two_packages_sys};
     use std::path::PathBuf;
 
     fn root() -> PathBuf {
         testdata_sys().join("bus/event_source/devices")
     }
 
+    /// A topology with CPUs 0-3 online.
+    fn cpu_root() -> PathBuf {
+        two_packages_sys().join("devices/system/cpu")
+    }
+
     #[test]
     fn discovers_rapl_events_with_scale_and_cpumask() {
-        let power = discover_pmu_events("power", "energy-", &root());
+        let power = discover_pmu_events("power", "energy-", &root(), &cpu_root());
         assert_eq!(power.missing, None);
         let names: Vec<&str> = power.events.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(
@@ -229,15 +235,15 @@ mod tests {
 
     #[test]
     fn msr_pmu_tsc_event() {
-        let msr = discover_pmu_events("msr", "tsc", &root());
+        let msr = discover_pmu_events("msr", "tsc", &root(), &cpu_root());
         assert_eq!(msr.events.len(), 1);
         assert_eq!((msr.events[0].type_, msr.events[0].config), (9, 0));
-        assert_eq!(msr.events[0].cpus, online_cpus()); // no cpumask: every online CPU
+        assert_eq!(msr.events[0].cpus, [0, 1, 2, 3]); // no cpumask: every online CPU
     }
 
     #[test]
     fn missing_pmu_says_so() {
-        let none = discover_pmu_events("nope", "", &root());
+        let none = discover_pmu_events("nope", "", &root(), &cpu_root());
         assert!(none.events.is_empty());
         assert_eq!(
             none.missing,
@@ -246,7 +252,7 @@ mod tests {
                 root().display()
             ))
         );
-        let no_match = discover_pmu_events("msr", "energy-", &root());
+        let no_match = discover_pmu_events("msr", "energy-", &root(), &cpu_root());
         assert_eq!(
             no_match.missing.as_deref(),
             Some("the 'msr' PMU has no energy-* events")
@@ -272,7 +278,7 @@ mod tests {
 
     #[test]
     fn labels() {
-        let power = discover_pmu_events("power", "energy-", &root());
+        let power = discover_pmu_events("power", "energy-", &root(), &cpu_root());
         let (pkg, ram) = (power.events[2].clone(), power.events[4].clone());
         assert_eq!(
             events_label(std::slice::from_ref(&pkg)),

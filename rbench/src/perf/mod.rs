@@ -1,5 +1,5 @@
 //! Path "perf": read() of perf_event counters of the RAPL `power` PMU
-//! (stand-in: the `msr` PMU's `tsc` event), as ubench/perf.cc.
+//! (stand-in: the `msr` PMU's `tsc` event), as ubench/paths/perf.cc.
 //!
 //! * [`PerfMode::EachEvent`] (op "read"): read_format 0, one 8-byte read()
 //!   per event;
@@ -159,8 +159,9 @@ fn try_open(spec: &PerfEventSpec) -> Result<(), Error> {
 /// stand-in; only events that open are kept (ubench's energy_counters()).
 /// A RAPL event must open on every CPU of its cpumask: the first that does
 /// not makes them all unavailable, the error naming "<event> on CPU <n>".
-pub fn energy_events(root: &Path) -> Result<EnergyEvents, Error> {
-    let mut rapl = discover_pmu_events("power", "energy-", root);
+/// A PMU without a cpumask counts on the online CPUs under `cpu_root`.
+pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error> {
+    let mut rapl = discover_pmu_events("power", "energy-", root, cpu_root);
     if !rapl.events.is_empty() {
         // stable: energy-pkg first, the others in name order
         rapl.events.sort_by_key(|e| e.name != "power/energy-pkg/");
@@ -181,7 +182,7 @@ pub fn energy_events(root: &Path) -> Result<EnergyEvents, Error> {
         "{}: no RAPL energy events on this machine",
         rapl.missing.unwrap_or_default()
     );
-    let msr = discover_pmu_events("msr", "tsc", root);
+    let msr = discover_pmu_events("msr", "tsc", root, cpu_root);
     let mut why = msr.missing.unwrap_or_default();
     let mut events = Vec::new();
     for event in msr.events {
@@ -339,7 +340,7 @@ mod tests {
         // the fixture's `power` PMU (type 23) does not exist on this
         // machine: discovery finds it, opening says why it cannot be used
         let root = testdata_sys().join("bus/event_source/devices");
-        match energy_events(&root) {
+        match energy_events(&root, Path::new(crate::cpu::CPU_ROOT)) {
             Ok(found) => assert_eq!(found.events[0].name, "power/energy-pkg/"),
             Err(e) => assert!(
                 e.to_string()
@@ -365,7 +366,7 @@ mod tests {
 
     #[test]
     fn reads_this_machines_energy_events_one_by_one_and_as_a_group() {
-        let found = match energy_events(Path::new(PMU_ROOT)) {
+        let found = match energy_events(Path::new(PMU_ROOT), Path::new(crate::cpu::CPU_ROOT)) {
             Ok(found) => found,
             Err(e) => return eprintln!("skipped: {e}"),
         };

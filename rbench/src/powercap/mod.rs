@@ -1,5 +1,5 @@
 //! Path "powercap": reading a zone's energy_uj, the way energy tools read
-//! RAPL through the powercap framework (ubench/powercap.cc).
+//! RAPL through the powercap framework (ubench/paths/powercap.cc).
 //!
 //! * [`PowercapMode::Pread`]: the file is kept open; each read is
 //!   `pread(fd, buf, 32, 0)` plus parsing the decimal text;
@@ -13,17 +13,15 @@
 
 mod zones;
 
-pub use zones::{
-    discover_powercap_zones, parse_energy_uj, powercap_root, PowercapZone, DEFAULT_POWERCAP_ROOT,
-};
+pub use zones::{discover_powercap_zones, parse_energy_uj, PowercapZone, DEFAULT_POWERCAP_ROOT};
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
 use nix::errno::Errno;
 
-use crate::cpu::package_lead_cpu;
+use crate::cpu::Cpus;
 use crate::{CounterSource, Domain, Error};
 
 /// The stand-in where there is no powercap zone: a live sysfs counter.
@@ -104,11 +102,11 @@ pub fn zone_target(zone: &PowercapZone) -> String {
     format!("{}/energy_uj", zone.id)
 }
 
-/// The CPU whose MSR the driver reads for `zone`: the package's lead CPU;
-/// None for MMIO and platform-wide zones.
-pub fn zone_target_cpu(zone: &PowercapZone) -> Option<usize> {
+/// The CPU whose MSR the driver reads for `zone`: the package's lead CPU
+/// among `cpus`; None for MMIO and platform-wide zones.
+pub fn zone_target_cpu(zone: &PowercapZone, cpus: &Cpus) -> Option<usize> {
     match zone.package {
-        Some(package) if !zone.mmio => package_lead_cpu(package),
+        Some(package) if !zone.mmio => cpus.package_lead_cpu(package),
         _ => None,
     }
 }
@@ -131,20 +129,29 @@ pub fn stand_in_text(root: &Path) -> String {
     )
 }
 
+/// Why `path` did not open, `errno` said: for an energy_uj file denied,
+/// that it is root-only and what to do; for anything else (the stand-in
+/// file, another errno) `<path>: <strerror text>` (ubench's
+/// powercap_open_error, word for word).
+pub fn open_error(path: &str, errno: Errno) -> Error {
+    let energy_uj = Path::new(path).file_name() == Some(OsStr::new("energy_uj"));
+    match errno {
+        Errno::EACCES | Errno::EPERM if energy_uj => Error::PowercapPermission {
+            path: path.to_string(),
+        },
+        errno => Error::Os {
+            what: path.to_string(),
+            errno,
+        },
+    }
+}
+
 /// Opens `path` read-only (no O_CLOEXEC, like ubench); the error says what to do.
 fn open_counter_file(path: &CString, display: &str) -> Result<OwnedFd, Error> {
     // SAFETY: `path` is a valid NUL-terminated string.
     let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) };
     if fd < 0 {
-        return Err(match Errno::last() {
-            Errno::EACCES | Errno::EPERM => Error::PowercapPermission {
-                path: display.to_string(),
-            },
-            errno => Error::Os {
-                what: display.to_string(),
-                errno,
-            },
-        });
+        return Err(open_error(display, Errno::last()));
     }
     // SAFETY: `fd` was just opened and is owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -222,7 +229,7 @@ impl PowercapSource {
     /// Every zone under `root`, or the stand-in where there is none (see
     /// [`crate::discovery::powercap_counters`]).
     pub fn discover_in(root: &Path, mode: PowercapMode) -> Result<Self, Error> {
-        let found = crate::discovery::powercap_counters(root)?;
+        let found = crate::discovery::powercap_counters(root, &crate::roots::CPU.path())?;
         let files: Vec<CounterFile> = found.counters.iter().filter_map(CounterFile::of).collect();
         Self::open(&files, mode, found.stand_in)
     }
@@ -334,6 +341,36 @@ mod tests {
     }
 
     #[test]
+    fn only_a_denied_energy_uj_is_said_to_be_root_only() {
+        let zone = "/sys/class/powercap/intel-rapl:0/energy_uj";
+        for errno in [Errno::EACCES, Errno::EPERM] {
+            assert_eq!(
+                open_error(zone, errno).to_string(),
+                format!(
+                    "{zone}: permission denied: energy_uj is readable by root only since \
+                     Linux 5.10 (CVE-2020-8694); run as root or grant read access with a udev rule"
+                )
+            );
+        }
+        assert_eq!(
+            open_error(STAND_IN_FILE, Errno::EACCES).to_string(),
+            "/sys/class/net/lo/statistics/rx_bytes: Permission denied"
+        );
+        assert_eq!(
+            open_error(STAND_IN_FILE, Errno::EPERM).to_string(),
+            "/sys/class/net/lo/statistics/rx_bytes: Operation not permitted"
+        );
+        assert_eq!(
+            open_error("/x/not_energy_uj", Errno::EACCES).to_string(),
+            "/x/not_energy_uj: Permission denied"
+        );
+        assert_eq!(
+            open_error(zone, Errno::ENOENT).to_string(),
+            format!("{zone}: No such file or directory")
+        );
+    }
+
+    #[test]
     fn unreadable_energy_uj_says_it_is_root_only() {
         // as root every file is readable: check the mapping through a file
         // that cannot be opened for another reason, and the message itself
@@ -353,8 +390,9 @@ mod tests {
     fn zone_targets_and_cpus() {
         let zones = discover_powercap_zones(&testdata_sys().join("class/powercap"));
         assert_eq!(zone_target(&zones[1]), "intel-rapl:0:0/energy_uj");
-        assert_eq!(zone_target_cpu(&zones[0]), package_lead_cpu(0));
-        assert_eq!(zone_target_cpu(&zones[3]), None); // psys
-        assert_eq!(zone_target_cpu(&zones[4]), None); // mmio
+        let cpus = Cpus::at(crate::cpu::CPU_ROOT);
+        assert_eq!(zone_target_cpu(&zones[0], &cpus), cpus.package_lead_cpu(0));
+        assert_eq!(zone_target_cpu(&zones[3], &cpus), None); // psys
+        assert_eq!(zone_target_cpu(&zones[4], &cpus), None); // mmio
     }
 }

@@ -11,7 +11,7 @@
 //! directories such as "intel-rapl" have no energy_uj and are skipped.
 
 use std::cmp::Ordering;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::BadText;
 use crate::sysfs::read_first_line;
@@ -35,12 +35,6 @@ pub struct PowercapZone {
     pub package: Option<u32>,
     /// An intel-rapl-mmio zone: read without an MSR access or IPI.
     pub mmio: bool,
-}
-
-/// The root to scan: $RAPLBENCH_POWERCAP_ROOT (fixtures) or /sys/class/powercap
-/// (see [`crate::roots::POWERCAP`]).
-pub fn powercap_root() -> PathBuf {
-    crate::roots::POWERCAP.path()
 }
 
 /// Parses the text of an energy_uj file ("123456\n"): digits, then only
@@ -153,6 +147,7 @@ pub fn discover_powercap_zones(root: &Path) -> Vec<PowercapZone> {
 mod tests {
     use super::*;
     use crate::testutil::testdata_sys;
+    use std::path::PathBuf;
 
     fn fixture_root() -> PathBuf {
         testdata_sys().join("class/powercap")

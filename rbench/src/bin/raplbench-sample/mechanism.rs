@@ -3,7 +3,7 @@
 //! sampler reads exactly the counters the suite times, probed for liveness
 //! the same way.
 
-use rbench::cpu::{cpu_signature, packages_or_first};
+use rbench::cpu::{cpu_signature, Cpus};
 use rbench::discovery::{
     counter_cpus, msr_counters, open_counters, perf_counters, powercap_counters, Counter, Counters,
     Route,
@@ -11,7 +11,6 @@ use rbench::discovery::{
 use rbench::liveness::{Liveness, LIVENESS_WINDOW};
 use rbench::perf::{events_label, PerfEventSpec};
 use rbench::roots;
-use rbench::powercap::powercap_root;
 use rbench::{CounterSource, Domain};
 use std::path::Path;
 
@@ -89,13 +88,13 @@ pub fn discover(
 ) -> Result<Counters, rbench::Error> {
     match mechanism {
         Mechanism::Powercap => {
-            let root = powercap_root_arg.map_or_else(powercap_root, Path::to_path_buf);
-            powercap_counters(&root)
+            let root = powercap_root_arg.map_or_else(|| roots::POWERCAP.path(), Path::to_path_buf);
+            powercap_counters(&root, &roots::CPU.path())
         }
         Mechanism::Msr => msr_counters(
             &roots::DEV_CPU.path(),
             &cpu_signature(),
-            &packages_or_first(),
+            &Cpus::from_env().packages_or_first(),
         ),
         Mechanism::Perf | Mechanism::Ebpf => perf_counters(&roots::PMU.path(), &roots::CPU.path()),
     }
