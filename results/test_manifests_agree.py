@@ -88,7 +88,8 @@ MEASURED = re.compile(r"in \d+ ms \(\d+ reads?\)")
 
 
 def comparable(m: dict) -> dict:
-    fields = manifest.row_fields(m) | {"status": m["status"], "reason": m["reason"]}
+    fields = manifest.row_fields(m) | {"status": m["status"], "reason": m["reason"],
+                                       "has value": m["value"] is not None}
     if fields["liveness_note"]:
         fields["liveness_note"] = MEASURED.sub("in T ms (N reads)", fields["liveness_note"])
     return fields
