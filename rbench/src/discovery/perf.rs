@@ -73,27 +73,13 @@ mod tests {
     use super::*;
     use crate::cpu::CPU_ROOT;
     use crate::liveness::Verdict;
-    use crate::perf::discover_pmu_events;
+    use crate::perf::fixture_energy_events;
     use crate::testutil::{testdata_sys, two_packages_sys};
-
-    fn fixture_events(sys: &Path) -> EnergyEvents {
-        let mut power = discover_pmu_events(
-            "power",
-            "energy-",
-            &sys.join("bus/event_source/devices"),
-            &sys.join("devices/system/cpu"),
-        );
-        power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
-        EnergyEvents {
-            events: power.events,
-            stand_in: None,
-        }
-    }
 
     #[test]
     fn every_cpu_of_the_cpumask_reads_its_package() {
         let sys = two_packages_sys();
-        let found = perf_counters_of(&fixture_events(&sys), &sys.join("devices/system/cpu"));
+        let found = perf_counters_of(&fixture_energy_events(&sys), &sys.join("devices/system/cpu"));
         let seen: Vec<(String, String, Option<usize>, Option<u32>)> = found
             .counters
             .iter()
@@ -135,7 +121,7 @@ mod tests {
     #[test]
     fn without_topology_the_package_is_the_position_in_the_cpumask() {
         let sys = two_packages_sys();
-        let found = perf_counters_of(&fixture_events(&sys), Path::new("/nonexistent"));
+        let found = perf_counters_of(&fixture_energy_events(&sys), Path::new("/nonexistent"));
         let sources: Vec<&str> = found
             .counters
             .iter()
@@ -150,7 +136,7 @@ mod tests {
     #[test]
     fn an_event_in_watts_is_no_unit_and_stand_ins_get_no_unit_check() {
         let sys = testdata_sys();
-        let mut found = fixture_events(&sys);
+        let mut found = fixture_energy_events(&sys);
         found.events.truncate(1);
         found.events[0].unit = "Watts".into();
         found.events[0].scale = 1.0;

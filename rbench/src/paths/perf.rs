@@ -114,7 +114,8 @@ mod tests {
     use crate::cpu::CPU_ROOT;
     use crate::discovery::{perf_counters, perf_counters_of};
     use crate::liveness::{Liveness, Verdict};
-    use crate::perf::{discover_pmu_events, EnergyEvents, PMU_ROOT};
+    use crate::perf::PMU_ROOT;
+    use crate::perf::fixture_energy_events;
     use crate::testutil::two_packages_sys;
     use std::path::Path;
     use std::time::Duration;
@@ -128,17 +129,7 @@ mod tests {
     /// on a machine where they open.
     fn two_packages() -> Result<Counters, Error> {
         let sys = two_packages_sys();
-        let mut power = discover_pmu_events(
-            "power",
-            "energy-",
-            &sys.join("bus/event_source/devices"),
-            &sys.join("devices/system/cpu"),
-        );
-        power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
-        let found = EnergyEvents {
-            events: power.events,
-            stand_in: None,
-        };
+        let found = fixture_energy_events(&sys);
         Ok(perf_counters_of(&found, &sys.join("devices/system/cpu")))
     }
 

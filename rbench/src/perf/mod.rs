@@ -330,6 +330,24 @@ impl CounterSource for PerfSource {
     }
 }
 
+/// The `power` PMU's energy events of the fixture tree `sys` (its
+/// bus/event_source/devices and devices/system/cpu), package first, as
+/// discovery finds them where they open.
+#[cfg(test)]
+pub(crate) fn fixture_energy_events(sys: &std::path::Path) -> EnergyEvents {
+    let mut power = discover_pmu_events(
+        "power",
+        "energy-",
+        &sys.join("bus/event_source/devices"),
+        &sys.join("devices/system/cpu"),
+    );
+    power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
+    EnergyEvents {
+        events: power.events,
+        stand_in: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
