@@ -79,7 +79,10 @@ mod tests {
     #[test]
     fn every_cpu_of_the_cpumask_reads_its_package() {
         let sys = two_packages_sys();
-        let found = perf_counters_of(&fixture_energy_events(&sys), &sys.join("devices/system/cpu"));
+        let found = perf_counters_of(
+            &fixture_energy_events(&sys),
+            &sys.join("devices/system/cpu"),
+        );
         let seen: Vec<(String, String, Option<usize>, Option<u32>)> = found
             .counters
             .iter()

@@ -196,7 +196,11 @@ mod tests {
         assert_eq!(offered, registered);
         for m in Mechanism::value_variants() {
             let value = m.to_possible_value().expect("not skipped");
-            assert_eq!(value.get_name(), m.name(), "--mechanism spells it as rows do");
+            assert_eq!(
+                value.get_name(),
+                m.name(),
+                "--mechanism spells it as rows do"
+            );
         }
     }
 

@@ -265,4 +265,3 @@ pub fn run_in_kernel(
     .finish(until)?;
     Ok((wall, code, producer, stats, trigger))
 }
-
