@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ci.gate_config import row_id
 from ci.gate_stats import HIGHER, WORSE_WHEN
+from plots import labels
 from results import liveness, runfile
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,16 +52,15 @@ def tags(row: dict) -> str:
         marks.append("stand-in")
     if liveness.is_dead(row):
         marks.append(liveness.DEAD_WORDS[liveness.verdict(row)])
-    if (row.get("machine") or {}).get("hypervisor") == "qemu-tcg":
+    if labels.is_emulated(row.get("machine") or {}):
         marks.append("emulated CPU")
     return "".join(f" [{m}]" for m in marks)
 
 
 def name(row: dict) -> str:
     """The benchmark's name: the gate's row id without its metric, then the tags."""
-    parts = row_id(row).split("/")
-    metric_at = len(parts) - 2  # row_id ends ".../<metric>/<harness>"
-    return "/".join(parts[:metric_at] + parts[metric_at + 1:]) + tags(row)
+    where = row_id(row).removesuffix(f"/{row['metric']}/{row['harness']}")
+    return f"{where}/{row['harness']}{tags(row)}"
 
 
 def bmf(rows: list[dict]) -> dict:
