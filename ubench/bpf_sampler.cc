@@ -8,7 +8,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <x86intrin.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -228,24 +227,6 @@ BpfSampler::~BpfSampler() {
   for (bpf_link* l : links_) bpf_link__destroy(l);  // closes each cpu-clock event
   for (const CounterFd& c : counter_fds_) close(c.fd);
   if (skel_) counters_bpf__destroy(skel_);  // freeing the maps cancels the timers
-}
-
-bool BpfSampler::load_slot(int cpu, rb_slot* out) const {
-  const rb_slot* slot = &slots_[cpu];
-  for (int tries = 0; tries < 10000; ++tries) {
-    uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-    if (seq & 1) {  // being written
-      _mm_pause();
-      continue;
-    }
-    std::memcpy(out, slot, sizeof(*out));
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) == seq) {
-      out->seq = seq;
-      return true;
-    }
-  }
-  return false;
 }
 
 int BpfSampler::lookup_slot(int cpu, rb_slot* out) const {

@@ -79,9 +79,10 @@ void fail_if_slot_error(benchmark::State& state, int target_cpu, uint64_t failed
 
 void bench_lookup(benchmark::State& state, int target_cpu) {
   const uint64_t failed_before = failed_ticks(target_cpu);
+  const BpfSampler& bpf = *sampler();
   rb_slot slot{};
   for (auto _ : state) {
-    if (int err = sampler()->lookup_slot(target_cpu, &slot)) {
+    if (int err = bpf.lookup_slot(target_cpu, &slot)) {
       state.SkipWithError(("bpf map lookup failed: " + errno_text(err)).c_str());
       return;
     }
@@ -92,9 +93,10 @@ void bench_lookup(benchmark::State& state, int target_cpu) {
 
 void bench_load(benchmark::State& state, int target_cpu) {
   const uint64_t failed_before = failed_ticks(target_cpu);
+  const BpfSampler& bpf = *sampler();
   rb_slot slot{};
   for (auto _ : state) {
-    if (!sampler()->load_slot(target_cpu, &slot)) {
+    if (!bpf.load_slot(target_cpu, &slot)) {
       state.SkipWithError("the mmapped slot never settled (seqlock kept moving)");
       return;
     }
