@@ -1,11 +1,15 @@
 // flags.cc - see flags.h.
 #include "flags.h"
 
+#include <cmath>
+#include <cstdlib>
+
 namespace raplbench {
 namespace {
 
 constexpr const char* kManifest = "--raplbench_manifest";
 constexpr const char* kPlanOnly = "--raplbench_plan_only";
+constexpr const char* kWarmup = "--raplbench_warmup";
 
 // "--name" or "--name=VALUE": true and *value set (empty without "=").
 bool match(const std::string& arg, const std::string& name, std::string* value, bool* has_value) {
@@ -41,6 +45,13 @@ Flags take_raplbench_flags(int* argc, char** argv) {
         flags.plan_only = false;
       else
         flags.error = std::string(kPlanOnly) + " takes no value, or true/false: " + arg;
+    } else if (match(arg, kWarmup, &value, &has_value)) {
+      char* end = nullptr;
+      const double seconds = has_value && !value.empty() ? std::strtod(value.c_str(), &end) : -1;
+      if (end == nullptr || *end != '\0' || !std::isfinite(seconds) || seconds < 0)
+        flags.error = std::string(kWarmup) + " takes a number of seconds >= 0: " + arg;
+      else
+        flags.warmup_seconds = seconds;
     } else {
       argv[kept++] = argv[i];
     }

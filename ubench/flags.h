@@ -5,16 +5,24 @@
 //                              registration, before any benchmark runs;
 //   --raplbench_plan_only      write the manifest (to standard output when
 //                              no PATH is given) and exit 0 without running
-//                              a benchmark.
+//                              a benchmark;
+//   --raplbench_warmup=SECONDS how long every benchmark call (each
+//                              repetition) runs its operation untimed right
+//                              before timing it (timed.h); a plain number of
+//                              seconds, as Google Benchmark 1.7's times;
+//                              default kDefaultWarmupSeconds, 0 for none.
 #pragma once
 
 #include <string>
 
 namespace raplbench {
 
+inline constexpr double kDefaultWarmupSeconds = 0.01;
+
 struct Flags {
   std::string manifest;    // empty: no manifest file
   bool plan_only = false;
+  double warmup_seconds = kDefaultWarmupSeconds;
   std::string error;       // non-empty: a flag was malformed, and how
 };
 

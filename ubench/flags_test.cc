@@ -49,5 +49,23 @@ TEST(Flags, PlanOnlyTakesBooleansAndTheManifestNeedsAPath) {
   EXPECT_NE(take_raplbench_flags(&d.argc, d.argv.data()).error, "");
 }
 
+TEST(Flags, WarmupTakesSecondsAndDefaultsToTheConstant) {
+  Args a({"ubench", "--raplbench_warmup=0.02", "--benchmark_min_time=0.01"});
+  Flags f = take_raplbench_flags(&a.argc, a.argv.data());
+  EXPECT_EQ(f.error, "");
+  EXPECT_DOUBLE_EQ(f.warmup_seconds, 0.02);
+  EXPECT_EQ(a.left(), (std::vector<std::string>{"ubench", "--benchmark_min_time=0.01"}));
+  Args none({"ubench"});
+  EXPECT_DOUBLE_EQ(take_raplbench_flags(&none.argc, none.argv.data()).warmup_seconds,
+                   kDefaultWarmupSeconds);
+  Args zero({"ubench", "--raplbench_warmup=0"});
+  EXPECT_DOUBLE_EQ(take_raplbench_flags(&zero.argc, zero.argv.data()).warmup_seconds, 0);
+  for (const char* bad : {"--raplbench_warmup", "--raplbench_warmup=", "--raplbench_warmup=-1",
+                          "--raplbench_warmup=10ms", "--raplbench_warmup=nan"}) {
+    Args b({"ubench", bad});
+    EXPECT_NE(take_raplbench_flags(&b.argc, b.argv.data()).error, "") << bad;
+  }
+}
+
 }  // namespace
 }  // namespace raplbench

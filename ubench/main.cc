@@ -10,6 +10,7 @@
 // 1.7: a plain number of seconds).
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include "flags.h"
 #include "manifest.h"
 #include "register.h"
+#include "timed.h"
 
 int main(int argc, char** argv) {
   const raplbench::Flags flags = raplbench::take_raplbench_flags(&argc, argv);
@@ -24,6 +26,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", flags.error.c_str());
     return 1;
   }
+  raplbench::set_warmup_time(std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(flags.warmup_seconds)));
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 

@@ -29,6 +29,7 @@
 #include "perf_events.h"
 #include "perf_rows.h"
 #include "register.h"
+#include "timed.h"
 
 #ifdef RAPLBENCH_HAVE_BPF
 #include "bpf_sampler.h"
@@ -81,6 +82,7 @@ void bench_lookup(benchmark::State& state, int target_cpu) {
   const uint64_t failed_before = failed_ticks(target_cpu);
   const BpfSampler& bpf = *sampler();
   rb_slot slot{};
+  warm_up([&] { return bpf.lookup_slot(target_cpu, &slot) == 0; });
   for (auto _ : state) {
     if (int err = bpf.lookup_slot(target_cpu, &slot)) {
       state.SkipWithError(("bpf map lookup failed: " + errno_text(err)).c_str());
@@ -95,6 +97,7 @@ void bench_load(benchmark::State& state, int target_cpu) {
   const uint64_t failed_before = failed_ticks(target_cpu);
   const BpfSampler& bpf = *sampler();
   rb_slot slot{};
+  warm_up([&] { return bpf.load_slot(target_cpu, &slot); });
   for (auto _ : state) {
     if (!bpf.load_slot(target_cpu, &slot)) {
       state.SkipWithError("the mmapped slot never settled (seqlock kept moving)");

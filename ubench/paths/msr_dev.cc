@@ -17,6 +17,7 @@
 #include "manifest.h"
 #include "msr_device.h"
 #include "register.h"
+#include "timed.h"
 
 namespace raplbench {
 namespace {
@@ -26,6 +27,7 @@ void bench_msr(benchmark::State& state, const std::string& path, uint32_t addr) 
   std::optional<MsrDevice> dev = MsrDevice::open(path, &err);
   if (!dev) return skip_unavailable(state, msr_error_reason(err, path, addr));
   uint64_t value = 0;
+  warm_up([&] { return dev->read(addr, &value) == 0; });
   for (auto _ : state) {
     if ((err = dev->read(addr, &value)) != 0) {
       state.SkipWithError(msr_error_reason(err, path, addr).c_str());
@@ -40,6 +42,7 @@ void bench_cpuid_dev(benchmark::State& state, const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return skip_unavailable(state, path + ": " + errno_text(errno));
   uint32_t regs[4];
+  warm_up([&] { return pread(fd, regs, sizeof(regs), 0) == ssize_t(sizeof(regs)); });
   for (auto _ : state) {
     if (pread(fd, regs, sizeof(regs), 0) != ssize_t(sizeof(regs))) {
       state.SkipWithError((path + ": read failed: " + errno_text(errno)).c_str());

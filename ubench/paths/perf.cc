@@ -21,6 +21,7 @@
 #include "perf_events.h"
 #include "perf_rows.h"
 #include "register.h"
+#include "timed.h"
 
 namespace raplbench {
 namespace {
@@ -51,6 +52,7 @@ void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& event
   // PERF_FORMAT_GROUP: {nr, value[nr]}; otherwise one value
   std::vector<uint64_t> buf(read_format & PERF_FORMAT_GROUP ? 1 + events.size() : 1);
   const size_t bytes = buf.size() * sizeof(uint64_t);
+  warm_up([&] { return read(fds.front(), buf.data(), bytes) == ssize_t(bytes); });
   for (auto _ : state) {
     if (read(fds.front(), buf.data(), bytes) != ssize_t(bytes)) {
       state.SkipWithError(("read() of " + events_label(events) + " failed: " +

@@ -23,6 +23,7 @@
 #include "powercap_zones.h"
 #include "register.h"
 #include "roots.h"
+#include "timed.h"
 
 namespace raplbench {
 
@@ -49,6 +50,7 @@ void bench_pread(benchmark::State& state, const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) return skip_unavailable(state, path + ": " + errno_text(errno));
   uint64_t value = 0;
+  warm_up([&] { return read_energy_uj(fd, path, &value).empty(); });
   for (auto _ : state) {
     std::string err = read_energy_uj(fd, path, &value);
     if (!err.empty()) {
@@ -62,6 +64,13 @@ void bench_pread(benchmark::State& state, const std::string& path) {
 
 void bench_open_read_close(benchmark::State& state, const std::string& path) {
   uint64_t value = 0;
+  warm_up([&] {
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) return false;
+    const bool ok = read_energy_uj(fd, path, &value).empty();
+    close(fd);
+    return ok;
+  });
   for (auto _ : state) {
     int fd = open(path.c_str(), O_RDONLY);
     if (fd < 0) {

@@ -1,0 +1,46 @@
+// The warm-up every benchmark runs before its timed loop (timed.h).
+#include "timed.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace raplbench {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(WarmUp, RunsTheOperationForTheWarmupTimeInDoublingBatches) {
+  int calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(warm_up([&] { return ++calls > 0; }, 5ms));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 5ms);
+  // batches of 1, 2, 4, ...: the number of calls is 2^k - 1
+  EXPECT_EQ(calls & (calls + 1), 0) << calls;
+  EXPECT_GT(calls, 1);
+}
+
+TEST(WarmUp, NoneAtZeroAndStopsAtTheFirstFailure) {
+  int calls = 0;
+  EXPECT_TRUE(warm_up([&] { return ++calls > 0; }, 0ns));
+  EXPECT_EQ(calls, 0);
+  EXPECT_FALSE(warm_up([&] { return ++calls < 3; }, 1s));
+  EXPECT_EQ(calls, 3);
+}
+
+TEST(WarmUp, TheDefaultIsTheConfiguredTime) {
+  const std::chrono::nanoseconds before = warmup_time();
+  set_warmup_time(2ms);
+  int calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  warm_up([&] { return ++calls > 0; });
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 2ms);
+  set_warmup_time(0ns);
+  calls = 0;
+  warm_up([&] { return ++calls > 0; });
+  EXPECT_EQ(calls, 0);
+  set_warmup_time(before);
+}
+
+}  // namespace
+}  // namespace raplbench
