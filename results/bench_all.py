@@ -64,16 +64,51 @@ def failed_rows(run: Run, harness: str, paths, reason: str, status="error") -> l
 
 # ---- the Google Benchmark harness (ubench) ---------------------------------
 
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """How both harnesses time every row, so that their rows are the same
+    statistic: `blocks` blocks per row (Google Benchmark repetitions; rbench
+    rounds), each timing the operation for about `block_s` seconds right
+    after `warmup_s` seconds of it untimed on the pinned thread, the blocks
+    of all rows interleaved in a random order. A row's samples are its
+    blocks' means (results/criterion.py, rbench/src/schedule.rs)."""
+    blocks: int
+    block_s: float
+    warmup_s: float
+
+
+QUICK = Schedule(blocks=10, block_s=0.01, warmup_s=0.01)
+FULL = Schedule(blocks=20, block_s=0.2, warmup_s=0.05)
+
+
+def schedule(quick: bool) -> Schedule:
+    return QUICK if quick else FULL
+
+
 def gbench_args(quick: bool) -> list[str]:
     """Google Benchmark 1.7.1 flags: times are plain numbers of seconds.
     At least 10 repetitions, each one sample; repetitions interleaved in
-    random order so slow drifts of the machine spread over all benchmarks."""
-    min_time, warmup, reps = (0.01, 0.005, 10) if quick else (0.2, 0.05, 20)
-    return [f"--benchmark_repetitions={reps}",
-            f"--benchmark_min_time={min_time}",
-            f"--benchmark_min_warmup_time={warmup}",
+    random order so slow drifts of the machine spread over all benchmarks;
+    each repetition warms its operation up first (--raplbench_warmup: Google
+    Benchmark's own warm-up runs before the first repetition only)."""
+    s = schedule(quick)
+    return [f"--benchmark_repetitions={s.blocks}",
+            f"--benchmark_min_time={s.block_s}",
+            f"--benchmark_min_warmup_time={s.warmup_s}",
+            f"--raplbench_warmup={s.warmup_s}",
             "--benchmark_enable_random_interleaving=true",
             "--benchmark_display_aggregates_only=true"]
+
+
+def criterion_env(quick: bool) -> dict[str, str]:
+    """rbench's knobs for the same schedule (rbench/src/schedule.rs): one
+    round per block."""
+    s = schedule(quick)
+    env = {"RAPLBENCH_ROUNDS": str(s.blocks), "RAPLBENCH_BLOCK_S": str(s.block_s),
+           "RAPLBENCH_WARMUP_S": str(s.warmup_s)}
+    if quick:
+        env["RAPLBENCH_QUICK"] = "1"
+    return env
 
 
 def is_progress(line: str) -> bool:
@@ -153,19 +188,19 @@ def cargo() -> str:
 
 
 def is_criterion_progress(line: str) -> bool:
-    """Criterion's result lines ("<id>  time: [...]") and problems, not its
-    per-state chatter or the outlier and change statistics."""
+    """rbench's round lines ("raplbench: round 3/10: 12 rows") and problems,
+    not Criterion's result line of every row in every round, its per-state
+    chatter or its outlier and change statistics."""
     text = line.strip()
-    return ("time:" in text or text.startswith(("error", "warning", "thread", "Error"))
+    return (text.startswith(("raplbench: round", "error", "warning", "thread", "Error"))
             or "panicked" in text)
 
 
 def run_criterion(run: Run) -> list[dict]:
     home = run.raw_dir / "criterion"
     manifest_file = run.raw_dir / "criterion-manifest.json"
-    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_MANIFEST=str(manifest_file))
-    if run.quick:
-        env["RAPLBENCH_QUICK"] = "1"
+    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_MANIFEST=str(manifest_file),
+               **criterion_env(run.quick))
     cmd = [cargo(), "bench", "--quiet", "-p", "rbench", "--bench", "paths"]
     with open(run.raw_dir / "criterion.log", "w", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")

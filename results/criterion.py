@@ -7,17 +7,23 @@ Contract with rbench's bench target `paths` (rbench/benches/paths.rs):
   Criterion full id ("value" is then "real_time": Criterion measures time
   per iteration only); a path that cannot run here has a ROW with bench and
   value null and the reason;
-- Criterion writes, per benchmark, <CRITERION_HOME>/<dirs>/new/benchmark.json
-  (with "full_id") and new/sample.json ({"iters": [...], "times": [...]},
-  times in ns, one entry per sample).
+- it times every row in rounds (rbench/src/schedule.rs), each round one
+  Criterion measurement per row, written under <CRITERION_HOME>/round-NN/;
+  Criterion writes, per benchmark, <dirs>/new/benchmark.json (with
+  "full_id") and new/sample.json ({"iters": [...], "times": [...]}, times
+  in ns, one entry per Criterion sample).
 
-One row per manifest ROW (harness "criterion"): samples are Criterion's
-per-sample ns per iteration (times[i] / iters[i]); iterations is the first
-sample's iteration count (Criterion's linear sampling gives sample i about
-i times as many).
+One row per manifest ROW (harness "criterion"). Its samples are blocks'
+ns per iteration, a block being what ubench's Google Benchmark repetition
+is: one round of the row (the sum of its times over the sum of its iters),
+so that both harnesses' rows are medians of the same kind of sample;
+iterations is the first round's. A Criterion home without round-NN/
+directories (rbench before rounds) gives one block per Criterion sample
+(times[i] / iters[i]), iterations the first sample's.
 """
 
 import json
+import re
 from pathlib import Path
 
 from results import manifest, registry, rows
@@ -26,11 +32,14 @@ HARNESS = "criterion"
 PATHS = registry.paths_of(HARNESS)
 
 
-def load_samples(criterion_home) -> dict[str, dict]:
-    """{full_id: {"iters": [...], "times": [...]}} for every benchmark under
-    criterion_home that has a finished measurement (new/sample.json)."""
+ROUND_DIR = re.compile(r"round-(\d+)")
+
+
+def _load_one(criterion_home) -> dict[str, dict]:
+    """{full_id: sample.json} of every benchmark under criterion_home that
+    has a finished measurement (new/sample.json)."""
     found = {}
-    for bench_json in Path(criterion_home).rglob("new/benchmark.json"):
+    for bench_json in sorted(Path(criterion_home).rglob("new/benchmark.json")):
         sample_json = bench_json.with_name("sample.json")
         try:
             full_id = json.loads(bench_json.read_text(encoding="utf-8"))["full_id"]
@@ -39,6 +48,30 @@ def load_samples(criterion_home) -> dict[str, dict]:
             continue  # an interrupted benchmark: its manifest row becomes an error
         found[full_id] = sample
     return found
+
+
+def load_samples(criterion_home) -> dict[str, dict]:
+    """{full_id: {"iters": [...], "times": [...]}}, one entry per block, for
+    every benchmark under criterion_home with a finished measurement: one
+    block per round (round-NN/, in round order: the round's summed iters and
+    times), or, without rounds, one per Criterion sample."""
+    home = Path(criterion_home)
+    rounds = sorted((int(m.group(1)), d) for d in home.glob("round-*")
+                    if d.is_dir() and (m := ROUND_DIR.fullmatch(d.name)))
+    if not rounds:
+        return _load_one(home)
+    blocks: dict[str, dict] = {}
+    for _, round_home in rounds:
+        for full_id, sample in _load_one(round_home).items():
+            iters, times = sample.get("iters") or [], sample.get("times") or []
+            block = blocks.setdefault(full_id, {"iters": [], "times": []})
+            if len(iters) != len(times) or not iters or min(iters) <= 0:
+                block["malformed"] = True
+                continue
+            block["iters"].append(sum(iters))
+            block["times"].append(sum(times))
+    return {full_id: ({"iters": [], "times": []} if b.pop("malformed", False) else b)
+            for full_id, b in blocks.items()}
 
 
 def _row(common: dict, m: dict, samples_by_id: dict) -> dict:

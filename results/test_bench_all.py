@@ -98,3 +98,27 @@ def test_a_fixture_hook_left_in_the_environment_refuses_the_run(monkeypatch, tmp
     assert not (tmp_path / "runs").exists()
     assert bench_all.fixture_hooks({"RAPLBENCH_CPU_ROOT": ""}) == []
 
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_both_harnesses_time_rows_on_one_schedule(quick):
+    """The same blocks in both harnesses (agreement.py's legend relies on it):
+    as many Google Benchmark repetitions as rbench rounds, as long, each
+    after the same warm-up, interleaved across rows."""
+    s = bench_all.schedule(quick)
+    args = dict(a.split("=", 1) for a in bench_all.gbench_args(quick))
+    env = bench_all.criterion_env(quick)
+    assert s.blocks >= 10
+    assert int(args["--benchmark_repetitions"]) == int(env["RAPLBENCH_ROUNDS"]) == s.blocks
+    assert float(args["--benchmark_min_time"]) == float(env["RAPLBENCH_BLOCK_S"]) == s.block_s
+    assert float(args["--raplbench_warmup"]) == float(env["RAPLBENCH_WARMUP_S"]) == s.warmup_s
+    assert float(args["--benchmark_min_warmup_time"]) == s.warmup_s
+    assert args["--benchmark_enable_random_interleaving"] == "true"
+    assert (env.get("RAPLBENCH_QUICK") == "1") == quick
+
+
+def test_criterion_progress_shows_rounds_and_problems_not_every_block():
+    assert bench_all.is_criterion_progress("raplbench: round 3/10: 12 rows\n")
+    assert bench_all.is_criterion_progress("thread 'main' panicked at ...")
+    assert not bench_all.is_criterion_progress(
+        "perf/read/msr/tsc/@0->0 time:   [753.65 ns 774.78 ns 792.81 ns]")

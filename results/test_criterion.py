@@ -71,3 +71,40 @@ def test_liveness_is_copied_from_the_manifest_and_absent_is_null():
     out = criterion.normalize(manifest, samples, COMMON)
     assert (out[0]["liveness"], out[0]["liveness_note"]) == ("frozen", note)
     assert all(schema.validate_row(r) == [] for r in out)
+
+
+def _write_round(home, round_dir, full_id, iters, times):
+    bench = home / round_dir / "perf" / "read" / "msr_tsc_@0-_0" / "new"
+    bench.mkdir(parents=True)
+    (bench / "benchmark.json").write_text(json.dumps({"full_id": full_id}))
+    (bench / "sample.json").write_text(json.dumps({"sampling_mode": "Linear",
+                                                   "iters": iters, "times": times}))
+
+
+def test_rounds_give_one_block_per_round_in_round_order(tmp_path):
+    """rbench's rounds (rbench/src/schedule.rs): a row's sample per round is
+    the round's ns per iteration, as a Google Benchmark repetition is its
+    block's; rounds sort by number (round-10 after round-02)."""
+    fid = "perf/read/msr/tsc/@0->0"
+    _write_round(tmp_path, "round-00", fid, [10, 20, 30], [1000, 2000, 3000])   # 100 ns
+    _write_round(tmp_path, "round-10", fid, [10, 20], [3000, 3000])             # 200 ns
+    _write_round(tmp_path, "round-02", fid, [5, 10, 15], [1500, 1500, 1500])    # 150 ns
+    (tmp_path / "raplbench-manifest.json").write_text("{}")                    # not a round
+    samples = criterion.load_samples(tmp_path)
+    assert samples == {fid: {"iters": [60, 30, 30], "times": [6000, 4500, 6000]}}
+    m = manifest_mod.load(FIX / "raplbench-manifest.json")
+    row = next(r for r in m if r["bench"] == fid)
+    [out] = criterion.normalize([row], samples, COMMON)
+    assert out["samples"] == pytest.approx([100, 150, 200])
+    assert out["iterations"] == 60  # the first round's block
+    assert out["n"] == 3 and schema.validate_row(out) == []
+
+
+def test_a_malformed_round_makes_the_row_an_error(tmp_path):
+    fid = "perf/read/msr/tsc/@0->0"
+    _write_round(tmp_path, "round-00", fid, [10], [1000])
+    _write_round(tmp_path, "round-01", fid, [10, 20], [1000])
+    m = manifest_mod.load(FIX / "raplbench-manifest.json")
+    row = next(r for r in m if r["bench"] == fid)
+    [out] = criterion.normalize([row], criterion.load_samples(tmp_path), COMMON)
+    assert out["status"] == "error" and "malformed" in out["reason"]

@@ -2,49 +2,54 @@
 //! target, placement) that runs on this machine, the same set ubench
 //! registers, as planned by rbench::plan (each path in rbench/src/paths/).
 //! Every row is run alike: pin the thread to the row's CPU, open what the
-//! row reads, time one read per iteration. Criterion's filter (`cargo bench
-//! --bench paths -- <filter>`) only skips the timing: every runnable row is
-//! still pinned, opened and read once, and listed in the manifest as measured.
+//! row reads (once), then time it in rounds (rbench::schedule): each round
+//! times every row once, in a new random order, as one Criterion
+//! measurement (pin, warm up, time one read per iteration) written under
+//! <criterion home>/round-NN/; the row's samples are the rounds' means, as a
+//! Google Benchmark repetition is one block's mean in ubench. Criterion's
+//! filter (`cargo bench --bench paths -- <filter>`) only skips the timing:
+//! every runnable row is still pinned, opened and read once, and listed in
+//! the manifest as measured.
 //!
 //! Benchmark ids: group = path, function = op, parameter =
 //! "<target>@<placement>", so the full id is "<path>/<op>/<target>@<placement>",
 //! e.g. "perf/read/msr/tsc/@1->0".
 //!
 //! Knobs:
-//! * RAPLBENCH_QUICK=1: warm-up 0.1 s, measurement 0.3 s, 10 samples, 1000
-//!   resamples; else warm-up 1 s, measurement 3 s, 30 samples; never plots.
+//! * RAPLBENCH_QUICK=1: 10 rounds of 10 ms after 10 ms of warm-up; else 20
+//!   rounds of 0.2 s after 50 ms (rbench::schedule::Schedule; each overridden
+//!   by RAPLBENCH_ROUNDS, RAPLBENCH_WARMUP_S, RAPLBENCH_BLOCK_S, which
+//!   results/bench_all.py sets from the schedule it gives ubench); 10
+//!   Criterion samples and 1001 resamples per measurement; never plots.
 //! * RAPLBENCH_PLAN_ONLY=1: write the manifest of the plan (runnable rows
 //!   "ok") and exit 0 without running any benchmark.
 //! * RAPLBENCH_MANIFEST: where the manifest mapping Criterion's ids to result
 //!   rows goes (default <criterion home>/raplbench-manifest.json); Criterion
-//!   writes under $CRITERION_HOME (default target/criterion).
+//!   writes under <criterion home>/round-NN/ ($CRITERION_HOME, default
+//!   target/criterion).
 //! * RAPLBENCH_POWERCAP_ROOT, RAPLBENCH_DEV_CPU_ROOT, RAPLBENCH_PMU_ROOT,
 //!   RAPLBENCH_CPU_ROOT: fixture trees in place of the kernel's (rbench::roots).
 
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion};
 use rbench::cpu::pin_to_cpu;
-use rbench::manifest::{manifest_path, Manifest};
-use rbench::plan::{Plan, Planned, Reader, Reads};
+use rbench::manifest::{criterion_home, manifest_path, Manifest};
+use rbench::plan::{Plan, Planned, Reader};
+use rbench::schedule::{round_dir, round_order, Schedule, Shuffler};
 
-/// Criterion with raplbench's statistical defaults, then the command line.
-fn configured_criterion() -> Criterion {
-    let quick = std::env::var("RAPLBENCH_QUICK").is_ok_and(|v| v == "1");
-    let criterion = Criterion::default().without_plots();
-    let criterion = if quick {
-        criterion
-            .warm_up_time(Duration::from_millis(100))
-            .measurement_time(Duration::from_millis(300))
-            .sample_size(10)
-            .nresamples(1000)
-    } else {
-        criterion
-            .warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3))
-            .sample_size(30)
-    };
-    criterion.configure_from_args()
+/// Criterion for one round of `schedule`, writing under `dir`, then the
+/// command line.
+fn configured_criterion(schedule: &Schedule, dir: &Path) -> Criterion {
+    Criterion::default()
+        .without_plots()
+        .warm_up_time(schedule.warm_up)
+        .measurement_time(schedule.block)
+        .sample_size(10)
+        .nresamples(1001) // raplbench uses none of its estimates; at 1000 and below Criterion warns
+        .output_directory(dir)
+        .configure_from_args()
 }
 
 /// How a benchmark that was planned ended.
@@ -57,13 +62,10 @@ enum Outcome {
     Failed(String),
 }
 
-/// Times `reader` (one operation per iteration) as benchmark `row`; a read
-/// that fails during the measurement, or a measurement that read no data,
-/// turns the row into an error.
-fn time_reads(criterion: &mut Criterion, row: &Planned, reader: &mut dyn Reader) -> Outcome {
-    if let Err(e) = reader.read() {
-        return Outcome::Unavailable(e.to_string());
-    }
+/// Times `reader` (one operation per iteration) as benchmark `row`, one
+/// block of a round; a read that fails during the measurement, or a
+/// measurement that read no data, turns the row into an error.
+fn time_block(criterion: &mut Criterion, row: &Planned, reader: &mut dyn Reader) -> Outcome {
     let mut failure = None;
     let mut group = criterion.benchmark_group(&row.meta.path);
     group.bench_function(BenchmarkId::new(&row.meta.op, row.parameter()), |b| {
@@ -86,17 +88,71 @@ fn time_reads(criterion: &mut Criterion, row: &Planned, reader: &mut dyn Reader)
     }
 }
 
-/// Pins to the row's CPU, opens what it reads, and times it.
-fn run(criterion: &mut Criterion, row: &Planned, reads: &dyn Reads) -> Outcome {
-    if let Some(cpu) = row.meta.cpu {
-        if let Err(e) = pin_to_cpu(cpu) {
-            return Outcome::Unavailable(e.to_string());
+/// Pins the thread to the row's CPU (every row has one).
+fn pin(row: &Planned) -> Result<(), String> {
+    match row.meta.cpu {
+        Some(cpu) => pin_to_cpu(cpu).map_err(|e| e.to_string()),
+        None => Ok(()),
+    }
+}
+
+/// Opens what a runnable row reads, pinned to its CPU, and reads it once.
+fn open<'a>(row: &'a Planned) -> Result<Box<dyn Reader + 'a>, String> {
+    let reads = row.reads.as_ref().map_err(String::clone)?;
+    pin(row)?;
+    let mut reader = reads.open().map_err(|e| e.to_string())?;
+    reader.read().map_err(|e| e.to_string())?;
+    Ok(reader)
+}
+
+/// Times every runnable row of `plan` in the rounds of `schedule`; one
+/// outcome per row of the plan (None: not runnable, the plan says why).
+fn run(plan: &Plan, schedule: &Schedule, home: &Path) -> Vec<Option<Outcome>> {
+    let mut readers: Vec<Option<Box<dyn Reader + '_>>> = Vec::new();
+    let mut outcomes: Vec<Option<Outcome>> = Vec::new();
+    for row in &plan.rows {
+        match (&row.reads, open(row)) {
+            (Err(_), _) => (readers.push(None), outcomes.push(None)),
+            (Ok(_), Ok(reader)) => (
+                readers.push(Some(reader)),
+                outcomes.push(Some(Outcome::Measured)),
+            ),
+            (Ok(_), Err(why)) => (
+                readers.push(None),
+                outcomes.push(Some(Outcome::Unavailable(why))),
+            ),
+        };
+    }
+    let mut shuffler = Shuffler::from_entropy();
+    let mut last = None;
+    for round in 0..schedule.rounds {
+        let mut criterion = configured_criterion(schedule, &round_dir(home, round));
+        let runnable: Vec<usize> = (0..plan.rows.len())
+            .filter(|&i| matches!(outcomes[i], Some(Outcome::Measured)))
+            .collect();
+        eprintln!(
+            "raplbench: round {}/{}: {} rows",
+            round + 1,
+            schedule.rounds,
+            runnable.len()
+        );
+        for i in round_order(&runnable, &mut shuffler) {
+            let (row, reader) = (&plan.rows[i], readers[i].as_deref_mut().expect("opened"));
+            let outcome = match pin(row) {
+                Ok(()) => time_block(&mut criterion, row, reader),
+                Err(why) => Outcome::Failed(why),
+            };
+            if !matches!(outcome, Outcome::Measured) {
+                outcomes[i] = Some(outcome);
+                readers[i] = None;
+            }
         }
+        last = Some(criterion);
     }
-    match reads.open() {
-        Ok(mut reader) => time_reads(criterion, row, &mut *reader),
-        Err(e) => Outcome::Unavailable(e.to_string()),
+    if let Some(criterion) = last {
+        criterion.final_summary();
     }
+    outcomes
 }
 
 fn write_manifest(manifest: &Manifest) {
@@ -117,19 +173,25 @@ fn main() {
     if std::env::var("RAPLBENCH_PLAN_ONLY").is_ok_and(|v| v == "1") {
         return write_manifest(&Plan::for_this_machine().manifest());
     }
-    let mut criterion = configured_criterion();
+    let schedule = Schedule::from_env().unwrap_or_else(|why| {
+        eprintln!("raplbench: {why}");
+        std::process::exit(2);
+    });
     let plan = Plan::for_this_machine();
+    let outcomes = run(&plan, &schedule, &criterion_home());
     let mut manifest = Manifest::default();
-    for row in &plan.rows {
-        match &row.reads {
-            Err(reason) => manifest.add_unavailable(&row.meta, reason),
-            Ok(reads) => match run(&mut criterion, row, &**reads) {
-                Outcome::Measured => manifest.add_measured(&row.full_id(), &row.meta),
-                Outcome::Unavailable(reason) => manifest.add_unavailable(&row.meta, &reason),
-                Outcome::Failed(reason) => manifest.add_error(&row.full_id(), &row.meta, &reason),
-            },
+    for (row, outcome) in plan.rows.iter().zip(outcomes) {
+        match (&row.reads, outcome) {
+            (Err(reason), _) => manifest.add_unavailable(&row.meta, reason),
+            (Ok(_), None) => unreachable!("a runnable row has an outcome"),
+            (Ok(_), Some(Outcome::Measured)) => manifest.add_measured(&row.full_id(), &row.meta),
+            (Ok(_), Some(Outcome::Unavailable(reason))) => {
+                manifest.add_unavailable(&row.meta, &reason)
+            }
+            (Ok(_), Some(Outcome::Failed(reason))) => {
+                manifest.add_error(&row.full_id(), &row.meta, &reason)
+            }
         }
     }
     write_manifest(&manifest);
-    criterion.final_summary();
 }

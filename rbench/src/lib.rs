@@ -18,8 +18,8 @@
 //! The Criterion harness runs a [`plan::Plan`]: every access path of
 //! [`paths`] (one module each, listed once there) plans its rows, each a
 //! thing to read or the reason it cannot run; the benchmark opens and
-//! times each row alike, and writes the [`manifest`] that maps its
-//! benchmarks onto result rows. The sampler writes its own result rows
+//! times each row alike, in the rounds of [`schedule`], and writes the
+//! [`manifest`] that maps its benchmarks onto result rows. The sampler writes its own result rows
 //! ([`schema_row`], [`summary`]).
 
 #![warn(missing_docs)]
@@ -37,6 +37,7 @@ pub mod perf;
 pub mod plan;
 pub mod powercap;
 pub mod roots;
+pub mod schedule;
 pub mod schema_row;
 mod source;
 pub mod summary;
