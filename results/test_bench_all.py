@@ -54,7 +54,7 @@ def test_agreement_report_is_written(quick_run):
     _, run_dir = quick_run
     text = (run_dir / "agreement.md").read_text()
     assert text.startswith("# Cross-harness agreement")
-    assert "pairs agree within 25%" in text
+    assert "pairs agree within 10%" in text and "| 95% CI | verdict |" in text
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     perf_by = {r["harness"] for r in rows
                if (r["path"], r["op"], r["status"]) == ("perf", "read", "ok")}
