@@ -108,7 +108,7 @@ def test_report_shows_ratio_ci_and_verdict_per_pair_and_counts():
 
 
 def test_a_sub_10_ns_difference_names_its_measured_cause():
-    rows = [*pair(1.3, 0.01, center=3.0, path="ebpf-mmap", op="load")]
+    rows = [*pair(1.12, 0.01, center=3.0, path="ebpf-mmap", op="load")]
     text = report(rows)
     line = next(line for line in text.splitlines() if line.startswith("| ebpf-mmap"))
     assert "**differ beyond noise" in line and line.endswith("| known cause [1] |")
@@ -121,9 +121,36 @@ def test_known_causes():
     g, c = pair(1.0, 0.01)
     assert known_cause(g, c) is None
     assert known_cause(row("gbench", 100, stand_in="a"), row("criterion", 100, stand_in="b")) == "stand-in"
-    assert known_cause(row("gbench", 4.0), row("criterion", 5.0)) == "loop"
+    assert known_cause(row("gbench", 4.0), row("criterion", 4.4)) == "loop"
+    assert known_cause(row("gbench", 4.0), row("criterion", 5.0)) is None  # more than 0.5 ns
     assert known_cause(row("gbench", 40.0), row("criterion", 50.0)) is None
-    assert set(agreement.KNOWN_CAUSES) == {"stand-in", "loop"}
+    assert set(agreement.KNOWN_CAUSES) == {"stand-in", "loop", "run-wide"}
+    # run-wide: only with a factor beyond 10%, and only for pairs near it
+    g, c = row("gbench", 1000.0), row("criterion", 1260.0)
+    assert known_cause(g, c, factor=1.25) == "run-wide"
+    assert known_cause(g, c, factor=1.05) is None
+    assert known_cause(g, row("criterion", 1600.0), factor=1.25) is None
+
+
+def test_the_run_wide_factor_is_the_median_ratio_above_10_ns():
+    found = [pair(r, 0.01, op=str(i)) for i, r in enumerate([1.2, 1.3, 1.25, 0.9])]
+    assert agreement.run_wide_factor(found) == pytest.approx(1.225, rel=0.02)
+    assert agreement.run_wide_factor(found[:3]) is None  # too few pairs
+    found.append(pair(3.0, 0.01, center=3.0, op="load"))  # a sub-10 ns pair does not count
+    assert agreement.run_wide_factor(found) == pytest.approx(1.225, rel=0.02)
+
+
+def test_a_shift_of_every_pair_is_put_down_to_the_run_not_to_each_path():
+    # the criterion step ran 25% slower throughout; one path is off by more
+    rows = [r for i, ratio in enumerate([1.25, 1.24, 1.27, 1.22, 1.26, 1.7])
+            for r in pair(ratio, 0.01, op=f"op{i}", seed=i)]
+    text = report(rows)
+    lines = [line for line in text.splitlines() if line.startswith("| perf")]
+    assert all(line.endswith("| known cause [1] |") for line in lines[:5]), lines
+    assert lines[5].endswith("| **no known cause** |")
+    assert f"1. {agreement.KNOWN_CAUSES['run-wide']}" in text
+    assert "Run-wide factor (the median ratio of the 6 pairs above 10 ns): 1.2" in text
+    assert "5 of them within 10% of it." in text
 
 
 def test_pairs_only_what_both_measured():

@@ -117,6 +117,18 @@ def test_both_harnesses_time_rows_on_one_schedule(quick):
     assert (env.get("RAPLBENCH_QUICK") == "1") == quick
 
 
+def test_the_harness_steps_run_one_after_the_other():
+    """agreement.KNOWN_CAUSES["run-wide"] rests on this: ubench and rbench
+    are separate steps, the gbench step first, each timing all of its rows
+    before the next starts, so the machine's speed can differ between them.
+    If the steps are ever interleaved, that cause goes and so must its
+    entry."""
+    names = [name for name, _, _ in bench_all.HARNESSES]
+    assert names.index("gbench") < names.index("criterion")
+    steps = dict((name, step) for name, _, step in bench_all.HARNESSES)
+    assert steps["gbench"] is bench_all.run_gbench and steps["criterion"] is bench_all.run_criterion
+
+
 def test_criterion_progress_shows_rounds_and_problems_not_every_block():
     assert bench_all.is_criterion_progress("raplbench: round 3/10: 12 rows\n")
     assert bench_all.is_criterion_progress("thread 'main' panicked at ...")
