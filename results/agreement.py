@@ -76,9 +76,9 @@ KNOWN_CAUSES = {
         f"pairs above {LOOP_NS:g} ns): the two harness steps run one after the other "
         "(results/bench_all.py), and the machine ran at another speed during one of them. "
         "Measured on the development VM: a fixed ALU chain took 1.33 or 2.8 ns per iteration "
-        "in states lasting seconds; over 9 runs of the two steps the factor ranged 0.77–1.27, "
-        "on both sides of 1, while the pairs' ratios stayed within a median 4% of their run's "
-        "factor. One run cannot tell this from a bias common to every path of one harness: "
+        "in states lasting seconds; over 20 runs of the two steps the factor ranged "
+        "0.77–1.27, on both sides of 1 and in either order of the steps, while the pairs' "
+        "ratios stayed within a median 4% of their run's factor (78% within 10%). One run cannot tell this from a bias common to every path of one harness: "
         "compare the factor across runs. Pinned by results/test_bench_all.py "
         "`test_the_harness_steps_run_one_after_the_other`"),
 }
