@@ -164,3 +164,17 @@ def cell_target(target: str | None, width: int = 32) -> str:
 
 def is_stand_in(row: dict) -> bool:
     return bool(row.get("stand_in"))
+
+
+def overhead_measure(row: dict) -> str:
+    """An overhead row's measure: "wall time" or "CPU time" (the target's
+    last words); rows from before the CPU time was measured are wall time."""
+    target = row.get("target") or ""
+    return "CPU time" if target.endswith(": CPU time") else "wall time"
+
+
+def overhead_placement(row: dict) -> str | None:
+    """Where the overhead experiment pinned the sampler: "same CPU" (as the
+    workload) or "other CPU" (its parameters); None for rows from before the
+    sampler was pinned."""
+    return (row.get("parameters") or {}).get("placement")

@@ -7,8 +7,8 @@
   number); a run of schema 1 says once, in the caption, that it predates
   liveness probing;
 - reference / reference-overhead and machines: in report_tables_compare.py;
-- sampler: rates, jitter, missed ticks, CPU per tick and overhead per
-  mechanism (every row whose metric is neither latency nor cycles).
+- sampler: rates, jitter, missed ticks and CPU per tick per
+  mechanism and its null loop (the overhead rows have their own table).
 
 Numbers are formatted as in the terminal table (results/table.py): 3
 significant digits, ns scaled to µs / ms when large.
@@ -66,7 +66,7 @@ def median_ci(row: dict | None) -> str:
 
 def row_notes(row: dict, notes: Notes) -> str:
     """The note cell: "stand-in [^2]", "frozen [^3]", "unavailable [^1]",
-    "emulated [^4]"."""
+    "not resolved [^5]", "emulated [^4]"."""
     words = []
     if row.get("stand_in"):
         words.append(with_mark("stand-in", notes.mark(f"stand-in: {row['stand_in']}")))
@@ -74,6 +74,8 @@ def row_notes(row: dict, notes: Notes) -> str:
         words.append(with_mark(liveness.tag(row), notes.mark(liveness.footnote(row))))
     if row["status"] != "ok":
         words.append(with_mark(row["status"], notes.mark(f"{row['status']}: {row['reason']}")))
+    if text_table.unresolved_note(row):
+        words.append(with_mark("not resolved", notes.mark(text_table.unresolved_note(row))))
     if labels.is_emulated(row["machine"]):
         words.append(with_mark("emulated", notes.mark(EMULATED_NOTE)))
     return "; ".join(words)
@@ -164,16 +166,17 @@ def latency_table(run: Run) -> Table:
 
 # ---- sampler and other rates ----------------------------------------------------------------
 
-SAMPLER_METRICS = ("rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample", "overhead_pct")
+# the overhead rows (hyperfine) have a table of their own: overhead_tables
+SAMPLER_METRICS = ("rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample")
 SAMPLER_HEADERS = {"rate_hz": "rate", "jitter_us": "jitter", "missed_ticks": "missed ticks",
-                   "cpu_us_per_sample": "CPU per tick", "overhead_pct": "overhead (95% CI)"}
+                   "cpu_us_per_sample": "CPU per tick"}
 SAMPLER_CSV = ["machine", "run_id", "date", "harness", "path", "op", "target", "cpu",
                "target_cpu", "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
                "stand_in", "liveness", "liveness_note", "reason"]
 
 
 def sampler_rows(run: Run) -> list[dict]:
-    return [r for r in run.rows if r["metric"] not in ("latency", "cycles")]
+    return [r for r in run.rows if r["metric"] in SAMPLER_METRICS]
 
 
 def mechanism(row: dict) -> str:
@@ -197,8 +200,6 @@ def sampler_table(run: Run) -> Table | None:
             r = by_metric.get(metric)
             if r is None:
                 cells.append("")
-            elif metric == "overhead_pct":
-                cells.append(median_ci(r))
             elif metric == "rate_hz" and r["status"] == "ok":
                 cells.append(f"{r['median']:.1f} Hz")  # 999.1 Hz, not 999 Hz
             else:

@@ -87,9 +87,20 @@ def sort_key(row):
             row.get("harness") or "", row.get("metric") or "")
 
 
+def unresolved_note(row) -> str | None:
+    """Why an ok row's median is not a finding (its CI missed the target the
+    experiment set, or a QUICK run), from its `resolution`; None when it is
+    resolved or sets no target."""
+    res = row.get("resolution")
+    if row.get("status") != "ok" or not res or res.get("resolved"):
+        return None
+    return res.get("note") or "not resolved at this n"
+
+
 def row_footnotes(row) -> list[str]:
     """The footnote texts of a row: its stand-in, a dead counter, why it is
-    not ok (the report's tables add the emulated-CPU note)."""
+    not ok, why it is not resolved (the report's tables add the emulated-CPU
+    note)."""
     notes = []
     if row.get("stand_in"):
         notes.append(f"stand-in: {row['stand_in']}")
@@ -97,6 +108,8 @@ def row_footnotes(row) -> list[str]:
         notes.append(liveness.footnote(row))
     if row.get("status") != "ok":
         notes.append(f"{row.get('status')}: {row.get('reason')}")
+    if unresolved_note(row):
+        notes.append(unresolved_note(row))
     return notes
 
 
