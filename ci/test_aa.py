@@ -30,13 +30,36 @@ def test_the_slowed_copy_check_flags_each_row_alone(tmp_path):
 
 
 def test_the_slowed_copy_check_names_a_row_too_noisy_to_flag(tmp_path):
+    """A row whose repetitions spread wider than 1.25x cannot show a 25 %
+    change at n = 10: listed, not a failure of the gate."""
     c = common()
     noisy = latency(c, lognormal(3, 500, 0.6, n=10), path="powercap", op="pread",
                     target="/sys/class/net/lo/statistics/rx_bytes", target_cpu=None)
     ok, lines = aa.slowed_copy_check(run_of(tmp_path, [noisy]), tmp_path)
+    assert ok
+    assert lines[0] == ("slowed copy: 0 of 1 latency rows flagged alone when 1.25x slower; "
+                        "1 too noisy at this n")
+    assert lines[1].startswith("    too noisy at n = 10: powercap pread")
+
+
+def test_a_separable_row_the_gate_misses_fails_the_check(tmp_path, monkeypatch):
+    """Were the gate to let through a row whose slowed copy does not overlap
+    it (here: a gate that decides nothing fails), the check fails naming it."""
+    c = common()
+    tight = latency(c, lognormal(3, 500, 0.02, n=10), path="powercap", op="pread",
+                    target="/sys/class/net/lo/statistics/rx_bytes", target_cpu=None)
+    real = gate.run_gate
+
+    def lenient(baseline, current, config):
+        verdict = real(baseline, current, config)
+        for r in verdict.results:
+            r.decision = "unchanged"
+        return verdict
+    monkeypatch.setattr(aa.gate, "run_gate", lenient)
+    ok, lines = aa.slowed_copy_check(run_of(tmp_path, [tight]), tmp_path)
     assert not ok
-    assert lines[0] == "slowed copy: 0 of 1 latency rows flagged alone when 1.25x slower"
-    assert "missed or mixed up: powercap pread" in lines[1] and "flagged: nothing" in lines[1]
+    assert lines[1].startswith("    missed or mixed up: powercap pread")
+    assert lines[1].endswith("flagged: nothing")
 
 
 def test_an_a_a_pair_reports_its_largest_moves(tmp_path):
