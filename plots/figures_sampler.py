@@ -165,6 +165,11 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
             ax.annotate("not\nresolved", (x, r["ci95_high"]), xytext=(0, 3),
                         textcoords="offset points", ha="center", va="bottom", fontsize=6.5,
                         color=NOT_OK_COLOR)
+        extra = labels.above_null_row(run.rows, r["op"])
+        if extra is not None and extra["status"] == "ok":
+            ax.annotate(f"{extra['median']:+.1f} µs", (x, 0.015), xycoords=("data", "axes fraction"),
+                        ha="center", va="bottom", fontsize=6.5, rotation=90,
+                        color=darker(colors[run.label]))
         other = cpu_time.get((run.label, overhead_category(r)))
         if other is not None and other["status"] == "ok":
             ax.plot([x + slot * 0.3], [other["median"]], marker="o", ms=4, mfc="white",
@@ -178,7 +183,8 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     ax.axhline(0, color="0.6", lw=0.8, zorder=1)
     ax.set_title(wrap("This report: the pinned stress-ng workload's wall time under the "
                       "1 kHz sampler (◆ median, 95% CI; ○ its CPU time; grey: CI wider than "
-                      "its target, not a finding)", 66))
+                      "its target, not a finding; at the bottom: the sampler's own CPU per "
+                      "tick above its null loop)", 66))
     published = [r for r in refs if r["metric"] == "overhead_pct"]
     if published:
         label = source_label(published[0])

@@ -178,3 +178,14 @@ def overhead_placement(row: dict) -> str | None:
     workload) or "other CPU" (its parameters); None for rows from before the
     sampler was pinned."""
     return (row.get("parameters") or {}).get("placement")
+
+
+ABOVE_NULL = "above null:"
+
+
+def above_null_row(rows, mechanism: str) -> dict | None:
+    """The sampler's own CPU per tick above its null loop (the self-report's
+    paired windows: target "above null: ..."), shown beside the overhead."""
+    return next((r for r in rows if r["path"] == "sampler" and r["op"] == mechanism
+                 and r["metric"] == "cpu_us_per_sample"
+                 and (r.get("target") or "").startswith(ABOVE_NULL)), None)

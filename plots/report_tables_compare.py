@@ -137,17 +137,6 @@ OVERHEAD_CSV = ["kind", "machine", "source", "tool_or_mechanism", "workload", "p
                 "above_null_ci95_high", "status", "stand_in", "reason", "what"]
 PUBLISHED_OVERHEAD_WHAT = "run-time slowdown of the measured NAS benchmark (%)"
 LOCAL_OVERHEAD_WHAT = "run-time slowdown of the stress-ng workload under the sampler (%)"
-ABOVE_NULL = "above null:"
-
-
-def above_null(run: Run, mechanism: str) -> dict | None:
-    """The sampler's own CPU per tick above its null loop (the self-report's
-    paired windows), for the overhead table beside the slowdown."""
-    return next((r for r in run.rows if r["path"] == "sampler" and r["op"] == mechanism
-                 and r["metric"] == "cpu_us_per_sample"
-                 and (r.get("target") or "").startswith(ABOVE_NULL)), None)
-
-
 def local_overhead_table(run: Run) -> Table | None:
     """This machine's overhead experiment: per mechanism and placement, the
     workload's wall-time and CPU-time slowdown with their 95% CIs, the pairs
@@ -164,7 +153,7 @@ def local_overhead_table(run: Run) -> Table | None:
     for (mech, where, cpu), by in groups.items():
         wall, cpu_row = by.get("wall time"), by.get("CPU time")
         first = wall or cpu_row
-        extra = above_null(run, mech)
+        extra = labels.above_null_row(run.rows, mech)
         where_cell = DASH if where is None else f"{where} (CPU {cpu})"
         body.append([mech, where_cell, median_ci(wall), median_ci(cpu_row),
                      str(first["n"]) if first["status"] == "ok" else DASH,
