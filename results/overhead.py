@@ -51,6 +51,7 @@ import random
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -146,10 +147,15 @@ class BackgroundSampler:
         # "raplbench-sample: sampling ..." once it samples; lines before it
         # name dead counters (it still samples), or say why it cannot start
         said = []
+        self.tail = []  # what it says after the banner, drained so it never blocks on stderr
         while line := self.proc.stderr.readline():
             if line.startswith("raplbench-sample: sampling"):
+                self.drain = threading.Thread(target=self.tail.extend, args=(self.proc.stderr,),
+                                              daemon=True)
+                self.drain.start()
                 return
             said.append(line.strip())
+        self.drain = None
         self.stop(check=False)
         raise RuntimeError(f"raplbench-sample --mechanism {mechanism} did not start "
                            f"sampling: {' '.join(said) or 'no output'}")
@@ -159,9 +165,9 @@ class BackgroundSampler:
         if died is None:
             self.proc.send_signal(signal.SIGINT)
         self.proc.wait(timeout=30)
-        # what it said after its banner (a few lines: its closing summary);
-        # read through the same buffered stream as the banner
-        err = self.proc.stderr.read()
+        if self.drain is not None:
+            self.drain.join(timeout=30)
+        err = "".join(self.tail)
         self.proc.stderr.close()
         if check and died is not None:
             raise RuntimeError(f"raplbench-sample --mechanism {self.mechanism} exited "
