@@ -4,7 +4,7 @@ targets. Pure functions of rows and machine objects (schema v1), no I/O.
 
 import re
 
-from results import registry
+from results import registry, sampler
 from results.table import shorten
 
 # ---- machines ----------------------------------------------------------------
@@ -180,12 +180,9 @@ def overhead_placement(row: dict) -> str | None:
     return (row.get("parameters") or {}).get("placement")
 
 
-ABOVE_NULL = "above null:"
-
-
 def above_null_row(rows, mechanism: str) -> dict | None:
     """The sampler's own CPU per tick above its null loop (the self-report's
     paired windows: target "above null: ..."), shown beside the overhead."""
     return next((r for r in rows if r["path"] == "sampler" and r["op"] == mechanism
                  and r["metric"] == "cpu_us_per_sample"
-                 and (r.get("target") or "").startswith(ABOVE_NULL)), None)
+                 and sampler.role(r) == sampler.ABOVE_NULL), None)

@@ -11,10 +11,11 @@ import struct
 
 import pytest
 
-from plots import figures, labels, report
+from plots import figures, labels, report, report_tables
 from plots.fixtures import AMD, INTEL, emulated_copy
 from plots.runs import Run, load_runs
 from results import rows as rows_mod
+from results import stats
 
 INTEL_LABEL = "Intel Xeon Gold 6330"
 AMD_LABEL = "AMD EPYC 7702 64-Core"
@@ -266,6 +267,51 @@ def test_overhead_table_shows_placement_cpu_time_resolution_and_the_cost_above_n
     assert records[("other CPU", "CPU time")]["resolved"] is True  # its own CI: all 0.0
     assert records[("other CPU", "wall time")]["resolved"] is False
     assert records[("same CPU", "wall time")]["sampler_cpu_us_above_null"] == 3.05
+
+
+def with_above_null(run: Run) -> Run:
+    """`run` and, for each sampler mechanism that ran, the rows of its self-report
+    above its null loop (rate_hz and cpu_us_per_sample: one difference per pair)."""
+    extra = []
+    for r in run.rows:
+        if (r["harness"], r["status"], r["metric"]) == ("sampler", "ok", "rate_hz") \
+                and r["op"] != "timer":
+            for metric, unit, diffs in (("rate_hz", "Hz", [-0.4, 0.1, 0.2, -0.1, 0.0, 0.3]),
+                                        ("cpu_us_per_sample", "us", [2.1, 2.4, 1.9, 2.2, 2.6, 2.0])):
+                above = {**r, "target": "above null: " + r["target"], "metric": metric,
+                         "unit": unit}
+                above.update(stats.summarize(diffs), samples=diffs, n=len(diffs))
+                extra.append(above)
+    return Run(run.path, run.rows + extra, label=run.label)
+
+
+def test_the_cpu_above_null_joins_its_samplers_line(runs):
+    run = with_above_null(runs[1])  # AMD
+    table = report_tables.sampler_table(run)
+    col = {name: i for i, name in enumerate(table.columns)}
+    mechanisms = [line[col["mechanism"]] for line in table.body]
+    assert mechanisms == [line[col["mechanism"]]
+                          for line in report_tables.sampler_table(runs[1]).body]
+    assert not any(line[col["target"]].startswith("above null") for line in table.body)
+    perf = next(line for line in table.body if line[col["mechanism"]] == "perf")
+    assert perf[col["CPU above null (95% CI)"]] == "2.15 µs (1.90–2.60 µs)"
+    assert perf[col["rate"]].endswith(" Hz") and not perf[col["rate"]].startswith("0.")
+    timer = next(line for line in table.body if line[col["mechanism"]] == "timer")
+    assert timer[col["CPU above null (95% CI)"]] == ""
+    # every row stays in the CSV, the differences under their own target
+    above = [r for r in table.records if (r["target"] or "").startswith("above null: ")]
+    assert {(r["op"], r["metric"]) for r in above} >= {("perf", "rate_hz"),
+                                                      ("perf", "cpu_us_per_sample")}
+
+
+def test_the_sampler_figure_leaves_the_differences_out(runs):
+    run = with_above_null(runs[1])
+    fig = figures.sampler_figure([run])
+    ticks = {t.get_text() for ax in fig.axes for t in ax.get_xticklabels()}
+    assert ticks == {t.get_text() for ax in figures.sampler_figure([runs[1]]).axes
+                     for t in ax.get_xticklabels()}
+    rate_axis = fig.axes[0]
+    assert min(rate_axis.get_ylim()) > 900  # no 0 Hz difference among the rates
 
 
 def test_one_run_without_sampler_rows(tmp_path, runs, refs):

@@ -18,7 +18,7 @@ the liveness probe: one line under the table says so.
 
 import math
 
-from results import liveness, registry
+from results import liveness, registry, sampler
 
 PATH_ORDER = registry.PATHS
 TARGET_WIDTH = 32
@@ -69,11 +69,20 @@ def cpus(row, none: str | None = DASH) -> str | None:
     return f"{'?' if cpu is None else cpu}→{target}"
 
 
+# Target prefixes that say what a row is (the sampler's null loop, and the
+# sampler above it): a shortened target keeps them.
+KEPT_PREFIXES = (sampler.ABOVE_NULL_PREFIX, sampler.NULL_PREFIX)
+
+
 def shorten(text, width: int = TARGET_WIDTH) -> str:
-    """Keep the end of a long target: the file or event name is there."""
+    """Keep the end of a long target: the file or event name is there; and
+    its beginning if that says what the row is ("null: ", "above null: ")."""
     if text is None:
         return DASH
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    if len(text) <= width:
+        return text
+    prefix = next((p for p in KEPT_PREFIXES if text.startswith(p)), "")
+    return prefix + "…" + text[-(width - 1 - len(prefix)):]
 
 
 def sort_key(row):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from results import bench_all, registry, schema
+from results import bench_all, registry, sampler, schema
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +72,13 @@ def test_sampler_reports_itself_beside_its_null_timer(quick_run):
     mine = [r for r in rows if r["harness"] == "sampler"]
     assert {r["op"] for r in mine} == set(registry.MECHANISMS)
     for op in {r["op"] for r in mine if r["status"] == "ok"}:
-        real = {r["metric"] for r in mine if r["op"] == op and not r["target"].startswith("null:")}
-        null = {r["metric"] for r in mine if r["op"] == op and r["target"].startswith("null:")}
-        assert real == null == {"rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample"}
+        def metrics(role):
+            return {r["metric"] for r in mine if r["op"] == op and sampler.role(r) == role}
+        every = {"rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample"}
+        assert metrics(sampler.SAMPLER) == metrics(sampler.NULL) == every
+        assert metrics(sampler.ABOVE_NULL) == {"rate_hz", "cpu_us_per_sample"}
+        # one sample per window, or per pair above the null sampler
+        assert all(r["n"] == sampler.PAIRS for r in mine if r["op"] == op), op
     assert all(r["status"] == "ok" or r["reason"] for r in mine)
 
 
