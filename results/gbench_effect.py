@@ -102,6 +102,8 @@ def compare(a_runs: list[dict], b_runs: list[dict]) -> list[dict]:
                 b = [run[bench][figure] for run in b_runs]
             except KeyError:
                 continue  # not measured in every run
+            if min(a + b) <= 0:
+                continue  # no ratio (a difference of two timings, such as ns_per_op, can be <= 0)
             ratios = [rb[bench][figure] / ra[bench][figure] for ra, rb in pairs]
             ratio = statistics.median(ratios)
             noise = max(max(a) / min(a), max(b) / min(b))  # each build's own spread

@@ -68,6 +68,10 @@ def test_a_benchmark_missing_from_one_run_is_not_compared():
     assert gbench_effect.compare(runs([100, 100, 100]), runs([100, 100]) + [{}]) == []
 
 
+def test_a_figure_without_a_positive_median_has_no_ratio():
+    assert gbench_effect.compare(runs([0.1, -0.01]), runs([0.1, 0.1])) == []
+
+
 def test_the_table_names_both_builds_and_every_figure():
     rows = gbench_effect.compare(runs([100, 104]), runs([101, 99]))
     text = gbench_effect.format_table(rows, "A: debian", "B: ndebug")
