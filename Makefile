@@ -8,7 +8,7 @@ BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps build bench-all bench-overhead report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
+.PHONY: all deps build ubench gbench-effect bench-all bench-overhead report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
 
 all: build
 
@@ -17,13 +17,27 @@ deps:
 
 CARGO ?= $(shell command -v cargo || echo $$HOME/.cargo/bin/cargo)
 
-# cmake configures once; later builds reconfigure by themselves when needed.
+# cmake configures once; later builds reconfigure by themselves when needed
+# (also when make deps brings Google Benchmark's source: ubench/gbench.cmake).
 # cargo builds rbench (library, Criterion bench binary) in release mode.
-build: deps
-	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-	@cmake --build $(BUILD)
+build: ubench
 	@$(CARGO) build --quiet --release --workspace
 	@$(CARGO) bench --quiet --workspace --no-run
+
+# ubench (with Google Benchmark 1.7.1 built with NDEBUG), its tests, the BPF object
+ubench: deps
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD)
+
+# make gbench-effect [PAIRS=6]: ubench linked to Debian's libbenchmark (built
+# without NDEBUG; in $(BUILD)/gbench-system) against the NDEBUG build make build
+# makes, interleaved; a table per benchmark (README, "Google Benchmark")
+gbench-effect: ubench
+	@[ -f $(BUILD)/gbench-system/build.ninja ] || cmake -S . -B $(BUILD)/gbench-system -G Ninja \
+		-DCMAKE_BUILD_TYPE=Release -DRAPLBENCH_GBENCH=system >/dev/null
+	@cmake --build $(BUILD)/gbench-system --target raplbench-ubench
+	@$(PY) -m results.gbench_effect --a $(BUILD)/gbench-system/raplbench-ubench \
+		--b $(BUILD)/raplbench-ubench $(if $(PAIRS),--pairs $(PAIRS))
 
 bench-all: build
 	@$(PY) -m results.bench_all $(if $(QUICK),--quick)
