@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from ci import gate
-from ci.gate_config import load_config, row_id
+from ci.gate_config import display, load_config, row_id
 from ci.gate_report import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, label
 from ci.gate_stats import IMPROVEMENT, MISSING, REGRESSION, UNCHANGED, worse_pct
 from results import rows as rowlib
@@ -83,9 +83,37 @@ class PairReport:
         return worst
 
 
+CONFIG = gate.DEFAULT_CONFIG  # --config
+
+
+def config():
+    return load_config(CONFIG, required=CONFIG != gate.DEFAULT_CONFIG)
+
+
 def gate_pair(name: str, baseline: gate.Run, current: gate.Run) -> PairReport:
-    config = load_config(gate.DEFAULT_CONFIG, required=False)
-    return PairReport(name, gate.run_gate(baseline, current, config))
+    return PairReport(name, gate.run_gate(baseline, current, config()))
+
+
+def category(row) -> str:
+    """The [rows] pattern of a row's kind: its path and whether it reads
+    another CPU's counter, e.g. "perf/*/*/1>0/latency/*"."""
+    cross = row["cpu"] is not None and row["target_cpu"] is not None \
+        and row["cpu"] != row["target_cpu"]
+    return f"{row['path']}/*/*/{'?>?' if cross else '*'}/{row['metric']}/*"
+
+
+def suggested_thresholds(reports) -> dict:
+    """pattern -> the largest move of a compared row of that kind over every
+    A/A pair (percent): what a threshold must exceed to stay quiet here."""
+    worst = {}
+    for report in reports:
+        for r in report.verdict.results:
+            if r.comparison is None:
+                continue
+            key = category(r.row)
+            worst[key] = max(worst.get(key, 0.0), abs(worse_pct(r.row["metric"],
+                                                                r.comparison.change_pct)))
+    return worst
 
 
 def describe(report: PairReport) -> list[str]:
@@ -116,11 +144,11 @@ def slowed_copy_check(run: gate.Run, workdir: Path) -> tuple[bool, list[str]]:
     one at a time, by SLOWDOWN. The check fails when another row is flagged,
     or when a row whose repetitions do not overlap their slowed copy is not
     flagged; rows that spread wider are listed as too noisy at this n."""
-    config = load_config(gate.DEFAULT_CONFIG, required=False)
+    cfg = config()
     candidates = [(i, row) for i, (_, row) in enumerate(run.rows)
                   if row["status"] == "ok" and row["metric"] == "latency"
                   and row["harness"] != "reference"
-                  and config.rule_for(row).threshold_pct < (SLOWDOWN - 1) * 100]
+                  and cfg.rule_for(row).threshold_pct < (SLOWDOWN - 1) * 100]
     lines, ok, caught, noisy = [], True, 0, 0
     for i, row in candidates:
         samples = [x * SLOWDOWN for x in row["samples"]]
@@ -128,7 +156,7 @@ def slowed_copy_check(run: gate.Run, workdir: Path) -> tuple[bool, list[str]]:
         copy_rows[i] = {**row, "samples": samples, **stats.summarize(samples)}
         path = workdir / "slowed.jsonl"
         rowlib.write_jsonl(copy_rows, path)
-        verdict = gate.run_gate(run, gate.load_run(path), config)
+        verdict = gate.run_gate(run, gate.load_run(path), cfg)
         flagged = [row_id(r.row) for r in verdict.results if r.fails]
         if flagged == [row_id(row)]:
             caught += 1
@@ -144,8 +172,13 @@ def slowed_copy_check(run: gate.Run, workdir: Path) -> tuple[bool, list[str]]:
         lines.append(f"    missed or mixed up: {label(row)}: {mine.decision} "
                      f"({mine.why or 'p = %.3g' % mine.comparison.p_value}); flagged: "
                      f"{', '.join(flagged) or 'nothing'}")
+    skipped = sum(r["status"] == "ok" and r["metric"] == "latency" and r["harness"] != "reference"
+                  for _, r in run.rows) - len(candidates)
     lines.insert(0, f"slowed copy: {caught} of {len(candidates)} latency rows flagged alone "
-                    f"when {SLOWDOWN:g}x slower" + (f"; {noisy} too noisy at this n" if noisy else ""))
+                    f"when {SLOWDOWN:g}x slower" + (f"; {noisy} too noisy at this n" if noisy else "")
+                    + (f"; {skipped} rows have a threshold of {(SLOWDOWN - 1) * 100:g} % or more "
+                       f"({display(CONFIG)}): a {SLOWDOWN:g}x change is within what they allow"
+                       if skipped else ""))
     return ok, lines
 
 
@@ -170,16 +203,24 @@ def parse_args(argv):
                    help="also check that one latency row slowed 1.25x is flagged alone")
     p.add_argument("--stress", action="store_true",
                    help="also check that a run beside stress-ng on CPU 0 is flagged")
+    p.add_argument("--config", type=Path, default=gate.DEFAULT_CONFIG, metavar="TOML",
+                   help=f"gate settings (default: {display(gate.DEFAULT_CONFIG)})")
+    p.add_argument("--slowdown", type=float, default=SLOWDOWN,
+                   help=f"the factor of the slowed copy (default {SLOWDOWN:g})")
     p.add_argument("--runs-dir", type=Path,
                    help="where the runs and their logs go (default: results/runs/aa-<UTC time>)")
     args = p.parse_args(argv)
     if args.pairs < 0 or (args.pairs == 0 and not args.stress and not args.slowed_copy):
         p.error("--pairs must be at least 1 (or 0 with --stress or --slowed-copy)")
+    if not args.slowdown > 1:
+        p.error("--slowdown must be above 1")
     return args
 
 
 def main(argv=None) -> int:
+    global CONFIG, SLOWDOWN
     args = parse_args(argv)
+    CONFIG, SLOWDOWN = args.config, args.slowdown
     runs_dir = args.runs_dir or REPO / "results" / "runs" / f"aa-{rowlib.new_run_id()}"
     runs_dir.mkdir(parents=True, exist_ok=True)
     print(f"ci/aa: runs and logs in {runs_dir}", flush=True)
@@ -187,16 +228,26 @@ def main(argv=None) -> int:
     failed = False
     try:
         last = None
+        reports = []
         for i in range(1, args.pairs + 1):
             a = quick_run(runs_dir, runs_dir / f"aa-{i}a.log")
             b = quick_run(runs_dir, runs_dir / f"aa-{i}b.log")
             report = gate_pair(f"A/A pair {i} of {args.pairs}", load(a), load(b))
             print("\n".join(describe(report)), flush=True)
+            reports.append(report)
             outcome["pairs"].append({"a": a.name, "b": b.name, "passed": report.passed,
                                      "failing": [row_id(r.row) for r in report.verdict.results
                                                  if r.fails]})
             failed |= not report.passed
             last = b
+        if reports:
+            worst = suggested_thresholds(reports)
+            outcome["largest_moves_pct"] = worst
+            print(f"largest move of a compared row per kind, over {len(reports)} A/A pairs "
+                  f"(a threshold must exceed it to stay quiet; [rows.\"pattern\"] of "
+                  f"ci/gate.toml):", flush=True)
+            for pattern, pct in sorted(worst.items()):
+                print(f"    {pattern}: {pct:.1f}%", flush=True)
         if args.slowed_copy:
             last = last or quick_run(runs_dir, runs_dir / "slowed.log")
             ok, lines = slowed_copy_check(load(last), runs_dir)
