@@ -294,7 +294,9 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
     shuffle = random.Random(common["run_id"])
     start = time.monotonic()
     rounds = 0
-    while time.monotonic() - start < budget_s(quick):
+    # the budget never stops a condition before min_pairs (a row needs them for its CI)
+    while (time.monotonic() - start < budget_s(quick)
+           or any(len(c.wall) < min_pairs(quick) for c in conditions)):
         open_ = [c for c in conditions if not is_resolved(c, quick)]
         if not open_:
             break
