@@ -145,9 +145,9 @@ fn exits_with_the_commands_exit_status() {
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
 }
 
-#[test]
-fn sigint_flushes_every_sample_without_a_torn_line() {
-    let csv = tmp("sigint.csv");
+/// The sampler on the powercap fixture for 30 s with `extra`, stopped by
+/// SIGINT after 700 ms; its output.
+fn interrupted_after_700_ms(extra: &[&str]) -> std::process::Output {
     let root = fixture_root();
     let child = Command::new(BIN)
         .args([
@@ -157,9 +157,8 @@ fn sigint_flushes_every_sample_without_a_torn_line() {
             root.to_str().unwrap(),
             "--duration",
             "30",
-            "--output",
-            csv.to_str().unwrap(),
         ])
+        .args(extra)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -169,7 +168,13 @@ fn sigint_flushes_every_sample_without_a_torn_line() {
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn sigint_flushes_every_sample_without_a_torn_line() {
+    let csv = tmp("sigint.csv");
+    let out = interrupted_after_700_ms(&["--output", csv.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.ends_with('\n'));
@@ -303,30 +308,7 @@ fn report_alternates_windows_of_the_sampler_and_the_null_sampler() {
 #[test]
 fn sigint_during_a_report_keeps_the_windows_that_ran() {
     let report = tmp("sigint-report.jsonl");
-    let root = fixture_root();
-    let child = Command::new(BIN)
-        .args([
-            "--mechanism",
-            "powercap",
-            "--powercap-root",
-            root.to_str().unwrap(),
-            "--duration",
-            "30",
-            "--pairs",
-            "10",
-            "--report",
-            report.to_str().unwrap(),
-        ])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = interrupted_after_700_ms(&["--pairs", "10", "--report", report.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     // stopped in the first sampler window (3 s): its rows, no null window
     let rows = read_rows(&report);
