@@ -8,7 +8,7 @@ BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps build bench-all bench-overhead report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
+.PHONY: all deps build ubench gbench-effect bench-all bench-overhead report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
 
 all: build
 
@@ -17,13 +17,27 @@ deps:
 
 CARGO ?= $(shell command -v cargo || echo $$HOME/.cargo/bin/cargo)
 
-# cmake configures once; later builds reconfigure by themselves when needed.
+# cmake configures once; later builds reconfigure by themselves when needed
+# (also when make deps brings Google Benchmark's source: ubench/gbench.cmake).
 # cargo builds rbench (library, Criterion bench binary) in release mode.
-build: deps
-	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-	@cmake --build $(BUILD)
+build: ubench
 	@$(CARGO) build --quiet --release --workspace
 	@$(CARGO) bench --quiet --workspace --no-run
+
+# ubench (with Google Benchmark 1.7.1 built with NDEBUG), its tests, the BPF object
+ubench: deps
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD)
+
+# make gbench-effect [PAIRS=6]: ubench linked to Debian's libbenchmark (built
+# without NDEBUG; in $(BUILD)/gbench-system) against the NDEBUG build make build
+# makes, interleaved; a table per benchmark (README, "Google Benchmark")
+gbench-effect: ubench
+	@[ -f $(BUILD)/gbench-system/build.ninja ] || cmake -S . -B $(BUILD)/gbench-system -G Ninja \
+		-DCMAKE_BUILD_TYPE=Release -DRAPLBENCH_GBENCH=system >/dev/null
+	@cmake --build $(BUILD)/gbench-system --target raplbench-ubench
+	@$(PY) -m results.gbench_effect --a $(BUILD)/gbench-system/raplbench-ubench \
+		--b $(BUILD)/raplbench-ubench $(if $(PAIRS),--pairs $(PAIRS))
 
 bench-all: build
 	@$(PY) -m results.bench_all $(if $(QUICK),--quick)
@@ -63,10 +77,32 @@ validate: deps
 # make gate [BASELINE=<run dir or results.jsonl>] [CURRENT=<run dir>] [GATE_FLAGS=...]
 # The performance gate (ci/README.md): CURRENT (default: the newest run)
 # against BASELINE (default: results/baseline/results.jsonl, see make baseline).
-# ci/gate exits 0 pass, 1 regression or missing row, 2 usage or input error
-# (make itself reports any failure as 2; call ci/gate for the exact status).
+# `make gate` exits with ci/gate's own status: 0 pass, 1 regression, missing
+# row or dead counter, 2 usage or input error.
+GATE_ARGS = $(if $(BASELINE),--baseline $(BASELINE)) $(if $(CURRENT),--current $(CURRENT)) $(GATE_FLAGS)
+ifeq ($(MAKECMDGOALS),gate)
+# GNU make reports any failed recipe as 2; the one way make itself exits 1 is
+# its question mode (-q) with a goal out of date. So when gate is the only
+# goal, the gate runs while make reads this file (its Markdown is printed on
+# stdout, its messages go to stderr as usual), and a status of 1 turns on
+# question mode: the phony goal is out of date and make exits 1.
+GATE_OUT := $(shell mktemp)
+GATE_STATUS := $(shell if ci/deps >&2; then ci/gate $(GATE_ARGS) >'$(GATE_OUT)'; echo $$?; else echo 2; fi)
+GATE_REPORT := $(file <$(GATE_OUT))
+$(shell rm -f '$(GATE_OUT)')
+ifneq ($(GATE_REPORT),)
+$(info $(GATE_REPORT))
+endif
+ifeq ($(GATE_STATUS),1)
+MAKEFLAGS += -q
+endif
+gate:
+	@exit $(or $(GATE_STATUS),2)
+else
+# beside other goals, the gate runs as a recipe: a regression exits 2 here
 gate: deps
-	@ci/gate $(if $(BASELINE),--baseline $(BASELINE)) $(if $(CURRENT),--current $(CURRENT)) $(GATE_FLAGS)
+	@ci/gate $(GATE_ARGS)
+endif
 
 # make baseline [CURRENT=<run dir>] [BASELINE=<file or dir>]: validate the newest
 # run (or CURRENT) and store its results.jsonl as results/baseline/results.jsonl

@@ -304,10 +304,16 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
+# The settings the command line can change for every row; threshold_abs and
+# min_effect are in each metric's own unit and sense: ci/gate.toml only.
+CLI_RULE_KEYS = ("alpha", "threshold_pct", "min_samples")
+assert set(CLI_RULE_KEYS) <= set(RULE_KEYS)
+
+
 def apply_overrides(config: Config, args) -> Config:
     """Command-line settings replace [defaults] (per-metric and per-path
     settings still win) and can turn on cross-machine comparison."""
-    overrides = {k: getattr(args, k) for k in RULE_KEYS if getattr(args, k) is not None}
+    overrides = {k: getattr(args, k) for k in CLI_RULE_KEYS if getattr(args, k) is not None}
     for k, v in overrides.items():
         problem = check_rule_value(k, v)
         if problem:
@@ -317,6 +323,18 @@ def apply_overrides(config: Config, args) -> Config:
 
 
 def main(argv=None) -> int:
+    """The gate's exit status: EXIT_PASS, EXIT_FAIL (a verdict that fails) or
+    EXIT_USAGE; never 1 for anything but a verdict, so that CI can tell a
+    regression from a broken input or a bug of the gate itself."""
+    try:
+        return _main(argv)
+    except Exception as e:  # a bug of the gate: not a verdict
+        print(f"gate: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        print("gate: not run (internal error, exit 2)", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _main(argv) -> int:
     args = parse_args(argv)
     try:
         if args.store_baseline:

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 
 from ci import gate_liveness
-from ci.gate_stats import WORSE_WHEN, Rule
+from ci.gate_stats import METRIC_RULES, WORSE_WHEN, Rule
 from results import registry, schema
 
 
@@ -89,11 +89,13 @@ class Config:
     source: str | None = None   # the file it came from
 
     def rule_for(self, row) -> Rule:
-        """[defaults], overridden key by key by [metrics.<metric>], then
+        """[defaults], overridden key by key by the built-in rule of the
+        metric (gate_stats.METRIC_RULES), then [metrics.<metric>], then
         [paths.<path>], then [cross_cpu] (for a row reading another CPU's
         counter), then every [rows."<pattern>"] matching its id, in file
         order: the last setting of a key wins."""
-        layers = [self.metrics.get(row["metric"], {}), self.paths.get(row["path"], {})]
+        layers = [METRIC_RULES.get(row["metric"], {}), self.metrics.get(row["metric"], {}),
+                  self.paths.get(row["path"], {})]
         if is_cross_cpu(row):
             layers.append(self.cross_cpu)
         rid = row_id(row)
@@ -118,6 +120,11 @@ def check_rule_value(key: str, v):
     if key == "min_samples":
         return None if isinstance(v, int) and not isinstance(v, bool) and v >= 1 \
             else "must be an integer ≥ 1"
+    if key == "threshold_abs":
+        return None if _is_number(v) and v >= 0 else "must be a number ≥ 0 (in the row's unit)"
+    if key == "min_effect":
+        return None if _is_number(v) and 0 <= v <= 1 \
+            else "must be a number between 0 and 1 (|Cliff's delta|)"
     raise AssertionError(key)
 
 

@@ -54,6 +54,7 @@ def verdict_json(v: Verdict) -> dict:
                  "current_status": (r.current or {}).get("status")}
         if r.rule is not None:
             entry.update(alpha=r.rule.alpha, threshold_pct=r.rule.threshold_pct,
+                         threshold_abs=r.rule.threshold_abs, min_effect=r.rule.min_effect,
                          min_samples=r.rule.min_samples, worse_when=WORSE_WHEN[row["metric"]])
         c = r.comparison
         if c is not None:
@@ -141,6 +142,10 @@ def _rule_note(rule: Rule, defaults: Rule) -> str:
     parts = []
     if rule.threshold_pct != defaults.threshold_pct:
         parts.append(f"±{rule.threshold_pct:g}%")
+    if rule.threshold_abs != defaults.threshold_abs:
+        parts.append(f"±{rule.threshold_abs:g} (unit)")
+    if rule.min_effect != defaults.min_effect:
+        parts.append(f"|δ| ≥ {rule.min_effect:g}")
     if rule.alpha != defaults.alpha:
         parts.append(f"α = {rule.alpha:g}")
     if rule.min_samples != defaults.min_samples:

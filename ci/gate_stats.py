@@ -41,6 +41,40 @@ WORSE_WHEN = {
 }
 assert WORSE_WHEN.keys() == rowlib.METRIC_UNITS.keys()
 
+# What a metric's samples are, and so which test fits them (ci/README.md,
+# "A test per metric"). REPETITIONS: independent repetitions of the whole
+# measurement (latency and cycles: one median per repetition). WINDOWS: one
+# summary per window of one sampler run (the self-report's alternating
+# windows: rate, the window's median interval error, missed ticks, CPU per
+# tick). PAIRS: one difference per pair of adjacent runs (the overhead
+# experiment, the self-report's "above null" rows): a value near 0, whose
+# relative change means nothing, so it is judged in the metric's unit.
+REPETITIONS, WINDOWS, PAIRS = "repetitions", "windows", "pairs"
+SAMPLES_ARE = {
+    "latency": REPETITIONS,
+    "cycles": REPETITIONS,
+    "rate_hz": WINDOWS,
+    "jitter_us": WINDOWS,
+    "missed_ticks": WINDOWS,
+    "cpu_us_per_sample": WINDOWS,
+    "overhead_pct": PAIRS,
+}
+assert SAMPLES_ARE.keys() == WORSE_WHEN.keys()
+
+# Built-in settings per metric, over the defaults (ci/gate.toml's
+# [metrics.M] overrides them key by key). Windows of one run share that run's
+# state of the machine: they show a shift between two runs at p < 0.0001
+# when the machine, not the code, moved. So the shift must also be large
+# in the metric's own unit (threshold_abs) and in effect size (min_effect:
+# |Cliff's delta| "large", 0.474): on the development VMs, the run-to-run
+# moves the A/A experiment measured stay below these (ci/README.md).
+METRIC_RULES = {
+    "jitter_us": {"threshold_pct": 200.0, "threshold_abs": 5.0, "min_effect": 0.474},
+    "missed_ticks": {"threshold_pct": 100.0, "threshold_abs": 5.0, "min_effect": 0.474},
+    "cpu_us_per_sample": {"threshold_pct": 25.0, "threshold_abs": 2.0, "min_effect": 0.474},
+    "overhead_pct": {"threshold_pct": 0.0, "threshold_abs": 3.0},
+}
+
 # Cliff's delta magnitude thresholds (Romano et al. 2006, from Cohen's d of
 # 0.2 / 0.5 / 0.8 under normality): below 0.147 negligible, then small,
 # medium, and large from 0.474.
@@ -71,6 +105,8 @@ class Rule:
     alpha: float = ALPHA
     threshold_pct: float = THRESHOLD_PCT
     min_samples: int = MIN_SAMPLES
+    threshold_abs: float = 0.0   # and worse by more than this, in the row's unit
+    min_effect: float = 0.0      # and |Cliff's delta| at least this
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,22 +176,30 @@ def compare(baseline, current) -> Comparison:
 
 
 def decide(c: Comparison, metric: str, rule: Rule) -> tuple[str, str]:
-    """(decision, why) for one compared pair: REGRESSION when significant and
-    worse by more than the threshold, IMPROVEMENT when significant and better
-    by more than it, UNCHANGED otherwise; TOO_FEW_SAMPLES below min_samples."""
+    """(decision, why) for one compared pair: REGRESSION when significant,
+    worse by more than threshold_pct percent and by more than threshold_abs
+    in the row's unit, with |Cliff's delta| >= min_effect; IMPROVEMENT when
+    the same holds for better; UNCHANGED otherwise (why says which part was
+    missing); TOO_FEW_SAMPLES below min_samples."""
     if min(c.n_baseline, c.n_current) < rule.min_samples:
         return TOO_FEW_SAMPLES, (f"{c.n_baseline} vs {c.n_current} samples, "
                                  f"fewer than min_samples = {rule.min_samples}")
     significant = c.p_value < rule.alpha
     worse = worse_pct(metric, c.change_pct)
-    beyond = abs(worse) > rule.threshold_pct
-    if significant and beyond:
+    shift = c.median_current - c.median_baseline
+    beyond = abs(worse) > rule.threshold_pct and abs(shift) > rule.threshold_abs
+    large = abs(c.cliffs_delta) >= rule.min_effect
+    if significant and beyond and large:
         return (REGRESSION if worse > 0 else IMPROVEMENT), ""
+    within = f"±{rule.threshold_pct:g}%" + (f" or ±{rule.threshold_abs:g}"
+                                           if rule.threshold_abs else "")
+    if significant and not beyond:
+        return UNCHANGED, f"significant but within {within}"
     if significant:
-        return UNCHANGED, f"significant but within ±{rule.threshold_pct:g}%"
+        return UNCHANGED, (f"significant and beyond {within}, but Cliff's |δ| = "
+                           f"{abs(c.cliffs_delta):.2f} < min_effect {rule.min_effect:g}")
     if beyond:
-        return UNCHANGED, (f"beyond ±{rule.threshold_pct:g}% but not significant "
-                           f"(p ≥ {rule.alpha:g})")
+        return UNCHANGED, f"beyond {within} but not significant (p ≥ {rule.alpha:g})"
     return UNCHANGED, ""
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from ci import gate, gate_config, gate_report
+from results import stats
 from ci.conftest import (MACHINE, common, latency, lognormal, reference, scaled, unavailable,
                          write_run)
 
@@ -266,6 +267,36 @@ def multi_path_run(c):
     ]
 
 
+def sampler_and_overhead_rows(c, seed=20, drift=1.0, jitter_drift=1.0):
+    """What the sampler's self-report and the overhead experiment add to a
+    QUICK run: 10 windows per sampler row, 12 pairs per overhead row. `drift`
+    moves the whole run as a VM does between two runs (every window of the
+    run at once, which the windows' own spread cannot show)."""
+    rng = np.random.default_rng(seed)
+
+    def windows(median, sigma, k=10):
+        return (median * drift * rng.lognormal(0, sigma, k)).tolist()
+    target = "msr/tsc/ @ 1000 Hz"
+    null = "null: bare timerfd loop @ 1000 Hz"
+    out = []
+    for t, cpu_us in ((target, 20.0), (null, 15.0)):
+        out += [
+            latency(c, windows(1000, 0.001), path="sampler", op="perf", target=t, cpu=None,
+                    target_cpu=None, metric="rate_hz", harness="sampler"),
+            latency(c, (np.array(windows(3.5, 0.15)) * jitter_drift).tolist(), path="sampler",
+                    op="perf", target=t, cpu=None, target_cpu=None, metric="jitter_us",
+                    harness="sampler"),
+            latency(c, windows(15.0, 0.2), path="sampler", op="perf", target=t, cpu=None,
+                    target_cpu=None, metric="cpu_us_per_sample", harness="sampler")]
+    out.append(latency(c, (rng.normal(5.0, 0.8, 10)).tolist(), path="sampler", op="perf",
+                       target="above null: " + target, cpu=None, target_cpu=None,
+                       metric="cpu_us_per_sample", harness="sampler"))
+    out.append(latency(c, rng.normal(2.0, 6.0, 12).tolist(), path="sampler", op="perf",
+                       target="stress-ng ..., fixed work pinned to CPU 1: wall time", cpu=1,
+                       target_cpu=None, metric="overhead_pct", harness="hyperfine"))
+    return out
+
+
 def test_done_when_self_passes_and_x1_5_fails_naming_the_rows(tmp_path, capsys):
     run_rows = multi_path_run(common())
     run = write_run(tmp_path / "run", run_rows)
@@ -293,6 +324,61 @@ def test_done_when_self_passes_and_x1_5_fails_naming_the_rows(tmp_path, capsys):
     assert out.index("### ❌ Regressions (9)") < out.index("### ✅ Improvements (1)")
 
 
+def test_a_run_that_drifted_as_a_whole_passes(tmp_path, capsys):
+    """Issue 13: two QUICK runs of the same build failed the gate on the
+    sampler's jitter, its 500 interval errors tested as independent. Now the
+    sampler's rows hold windows, judged with a size and an effect size on top
+    of p: a run whose timer jitter moved +60 % and whose CPU per tick moved
+    +10 % as a whole, and whose overhead pairs are new draws, passes."""
+    c = common()
+    base = multi_path_run(c) + sampler_and_overhead_rows(c, seed=1)
+    cur = [scaled(r, 1.03) for r in multi_path_run(c)] + \
+        sampler_and_overhead_rows(c, seed=2, drift=1.10, jitter_drift=1.6)
+    config = ["--config", str(gate.DEFAULT_CONFIG)]
+    code, out, err = run_main(capsys, write_run(tmp_path / "a", base),
+                              write_run(tmp_path / "b", cur), *config)
+    assert code == 0, err
+    verdict = verdict_of(tmp_path / "b")
+    jitter = row_of(verdict, metric="jitter_us", target="msr/tsc/ @ 1000 Hz")
+    assert jitter["decision"] == "unchanged" and jitter["p_value"] < 0.01  # moved, not failed
+
+
+def test_the_sampler_and_overhead_rows_still_catch_a_real_change(tmp_path, capsys):
+    """The same sampler rows with 3x the jitter, +8 µs CPU per tick and +10
+    points of overhead: each is a regression."""
+    c = common()
+    base = sampler_and_overhead_rows(c, seed=1)
+    cur = sampler_and_overhead_rows(c, seed=2, jitter_drift=3.5)
+    for r in cur:
+        if r["metric"] == "cpu_us_per_sample" or r["metric"] == "overhead_pct":
+            add = 8.0 if r["metric"] == "cpu_us_per_sample" else 10.0
+            samples = [x + add for x in r["samples"]]
+            r.update(samples=samples, **stats.summarize(samples))
+    code, _, _ = run_main(capsys, write_run(tmp_path / "a", base),
+                          write_run(tmp_path / "b", cur), "--config", str(gate.DEFAULT_CONFIG))
+    assert code == 1
+    verdict = verdict_of(tmp_path / "b")
+    regressed = {(r["target"], r["metric"]) for r in verdict["rows"]
+                 if r["decision"] == "regression"}
+    assert regressed == {(r["target"], r["metric"]) for r in base
+                         if r["metric"] in ("jitter_us", "cpu_us_per_sample", "overhead_pct")}
+
+
+def test_one_latency_row_slowed_by_a_quarter_is_flagged_and_named(tmp_path, capsys):
+    """Issue 13, item 4: a copy of a run with a single latency row 1.25x
+    slower fails the gate on that row alone."""
+    c = common()
+    run_rows = multi_path_run(c) + sampler_and_overhead_rows(c)
+    slowed = 3  # msr-dev pread cpuid:0x0, 0>0
+    copy = [scaled(r, 1.25) if i == slowed else r for i, r in enumerate(run_rows)]
+    code, _, err = run_main(capsys, write_run(tmp_path / "a", run_rows),
+                            write_run(tmp_path / "b", copy), "--config", str(gate.DEFAULT_CONFIG))
+    assert code == 1
+    verdict = verdict_of(tmp_path / "b")
+    assert [r["id"] for r in verdict["rows"] if r["fails"]] == [gate_config.row_id(run_rows[slowed])]
+    assert f"gate: regression: {gate_report.label(run_rows[slowed])}: +25.0%" in err
+
+
 # ---- outputs, baseline storage, the wrapper -------------------------------------------
 
 def test_summary_file_step_summary_and_verdict_path(tmp_path, capsys, builtin, monkeypatch):
@@ -311,7 +397,8 @@ def test_summary_file_step_summary_and_verdict_path(tmp_path, capsys, builtin, m
     assert step.read_text() == "earlier step\n" + out + "\n"
     doc = json.loads(verdict.read_text())
     assert doc["verdict"] == "fail" and doc["exit_code"] == 1
-    assert doc["settings"]["defaults"] == {"alpha": 0.01, "threshold_pct": 10.0, "min_samples": 10}
+    assert doc["settings"]["defaults"] == {"alpha": 0.01, "threshold_pct": 10.0, "min_samples": 10,
+                                           "threshold_abs": 0.0, "min_effect": 0.0}
     assert doc["baseline"]["file"].endswith("baseline/results.jsonl")
     assert not (cur / gate.VERDICT_NAME).exists()
     # --summary naming the step summary itself appends once, never overwrites
@@ -344,6 +431,44 @@ def test_the_wrapper_runs_from_any_directory(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "✅ pass" in done.stdout and (run / gate.VERDICT_NAME).exists()
+
+
+def test_a_bug_of_the_gate_exits_2_never_1(tmp_path, capsys, monkeypatch, builtin):
+    """1 means a verdict that fails; a crash of the gate is not one."""
+    c = common()
+    run = write_run(tmp_path / "run", [latency(c, lognormal(1, 500, 0.05))])
+
+    def broken(*_):
+        raise ValueError("Out of range float values are not JSON compliant")
+    monkeypatch.setattr(gate, "run_gate", broken)
+    code, _, err = run_main(capsys, run, run, "--config", str(builtin))
+    assert code == 2
+    assert "gate: internal error: ValueError: Out of range float" in err
+
+
+def test_make_gate_exits_with_the_gates_own_status(tmp_path, builtin):
+    """Issue 13, item 5: make turns a failed recipe's 1 into 2, so a CI step
+    using `make gate` could not tell a regression from a usage error. The
+    Makefile runs the gate as it reads itself: 0 pass, 1 regression, 2 bad
+    input, with the gate's Markdown still on stdout."""
+    c = common()
+    base = write_run(tmp_path / "base", [latency(c, lognormal(1, 500, 0.05))])
+    slower = write_run(tmp_path / "slower", [latency(c, lognormal(2, 700, 0.05))])
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GITHUB_STEP_SUMMARY", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+
+    def make_gate(current, *extra):
+        return subprocess.run(["make", "-s", "-C", str(gate.REPO), "gate", f"BASELINE={base}",
+                               f"CURRENT={current}", f"GATE_FLAGS=--config {builtin}", *extra],
+                              env=env, capture_output=True, text=True, timeout=120)
+    passed = make_gate(base)
+    assert passed.returncode == 0, passed.stderr
+    assert "✅ pass" in passed.stdout
+    failed = make_gate(slower)
+    assert failed.returncode == 1, failed.stderr
+    assert "❌" in failed.stdout and "gate: FAIL" in failed.stderr
+    bad = make_gate(tmp_path / "nowhere")
+    assert bad.returncode == 2 and "gate: not run" in bad.stderr
 
 
 # ---- liveness: a counter that died, a schema 1 baseline --------------------------

@@ -39,8 +39,9 @@ def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
     c = common()
     assert config.rule_for(latency(c, [1.0], path="uinsn", op="nop")) \
         == gate_stats.Rule(0.05, 5, 10)
+    # missed_ticks: the built-in rule of the metric, then [metrics.missed_ticks]
     assert config.rule_for(latency(c, [1.0], path="sampler", op="tick", metric="missed_ticks")) \
-        == gate_stats.Rule(0.05, 50, 10)
+        == gate_stats.Rule(0.05, 50, 10, threshold_abs=5.0, min_effect=0.474)
     assert config.rule_for(latency(c, [1.0], op="group-read")) == gate_stats.Rule(0.05, 20, 5)
     assert config.rule_for(latency(c, [1.0], op="group-read", cpu=1)) \
         == gate_stats.Rule(0.05, 30, 5)
@@ -53,7 +54,12 @@ def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
 @pytest.mark.parametrize("doc, message", [
     ({"default": {}}, "test.toml: default: unknown section"),
     ({"defaults": {"treshold_pct": 5}}, "test.toml: defaults.treshold_pct: unknown key "
-                                        "(known: alpha, threshold_pct, min_samples)"),
+                                        "(known: alpha, threshold_pct, min_samples, "
+                                        "threshold_abs, min_effect)"),
+    ({"metrics": {"jitter_us": {"threshold_abs": -1}}},
+     "metrics.jitter_us.threshold_abs: must be a number ≥ 0 (in the row's unit)"),
+    ({"metrics": {"jitter_us": {"min_effect": 1.5}}},
+     "metrics.jitter_us.min_effect: must be a number between 0 and 1"),
     ({"defaults": {"alpha": 1.5}}, "test.toml: defaults.alpha: must be a number between 0 and 1"),
     ({"defaults": {"alpha": 0}}, "defaults.alpha: must be a number between 0 and 1"),
     ({"defaults": {"threshold_pct": -1}}, "defaults.threshold_pct: must be a number ≥ 0"),

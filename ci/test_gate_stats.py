@@ -88,3 +88,31 @@ def test_decide_explains_unchanged_rows_and_counts_samples():
     assert decision == gate_stats.TOO_FEW_SAMPLES and "9 vs 9 samples" in why
     assert gate_stats.decide(comparison(50.0, 1e-9, n=9), "latency",
                        gate_stats.Rule(min_samples=5))[0] == gate_stats.REGRESSION
+
+
+def test_threshold_abs_judges_a_value_near_zero_in_its_unit():
+    """An overhead of 0.30 -> 0.45 points is +50 %, but 0.15 points: noise."""
+    rule = gate_stats.Rule(threshold_pct=0.0, threshold_abs=3.0)
+    small = gate_stats.Comparison(20, 20, 0.30, 0.45, 50.0, 1e-6, 1.0)
+    large = gate_stats.Comparison(20, 20, 0.30, 4.30, 1333.0, 1e-6, 1.0)
+    assert gate_stats.decide(small, "overhead_pct", rule) == (
+        gate_stats.UNCHANGED, "significant but within ±0% or ±3")
+    assert gate_stats.decide(large, "overhead_pct", rule)[0] == gate_stats.REGRESSION
+
+
+def test_min_effect_asks_for_a_large_cliffs_delta():
+    rule = gate_stats.Rule(min_effect=0.474)
+    weak = gate_stats.Comparison(500, 500, 3.0, 3.6, 20.0, 1e-6, 0.30)
+    decision, why = gate_stats.decide(weak, "jitter_us", rule)
+    assert decision == gate_stats.UNCHANGED and "|δ| = 0.30 < min_effect 0.474" in why
+    strong = gate_stats.Comparison(10, 10, 3.0, 3.6, 20.0, 1e-4, 0.9)
+    assert gate_stats.decide(strong, "jitter_us", rule)[0] == gate_stats.REGRESSION
+
+
+def test_every_metric_says_what_its_samples_are():
+    assert gate_stats.SAMPLES_ARE.keys() == gate_stats.WORSE_WHEN.keys()
+    assert set(gate_stats.METRIC_RULES) <= set(gate_stats.SAMPLES_ARE)
+    # windows of one run must carry a size and an effect size on top of p
+    for metric, kind in gate_stats.SAMPLES_ARE.items():
+        if kind == gate_stats.WINDOWS and metric != "rate_hz":
+            assert gate_stats.METRIC_RULES[metric]["min_effect"] >= 0.474

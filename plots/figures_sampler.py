@@ -14,7 +14,8 @@ import seaborn as sns  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from results import liveness, registry  # noqa: E402
+from results import liveness, registry, sampler  # noqa: E402
+from results import table as text_table  # noqa: E402
 
 from plots import labels  # noqa: E402
 from plots.runs import Run, source_label  # noqa: E402
@@ -68,9 +69,17 @@ def _machine_colors(runs):
 MECHANISM_ORDER = registry.MECHANISMS
 
 
-def _mechanisms(pairs):
+def overhead_category(row: dict) -> str:
+    """The x category of an overhead row: its mechanism and where the
+    sampler ran ("perf\nsame": the workload's CPU, "perf\nother"); the
+    mechanism alone for older rows."""
+    where = labels.overhead_placement(row)
+    return row["op"] if where is None else f"{row['op']}\n{where.split()[0]}"
+
+
+def _mechanisms(pairs, category=sampler_category):
     """Categories in mechanism order, each sampler before its null timer."""
-    found = list(dict.fromkeys(sampler_category(r) for _, r in pairs))
+    found = list(dict.fromkeys(category(r) for _, r in pairs))
 
     def key(category):
         op = category.split("\n")[0]
@@ -95,8 +104,10 @@ def _sampler_legend(fig, runs, pairs):
 
 
 def sampler_figure(runs: list[Run]) -> plt.Figure | None:
-    """Achieved rate and interval jitter of the 1 kHz sampler per mechanism."""
-    pairs = sampler_rows(runs)
+    """Achieved rate and interval jitter of the 1 kHz sampler per mechanism
+    (its rows above the null loop are differences, not rates: left out)."""
+    pairs = [(run, r) for run, r in sampler_rows(runs)
+             if sampler.role(r) != sampler.ABOVE_NULL]
     if not any(r["metric"] in ("rate_hz", "jitter_us") for _, r in pairs):
         return None
     order = _mechanisms(pairs)
@@ -121,15 +132,18 @@ def sampler_figure(runs: list[Run]) -> plt.Figure | None:
 def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     """The sampler's overhead per mechanism with its 95% CI, and the
     published tool overheads at 1 kHz beside it."""
-    pairs = [(run, r) for run, r in sampler_rows(runs) if r["metric"] == "overhead_pct"]
+    every = [(run, r) for run, r in sampler_rows(runs) if r["metric"] == "overhead_pct"]
+    pairs = [(run, r) for run, r in every if labels.overhead_measure(r) == "wall time"]
     if not pairs:
         return None
-    order = _mechanisms(pairs)
+    cpu_time = {(run.label, overhead_category(r)): r for run, r in every
+                if labels.overhead_measure(r) == "CPU time"}
+    order = _mechanisms(pairs, overhead_category)
     hue_order = [run.label for run in runs if any(p[0] is run for p in pairs)]
     colors = _machine_colors(runs)
     fig, (ax, hax) = plt.subplots(1, 2, figsize=OVERHEAD_SIZE, width_ratios=(1, 1.15),
                                   layout="constrained")
-    data = [{"mechanism": sampler_category(r), "machine": run.label, "value": v}
+    data = [{"mechanism": overhead_category(r), "machine": run.label, "value": v}
             for run, r in pairs if r["status"] == "ok" for v in r["samples"]]
     df = pd.DataFrame(data, columns=["mechanism", "machine", "value"])
     if not df.empty:
@@ -138,22 +152,41 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
                       jitter=0.1, legend=False, ax=ax)
     slot = 0.8 / len(hue_order)
     for run, r in pairs:
-        x = order.index(sampler_category(r)) - 0.4 + slot * (hue_order.index(run.label) + 0.5)
+        x = order.index(overhead_category(r)) - 0.4 + slot * (hue_order.index(run.label) + 0.5)
         if r["status"] != "ok":
             ax.plot([x], [0.04], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
                     transform=ax.get_xaxis_transform(), clip_on=False)
             continue
         med = r["median"]
         hollow = labels.is_stand_in(r)
+        unresolved = text_table.unresolved_note(r) is not None
         ax.errorbar([x], [med], yerr=[[med - r["ci95_low"]], [r["ci95_high"] - med]], fmt="D",
-                    ms=6, color=darker(colors[run.label]), mfc="white" if hollow else None,
-                    capsize=4, lw=2, zorder=5)
+                    ms=6, color=NOT_OK_COLOR if unresolved else darker(colors[run.label]),
+                    mfc="white" if hollow else None, capsize=4, lw=2, zorder=5)
+        if unresolved:
+            ax.annotate("not\nresolved", (x, r["ci95_high"]), xytext=(0, 3),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=6.5,
+                        color=NOT_OK_COLOR)
+        extra = labels.above_null_row(run.rows, r["op"])
+        if extra is not None and extra["status"] == "ok":
+            ax.annotate(f"{extra['median']:+.1f} µs", (x, 0.015), xycoords=("data", "axes fraction"),
+                        ha="center", va="bottom", fontsize=6.5, rotation=90,
+                        color=darker(colors[run.label]))
+        other = cpu_time.get((run.label, overhead_category(r)))
+        if other is not None and other["status"] == "ok":
+            ax.plot([x + slot * 0.3], [other["median"]], marker="o", ms=4, mfc="white",
+                    color=darker(colors[run.label]), zorder=6)
     ax.set_xlim(-0.5, len(order) - 0.5)
     ax.set_ylim(bottom=min(0, *(df["value"] if not df.empty else [0])))
-    ax.set_xlabel("sampler mechanism")
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel(wrap("sampler mechanism, pinned to the workload's CPU (same) or to another "
+                       "(other)", 50))
     ax.set_ylabel("slowdown of the workload (%)")
-    ax.set_title(wrap("This report: stress-ng run time under the 1 kHz sampler "
-                       "(median, 95% CI)", 60))
+    ax.axhline(0, color="0.6", lw=0.8, zorder=1)
+    ax.set_title(wrap("This report: the pinned stress-ng workload's wall time under the "
+                      "1 kHz sampler (◆ median, 95% CI; ○ its CPU time; grey: CI wider than "
+                      "its target, not a finding; at the bottom: the sampler's own CPU per "
+                      "tick above its null loop)", 66))
     published = [r for r in refs if r["metric"] == "overhead_pct"]
     if published:
         label = source_label(published[0])

@@ -4,7 +4,7 @@ targets. Pure functions of rows and machine objects (schema v1), no I/O.
 
 import re
 
-from results import registry
+from results import registry, sampler
 from results.table import shorten
 
 # ---- machines ----------------------------------------------------------------
@@ -164,3 +164,25 @@ def cell_target(target: str | None, width: int = 32) -> str:
 
 def is_stand_in(row: dict) -> bool:
     return bool(row.get("stand_in"))
+
+
+def overhead_measure(row: dict) -> str:
+    """An overhead row's measure: "wall time" or "CPU time" (the target's
+    last words); rows from before the CPU time was measured are wall time."""
+    target = row.get("target") or ""
+    return "CPU time" if target.endswith(": CPU time") else "wall time"
+
+
+def overhead_placement(row: dict) -> str | None:
+    """Where the overhead experiment pinned the sampler: "same CPU" (as the
+    workload) or "other CPU" (its parameters); None for rows from before the
+    sampler was pinned."""
+    return (row.get("parameters") or {}).get("placement")
+
+
+def above_null_row(rows, mechanism: str) -> dict | None:
+    """The sampler's own CPU per tick above its null loop (the self-report's
+    paired windows: target "above null: ..."), shown beside the overhead."""
+    return next((r for r in rows if r["path"] == "sampler" and r["op"] == mechanism
+                 and r["metric"] == "cpu_us_per_sample"
+                 and sampler.role(r) == sampler.ABOVE_NULL), None)

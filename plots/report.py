@@ -16,7 +16,8 @@ default is the newest run, results/runs/latest. The report goes to
     reference.{md,csv,tex}       published figures beside the local ones
     reference-overhead.{md,csv,tex}  published tool overheads, and the local sampler's
     machines.{md,csv,tex}        one table keyed by machine, ratios to the reference machine
-    sampler.{md,csv,tex}         rates, jitter, missed ticks, CPU per tick, overhead
+    sampler.{md,csv,tex}         rates, jitter, missed ticks, CPU per tick (and above the
+                                 null loop), overhead
     figures.json                 each figure's file, pixel size and description
 
 Exit status 0, or 2 with a message naming the file when the input is bad

@@ -7,14 +7,15 @@
   number); a run of schema 1 says once, in the caption, that it predates
   liveness probing;
 - reference / reference-overhead and machines: in report_tables_compare.py;
-- sampler: rates, jitter, missed ticks, CPU per tick and overhead per
-  mechanism (every row whose metric is neither latency nor cycles).
+- sampler: rates, jitter, missed ticks, CPU per tick and CPU above the null
+  loop per mechanism and its null loop (a row "above null: <target>" joins
+  its sampler's line; the overhead rows have their own table).
 
 Numbers are formatted as in the terminal table (results/table.py): 3
 significant digits, ns scaled to µs / ms when large.
 """
 
-from results import liveness
+from results import liveness, sampler
 from results import table as text_table
 from results.table import DASH, sig3
 
@@ -66,7 +67,7 @@ def median_ci(row: dict | None) -> str:
 
 def row_notes(row: dict, notes: Notes) -> str:
     """The note cell: "stand-in [^2]", "frozen [^3]", "unavailable [^1]",
-    "emulated [^4]"."""
+    "not resolved [^5]", "emulated [^4]"."""
     words = []
     if row.get("stand_in"):
         words.append(with_mark("stand-in", notes.mark(f"stand-in: {row['stand_in']}")))
@@ -74,6 +75,8 @@ def row_notes(row: dict, notes: Notes) -> str:
         words.append(with_mark(liveness.tag(row), notes.mark(liveness.footnote(row))))
     if row["status"] != "ok":
         words.append(with_mark(row["status"], notes.mark(f"{row['status']}: {row['reason']}")))
+    if text_table.unresolved_note(row):
+        words.append(with_mark("not resolved", notes.mark(text_table.unresolved_note(row))))
     if labels.is_emulated(row["machine"]):
         words.append(with_mark("emulated", notes.mark(EMULATED_NOTE)))
     return "; ".join(words)
@@ -164,16 +167,21 @@ def latency_table(run: Run) -> Table:
 
 # ---- sampler and other rates ----------------------------------------------------------------
 
-SAMPLER_METRICS = ("rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample", "overhead_pct")
+# the overhead rows (hyperfine) have a table of their own: overhead_tables.
+# The sampler's CPU per tick above its null loop: the row "above null: <target>"
+# of the sampler's self-report, shown in the sampler's own line
+ABOVE_NULL_CPU = sampler.ABOVE_NULL_PREFIX + "cpu_us_per_sample"
+SAMPLER_METRICS = ("rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample", ABOVE_NULL_CPU)
 SAMPLER_HEADERS = {"rate_hz": "rate", "jitter_us": "jitter", "missed_ticks": "missed ticks",
-                   "cpu_us_per_sample": "CPU per tick", "overhead_pct": "overhead (95% CI)"}
+                   "cpu_us_per_sample": "CPU per tick",
+                   ABOVE_NULL_CPU: "CPU above null (95% CI)"}
 SAMPLER_CSV = ["machine", "run_id", "date", "harness", "path", "op", "target", "cpu",
                "target_cpu", "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
                "stand_in", "liveness", "liveness_note", "reason"]
 
 
 def sampler_rows(run: Run) -> list[dict]:
-    return [r for r in run.rows if r["metric"] not in ("latency", "cycles")]
+    return [r for r in run.rows if r["metric"] in SAMPLER_METRICS]
 
 
 def mechanism(row: dict) -> str:
@@ -186,9 +194,12 @@ def sampler_table(run: Run) -> Table | None:
         return None
     groups: dict[tuple, dict[str, dict]] = {}
     for r in sorted(rows, key=text_table.sort_key):
-        key = (r["path"], r["op"], r.get("target"), r.get("cpu"), r.get("target_cpu"),
-               r.get("stand_in"))
-        groups.setdefault(key, {})[r["metric"]] = r
+        # a row above the null loop joins its sampler's line, in a column of its own
+        above = r["path"] == "sampler" and sampler.role(r) == sampler.ABOVE_NULL
+        target = r["target"].removeprefix(sampler.ABOVE_NULL_PREFIX) if above else r.get("target")
+        key = (r["path"], r["op"], target, r.get("cpu"), r.get("target_cpu"), r.get("stand_in"))
+        metric = sampler.ABOVE_NULL_PREFIX + r["metric"] if above else r["metric"]
+        groups.setdefault(key, {})[metric] = r
     notes, body, records = Notes(), [], []
     for key, by_metric in groups.items():
         first = next(iter(by_metric.values()))
@@ -197,7 +208,7 @@ def sampler_table(run: Run) -> Table | None:
             r = by_metric.get(metric)
             if r is None:
                 cells.append("")
-            elif metric == "overhead_pct":
+            elif metric == ABOVE_NULL_CPU:
                 cells.append(median_ci(r))
             elif metric == "rate_hz" and r["status"] == "ok":
                 cells.append(f"{r['median']:.1f} Hz")  # 999.1 Hz, not 999 Hz
@@ -210,7 +221,7 @@ def sampler_table(run: Run) -> Table | None:
             words = row_notes(r, notes)
             if words and words not in note_words:
                 note_words.append(words)
-        body.append([mechanism(first), labels.cell_target(first.get("target")), text_table.cpus(first),
+        body.append([mechanism(first), labels.cell_target(key[2]), text_table.cpus(first),
                      harness, *cells, "/".join(ns) or DASH, "; ".join(note_words)])
         for r in by_metric.values():
             records.append({
@@ -226,8 +237,12 @@ def sampler_table(run: Run) -> Table | None:
                f"rate measured in the run): achieved rate, interval jitter, missed ticks per "
                f"repetition, CPU time per tick (per-thread schedstat) and the slowdown of a "
                f"stress-ng workload under the sampler (%) with its 95% CI; the null timer "
-               f"rows (target \"null: ...\") are the same loop reading nothing. Medians of n repetitions; an empty cell was not measured. A mechanism whose energy counter is "
-               f"frozen or has no energy unit is footnoted: it ticked, but sampled no energy."
+               f"rows (target \"null: ...\") are the same loop reading nothing, measured in "
+               f"windows alternating with the sampler's; CPU above null: the sampler's CPU "
+               f"per tick minus its null window's, one difference per pair of windows, with "
+               f"its 95% CI. Medians of n repetitions; an empty cell was not measured. A "
+               f"mechanism whose energy counter is frozen or has no energy unit is "
+               f"footnoted: it ticked, but sampled no energy."
                f"{predates_caption(rows)}")
     return Table(name="sampler", key=f"sampler-{labels.slug(run.label)}",
                  title=f"Sampler and timer rates, {run.label}", caption=caption,

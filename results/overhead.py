@@ -1,139 +1,324 @@
 """The overhead experiment (make bench-overhead, part of bench-all): what
-the 1 kHz sampler costs a real workload.
+the 1 kHz sampler costs a real workload, resolved to half a percentage point
+where the machine allows it.
 
-hyperfine times a fixed CPU-bound workload (stress-ng, two matrix-product
-workers, sized to workload_s() seconds on this machine) on its own and while
-`raplbench-sample --mechanism M` samples at 1 kHz in the background, for
-each mechanism that samples here: the sampler is started before the timed
-run and stopped after it (steady state, as the papers run their tools
-beside NAS benchmarks), so its start-up (loading the BPF program takes
-about 0.1 s) does not count. The conditions are interleaved: each round
-times the bare workload and the workload under each mechanism once, in an
-order that alternates from round to round, after one warm-up round; ROUNDS
-rounds. Per round, overhead = 100 * (t_sampled / t_bare - 1), so slow
-drifts of the machine cancel within a round. Rows: metric overhead_pct
-(harness hyperfine, path sampler, op the mechanism), one sample per round;
-the hyperfine JSON of every timed run is kept in raw/hyperfine/.
+Design (ci/README.md's "overhead experiment" and results/README.md explain
+the choice with the measurements behind it):
+
+- The workload is fixed single-threaded work pinned to one CPU, W (the
+  last CPU this process may use): `stress-ng --cpu 1 --cpu-method
+  matrixprod --cpu-ops N` under `taskset -c W`, N calibrated to about
+  workload_s() seconds. One pinned worker has far less run-to-run variance
+  than two floating ones, and its wall time shows any CPU the sampler takes
+  from it.
+- Placements: the sampler pinned to W itself ("same CPU", the worst case
+  the papers measure) and to another CPU ("other CPU", the common case
+  where the machine has a spare CPU). The ebpf mechanism arms a bpf_timer on
+  every CPU whatever its placement; only its drain thread is pinned.
+- Paired rounds: each pair is one bare run and one run under the sampler,
+  back to back, their order alternating from pair to pair (AB, BA, ...):
+  the machine's drift (on these VMs the same work takes 0.28 s or 0.48 s
+  depending on the minute) cancels within a pair. A pair's overhead is
+  100 * (t_sampled / t_bare - 1); a row's samples are its pairs, its median
+  and distribution-free 95% CI the usual ones (results/stats.py), robust to
+  the pairs that straddle a jump of the machine's speed.
+- Sequential: rounds go on, every unresolved condition getting one more
+  pair per round in a shuffled order, until each condition's CI half-width
+  is at most TARGET_HALF_WIDTH points (after at least min_pairs()) or the
+  time budget ends. A condition that resolved stops taking pairs. Looking at
+  the CI after every round lets the experiment stop early (a mild
+  optional-stopping bias, which min_pairs limits).
+- The row's `resolution` says whether it resolved; QUICK runs never do
+  (too few pairs to be a finding). Its `parameters` hold what varies from run
+  to run (the calibrated count, the pairs taken, the bare run's median wall
+  and CPU time), never its key.
+- Wall and CPU time: hyperfine reports the workload's user + system time
+  beside its wall time. Each condition gets two rows: the wall-time overhead
+  (what a user waits) and the CPU-time overhead (what the workload itself
+  spent more: cache and TLB pollution, IPIs). A wall-time slowdown with no
+  CPU-time change is the sampler taking the workload's CPU.
+
+Rows: harness hyperfine, path sampler, op the mechanism, target
+"<workload>: wall time" or "<workload>: CPU time", cpu the CPU the sampler
+is pinned to, target_cpu null, metric overhead_pct. The hyperfine JSON of
+every timed run is kept in raw/hyperfine/.
 """
 
+import dataclasses
 import json
+import os
+import random
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
-from results import rows, sampler
+from results import rows, sampler, stats
 
 HARNESS = "hyperfine"
-ROUNDS = 10
+TARGET_HALF_WIDTH = 0.5  # percentage points: Diamond & Stoico report 0.25 % to 46.75 %
+WALL, CPU = "wall time", "CPU time"
 
 
 def workload_s(quick: bool) -> float:
-    return 0.3 if quick else 5.0
+    """Seconds of one workload run: short, so that many pairs fit the budget
+    and a pair is over before the machine drifts."""
+    return 0.1 if quick else 0.25
 
 
-def workload(ops: int) -> list[str]:
-    return ["stress-ng", "--cpu", "2", "--cpu-method", "matrixprod", "--cpu-ops", str(ops),
-            "--quiet"]
+def budget_s(quick: bool) -> float:
+    """Seconds the paired rounds may take (calibration and warm-up apart):
+    make bench-overhead stays within 10 minutes with the sampler step."""
+    return 20.0 if quick else 420.0
 
 
-def calibrate(target_s: float) -> int:
+def min_pairs(quick: bool) -> int:
+    """Pairs before a condition may stop: a 95% CI from order statistics
+    needs 6 at least; 20 keeps the optional-stopping bias small."""
+    return 10 if quick else 20
+
+
+def workload(ops: int, cpu: int) -> list[str]:
+    return ["taskset", "-c", str(cpu), "stress-ng", "--cpu", "1", "--cpu-method", "matrixprod",
+            "--cpu-ops", str(ops), "--quiet"]
+
+
+def describe_workload(cpu: int) -> str:
+    """The workload as the rows name it: without the calibrated count."""
+    return f"stress-ng --cpu 1 --cpu-method matrixprod, fixed work pinned to CPU {cpu}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    name: str         # "same CPU" or "other CPU"
+    sampler_cpu: int
+    workload_cpu: int
+
+
+def placements(allowed: set[int]) -> list[Placement]:
+    """The workload on the last allowed CPU; the sampler on it and, when
+    there is one, on the first other CPU."""
+    w = max(allowed)
+    out = [Placement("same CPU", w, w)]
+    others = sorted(allowed - {w})
+    if others:
+        out.append(Placement("other CPU", others[0], w))
+    return out
+
+
+def calibrate(target_s: float, cpu: int) -> int:
     """The --cpu-ops count that takes about target_s seconds here."""
-    ops = 500
+    ops = 25
     while True:
         start = time.monotonic()
-        subprocess.run(workload(ops), check=True, capture_output=True)
+        subprocess.run(workload(ops, cpu), check=True, capture_output=True)
         took = time.monotonic() - start
-        if took >= 0.2 or ops >= 10_000_000:
+        if took >= 0.05 or ops >= 10_000_000:
             return max(1, round(ops * target_s / took))
         ops *= 4
 
 
-def time_once(command: list[str], out: Path) -> float:
-    """One hyperfine run of `command` (no shell); its wall time in s."""
+def time_once(command: list[str], out: Path) -> tuple[float, float]:
+    """One hyperfine run of `command` (no shell): (wall s, user + system s)."""
     cmd = ["hyperfine", "-N", "--runs", "1", "--style", "none", "--export-json", str(out),
            " ".join(command)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return json.loads(out.read_text())["results"][0]["times"][0]
+    result = json.loads(out.read_text())["results"][0]
+    return result["times"][0], result["user"] + result["system"]
 
 
 class BackgroundSampler:
-    """raplbench-sample on `mechanism`, running until stopped; ready once it
-    says on stderr that it is sampling."""
+    """raplbench-sample on `mechanism`, pinned to `cpu`, running until
+    stopped; ready once it says on stderr that it is sampling. stop() raises
+    when the sampler died before it was stopped: a dead sampler would show
+    as an overhead of about 0 %."""
 
-    def __init__(self, mechanism: str, csv: Path):
+    def __init__(self, mechanism: str, csv: Path, cpu: int | None = None):
+        self.mechanism = mechanism
+        cmd = [str(sampler.BINARY), "--mechanism", mechanism, "--output", str(csv),
+               "--duration", "3600"]
+        if cpu is not None:
+            cmd += ["--cpu", str(cpu)]
         self.proc = subprocess.Popen(
-            [str(sampler.BINARY), "--mechanism", mechanism, "--output", str(csv),
-             "--duration", "3600"], stderr=subprocess.PIPE, text=True)
+            cmd, stderr=subprocess.PIPE, text=True,
+            preexec_fn=None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu})))
         # "raplbench-sample: sampling ..." once it samples; lines before it
         # name dead counters (it still samples), or say why it cannot start
         said = []
+        self.tail = []  # what it says after the banner, drained so it never blocks on stderr
         while line := self.proc.stderr.readline():
             if line.startswith("raplbench-sample: sampling"):
+                self.drain = threading.Thread(target=self.tail.extend, args=(self.proc.stderr,),
+                                              daemon=True)
+                self.drain.start()
                 return
             said.append(line.strip())
-        self.stop()
+        self.drain = None
+        self.stop(check=False)
         raise RuntimeError(f"raplbench-sample --mechanism {mechanism} did not start "
                            f"sampling: {' '.join(said) or 'no output'}")
 
-    def stop(self):
-        if self.proc.poll() is None:
+    def stop(self, check: bool = True):
+        died = self.proc.poll()
+        if died is None:
             self.proc.send_signal(signal.SIGINT)
-        self.proc.communicate(timeout=30)  # drains stderr: the closing summary
+        self.proc.wait(timeout=30)
+        if self.drain is not None:
+            self.drain.join(timeout=30)
+        err = "".join(self.tail)
+        self.proc.stderr.close()
+        if check and died is not None:
+            raise RuntimeError(f"raplbench-sample --mechanism {self.mechanism} exited "
+                               f"(status {died}) while the workload ran: "
+                               f"{(err or '').strip() or 'no output'}")
 
 
-def one_round(base: list[str], mechanisms: list[str], order: list[int], raw_dir: Path,
-              tag: str) -> dict[int, float]:
-    """Times the bare workload (index 0) and the workload under each
-    mechanism (index i >= 1) once, in `order`; {index: seconds}."""
+@dataclasses.dataclass
+class Condition:
+    """One mechanism in one placement, and the pairs measured so far."""
+    mechanism: str
+    placement: Placement
+    wall: list = dataclasses.field(default_factory=list)   # overhead % per pair
+    cpu: list = dataclasses.field(default_factory=list)
+    bare: list = dataclasses.field(default_factory=list)   # (wall s, cpu s) of each bare run
+
+    @property
+    def tag(self) -> str:
+        return f"{self.mechanism}-{self.placement.name.split()[0]}"
+
+    def half_width(self) -> float | None:
+        return half_width(self.wall)
+
+
+def half_width(samples) -> float | None:
+    """The larger half of the row's 95% CI around its median (results/stats.py);
+    None below 6 samples, where min and max cover less than 95 %."""
+    if len(samples) < 6:
+        return None
+    s = stats.summarize(samples)
+    return max(s["median"] - s["ci95_low"], s["ci95_high"] - s["median"])
+
+
+def is_resolved(c: Condition, quick: bool) -> bool:
+    hw = c.half_width()
+    return (not quick and len(c.wall) >= min_pairs(quick) and hw is not None
+            and hw <= TARGET_HALF_WIDTH)
+
+
+def one_pair(c: Condition, base: list[str], raw_dir: Path, sampled_first: bool,
+             label: str | None = None):
+    """Times the bare workload and the workload under c's sampler, back to
+    back, in the given order; appends the pair's overheads to c."""
+    label = label or f"{len(c.wall):03d}"
     times = {}
-    for i in order:
-        out = raw_dir / "hyperfine" / f"{tag}-{'bare' if i == 0 else mechanisms[i - 1]}.json"
-        if i == 0:
-            times[i] = time_once(base, out)
+    for sampled in ((True, False) if sampled_first else (False, True)):
+        out = raw_dir / "hyperfine" / f"{c.tag}-{label}-{'sampled' if sampled else 'bare'}.json"
+        if not sampled:
+            times[False] = time_once(base, out)
             continue
-        background = BackgroundSampler(mechanisms[i - 1],
-                                       raw_dir / f"overhead-{mechanisms[i - 1]}.csv")
+        background = BackgroundSampler(c.mechanism, raw_dir / f"overhead-{c.tag}.csv",
+                                       c.placement.sampler_cpu)
         try:
-            times[i] = time_once(base, out)
+            times[True] = time_once(base, out)
         finally:
             background.stop()
-    return times
+    (bw, bc), (sw, sc) = times[False], times[True]
+    c.wall.append(round(100.0 * (sw / bw - 1.0), 6))  # no 2e-14 from float noise
+    c.cpu.append(round(100.0 * (sc / bc - 1.0), 6))
+    c.bare.append((bw, bc))
 
 
-def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None]) -> list[dict]:
+def resolution(c: Condition, samples, quick: bool) -> dict:
+    """The row's resolution: resolved only in a full run whose wall-time CI
+    half-width reached the target (the CPU-time row says how wide its own CI is)."""
+    hw = half_width(samples)
+    if quick:
+        note = f"a QUICK run ({len(samples)} pairs) is never an overhead finding"
+    elif hw is None or hw > TARGET_HALF_WIDTH:
+        width = "no CI" if hw is None else f"±{hw:.2f} points"
+        note = (f"not resolved at this n: {len(samples)} pairs gave {width}, "
+                f"the target is ±{TARGET_HALF_WIDTH:g}")
+    else:
+        note = None
+    return {"target_half_width": TARGET_HALF_WIDTH,
+            "half_width": None if hw is None else round(hw, 4),
+            "resolved": note is None, "note": note}
+
+
+def condition_rows(common: dict, c: Condition, ops: int, stand_in, quick: bool,
+                   elapsed_s: float) -> list[dict]:
+    workload_text = describe_workload(c.placement.workload_cpu)
+    params = {"placement": c.placement.name, "cpu_ops": ops, "pairs": len(c.wall),
+              "workload_s": workload_s(quick), "budget_s": budget_s(quick),
+              "elapsed_s": round(elapsed_s, 1),
+              "bare_wall_s_median": round(stats.summarize([w for w, _ in c.bare])["median"], 6),
+              "bare_cpu_s_median": round(stats.summarize([x for _, x in c.bare])["median"], 6)}
+    out = []
+    for kind, samples in ((WALL, c.wall), (CPU, c.cpu)):
+        row = rows.measured_row(common, harness=HARNESS, path="sampler", op=c.mechanism,
+                                target=f"{workload_text}: {kind}", cpu=c.placement.sampler_cpu,
+                                target_cpu=None, metric="overhead_pct", unit="%",
+                                samples=samples, stand_in=stand_in,
+                                parameters=params, resolution=resolution(c, samples, quick))
+        out.append(row)
+    return out
+
+
+def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
+        allowed_cpus: set[int] | None = None) -> list[dict]:
     """`mechanisms`: {mechanism: stand_in} of those that sample here."""
     def unavailable(op, why):
         return rows.not_ok_row(common, harness=HARNESS, path="sampler", op=op, target=None,
                                cpu=None, target_cpu=None, metric="overhead_pct", unit="%",
                                reason=why, status="unavailable")
 
-    missing = [tool for tool in ("hyperfine", "stress-ng") if shutil.which(tool) is None]
+    missing = [tool for tool in ("hyperfine", "stress-ng", "taskset") if shutil.which(tool) is None]
     if missing:
-        why = f"{' and '.join(missing)} not installed (apt-get install {' '.join(missing)})"
+        packages = sorted({"util-linux" if t == "taskset" else t for t in missing})
+        why = f"{' and '.join(missing)} not installed (apt-get install {' '.join(packages)})"
         return [unavailable(m, why) for m in sampler.MECHANISMS]
-    ops = calibrate(workload_s(quick))
-    base = workload(ops)
-    target = f"stress-ng --cpu 2 --cpu-method matrixprod --cpu-ops {ops}"
-    names = list(mechanisms)
+    places = placements(allowed_cpus or os.sched_getaffinity(0))
+    ops = calibrate(workload_s(quick), places[0].workload_cpu)
+    base = workload(ops, places[0].workload_cpu)
+    conditions = [Condition(m, p) for m in mechanisms for p in places]
     (raw_dir / "hyperfine").mkdir(exist_ok=True)
-    print(f"  workload: {target} (~{workload_s(quick)} s); {ROUNDS} rounds, bare and under "
-          f"{', '.join(names)}, interleaved", flush=True)
-    one_round(base, names, list(range(len(names) + 1)), raw_dir, "warmup")
-    per_mechanism = {m: [] for m in names}
-    for r in range(ROUNDS):
-        order = list(range(len(names) + 1))
-        if r % 2:
-            order.reverse()
-        times = one_round(base, names, order, raw_dir, f"round-{r:02d}")
-        for i, m in enumerate(names, 1):
-            per_mechanism[m].append(100.0 * (times[i] / times[0] - 1.0))
-        print(f"  round {r + 1}/{ROUNDS}: bare {times[0]:.3f} s; " + ", ".join(
-            f"{m} {per_mechanism[m][-1]:+.2f}%" for m in names), flush=True)
-    out = [rows.measured_row(common, harness=HARNESS, path="sampler", op=m, target=target,
-                             cpu=None, target_cpu=None, metric="overhead_pct", unit="%",
-                             samples=per_mechanism[m], stand_in=mechanisms[m]) for m in names]
+    print(f"  workload: {' '.join(base)} (~{workload_s(quick)} s); sampler on "
+          f"{', '.join(f'{p.name} (CPU {p.sampler_cpu})' for p in places)}; paired rounds until "
+          f"each 95% CI is within ±{TARGET_HALF_WIDTH:g} points or {budget_s(quick):g} s pass",
+          flush=True)
+    for c in conditions:  # warm-up: every mechanism loads once, nothing kept
+        one_pair(Condition(c.mechanism, c.placement), base, raw_dir, sampled_first=False,
+                 label="warmup")
+    shuffle = random.Random(common["run_id"])
+    start = time.monotonic()
+    rounds = 0
+    # the budget never stops a condition before min_pairs (a row needs them for its CI)
+    while (time.monotonic() - start < budget_s(quick)
+           or any(len(c.wall) < min_pairs(quick) for c in conditions)):
+        open_ = [c for c in conditions if not is_resolved(c, quick)]
+        if not open_:
+            break
+        shuffle.shuffle(open_)
+        for c in open_:
+            one_pair(c, base, raw_dir, sampled_first=len(c.wall) % 2 == 1)
+        rounds += 1
+        if rounds % 10 == 0 or not quick and rounds == 1:
+            print(f"  round {rounds} ({time.monotonic() - start:.0f} s): " + ", ".join(
+                f"{c.mechanism}/{c.placement.name} {stats.summarize(c.wall)['median']:+.2f}%"
+                + (f" ±{c.half_width():.2f}" if c.half_width() is not None else "")
+                for c in conditions), flush=True)
+    elapsed = time.monotonic() - start
+    out = []
+    for c in conditions:
+        got = condition_rows(common, c, ops, mechanisms[c.mechanism], quick, elapsed)
+        wall = got[0]
+        print(f"  {c.mechanism:8s} {c.placement.name:9s}: wall {wall['median']:+.2f}% "
+              f"(95% CI {wall['ci95_low']:+.2f}..{wall['ci95_high']:+.2f}), "
+              f"CPU {got[1]['median']:+.2f}%, {len(c.wall)} pairs: "
+              f"{wall['resolution']['note'] or 'resolved'}", flush=True)
+        out += got
     out += [unavailable(m, "the sampler cannot sample here (see its sampler row)")
             for m in sampler.MECHANISMS if m not in mechanisms]
     return out

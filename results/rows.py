@@ -27,6 +27,8 @@ FIELDS = (
     "mean", "median", "stddev", "min", "max", "p05", "p95", "ci95_low", "ci95_high",
     "status", "reason", "source",
 )
+# Optional fields, written only by the rows that have them (after FIELDS).
+OPTIONAL_FIELDS = ("parameters", "resolution")
 
 
 def _metric_units(node) -> dict:
@@ -71,7 +73,8 @@ def common(run_id: str, timestamp: str, machine: dict) -> dict:
 
 
 def _row(common, harness, path, op, target, cpu, target_cpu, stand_in, liveness,
-         liveness_note, metric, unit, samples, iterations, summary, status, reason) -> dict:
+         liveness_note, metric, unit, samples, iterations, summary, status, reason,
+         optional=None) -> dict:
     row = {
         **common,
         "harness": harness, "path": path, "op": op, "target": target,
@@ -82,19 +85,26 @@ def _row(common, harness, path, op, target, cpu, target_cpu, stand_in, liveness,
         **summary,
         "status": status, "reason": reason, "source": None,
     }
-    return {field: row[field] for field in FIELDS}  # schema order
+    ordered = {field: row[field] for field in FIELDS}  # schema order
+    for field in OPTIONAL_FIELDS:
+        if (optional or {}).get(field) is not None:
+            ordered[field] = optional[field]
+    return ordered
 
 
 def measured_row(common: dict, *, harness: str, path: str, op: str, target,
                  cpu, target_cpu, metric: str, unit: str, samples,
-                 iterations=None, stand_in=None, liveness=None, liveness_note=None) -> dict:
+                 iterations=None, stand_in=None, liveness=None, liveness_note=None,
+                 parameters=None, resolution=None) -> dict:
     """An ok row: the raw samples and their summary (results/stats.py).
     liveness / liveness_note: the verdict on the energy counter the row
-    reads (results/liveness.py); None where it reads none."""
+    reads (results/liveness.py); None where it reads none. parameters:
+    run-varying settings that are not part of the key (calibrated counts);
+    resolution: whether the CI reached its target (results/README.md)."""
     samples = [float(x) for x in samples]
     return _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
                 liveness, liveness_note, metric, unit, samples, iterations, stats.summarize(samples),
-                "ok", None)
+                "ok", None, {"parameters": parameters, "resolution": resolution})
 
 
 def not_ok_row(common: dict, *, harness: str, path: str, op: str, target,

@@ -1,9 +1,23 @@
 """The 1 kHz reference sampler's self-report, on an idle machine (bench-all
-step "sampler"): raplbench-sample runs for a while on each mechanism with
---report, which holds its rate, interval jitter, missed ticks and CPU time
-per sample, and the same for the null sampler (the bare timer loop) measured
-right after it for the same time, so the sampler is judged against the floor
+step "sampler"): raplbench-sample runs on each mechanism with --report,
+which holds its rate, interval jitter, missed ticks and CPU time per
+sample, the same for the null sampler (the bare timer loop), and the
+sampler above the null sampler, so the sampler is judged against the floor
 the machine itself sets (a VM delays timers).
+
+The run alternates PAIRS windows of the sampler with as many of the null
+sampler, the order within a pair alternating (AB BA AB ...) so that a drift
+of the machine cancels: 10 windows of 1 s each (0.1 s under QUICK). Every
+row has one sample per window (n = PAIRS); jitter_us is each window's
+median interval error. Three kinds of rows per mechanism, told apart by
+their target (`role`):
+
+- the sampler: "<what it reads> @ 1000 Hz";
+- the null sampler: "null: bare timerfd loop @ 1000 Hz" (or "null: bare
+  bpf_timer program @ 1000 Hz");
+- the sampler above the null sampler: "above null: <the sampler's target>",
+  rate_hz and cpu_us_per_sample, one sample per pair (sampler window minus
+  its null window), with the sampler's stand-in and verdict.
 
 A mechanism whose counters cannot be opened here gets an "unavailable" row
 with the sampler's own explanation.
@@ -29,9 +43,31 @@ REPO = Path(__file__).resolve().parent.parent
 BINARY = REPO / "target" / "release" / "raplbench-sample"
 
 
+# windows of each loop per mechanism (raplbench-sample --pairs)
+PAIRS = 10
+# the target prefixes of the null sampler's rows and of the sampler's rows
+# above it (rbench/src/bin/raplbench-sample/report.rs writes them)
+NULL_PREFIX = "null: "
+ABOVE_NULL_PREFIX = "above null: "
+SAMPLER, NULL, ABOVE_NULL = "sampler", "null", "above null"
+
+
 def duration_s(quick: bool) -> float:
-    """Seconds of sampling per mechanism (the null sampler runs as long again)."""
-    return 0.5 if quick else 10.0
+    """Seconds of sampling per mechanism, PAIRS windows of 1 s (0.1 s under
+    QUICK); the null sampler runs as long again."""
+    return PAIRS * (0.1 if quick else 1.0)
+
+
+def role(row: dict) -> str:
+    """SAMPLER, NULL or ABOVE_NULL: which of the three a sampler row is, by
+    its target (a row without a target, e.g. an unavailable mechanism, is
+    the sampler's)."""
+    target = row.get("target") or ""
+    if target.startswith(NULL_PREFIX):
+        return NULL
+    if target.startswith(ABOVE_NULL_PREFIX):
+        return ABOVE_NULL
+    return SAMPLER
 
 
 def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
@@ -40,8 +76,8 @@ def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
     or ([], why not, [])."""
     report = raw_dir / f"sampler-{mechanism}.jsonl"
     cmd = [str(BINARY), "--mechanism", mechanism, "--duration", str(seconds),
-           "--output", str(raw_dir / f"sampler-{mechanism}.csv"), "--report", str(report),
-           "--machine", str(machine_json), "--run-id", run_id]
+           "--pairs", str(PAIRS), "--output", str(raw_dir / f"sampler-{mechanism}.csv"),
+           "--report", str(report), "--machine", str(machine_json), "--run-id", run_id]
     if not BINARY.exists():
         return [], f"{BINARY} not built: run make build", []
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -71,7 +107,7 @@ def run_all(common: dict, raw_dir: Path, machine_json: Path, quick: bool) -> lis
 
 
 def stand_ins(sampler_rows) -> dict[str, str | None]:
-    """{mechanism: stand_in} of the mechanisms that sampled here."""
+    """{mechanism: stand_in} of the mechanisms that sampled here (from the
+    sampler's own rate rows: not the null sampler's, nor those above it)."""
     return {r["op"]: r["stand_in"] for r in sampler_rows
-            if r["status"] == "ok" and r["metric"] == "rate_hz"
-            and not (r["target"] or "").startswith("null:")}
+            if r["status"] == "ok" and r["metric"] == "rate_hz" and role(r) == SAMPLER}

@@ -18,7 +18,7 @@ the liveness probe: one line under the table says so.
 
 import math
 
-from results import liveness, registry
+from results import liveness, registry, sampler
 
 PATH_ORDER = registry.PATHS
 TARGET_WIDTH = 32
@@ -69,11 +69,20 @@ def cpus(row, none: str | None = DASH) -> str | None:
     return f"{'?' if cpu is None else cpu}→{target}"
 
 
+# Target prefixes that say what a row is (the sampler's null loop, and the
+# sampler above it): a shortened target keeps them.
+KEPT_PREFIXES = (sampler.ABOVE_NULL_PREFIX, sampler.NULL_PREFIX)
+
+
 def shorten(text, width: int = TARGET_WIDTH) -> str:
-    """Keep the end of a long target: the file or event name is there."""
+    """Keep the end of a long target: the file or event name is there; and
+    its beginning if that says what the row is ("null: ", "above null: ")."""
     if text is None:
         return DASH
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    if len(text) <= width:
+        return text
+    prefix = next((p for p in KEPT_PREFIXES if text.startswith(p)), "")
+    return prefix + "…" + text[-(width - 1 - len(prefix)):]
 
 
 def sort_key(row):
@@ -87,9 +96,20 @@ def sort_key(row):
             row.get("harness") or "", row.get("metric") or "")
 
 
+def unresolved_note(row) -> str | None:
+    """Why an ok row's median is not a finding (its CI missed the target the
+    experiment set, or a QUICK run), from its `resolution`; None when it is
+    resolved or sets no target."""
+    res = row.get("resolution")
+    if row.get("status") != "ok" or not res or res.get("resolved"):
+        return None
+    return res.get("note") or "not resolved at this n"
+
+
 def row_footnotes(row) -> list[str]:
     """The footnote texts of a row: its stand-in, a dead counter, why it is
-    not ok (the report's tables add the emulated-CPU note)."""
+    not ok, why it is not resolved (the report's tables add the emulated-CPU
+    note)."""
     notes = []
     if row.get("stand_in"):
         notes.append(f"stand-in: {row['stand_in']}")
@@ -97,6 +117,8 @@ def row_footnotes(row) -> list[str]:
         notes.append(liveness.footnote(row))
     if row.get("status") != "ok":
         notes.append(f"{row.get('status')}: {row.get('reason')}")
+    if unresolved_note(row):
+        notes.append(unresolved_note(row))
     return notes
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from results import bench_all, registry, schema
+from results import bench_all, registry, sampler, schema
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +42,21 @@ def test_every_path_is_ok_or_says_why(quick_run, harness):
     assert all(r["status"] == "ok" for r in mine if r["path"] == "uinsn")
 
 
+def test_gbench_log_names_its_library_and_explains_a_debug_warning(quick_run):
+    """ubench links Google Benchmark built here with NDEBUG, or, where its
+    source could not be fetched, Debian's libbenchmark, whose DEBUG warning
+    the log then explains (README, "Google Benchmark")."""
+    _, run_dir = quick_run
+    log = (run_dir / "raw" / "gbench.log").read_text()
+    assert "raplbench_gbench_library: " in log
+    warning = "***WARNING*** Library was built as DEBUG"
+    if warning in log:
+        assert "raplbench_gbench_library: Debian's libbenchmark" in log
+        assert 0 <= log.find("raplbench_gbench_debug_warning: ") < log.index(warning)
+    else:
+        assert "built here with NDEBUG" in log
+
+
 def test_kbench_rows_say_why_they_are_missing_or_are_measured(quick_run):
     _, run_dir = quick_run
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
@@ -72,9 +87,13 @@ def test_sampler_reports_itself_beside_its_null_timer(quick_run):
     mine = [r for r in rows if r["harness"] == "sampler"]
     assert {r["op"] for r in mine} == set(registry.MECHANISMS)
     for op in {r["op"] for r in mine if r["status"] == "ok"}:
-        real = {r["metric"] for r in mine if r["op"] == op and not r["target"].startswith("null:")}
-        null = {r["metric"] for r in mine if r["op"] == op and r["target"].startswith("null:")}
-        assert real == null == {"rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample"}
+        def metrics(role):
+            return {r["metric"] for r in mine if r["op"] == op and sampler.role(r) == role}
+        every = {"rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample"}
+        assert metrics(sampler.SAMPLER) == metrics(sampler.NULL) == every
+        assert metrics(sampler.ABOVE_NULL) == {"rate_hz", "cpu_us_per_sample"}
+        # one sample per window, or per pair above the null sampler
+        assert all(r["n"] == sampler.PAIRS for r in mine if r["op"] == op), op
     assert all(r["status"] == "ok" or r["reason"] for r in mine)
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from results import overhead, sampler
+from results import overhead, rows, sampler, schema
 
 
 def fake_sampler(tmp_path, monkeypatch, body: str):
@@ -43,3 +43,110 @@ sys.exit(2)
     assert str(failed.value) == (
         "raplbench-sample --mechanism perf did not start sampling: raplbench-sample: counter X "
         "is frozen raplbench-sample: --require-live: 1 counter(s) not live (see above)")
+
+
+def test_a_sampler_that_dies_while_the_workload_runs_is_an_error(tmp_path, monkeypatch):
+    """A sampler that died after its banner would show as about 0 % overhead."""
+    fake_sampler(tmp_path, monkeypatch, """
+print("raplbench-sample: sampling perf at 1000 Hz on CPU 0", file=sys.stderr, flush=True)
+print("raplbench-sample: read failed: EIO", file=sys.stderr, flush=True)
+sys.exit(1)
+""")
+    background = overhead.BackgroundSampler("perf", tmp_path / "out.csv")
+    background.proc.wait()
+    with pytest.raises(RuntimeError, match=r"exited \(status 1\) while the workload ran: "
+                                           r"raplbench-sample: read failed: EIO"):
+        background.stop()
+
+
+def test_placements_pin_the_workload_to_the_last_cpu():
+    assert overhead.placements({0, 1, 2, 3}) == [overhead.Placement("same CPU", 3, 3),
+                                                 overhead.Placement("other CPU", 0, 3)]
+    assert overhead.placements({5}) == [overhead.Placement("same CPU", 5, 5)]
+
+
+MACHINE = {field: None for field in schema.SCHEMA["$defs"]["machine"]["required"]}
+COMMON = rows.common("20261123T000000Z-abcdef", "2026-11-23T00:00:00Z", MACHINE)
+
+
+def condition(wall, cpu=None, where=overhead.Placement("same CPU", 1, 1)):
+    return overhead.Condition("perf", where, wall=list(wall), cpu=list(cpu or wall),
+                              bare=[(0.25, 0.24)] * len(wall))
+
+
+def test_keys_hold_no_calibrated_count():
+    """Issue 13: the calibrated --cpu-ops changed every run's keys, so the
+    gate found every overhead row missing. The count lives in parameters."""
+    c = condition([1.0] * 20)
+    keys = set()
+    for ops in (297, 5778):
+        for row in overhead.condition_rows(COMMON, c, ops, None, False, 1.0):
+            keys.add(tuple(row[k] for k in ("harness", "path", "op", "target", "cpu",
+                                            "target_cpu", "metric")))
+            assert row["parameters"]["cpu_ops"] == ops and str(ops) not in row["target"]
+    assert len(keys) == 2  # wall time and CPU time, whatever the count
+
+
+@pytest.mark.parametrize("quick,wall,resolved,note", [
+    (False, [0.5 + 0.01 * i for i in range(30)], True, None),
+    (False, [(-1) ** i * 3.0 for i in range(30)], False,
+     "not resolved at this n: 30 pairs gave ±3.00 points, the target is ±0.5"),
+    (False, [1.0] * 5, False, "not resolved at this n: 5 pairs gave no CI, the target is ±0.5"),
+    (True, [1.0] * 12, False, "a QUICK run (12 pairs) is never an overhead finding"),
+])
+def test_resolution(quick, wall, resolved, note):
+    row = overhead.condition_rows(COMMON, condition(wall), 100, None, quick, 1.0)[0]
+    assert row["resolution"]["resolved"] is resolved
+    assert row["resolution"]["note"] == note
+    assert row["resolution"]["target_half_width"] == overhead.TARGET_HALF_WIDTH
+    assert schema.validate_row(row) == []
+
+
+def test_rounds_stop_for_a_resolved_condition_and_at_the_budget(tmp_path, monkeypatch):
+    """Paired rounds: every open condition gets one pair per round, in
+    alternating order; one that resolved stops; the budget ends the rest."""
+    clock = [0.0]
+    calls = []
+    msr_pairs = []
+
+    class FakeSampler:
+        def __init__(self, mechanism, csv, cpu=None):
+            calls.append(("start", mechanism, cpu))
+            self.mechanism = mechanism
+
+        def stop(self):
+            calls.append(("stop", self.mechanism))
+
+    def fake_time(command, out):
+        clock[0] += 1.0
+        sampled = out.name.endswith("-sampled.json")
+        mech = out.name.split("-")[0]
+        # perf: a steady +1 % (resolves); msr: +-4 % alternating (never resolves)
+        if not sampled:
+            return 1.0, 1.0
+        if mech == "perf":
+            return 1.01, 1.0
+        msr_pairs.append(out.name)
+        return (1.04 if len(msr_pairs) % 2 else 0.96), 1.0
+
+    monkeypatch.setattr(overhead, "calibrate", lambda target, cpu: 123)
+    monkeypatch.setattr(overhead, "time_once", fake_time)
+    monkeypatch.setattr(overhead, "BackgroundSampler", FakeSampler)
+    monkeypatch.setattr(overhead.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(overhead.shutil, "which", lambda tool: "/usr/bin/" + tool)
+    monkeypatch.setattr(overhead, "budget_s", lambda quick: 200.0)
+    got = overhead.run(COMMON, tmp_path, False, {"perf": None, "msr": "a stand-in"},
+                       allowed_cpus={0, 1})
+    wall = {(r["op"], r["parameters"]["placement"]): r for r in got
+            if r["status"] == "ok" and r["target"].endswith("wall time")}
+    assert set(wall) == {("perf", "same CPU"), ("perf", "other CPU"),
+                         ("msr", "same CPU"), ("msr", "other CPU")}
+    for place in ("same CPU", "other CPU"):
+        perf, msr = wall[("perf", place)], wall[("msr", place)]
+        assert perf["resolution"]["resolved"] and perf["n"] == overhead.min_pairs(False)
+        assert abs(perf["median"] - 1.0) < 1e-9
+        assert not msr["resolution"]["resolved"] and msr["n"] > perf["n"]
+        assert msr["stand_in"] == "a stand-in" and msr["cpu"] == (1 if place == "same CPU" else 0)
+    assert ("start", "perf", 0) in calls and ("start", "msr", 1) in calls
+    unavailable = [r for r in got if r["status"] == "unavailable"]
+    assert {r["op"] for r in unavailable} == {"powercap", "ebpf"}

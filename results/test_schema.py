@@ -44,12 +44,29 @@ def schema1_row(**changes):
 
 
 def test_row_helpers_follow_the_schema_field_order():
-    assert list(rows.FIELDS) == list(schema.SCHEMA["properties"])
+    assert list(rows.FIELDS + rows.OPTIONAL_FIELDS) == list(schema.SCHEMA["properties"])
     # the fields every version requires; schema 2 adds the liveness verdict
     assert [f for f in rows.FIELDS if f not in LIVENESS] == schema.SCHEMA["required"]
     assert rows.FIELDS.index("liveness") == rows.FIELDS.index("stand_in") + 1
     assert list(ok_row()) == list(rows.FIELDS)
     assert list(unavailable_row()) == list(rows.FIELDS)
+    with_optional = ok_row(parameters={"cpu_ops": 297}, resolution=RESOLVED)
+    assert list(with_optional) == list(rows.FIELDS + rows.OPTIONAL_FIELDS)
+    assert schema.validate_row(with_optional) == []
+
+
+RESOLVED = {"target_half_width": 0.5, "half_width": 0.31, "resolved": True, "note": None}
+
+
+@pytest.mark.parametrize("field,value,where", [
+    ("parameters", {"cpu_ops": [1]}, "parameters.cpu_ops"),
+    ("resolution", {**RESOLVED, "target_half_width": 0}, "resolution.target_half_width"),
+    ("resolution", {"resolved": True}, "resolution"),
+    ("resolution", {**RESOLVED, "extra": 1}, "resolution.extra"),
+])
+def test_the_optional_fields_are_checked(field, value, where):
+    errors = schema.validate_row(ok_row(**{field: value}))
+    assert errors and errors[0][0] == where, errors
 
 
 def test_metric_units_match_the_schema():

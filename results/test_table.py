@@ -41,6 +41,18 @@ def test_shorten_keeps_the_end():
     assert shorten(None) == "—"
 
 
+def test_shorten_keeps_what_a_sampler_row_is():
+    """The sampler's rows above its null loop share its target but for the
+    prefix: a shortened target must not lose it."""
+    lo = "/sys/class/net/lo/statistics/rx_bytes @ 1000 Hz"
+    assert shorten(lo, 32) == "…o/statistics/rx_bytes @ 1000 Hz"
+    above = shorten("above null: " + lo, 32)
+    assert len(above) == 32 and above == "above null: …/rx_bytes @ 1000 Hz"
+    null = shorten("null: bare bpf_timer program @ 1000 Hz", 32)
+    assert len(null) == 32 and null.startswith("null: …") and null.endswith("program @ 1000 Hz")
+    assert shorten("above null: msr/tsc/ @ 1000 Hz", 32) == "above null: msr/tsc/ @ 1000 Hz"
+
+
 def test_units_are_scaled_and_cells_filled():
     table = format_latency_table([
         measured("uinsn", "nop", [0.24, 0.25, 0.26]),

@@ -5,7 +5,11 @@
 // benchmarks (or unavailable rows). The manifest that maps benchmarks to
 // result rows goes to the file named by --raplbench_manifest (flags.h); the
 // measured TSC frequency goes into the benchmark context
-// ("raplbench_tsc_khz"). results/gbench.py reads both. Usual flags:
+// ("raplbench_tsc_khz"). results/gbench.py reads both. The context also
+// says which Google Benchmark library this is ("raplbench_gbench_library",
+// ubench/gbench.cmake) and, when it is Debian's, built without NDEBUG, what
+// its "Library was built as DEBUG" warning means for these figures
+// ("raplbench_gbench_debug_warning"; README, "Google Benchmark"). Usual flags:
 // --benchmark_repetitions=10 --benchmark_min_time=0.1 (Google Benchmark
 // 1.7: a plain number of seconds).
 #include <benchmark/benchmark.h>
@@ -19,6 +23,10 @@
 #include "manifest.h"
 #include "register.h"
 #include "timed.h"
+
+#ifndef RAPLBENCH_GBENCH_LIBRARY
+#error "RAPLBENCH_GBENCH_LIBRARY and RAPLBENCH_GBENCH_NDEBUG come from ubench/gbench.cmake"
+#endif
 
 int main(int argc, char** argv) {
   const raplbench::Flags flags = raplbench::take_raplbench_flags(&argc, argv);
@@ -46,6 +54,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   benchmark::AddCustomContext("raplbench_tsc_khz", std::to_string(raplbench::measure_tsc_khz()));
+  // The console reporter prints these before the library's own DEBUG warning.
+  benchmark::AddCustomContext("raplbench_gbench_library", RAPLBENCH_GBENCH_LIBRARY);
+  if (!RAPLBENCH_GBENCH_NDEBUG)
+    benchmark::AddCustomContext(
+        "raplbench_gbench_debug_warning",
+        "the DEBUG warning below is Debian's libbenchmark, built without NDEBUG: its "
+        "checks run a few times per batch of iterations, never in the timed loop "
+        "(inlined from the header, compiled here with NDEBUG). Against an NDEBUG build of the same 1.7.1 source "
+        "its effect on ubench's figures was within run-to-run noise (README, \"Google "
+        "Benchmark\"; make gbench-effect measures it again on this machine)");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

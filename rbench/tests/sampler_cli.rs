@@ -145,9 +145,9 @@ fn exits_with_the_commands_exit_status() {
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
 }
 
-#[test]
-fn sigint_flushes_every_sample_without_a_torn_line() {
-    let csv = tmp("sigint.csv");
+/// The sampler on the powercap fixture for 30 s with `extra`, stopped by
+/// SIGINT after 700 ms; its output.
+fn interrupted_after_700_ms(extra: &[&str]) -> std::process::Output {
     let root = fixture_root();
     let child = Command::new(BIN)
         .args([
@@ -157,9 +157,8 @@ fn sigint_flushes_every_sample_without_a_torn_line() {
             root.to_str().unwrap(),
             "--duration",
             "30",
-            "--output",
-            csv.to_str().unwrap(),
         ])
+        .args(extra)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -169,7 +168,13 @@ fn sigint_flushes_every_sample_without_a_torn_line() {
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn sigint_flushes_every_sample_without_a_torn_line() {
+    let csv = tmp("sigint.csv");
+    let out = interrupted_after_700_ms(&["--output", csv.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.ends_with('\n'));
@@ -185,28 +190,52 @@ fn sigint_flushes_every_sample_without_a_torn_line() {
     );
 }
 
-#[test]
-fn report_holds_the_sampler_and_the_null_sampler() {
-    let report = tmp("report.jsonl");
-    let out = on_fixture(&[
-        "--duration",
-        "0.6",
-        "--report",
-        report.to_str().unwrap(),
-        "--run-id",
-        "test",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&report)
+fn read_rows(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let metrics: Vec<(&str, &str)> = rows
+        .collect()
+}
+
+#[test]
+fn report_alternates_windows_of_the_sampler_and_the_null_sampler() {
+    let report = tmp("report.jsonl");
+    let csv = tmp("report.csv");
+    let out = on_fixture(&[
+        "--duration",
+        "0.4",
+        "--pairs",
+        "4",
+        "--report",
+        report.to_str().unwrap(),
+        "--output",
+        csv.to_str().unwrap(),
+        "--run-id",
+        "test",
+    ]);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    let rows = read_rows(&report);
+    let kinds: Vec<(&str, &str)> = rows
         .iter()
         .map(|r| (r["metric"].as_str().unwrap(), r["target"].as_str().unwrap()))
         .collect();
-    assert_eq!(rows.len(), 8, "{metrics:?}");
+    let sampler =
+        "intel-rapl:0,intel-rapl:0:0,intel-rapl:0:1,intel-rapl:1,intel-rapl-mmio:0 @ 1000 Hz";
+    let null = "null: bare timerfd loop @ 1000 Hz";
+    let above = format!("above null: {sampler}");
+    let metrics = ["rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample"];
+    let want: Vec<(&str, &str)> = metrics
+        .iter()
+        .map(|m| (*m, sampler))
+        .chain(metrics.iter().map(|m| (*m, null)))
+        .chain([
+            ("rate_hz", above.as_str()),
+            ("cpu_us_per_sample", above.as_str()),
+        ])
+        .collect();
+    assert_eq!(kinds, want);
     for r in &rows {
         assert_eq!(
             (r["harness"].as_str(), r["path"].as_str(), r["op"].as_str()),
@@ -214,32 +243,29 @@ fn report_holds_the_sampler_and_the_null_sampler() {
         );
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["run_id"], "test");
+        // one sample per window (per pair above the null loop)
+        assert_eq!(r["n"], 4, "{r}");
+        assert_eq!(r["samples"].as_array().unwrap().len(), 4, "{r}");
     }
-    let rate = rows.iter().find(|r| r["metric"] == "rate_hz").unwrap();
-    assert!(rate["target"]
-        .as_str()
-        .unwrap()
-        .starts_with("intel-rapl:0,"));
     // a rate, not a given one: a loaded machine may fall behind
-    let hz = rate["median"].as_f64().unwrap();
-    assert!(hz > 0.0 && hz <= 1100.0, "{rate}");
-    assert!(rows
-        .iter()
-        .any(|r| r["target"] == "null: bare timerfd loop @ 1000 Hz"));
-    let jitter = rows.iter().find(|r| r["metric"] == "jitter_us").unwrap();
-    assert!(jitter["n"].as_u64().unwrap() > 0);
+    let hz = rows[0]["median"].as_f64().unwrap();
+    assert!(hz > 0.0 && hz <= 1100.0, "{}", rows[0]);
+    // above the null loop: each pair's sampler minus its null window, so
+    // the rate difference is small next to the rate itself
+    let diff = rows[8]["median"].as_f64().unwrap();
+    assert!(diff.abs() < hz, "{}", rows[8]);
     // schema version 2: the sampler's verdict (the fixture is frozen), the
-    // null sampler none
+    // null sampler none; the rows above the null loop are the sampler's
     for r in &rows {
         assert_eq!(r["schema_version"], "2");
-        let null = r["target"].as_str().unwrap().starts_with("null:");
-        if null {
+        if r["target"].as_str().unwrap().starts_with("null:") {
             assert!(
                 r["liveness"].is_null() && r["liveness_note"].is_null(),
                 "{r}"
             );
         } else {
             assert_eq!(r["liveness"], "frozen", "{r}");
+            assert_eq!(r["liveness_note"], rows[0]["liveness_note"], "{r}");
             assert_eq!(
                 r["liveness_note"].as_str().unwrap().matches("; ").count(),
                 4,
@@ -247,6 +273,99 @@ fn report_holds_the_sampler_and_the_null_sampler() {
             );
         }
     }
+    // the CSV holds the four sampler windows, not the null ones: AB BA AB
+    // BA leaves two gaps of two null windows (0.2 s) between them
+    let times: Vec<u64> = std::fs::read_to_string(&csv)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(",intel-rapl:0,"))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    let gaps = times
+        .windows(2)
+        .filter(|t| t[1] - t[0] >= 190_000_000)
+        .count();
+    assert_eq!(gaps, 2, "{} samples", times.len());
+    // the closing summary: both loops, and the sampler above the null loop
+    for part in [
+        "powercap (intel-rapl:0,",
+        "4 windows, ",
+        "null (bare timerfd loop): 4 windows, ",
+        "powercap above null, 4 pairs: CPU ",
+        "powercap above null, 4 pairs: rate ",
+        "(no 95% CI with 4 pairs; min to max ",
+    ] {
+        assert!(said.contains(part), "{part}: {said}");
+    }
+    assert_eq!(
+        said.matches("raplbench-sample: sampling ").count(),
+        1,
+        "{said}"
+    );
+}
+
+#[test]
+fn sigint_during_a_report_keeps_the_windows_that_ran() {
+    let report = tmp("sigint-report.jsonl");
+    let out = interrupted_after_700_ms(&["--pairs", "10", "--report", report.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    // stopped in the first sampler window (3 s): its rows, no null window
+    let rows = read_rows(&report);
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r["n"] == 1 && r["status"] == "ok"),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn a_commands_report_has_one_pair_and_no_null_has_no_null_rows() {
+    let report = tmp("command.jsonl");
+    let out = on_fixture(&["--report", report.to_str().unwrap(), "--", "sleep", "0.1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = read_rows(&report);
+    assert_eq!(rows.len(), 10);
+    assert!(rows.iter().all(|r| r["n"] == 1), "{rows:?}");
+    let report = tmp("no-null.jsonl");
+    let out = on_fixture(&[
+        "--duration",
+        "0.2",
+        "--pairs",
+        "2",
+        "--no-null",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = read_rows(&report);
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r["n"] == 2), "{rows:?}");
+}
+
+#[test]
+fn bad_pairs_are_refused_with_exit_status_2() {
+    let report = tmp("refused.jsonl");
+    let report = report.to_str().unwrap();
+    for (args, why) in [
+        (&["--pairs", "0"][..], "invalid value '0' for '--pairs <K>'"),
+        (&["--pairs", "two"], "invalid value 'two' for '--pairs <K>'"),
+        (&["--pairs=-3"], "invalid value '-3' for '--pairs <K>'"),
+        (&["--pairs", "100"], "shorter than 10 sampling periods"),
+    ] {
+        let mut all = vec!["--duration", "0.4", "--report", report];
+        all.extend_from_slice(args);
+        let out = on_fixture(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
+    }
+    let out = on_fixture(&["--duration", "0.4", "--pairs", "4"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("give --report FILE too"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -335,6 +454,53 @@ fn a_live_counter_has_energy_after_its_first_sample_and_a_frozen_one_none() {
     assert!(frozen.iter().all(|r| r[4].is_empty()));
     let total: f64 = live[1..].iter().map(|r| r[4].parse::<f64>().unwrap()).sum();
     assert!(total > 0.0, "{text}");
+}
+
+#[test]
+fn each_window_of_a_report_starts_without_a_difference() {
+    let root = tmp("live-windows");
+    let _ = std::fs::remove_dir_all(&root);
+    copy_tree(&two_packages_root(), &root);
+    let (stop, writer) = keep_counting(&root);
+    let csv = tmp("live-windows.csv");
+    let report = tmp("live-windows.jsonl");
+    let out = sample(&[
+        "--mechanism",
+        "powercap",
+        "--powercap-root",
+        root.to_str().unwrap(),
+        "--domains",
+        "intel-rapl:0",
+        "--frequency",
+        "100",
+        "--duration",
+        "0.6",
+        "--pairs",
+        "3",
+        "--report",
+        report.to_str().unwrap(),
+        "--output",
+        csv.to_str().unwrap(),
+    ]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    if said.contains("intel-rapl:0/package-0 is frozen") {
+        return eprintln!("skipped: the machine is too loaded for the writer thread");
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.matches("time_ns,").count(), 1, "one header");
+    let deltas: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(4).unwrap())
+        .collect();
+    // the first sample of each of the 3 sampler windows: no difference
+    // (the null loop ran in between), every other one energy
+    assert_eq!(deltas.iter().filter(|d| d.is_empty()).count(), 3, "{text}");
+    assert!(deltas.len() > 3 * 10, "{text}");
+    assert_eq!(read_rows(&report)[0]["liveness"], "live");
 }
 
 #[test]

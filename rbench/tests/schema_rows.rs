@@ -127,7 +127,13 @@ fn sampler_report_on_the_fixture_validates() {
         &[],
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
-    assert_eq!(rows.len(), 8); // the sampler's four metrics, and the null sampler's
+    // the sampler's four metrics, the null sampler's, and the sampler's rate
+    // and CPU above the null sampler, one sample per window (or pair)
+    assert_eq!(rows.len(), 10);
+    assert!(rows.iter().all(|r| r["n"] == 10), "{rows:?}");
+    assert!(rows[8..]
+        .iter()
+        .all(|r| r["target"].as_str().unwrap().starts_with("above null: ")));
     assert_valid(&validator(), &rows);
 }
 

@@ -14,8 +14,9 @@ Examples:
   # the package domain only, at 100 Hz, pinned to CPU 2 under SCHED_FIFO
   raplbench-sample --mechanism powercap --domains package-0 --frequency 100 --cpu 2 --fifo --duration 60
 
-  # the in-kernel sampler (BPF), with a self-report in the results schema
-  raplbench-sample --mechanism ebpf --duration 10 --report sampler.jsonl
+  # the in-kernel sampler (BPF), with a self-report in the results schema:
+  # 10 windows of 1 s, alternating with 10 of the bare timer loop
+  raplbench-sample --mechanism ebpf --duration 10 --pairs 10 --report sampler.jsonl
 
   # what each mechanism would read here, with each counter's verdict
   raplbench-sample --list
@@ -103,12 +104,23 @@ pub struct Args {
     pub output: Option<PathBuf>,
 
     /// Write a self-report (rate, interval jitter, missed ticks, CPU per
-    /// sample, and the same for a bare timer loop run after it for the same
-    /// time) as rows of the raplbench results schema (JSON Lines).
+    /// sample, and the same for a bare timer loop measured in windows
+    /// alternating with the sampler's, and the sampler above it) as rows of
+    /// the raplbench results schema (JSON Lines).
     #[arg(long)]
     pub report: Option<PathBuf>,
 
-    /// Do not measure the bare timer loop after sampling (with --report).
+    /// With --report and --duration: sample in K windows of DURATION / K
+    /// seconds, each paired with a window of the bare timer loop as long,
+    /// the order alternating (AB BA AB ...); one sample per window in each
+    /// row, one per pair in the rows above the null loop. Default 10 (1 with
+    /// a command: it runs once).
+    #[arg(long, value_name = "K",
+          value_parser = clap::value_parser!(u32).range(1..=MAX_PAIRS as i64))]
+    pub pairs: Option<u32>,
+
+    /// Do not measure the bare timer loop (with --report: only the
+    /// sampler's windows, back to back).
     #[arg(long)]
     pub no_null: bool,
 
@@ -140,6 +152,13 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
+/// --pairs without a value.
+pub const DEFAULT_PAIRS: u32 = 10;
+/// The largest --pairs.
+pub const MAX_PAIRS: u32 = 10_000;
+/// The fewest sampling periods a window of a --report run may last.
+pub const MIN_WINDOW_PERIODS: f64 = 10.0;
+
 fn parse_duration(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
@@ -154,17 +173,59 @@ impl Args {
             .expect("clap requires --mechanism unless --list")
     }
 
+    /// The pairs of windows of a --report run: --pairs, or 10; 1 with a
+    /// command (it runs once, so there is one sampler window).
+    pub fn pairs(&self) -> usize {
+        match self.duration {
+            Some(_) => self.pairs.unwrap_or(DEFAULT_PAIRS) as usize,
+            None => 1,
+        }
+    }
+
     /// Checks what clap cannot: exactly one of --duration and COMMAND
-    /// (neither is needed with --list).
+    /// (neither is needed with --list); --pairs only with --report and
+    /// --duration, and windows of at least 10 sampling periods.
     pub fn validate(&self) -> Result<(), String> {
         if self.list {
             return Ok(());
         }
         match (self.duration.is_some(), self.command.is_empty()) {
-            (true, false) => Err("give --duration or a command after --, not both".into()),
-            (false, true) => Err("give --duration SECONDS or a command after --".into()),
-            _ => Ok(()),
+            (true, false) => return Err("give --duration or a command after --, not both".into()),
+            (false, true) => return Err("give --duration SECONDS or a command after --".into()),
+            _ => {}
         }
+        if let Some(k) = self.pairs {
+            if self.report.is_none() {
+                return Err(format!(
+                    "--pairs {k} splits the --report run into windows: give --report FILE too"
+                ));
+            }
+            if self.duration.is_none() {
+                return Err(format!(
+                    "--pairs {k} needs --duration: a command runs once, so its report has one \
+                     pair (the command's run, then the bare timer loop as long)"
+                ));
+            }
+        }
+        if let (Some(_), Some(seconds)) = (&self.report, self.duration) {
+            let k = self.pairs();
+            let window = seconds / k as f64;
+            let shortest = MIN_WINDOW_PERIODS / f64::from(self.frequency);
+            if window < shortest {
+                return Err(format!(
+                    "--duration {seconds} split into {k} windows (--pairs{}) leaves {window} s \
+                     per window, shorter than {MIN_WINDOW_PERIODS} sampling periods \
+                     ({shortest} s at {} Hz): give fewer --pairs or a longer --duration",
+                    if self.pairs.is_some() {
+                        ""
+                    } else {
+                        ", default 10"
+                    },
+                    self.frequency
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -258,6 +319,51 @@ mod tests {
         assert_eq!(parse(&["--duration", "1"]).unwrap_err().exit_code(), 2); // no mechanism
         let both = parse(&["--mechanism", "perf", "--duration", "1", "--", "true"]).unwrap();
         assert!(both.validate().is_err());
+    }
+
+    #[test]
+    fn pairs_default_to_10_one_with_a_command_and_need_report_and_duration() {
+        let report = ["--mechanism", "perf", "--report", "r.jsonl"];
+        let with = |more: &[&str]| parse(&[&report[..], more].concat());
+        let a = with(&["--duration", "10"]).unwrap();
+        assert_eq!((a.pairs, a.pairs()), (None, 10));
+        a.validate().unwrap();
+        let b = with(&["--duration", "0.4", "--pairs", "4"]).unwrap();
+        assert_eq!(b.pairs(), 4);
+        b.validate().unwrap();
+        let c = with(&["--", "sleep", "1"]).unwrap();
+        assert_eq!(c.pairs(), 1);
+        c.validate().unwrap();
+        // bad values: clap's exit status 2
+        for bad in ["0", "-1", "x", "1.5", "10001", ""] {
+            let err = with(&["--duration", "1", "--pairs", bad]).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "--pairs {bad:?}");
+        }
+        // refused before sampling (exit status 2 in main): without --report,
+        // with a command, or windows shorter than 10 periods
+        let no_report = parse(&["--mechanism", "perf", "--duration", "1", "--pairs", "4"]).unwrap();
+        assert!(no_report.validate().unwrap_err().contains("give --report"));
+        let command = with(&["--pairs", "4", "--", "true"]).unwrap();
+        assert!(command.validate().unwrap_err().contains("needs --duration"));
+        let short = with(&["--duration", "0.05"]).unwrap(); // 5 ms windows at 1 kHz
+        let why = short.validate().unwrap_err();
+        assert!(why.contains("shorter than 10 sampling periods"), "{why}");
+        // at 100 Hz a window needs 0.1 s
+        assert!(
+            with(&["--duration", "0.5", "--pairs", "5", "--frequency", "100"])
+                .unwrap()
+                .validate()
+                .is_ok()
+        );
+        assert!(
+            with(&["--duration", "0.5", "--pairs", "6", "--frequency", "100"])
+                .unwrap()
+                .validate()
+                .is_err()
+        );
+        // without --report a short run needs no windows
+        let plain = parse(&["--mechanism", "perf", "--duration", "0.001"]).unwrap();
+        plain.validate().unwrap();
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! (ticker.rs; for ebpf the in-kernel program and a drain thread,
 //! ebpf_drain.rs) fills preallocated batches; the writer thread (writer.rs)
 //! converts, wrap-corrects and writes them and keeps the statistics. With
-//! --report, a null sampler (the same loop reading nothing) then runs for
-//! the same time, and both go into the report side by side.
+//! --report, the run alternates windows of the sampler and of a null
+//! sampler (the same loop reading nothing), --pairs of each (report.rs
+//! says why), and the report holds both and the sampler above the null.
 
 mod batch;
 mod cli;
@@ -25,15 +26,16 @@ use clap::Parser;
 use rbench::discovery::Counters;
 use rbench::schema_row::{new_run_id, utc_timestamp, Machine, RunInfo};
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
-use cli::{Args, Mechanism};
-use mechanism::{NullSource, Opened};
-use phase::{run_in_kernel, run_ticked, InKernelSetup, Until};
-use report::Phase;
+use cli::Args;
+use mechanism::{InKernel, NullSource, Opened};
+use phase::{run_in_kernel, run_ticked, InKernelSetup, Ran, Source, Until};
+use report::{Kind, Subject, Window};
 use ticker::TickerSetup;
+use writer::CsvOut;
 
 /// Why the program stops early.
 enum Fail {
@@ -49,6 +51,183 @@ fn create(path: &Path, what: &str) -> Result<File, Fail> {
         .map_err(|e| Fail::Setup(format!("cannot write {what} {}: {e}", path.display())))
 }
 
+/// How a window samples: the mechanism's loop, or its null twin (the same
+/// deadlines, nothing read; for ebpf a timer on each package CPU, so its
+/// floor is comparable: the callback time adds up).
+enum Loops {
+    /// A user-space sampling thread.
+    Ticked {
+        /// The open counters (None only while a window has them).
+        source: Option<Source>,
+        setup: TickerSetup,
+        yields_energy: Vec<bool>,
+    },
+    /// The BPF program.
+    InKernel {
+        k: InKernel,
+        yields_energy: Vec<bool>,
+        period_ns: u64,
+    },
+}
+
+impl Loops {
+    /// Runs one window of `kind` until `until`; a sampler window writes
+    /// into `output` (and hands it back there).
+    fn run(
+        &mut self,
+        kind: Kind,
+        output: &mut Option<CsvOut>,
+        until: &Until,
+        banner: Option<String>,
+    ) -> Result<Ran, Fail> {
+        match (self, kind) {
+            (
+                Loops::Ticked {
+                    source,
+                    setup,
+                    yields_energy,
+                },
+                Kind::Sampler,
+            ) => {
+                let open = source.take().expect("every window returns the source");
+                let (open, ran, out) = run_ticked(
+                    open,
+                    yields_energy.clone(),
+                    output.take(),
+                    *setup,
+                    until,
+                    banner,
+                )?;
+                (*source, *output) = (Some(open), out);
+                Ok(ran)
+            }
+            (Loops::Ticked { setup, .. }, Kind::Null) => {
+                let null = Box::new(NullSource);
+                let (_, ran, _) = run_ticked(null, Vec::new(), None, *setup, until, banner)?;
+                Ok(ran)
+            }
+            (
+                Loops::InKernel {
+                    k,
+                    yields_energy,
+                    period_ns,
+                },
+                Kind::Sampler,
+            ) => {
+                let setup = InKernelSetup {
+                    events: &k.events,
+                    cpus: &k.cpus,
+                    domains: k.counters.iter().map(|c| c.domain.clone()).collect(),
+                    map: k.value_map(),
+                    yields_energy: yields_energy.clone(),
+                };
+                let (ran, out) = run_in_kernel(setup, output.take(), *period_ns, until, banner)?;
+                *output = out;
+                Ok(ran)
+            }
+            (Loops::InKernel { k, period_ns, .. }, Kind::Null) => {
+                let setup = InKernelSetup {
+                    events: &[],
+                    cpus: &k.cpus,
+                    domains: Vec::new(),
+                    map: Vec::new(),
+                    yields_energy: Vec::new(),
+                };
+                let (ran, _) = run_in_kernel(setup, None, *period_ns, until, banner)?;
+                Ok(ran)
+            }
+        }
+    }
+}
+
+/// What the sampler and the null loop of `opened` are, their banners, and
+/// the loops that run them.
+fn loops(
+    opened: Opened,
+    args: &Args,
+    period_ns: u64,
+    yields_energy: Vec<bool>,
+) -> (Loops, [Subject; 2], [String; 2]) {
+    let (mech, hz) = (args.mechanism().name(), args.frequency);
+    let liveness = Counters::liveness_of(opened.counters());
+    let null_subject = |kind: &str, cpu| Subject {
+        title: format!("null ({kind})"),
+        op: mech.into(),
+        target: format!("null: {kind} @ {hz} Hz"),
+        cpu,
+        target_cpu: None,
+        stand_in: None,
+        liveness: None,
+    };
+    let null_banner = |kind: &str| format!("null sampler ({kind}) at {hz} Hz");
+    match opened {
+        Opened::Ticked(t) => {
+            let cpu = args.cpu.or(t.counter_cpu);
+            let sampler = Subject {
+                title: format!("{mech} ({})", t.label),
+                op: mech.into(),
+                target: format!("{} @ {hz} Hz", t.label),
+                cpu,
+                target_cpu: t.counter_cpu,
+                stand_in: t.stand_in,
+                liveness,
+            };
+            let banner = format!(
+                "sampling {mech} ({}) at {hz} Hz{}",
+                t.label,
+                cpu.map_or(String::new(), |c| format!(" on CPU {c}"))
+            );
+            let setup = TickerSetup {
+                period_ns,
+                cpu,
+                fifo: args.fifo,
+            };
+            let kind = "bare timerfd loop";
+            (
+                Loops::Ticked {
+                    source: Some(t.source),
+                    setup,
+                    yields_energy,
+                },
+                [sampler, null_subject(kind, cpu)],
+                [banner, null_banner(kind)],
+            )
+        }
+        Opened::InKernel(k) => {
+            let cpu = k.cpus.first().copied().unwrap_or(0);
+            let cpus_text = k
+                .cpus
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            let sampler = Subject {
+                title: format!("{mech} ({})", k.label),
+                op: mech.into(),
+                target: format!("{} @ {hz} Hz", k.label),
+                cpu: Some(cpu),
+                target_cpu: Some(cpu),
+                stand_in: k.stand_in.clone(),
+                liveness,
+            };
+            let banner = format!(
+                "sampling {mech} ({}) at {hz} Hz on CPU {cpus_text}",
+                k.label
+            );
+            let kind = "bare bpf_timer program";
+            (
+                Loops::InKernel {
+                    k,
+                    yields_energy,
+                    period_ns,
+                },
+                [sampler, null_subject(kind, Some(cpu))],
+                [banner, null_banner(kind)],
+            )
+        }
+    }
+}
+
 fn run(args: Args) -> Result<i32, Fail> {
     args.validate().map_err(Fail::Setup)?;
     if args.list {
@@ -56,14 +235,13 @@ fn run(args: Args) -> Result<i32, Fail> {
         return Ok(0);
     }
     let period_ns = 1_000_000_000 / u64::from(args.frequency);
-    let hz = args.frequency;
     // everything that can fail before sampling, fails now (exit 2)
     let machine = match &args.machine {
         Some(path) => Some(Machine::load(path).map_err(Fail::Setup)?),
         None => None,
     };
-    let output = match &args.output {
-        Some(path) => Some(BufWriter::with_capacity(1 << 16, create(path, "--output")?)),
+    let mut output = match &args.output {
+        Some(path) => Some(CsvOut::new(create(path, "--output")?)),
         None => None,
     };
     let mut report_file = match &args.report {
@@ -83,162 +261,109 @@ fn run(args: Args) -> Result<i32, Fail> {
             dead.len()
         )));
     }
-    let liveness = Counters::liveness_of(opened.counters());
     let yields_energy = mechanism::yields_energy(opened.counters());
-    let until = match args.duration {
-        Some(s) => Until::Elapsed((s * 1e9) as u64),
-        None => Until::CommandExits(&args.command),
-    };
-    let mech = args.mechanism().name();
+    let (mut loops, [mut sampler, null], banners) = loops(opened, &args, period_ns, yields_energy);
 
-    // the null sampler runs where the sampler did: for ebpf, a timer on each
-    // package CPU, so its floor is comparable (the callback time adds up)
-    let (sampled, null_kind, null_cpu, in_kernel_cpus) = match opened {
-        Opened::Ticked(t) => {
-            let cpu = args.cpu.or(t.counter_cpu);
-            let setup = TickerSetup {
-                period_ns,
-                cpu,
-                fifo: args.fifo,
-            };
-            let banner = format!(
-                "sampling {mech} ({}) at {hz} Hz{}",
-                t.label,
-                cpu.map_or(String::new(), |c| format!(" on CPU {c}"))
-            );
-            let (wall_ns, code, producer, stats) =
-                run_ticked(t.source, yields_energy, output, setup, &until, banner)?;
-            let phase = Phase {
-                title: format!("{mech} ({})", t.label),
-                op: mech.into(),
-                target: format!("{} @ {hz} Hz", t.label),
-                cpu,
-                target_cpu: t.counter_cpu,
-                stand_in: t.stand_in,
-                liveness: liveness.clone(),
-                wall_ns,
-                stats,
-                producer,
-            };
-            ((phase, code), "bare timerfd loop", cpu, Vec::new())
-        }
-        Opened::InKernel(k) => {
-            let cpu = k.cpus.first().copied().unwrap_or(0);
-            let cpus_text = k
-                .cpus
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(",");
-            let banner = format!(
-                "sampling {mech} ({}) at {hz} Hz on CPU {cpus_text}",
-                k.label
-            );
-            let setup = InKernelSetup {
-                events: &k.events,
-                cpus: &k.cpus,
-                domains: k.counters.iter().map(|c| c.domain.clone()).collect(),
-                map: k.value_map(),
-                yields_energy,
-            };
-            let (wall_ns, code, producer, stats, trigger) =
-                run_in_kernel(setup, output, period_ns, &until, banner)?;
-            let in_kernel_cpus = k.cpus.clone();
-            let phase = Phase {
-                title: format!("{mech} ({}, {trigger})", k.label),
-                op: mech.into(),
-                target: format!("{} @ {hz} Hz", k.label),
-                cpu: Some(cpu),
-                target_cpu: Some(cpu),
-                stand_in: k.stand_in,
-                liveness,
-                wall_ns,
-                stats,
-                producer,
-            };
-            (
-                (phase, code),
-                "bare bpf_timer program",
-                Some(cpu),
-                in_kernel_cpus,
-            )
-        }
+    // the windows: one without --report; with it, --pairs of the sampler
+    // and (unless --no-null) of the null loop, alternating
+    let reporting = report_file.is_some();
+    let pairs = args.pairs();
+    let schedule = if reporting {
+        report::schedule(pairs, !args.no_null)
+    } else {
+        vec![(0, Kind::Sampler)]
     };
-    let (phase, code) = sampled;
-    eprintln!("raplbench-sample: {}", phase.summary());
-    let mut failure = phase
-        .stats
-        .io_error
+    let window_ns = args.duration.map(|s| (s * 1e9) as u64).map(|total| {
+        if reporting {
+            report::window_ns(total, pairs)
+        } else {
+            total
+        }
+    });
+    let mut windows: Vec<Window> = Vec::new();
+    let mut code = 0;
+    let mut trigger = None;
+    for (pair, kind) in schedule {
+        if !windows.is_empty() && signals::received().is_some() {
+            break; // stopped: no window starts after a signal
+        }
+        let until = match (window_ns, kind) {
+            (Some(ns), _) => Until::Elapsed(ns),
+            (None, Kind::Sampler) => Until::CommandExits(&args.command),
+            // as long as its pair's sampler window, which ran first
+            (None, Kind::Null) => Until::Elapsed(
+                windows
+                    .iter()
+                    .find(|w| (w.pair, w.kind) == (pair, Kind::Sampler))
+                    .map_or(0, |w| w.wall_ns),
+            ),
+        };
+        let first_of_kind = !windows.iter().any(|w| w.kind == kind);
+        let banner = first_of_kind.then(|| banners[(kind == Kind::Null) as usize].clone());
+        let ran = loops.run(kind, &mut output, &until, banner)?;
+        if code == 0 {
+            code = ran.code;
+        }
+        if kind == Kind::Sampler && trigger.is_none() {
+            trigger = ran.trigger.clone();
+        }
+        windows.push(Window::new(kind, pair, period_ns, ran));
+    }
+    if let Some(trigger) = trigger {
+        sampler.title.pop(); // "ebpf (label)" becomes "ebpf (label, trigger)"
+        sampler.title += &format!(", {trigger})");
+    }
+    let of = |kind| {
+        windows
+            .iter()
+            .filter(|w| w.kind == kind)
+            .collect::<Vec<_>>()
+    };
+    let (sampled, nulls) = (of(Kind::Sampler), of(Kind::Null));
+    let pairs = report::pairs(&windows);
+    if reporting {
+        eprintln!("raplbench-sample: {}", sampler.windows_summary(&sampled));
+        if !nulls.is_empty() {
+            eprintln!("raplbench-sample: {}", null.windows_summary(&nulls));
+            for line in report::above_null_summary(&sampler.op, &pairs) {
+                eprintln!("raplbench-sample: {line}");
+            }
+        }
+    } else {
+        eprintln!("raplbench-sample: {}", sampler.summary(sampled[0]));
+    }
+
+    let mut failure = output
         .as_ref()
+        .and_then(|o| o.error.as_ref())
         .map(|e| format!("writing --output failed: {e}"));
-    if phase.stats.samples == 0 && signals::received().is_none() {
+    if sampled.iter().all(|w| w.times.is_empty()) && signals::received().is_none() {
         failure.get_or_insert_with(|| {
             format!(
                 "no sample was taken: {}",
-                phase.producer.first_error.clone().unwrap_or_default()
+                sampled
+                    .iter()
+                    .find_map(|w| w.producer.first_error.clone())
+                    .unwrap_or_default()
             )
         });
     }
-
     if let Some(file) = report_file.as_mut() {
-        let mut phases = vec![phase];
-        if !args.no_null && signals::received().is_none() {
-            // the null sampler: same deadlines, nothing read, same wall time
-            let same_time = Until::Elapsed(phases[0].wall_ns);
-            let (wall_ns, _, producer, stats) = if args.mechanism() == Mechanism::Ebpf {
-                let banner = format!("null sampler ({null_kind}) at {hz} Hz");
-                let setup = InKernelSetup {
-                    events: &[],
-                    cpus: &in_kernel_cpus,
-                    domains: Vec::new(),
-                    map: Vec::new(),
-                    yields_energy: Vec::new(),
-                };
-                let (w, c, p, s, _) = run_in_kernel(setup, None, period_ns, &same_time, banner)?;
-                (w, c, p, s)
-            } else {
-                let setup = TickerSetup {
-                    period_ns,
-                    cpu: null_cpu,
-                    fifo: args.fifo,
-                };
-                let banner = format!("null sampler ({null_kind}) at {hz} Hz");
-                run_ticked(
-                    Box::new(NullSource),
-                    Vec::new(),
-                    None,
-                    setup,
-                    &same_time,
-                    banner,
-                )?
-            };
-            let null = Phase {
-                title: format!("null ({null_kind})"),
-                op: mech.into(),
-                target: format!("null: {null_kind} @ {hz} Hz"),
-                cpu: null_cpu,
-                target_cpu: None,
-                stand_in: None,
-                liveness: None,
-                wall_ns,
-                stats,
-                producer,
-            };
-            eprintln!("raplbench-sample: {}", null.summary());
-            phases.push(null);
-        }
         let now = SystemTime::now();
         let run = RunInfo {
             run_id: args.run_id.clone().unwrap_or_else(|| new_run_id(now)),
             timestamp: utc_timestamp(now),
             machine: machine.unwrap_or_else(Machine::collect_basic),
         };
+        let mut rows = sampler.rows(&run, &sampled);
+        if !nulls.is_empty() {
+            rows.extend(null.rows(&run, &nulls));
+            rows.extend(sampler.above_null_rows(&run, &pairs));
+        }
         let mut text = String::new();
-        for p in &phases {
-            for r in p.rows(&run) {
-                text += &r.to_string();
-                text.push('\n');
-            }
+        for r in rows {
+            text += &r.to_string();
+            text.push('\n');
         }
         file.write_all(text.as_bytes())
             .map_err(|e| Fail::Run(format!("writing --report failed: {e}")))?;

@@ -1,21 +1,45 @@
-//! One phase of a run: the sampler (or its null twin) sampling until the
-//! phase ends. A user-space mechanism runs a ticking thread (ticker.rs);
-//! ebpf runs the in-kernel BPF program and drains it (ebpf_drain.rs). Both
-//! feed the writer thread (writer.rs), and the phase ends after --duration,
-//! or when COMMAND exits, or on SIGINT/SIGTERM.
+//! One phase (one window) of a run: the sampler (or its null twin) sampling
+//! until the phase ends. A user-space mechanism runs a ticking thread
+//! (ticker.rs); ebpf runs the in-kernel BPF program and drains it
+//! (ebpf_drain.rs). Both feed the writer thread (writer.rs), and the phase
+//! ends after its time, or when COMMAND exits, or on SIGINT/SIGTERM.
+//!
+//! The phase's clock starts once the producer runs (its timer armed, its
+//! ring buffer attached): the start time and the process's CPU time are
+//! taken then, so neither the threads' start nor loading the BPF program
+//! counts; its CPU time ends once the writer has written the last sample.
 
 use nix::sys::wait::WaitStatus;
 use rbench::ebpf::{BpfConfig, BpfSampler};
 use rbench::CounterSource;
-use std::fs::File;
-use std::io::BufWriter;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Barrier};
 
 use crate::ticker::{monotonic_ns, TickerSetup};
+use crate::writer::{cpu_now, CsvOut, ExtraCpu};
 use crate::{batch, ebpf_drain, signals, ticker, writer, Fail};
+
+/// What one phase measured.
+#[derive(Debug)]
+pub struct Ran {
+    /// CLOCK_MONOTONIC ns when the phase's clock started.
+    pub start_ns: u64,
+    /// Its wall time, ns: from start_ns until it was told to stop.
+    pub wall_ns: u64,
+    /// CPU ns of the process (and of the BPF callbacks) from start_ns until
+    /// the last sample was written.
+    pub cpu_ns: u64,
+    /// The command's exit status, 128 + a signal, or 0.
+    pub code: i32,
+    /// What the producer counted.
+    pub producer: ticker::TickerStats,
+    /// What the writer counted.
+    pub stats: writer::PhaseStats,
+    /// ebpf: what drives the program.
+    pub trigger: Option<String>,
+}
 
 /// How long a phase lasts.
 pub enum Until<'a> {
@@ -79,28 +103,32 @@ fn wait(until: &Until) -> Result<i32, Fail> {
 
 /// The common end of a phase: start the producer, check it started, wait,
 /// stop, collect.
-struct Running {
-    /// Printed on stderr once sampling has started (other programs wait for it).
-    banner: String,
+struct Running<P> {
+    /// Printed on stderr once sampling has started (other programs wait
+    /// for it); None: nothing (a later window of a --report run).
+    banner: Option<String>,
     stop: Arc<AtomicBool>,
-    producer: std::thread::JoinHandle<ticker::TickerStats>,
-    writer: std::thread::JoinHandle<writer::PhaseStats>,
+    producer: std::thread::JoinHandle<(ticker::TickerStats, P)>,
+    writer: std::thread::JoinHandle<(writer::PhaseStats, Option<CsvOut>)>,
     started: std::sync::mpsc::Receiver<Result<(), String>>,
+    extra_cpu_ns: Option<ExtraCpu>,
 }
 
-impl Running {
-    fn finish(
-        self,
-        until: &Until,
-    ) -> Result<(u64, i32, ticker::TickerStats, writer::PhaseStats), Fail> {
+impl<P> Running<P> {
+    /// Waits for the phase to end; what the producer thread returned, what
+    /// was measured (trigger None), and the output.
+    fn finish(self, until: &Until) -> Result<(P, Ran, Option<CsvOut>), Fail> {
         let startup = self
             .started
             .recv()
             .unwrap_or_else(|_| Err("the sampling thread died".into()));
-        let t0 = monotonic_ns();
+        let start_ns = monotonic_ns();
+        let cpu_start = cpu_now(self.extra_cpu_ns.as_ref());
         let code = match startup {
             Ok(()) => {
-                eprintln!("raplbench-sample: {}", self.banner);
+                if let Some(banner) = &self.banner {
+                    eprintln!("raplbench-sample: {banner}");
+                }
                 signals::unblock_in_this_thread().ok();
                 let code = wait(until);
                 signals::block_in_this_thread().ok();
@@ -108,34 +136,43 @@ impl Running {
             }
             Err(why) => Err(Fail::Setup(why)),
         };
-        let wall_ns = monotonic_ns() - t0;
+        let wall_ns = monotonic_ns() - start_ns;
         self.stop.store(true, Ordering::Relaxed);
+        self.producer.thread().unpark(); // the ebpf drain sleeps parked
         let producer = self
             .producer
             .join()
             .map_err(|_| Fail::Run("the sampling thread panicked".into()))?;
-        let stats = self
+        let (stats, output) = self
             .writer
             .join()
             .map_err(|_| Fail::Run("the writer thread panicked".into()))?;
-        Ok((wall_ns, code?, producer, stats))
+        let (ticker, returned) = producer;
+        let ran = Ran {
+            start_ns,
+            wall_ns,
+            cpu_ns: stats.cpu_end_ns.saturating_sub(cpu_start),
+            code: code?,
+            producer: ticker,
+            stats,
+            trigger: None,
+        };
+        Ok((returned, ran, output))
     }
 }
 
 fn start_writer(
     domains: Vec<rbench::Domain>,
     yields_energy: Vec<bool>,
-    output: Option<BufWriter<File>>,
-    period_ns: u64,
-    extra_cpu_ns: Option<Box<dyn Fn() -> u64 + Send>>,
+    output: Option<CsvOut>,
+    extra_cpu_ns: Option<ExtraCpu>,
     ends: batch::WriterEnds,
     done: Arc<Barrier>,
-) -> std::thread::JoinHandle<writer::PhaseStats> {
+) -> std::thread::JoinHandle<(writer::PhaseStats, Option<CsvOut>)> {
     let setup = writer::WriterSetup {
         domains,
         yields_energy,
         output,
-        period_ns,
         extra_cpu_ns,
         done,
     };
@@ -145,22 +182,26 @@ fn start_writer(
         .expect("spawn the writer thread")
 }
 
-/// Samples `source` from a user-space thread until `until`.
+/// The sampling source of a user-space phase: given to the sampling thread,
+/// and returned with what was measured, for the next window.
+pub type Source = Box<dyn CounterSource + Send>;
+
+/// Samples `source` from a user-space thread until `until`; returns it
+/// with what was measured and the output.
 pub fn run_ticked(
-    mut source: Box<dyn CounterSource + Send>,
+    source: Source,
     yields_energy: Vec<bool>,
-    output: Option<BufWriter<File>>,
+    output: Option<CsvOut>,
     setup: TickerSetup,
     until: &Until,
-    banner: String,
-) -> Result<(u64, i32, ticker::TickerStats, writer::PhaseStats), Fail> {
+    banner: Option<String>,
+) -> Result<(Source, Ran, Option<CsvOut>), Fail> {
     let (producer_ends, writer_ends) = batch::pool(source.domains().len());
     let done = Arc::new(Barrier::new(2));
     let writer = start_writer(
         source.domains().to_vec(),
         yields_energy,
         output,
-        setup.period_ns,
         None,
         writer_ends,
         done.clone(),
@@ -171,14 +212,16 @@ pub fn run_ticked(
     let producer = std::thread::Builder::new()
         .name("sampler".into())
         .spawn(move || {
-            ticker::run(
+            let mut source = source;
+            let stats = ticker::run(
                 &mut *source,
                 setup,
                 &stop_flag,
                 producer_ends,
                 started_tx,
                 done,
-            )
+            );
+            (stats, source)
         })
         .expect("spawn the sampling thread");
     Running {
@@ -187,6 +230,7 @@ pub fn run_ticked(
         producer,
         writer,
         started,
+        extra_cpu_ns: None,
     }
     .finish(until)
 }
@@ -205,14 +249,15 @@ pub struct InKernelSetup<'a> {
     pub yields_energy: Vec<bool>,
 }
 
-/// Starts the BPF program on `setup.cpus` and drains it until `until`.
+/// Starts the BPF program on `setup.cpus` and drains it until `until`;
+/// what was measured (with the trigger) and the output.
 pub fn run_in_kernel(
     setup: InKernelSetup,
-    output: Option<BufWriter<File>>,
+    output: Option<CsvOut>,
     period_ns: u64,
     until: &Until,
-    banner: String,
-) -> Result<(u64, i32, ticker::TickerStats, writer::PhaseStats, String), Fail> {
+    banner: Option<String>,
+) -> Result<(Ran, Option<CsvOut>), Fail> {
     let config = BpfConfig {
         period_ns,
         cpus: Some(setup.cpus.to_vec()),
@@ -228,7 +273,7 @@ pub fn run_in_kernel(
     // the program's own time in its callbacks: not in any thread's schedstat
     let busy = sampler.clone();
     let busy_cpus = setup.cpus.to_vec();
-    let extra: Box<dyn Fn() -> u64 + Send> = Box::new(move || {
+    let extra: ExtraCpu = Arc::new(move || {
         busy_cpus
             .iter()
             .map(|&cpu| busy.tick_counts(cpu).map_or(0, |t| t.busy_ns))
@@ -238,8 +283,7 @@ pub fn run_in_kernel(
         domains,
         setup.yields_energy,
         output,
-        period_ns,
-        Some(extra),
+        Some(extra.clone()),
         writer_ends,
         done.clone(),
     );
@@ -252,16 +296,21 @@ pub fn run_in_kernel(
     };
     let producer = std::thread::Builder::new()
         .name("drain".into())
-        .spawn(move || ebpf_drain::run(&drained, map, &stop_flag, producer_ends, started_tx, done))
+        .spawn(move || {
+            let stats = ebpf_drain::run(&drained, map, &stop_flag, producer_ends, started_tx, done);
+            (stats, ())
+        })
         .expect("spawn the drain thread");
-    let banner = format!("{banner} ({trigger})");
-    let (wall, code, producer, stats) = Running {
+    let banner = banner.map(|b| format!("{b} ({trigger})"));
+    let ((), mut ran, output) = Running {
         banner,
         stop,
         producer,
         writer,
         started,
+        extra_cpu_ns: Some(extra),
     }
     .finish(until)?;
-    Ok((wall, code, producer, stats, trigger))
+    ran.trigger = Some(trigger);
+    Ok((ran, output))
 }

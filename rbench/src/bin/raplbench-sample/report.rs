@@ -1,20 +1,164 @@
 //! The self-report: schema rows (harness "sampler", path "sampler", op the
-//! mechanism) for the sampler and for the null sampler beside it, and a
-//! human summary on stderr.
+//! mechanism) for the sampler, for the null sampler beside it, and for the
+//! sampler above the null sampler, and a human summary on stderr.
+//!
+//! The report alternates windows: K pairs (--pairs), each a sampler window
+//! and a null window of --duration / K seconds, the order within a pair
+//! alternating (sampler first in pairs 0, 2, 4, ..., null first in pairs 1,
+//! 3, 5, ...: ABBAABBA...), so that a drift of the machine that is linear
+//! in time adds as much to the sampler's windows as to the null's and
+//! cancels in the differences. One window is one repetition: each row has
+//! one sample per window (n = K), and the "above null" rows one sample per
+//! pair (sampler window minus its null window), summarized like every row
+//! (rbench::summary: the median and its distribution-free 95% CI).
 
 use rbench::liveness::Liveness;
 use rbench::schema_row::{row, RowMeta, RowSpec, RunInfo};
-use rbench::summary::quantile_sorted;
+use rbench::summary::{quantile_sorted, Summary};
 use serde_json::Value;
 
+use crate::phase::Ran;
 use crate::ticker::TickerStats;
-use crate::writer::PhaseStats;
 
-/// One measured phase: the sampler, or the bare timer loop.
-pub struct Phase {
-    /// "perf", "null", ...: for the human summary.
+/// Which loop a window runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The sampler: the mechanism's reads on every tick.
+    Sampler,
+    /// The null sampler: the same timer loop, nothing read.
+    Null,
+}
+
+/// The windows of a report, in the order they run: (pair, kind). Pair i runs
+/// the sampler first when i is even and the null loop first when i is odd
+/// (AB BA AB ...), so a linear drift cancels over each two pairs; without
+/// the null loop, `pairs` sampler windows.
+pub fn schedule(pairs: usize, with_null: bool) -> Vec<(usize, Kind)> {
+    (0..pairs)
+        .flat_map(|i| match (with_null, i % 2) {
+            (false, _) => vec![(i, Kind::Sampler)],
+            (true, 0) => vec![(i, Kind::Sampler), (i, Kind::Null)],
+            (true, _) => vec![(i, Kind::Null), (i, Kind::Sampler)],
+        })
+        .collect()
+}
+
+/// The length of each window, ns: `total_ns` (the sampler's time, as long
+/// again for the null loop) split into `pairs` windows of each kind.
+pub fn window_ns(total_ns: u64, pairs: usize) -> u64 {
+    total_ns / pairs.max(1) as u64
+}
+
+/// The times of sorted `times` within [start_ns, start_ns + wall_ns].
+pub fn within(times: &[u64], start_ns: u64, wall_ns: u64) -> &[u64] {
+    let from = times.partition_point(|&t| t < start_ns);
+    let to = times.partition_point(|&t| t <= start_ns + wall_ns);
+    &times[from..to.max(from)]
+}
+
+/// The interval errors: |interval − period| between consecutive `times`, µs.
+pub fn interval_errors_us(times: &[u64], period_ns: u64) -> Vec<f64> {
+    times
+        .windows(2)
+        .map(|w| w[1].abs_diff(w[0]).abs_diff(period_ns) as f64 / 1e3)
+        .collect()
+}
+
+/// The median as every row computes it (numpy's); None for no value.
+pub fn median(values: &[f64]) -> Option<f64> {
+    Summary::of(values).map(|s| s.median)
+}
+
+/// One window of a run: what its loop measured.
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// Which loop ran.
+    pub kind: Kind,
+    /// The pair it belongs to (0-based).
+    pub pair: usize,
+    /// The sampling period, ns.
+    pub period_ns: u64,
+    /// CLOCK_MONOTONIC ns when its clock started.
+    pub start_ns: u64,
+    /// Its wall time, ns.
+    pub wall_ns: u64,
+    /// The time of every sample written, sorted (a sample or two may fall
+    /// just outside the window: taken before its clock started or after it
+    /// was told to stop).
+    pub times: Vec<u64>,
+    /// Ticks missed.
+    pub missed: u64,
+    /// CPU ns from its start until its last sample was written.
+    pub cpu_ns: u64,
+    /// What the producer counted.
+    pub producer: TickerStats,
+}
+
+impl Window {
+    /// The window `ran` measured.
+    pub fn new(kind: Kind, pair: usize, period_ns: u64, ran: Ran) -> Window {
+        Window {
+            kind,
+            pair,
+            period_ns,
+            start_ns: ran.start_ns,
+            wall_ns: ran.wall_ns,
+            times: ran.stats.times,
+            missed: ran.stats.missed,
+            cpu_ns: ran.cpu_ns,
+            producer: ran.producer,
+        }
+    }
+
+    fn inside(&self) -> &[u64] {
+        within(&self.times, self.start_ns, self.wall_ns)
+    }
+
+    /// Samples per second: the samples taken within the window over its
+    /// wall time.
+    pub fn rate_hz(&self) -> f64 {
+        self.inside().len() as f64 * 1e9 / self.wall_ns.max(1) as f64
+    }
+
+    /// CPU µs per sample taken since the window's clock started (the CPU
+    /// time runs from then until the last sample is written, so it holds
+    /// the sampling of those, and of no earlier one); None without one.
+    pub fn cpu_us_per_sample(&self) -> Option<f64> {
+        let n = self.times.len() - self.times.partition_point(|&t| t < self.start_ns);
+        (n > 0).then(|| self.cpu_ns as f64 / n as f64 / 1e3)
+    }
+
+    /// The median interval error within the window, µs; None with fewer
+    /// than two samples.
+    pub fn jitter_us(&self) -> Option<f64> {
+        median(&interval_errors_us(self.inside(), self.period_ns))
+    }
+}
+
+/// The sampler's and the null's window of each pair that ran both, in pair
+/// order.
+pub fn pairs(windows: &[Window]) -> Vec<(&Window, &Window)> {
+    let find = |pair, kind| windows.iter().find(|w| w.pair == pair && w.kind == kind);
+    let last = windows.iter().map(|w| w.pair + 1).max().unwrap_or(0);
+    (0..last)
+        .filter_map(|i| Some((find(i, Kind::Sampler)?, find(i, Kind::Null)?)))
+        .collect()
+}
+
+/// Per pair, the sampler window's `f` minus its null window's; pairs where
+/// either has none are left out.
+pub fn differences(pairs: &[(&Window, &Window)], f: impl Fn(&Window) -> Option<f64>) -> Vec<f64> {
+    pairs
+        .iter()
+        .filter_map(|(s, n)| Some(f(s)? - f(n)?))
+        .collect()
+}
+
+/// What the rows of one loop describe.
+pub struct Subject {
+    /// "perf (msr/tsc/)", "null (bare timerfd loop)": for the human summary.
     pub title: String,
-    /// The row fields that do not depend on the metric.
+    /// The mechanism (the rows' op).
     pub op: String,
     /// What was read ("msr/tsc/ @ 1000 Hz", "null: bare timerfd loop @ 1000 Hz").
     pub target: String,
@@ -26,78 +170,19 @@ pub struct Phase {
     pub stand_in: Option<String>,
     /// The worst verdict of the counters read (None: stand-in, null sampler).
     pub liveness: Option<Liveness>,
-    /// Wall time of the phase, ns.
-    pub wall_ns: u64,
-    /// What the writer counted.
-    pub stats: PhaseStats,
-    /// What the producer counted.
-    pub producer: TickerStats,
 }
 
-impl Phase {
-    /// Samples per second of wall time.
-    pub fn rate_hz(&self) -> f64 {
-        self.stats.samples as f64 * 1e9 / self.wall_ns.max(1) as f64
-    }
+/// The prefix of the target of the rows of the sampler above the null loop.
+pub const ABOVE_NULL: &str = "above null: ";
 
-    /// CPU µs per sample over the phase.
-    pub fn cpu_us_per_sample(&self) -> f64 {
-        self.stats.cpu_ns as f64 / self.stats.samples.max(1) as f64 / 1e3
-    }
-
-    /// One line for a person.
-    pub fn summary(&self) -> String {
-        let mut dev = self.stats.deviations_us.clone();
-        dev.sort_by(f64::total_cmp);
-        let q = |p: f64| {
-            if dev.is_empty() {
-                f64::NAN
-            } else {
-                quantile_sorted(&dev, p)
-            }
-        };
-        let mut line = format!(
-            "{}: {} samples in {:.2} s = {:.1} Hz; missed {} ticks; |interval - period| p50 {:.1} us, \
-             p99 {:.1} us, max {:.1} us; CPU {:.2} us per sample",
-            self.title, self.stats.samples, self.wall_ns as f64 / 1e9, self.rate_hz(),
-            self.stats.missed, q(0.5), q(0.99), q(1.0), self.cpu_us_per_sample()
-        );
-        if self.producer.dropped > 0 {
-            line += &format!(
-                "; DROPPED {} samples (the writer fell behind)",
-                self.producer.dropped
-            );
-        }
-        if self.producer.stale > 0 {
-            line += &format!(
-                "; {} samples without a new tick, not written",
-                self.producer.stale
-            );
-        }
-        if self.producer.incomplete > 0 {
-            line += &format!(
-                "; {} samples not written: another package's CPU had not sampled yet",
-                self.producer.incomplete
-            );
-        }
-        if self.producer.read_errors > 0 {
-            line += &format!(
-                "; {} failed reads, not written (first: {})",
-                self.producer.read_errors,
-                self.producer.first_error.as_deref().unwrap_or("?")
-            );
-        }
-        line
-    }
-
-    /// Its rows: rate_hz, jitter_us, missed_ticks and cpu_us_per_sample.
-    pub fn rows(&self, run: &RunInfo) -> Vec<Value> {
-        let spec = |metric: &'static str| RowSpec {
+impl Subject {
+    fn spec(&self, target: String, metric: &'static str) -> RowSpec {
+        RowSpec {
             harness: "sampler".into(),
             meta: RowMeta {
                 path: "sampler".into(),
                 op: self.op.clone(),
-                target: Some(self.target.clone()),
+                target: Some(target),
                 cpu: self.cpu,
                 target_cpu: self.target_cpu,
                 stand_in: self.stand_in.clone(),
@@ -106,43 +191,370 @@ impl Phase {
             }
             .with_liveness(self.liveness.clone()),
             metric,
-        };
-        let w = &self.stats.windows;
-        let why = self
-            .producer
-            .first_error
-            .clone()
+        }
+    }
+
+    /// Its rows over `windows` (its own): rate_hz, jitter_us (each
+    /// window's median interval error), missed_ticks and cpu_us_per_sample,
+    /// one sample per window (none for a window without one).
+    pub fn rows(&self, run: &RunInfo, windows: &[&Window]) -> Vec<Value> {
+        let why = windows
+            .iter()
+            .find_map(|w| w.producer.first_error.clone())
             .unwrap_or_else(|| "no sample was taken".to_string());
-        let per_window = |f: fn(&crate::writer::Window) -> f64| w.iter().map(f).collect::<Vec<_>>();
-        vec![
-            row(
-                run,
-                &spec("rate_hz"),
-                &per_window(|w| w.rate_hz),
-                None,
-                Some(&why),
+        let some = |f: fn(&Window) -> Option<f64>| windows.iter().filter_map(|w| f(w)).collect();
+        let metrics: [(&str, Vec<f64>); 4] = [
+            ("rate_hz", windows.iter().map(|w| w.rate_hz()).collect()),
+            ("jitter_us", some(Window::jitter_us)),
+            (
+                "missed_ticks",
+                windows.iter().map(|w| w.missed as f64).collect(),
             ),
-            row(
-                run,
-                &spec("jitter_us"),
-                &self.stats.deviations_us,
-                None,
-                Some(&why),
+            ("cpu_us_per_sample", some(Window::cpu_us_per_sample)),
+        ];
+        metrics
+            .iter()
+            .map(|(metric, samples)| {
+                let spec = self.spec(self.target.clone(), metric);
+                row(run, &spec, samples, None, Some(&why))
+            })
+            .collect()
+    }
+
+    /// The rows of this (the sampler) above the null loop: rate_hz and
+    /// cpu_us_per_sample, one sample per pair (sampler minus null), target
+    /// "above null: <target>", the sampler's stand-in and verdict.
+    pub fn above_null_rows(&self, run: &RunInfo, pairs: &[(&Window, &Window)]) -> Vec<Value> {
+        let why = "no pair of a sampler and a null window completed";
+        let metrics: [(&str, Vec<f64>); 2] = [
+            ("rate_hz", differences(pairs, |w| Some(w.rate_hz()))),
+            (
+                "cpu_us_per_sample",
+                differences(pairs, Window::cpu_us_per_sample),
             ),
-            row(
-                run,
-                &spec("missed_ticks"),
-                &per_window(|w| w.missed as f64),
-                None,
-                Some(&why),
+        ];
+        metrics
+            .iter()
+            .map(|(metric, samples)| {
+                let spec = self.spec(format!("{ABOVE_NULL}{}", self.target), metric);
+                row(run, &spec, samples, None, Some(why))
+            })
+            .collect()
+    }
+
+    /// One line for a person on one window (a run without --report): its
+    /// samples, rate, missed ticks, interval errors (p50, p99, max) and CPU
+    /// per sample.
+    pub fn summary(&self, w: &Window) -> String {
+        let mut dev = interval_errors_us(&w.times, w.period_ns);
+        dev.sort_by(f64::total_cmp);
+        let q = |p: f64| {
+            if dev.is_empty() {
+                f64::NAN
+            } else {
+                quantile_sorted(&dev, p)
+            }
+        };
+        let samples = w.times.len();
+        format!(
+            "{}: {} samples in {:.2} s = {:.1} Hz; missed {} ticks; |interval - period| p50 {:.1} us, \
+             p99 {:.1} us, max {:.1} us; CPU {:.2} us per sample{}",
+            self.title, samples, w.wall_ns as f64 / 1e9,
+            samples as f64 * 1e9 / w.wall_ns.max(1) as f64, w.missed, q(0.5), q(0.99), q(1.0),
+            w.cpu_us_per_sample().unwrap_or(0.0), problems(std::iter::once(&w.producer))
+        )
+    }
+
+    /// One line for a person on its windows of a --report run: medians over
+    /// the windows.
+    pub fn windows_summary(&self, windows: &[&Window]) -> String {
+        let med = |f: fn(&Window) -> Option<f64>| {
+            median(&windows.iter().filter_map(|w| f(w)).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+        };
+        let wall: u64 = windows.iter().map(|w| w.wall_ns).sum();
+        format!(
+            "{}: {}, {:.2} s in all: {} samples, missed {} ticks; per window (median): \
+             {:.1} Hz, median |interval - period| {:.1} us, CPU {:.2} us per sample{}",
+            self.title,
+            counted(windows.len(), "window"),
+            wall as f64 / 1e9,
+            windows.iter().map(|w| w.times.len()).sum::<usize>(),
+            windows.iter().map(|w| w.missed).sum::<u64>(),
+            med(|w| Some(w.rate_hz())),
+            med(Window::jitter_us),
+            med(Window::cpu_us_per_sample),
+            problems(windows.iter().map(|w| &w.producer))
+        )
+    }
+}
+
+/// "1 pair", "10 pairs".
+fn counted(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// "; DROPPED 3 samples ..." for what went wrong in the producers, or "".
+fn problems<'a>(producers: impl Iterator<Item = &'a TickerStats>) -> String {
+    let mut all = TickerStats::default();
+    for p in producers {
+        all.dropped += p.dropped;
+        all.stale += p.stale;
+        all.incomplete += p.incomplete;
+        all.read_errors += p.read_errors;
+        if all.first_error.is_none() {
+            all.first_error = p.first_error.clone();
+        }
+    }
+    let mut line = String::new();
+    if all.dropped > 0 {
+        line += &format!("; DROPPED {} samples (the writer fell behind)", all.dropped);
+    }
+    if all.stale > 0 {
+        line += &format!("; {} samples without a new tick, not written", all.stale);
+    }
+    if all.incomplete > 0 {
+        line += &format!(
+            "; {} samples not written: another package's CPU had not sampled yet",
+            all.incomplete
+        );
+    }
+    if all.read_errors > 0 {
+        line += &format!(
+            "; {} failed reads, not written (first: {})",
+            all.read_errors,
+            all.first_error.as_deref().unwrap_or("?")
+        );
+    }
+    line
+}
+
+/// "+2.31 us per sample (95% CI -0.40 to +4.10)" and whether the interval
+/// holds 0, for per-pair differences; None without any.
+fn with_ci(values: &[f64], unit: &str, digits: usize) -> Option<(String, bool)> {
+    let s = Summary::of(values)?;
+    let n = s.n;
+    let interval = format!("{:+.digits$} to {:+.digits$}", s.ci95_low, s.ci95_high);
+    // below 6 samples the order-statistic interval is [min, max], which
+    // covers 1 - 2^(1-n) only
+    let what = if n >= 6 {
+        format!("95% CI {interval}")
+    } else {
+        let coverage = 100.0 * (1.0 - 0.5f64.powi(n as i32 - 1));
+        format!(
+            "no 95% CI with {}; min to max {interval} covers {coverage:.0}%",
+            counted(n, "pair")
+        )
+    };
+    let text = format!("{:+.digits$} {unit} ({what})", s.median);
+    Some((text, s.ci95_low <= 0.0 && 0.0 <= s.ci95_high))
+}
+
+/// The closing lines for a person on the sampler above the null loop: CPU
+/// per sample and rate, each median difference with its CI, and whether it
+/// is distinguishable from the null loop.
+pub fn above_null_summary(op: &str, pairs: &[(&Window, &Window)]) -> Vec<String> {
+    let k = pairs.len();
+    let verdict = |(text, zero): (String, bool), more: &str, less: &str| {
+        if zero {
+            format!(
+                "{text}: not distinguishable from the null loop at {}",
+                counted(k, "pair")
+            )
+        } else if k < 6 {
+            format!(
+                "{text}: {} too few to tell it from the null loop",
+                counted(k, "pair") + if k == 1 { " is" } else { " are" }
+            )
+        } else if text.starts_with('+') {
+            format!("{text}: {more} than the null loop")
+        } else {
+            format!("{text}: {less} than the null loop")
+        }
+    };
+    let cpu = with_ci(
+        &differences(pairs, Window::cpu_us_per_sample),
+        "us per sample",
+        2,
+    );
+    let rate = with_ci(&differences(pairs, |w| Some(w.rate_hz())), "Hz", 1);
+    match (cpu, rate) {
+        (Some(cpu), Some(rate)) => vec![
+            format!(
+                "{op} above null, {}: CPU {}",
+                counted(k, "pair"),
+                verdict(cpu, "more", "less")
             ),
-            row(
-                run,
-                &spec("cpu_us_per_sample"),
-                &per_window(|w| w.cpu_us_per_sample),
-                None,
-                Some(&why),
+            format!(
+                "{op} above null, {}: rate {}",
+                counted(k, "pair"),
+                verdict(rate, "faster", "slower")
             ),
-        ]
+        ],
+        _ => vec![format!(
+            "{op} above null: no pair of a sampler and a null window completed"
+        )],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A window of `kind` in `pair`: `n` samples 1 ms apart from its start,
+    /// `cpu_us` µs of CPU per sample.
+    fn window(kind: Kind, pair: usize, n: u64, cpu_us: f64) -> Window {
+        let start_ns = 1_000_000_000 * (pair as u64 + 1);
+        Window {
+            kind,
+            pair,
+            period_ns: 1_000_000,
+            start_ns,
+            wall_ns: 100_000_000,
+            times: (1..=n).map(|i| start_ns + i * 1_000_000).collect(),
+            missed: 0,
+            cpu_ns: (cpu_us * 1e3 * n as f64) as u64,
+            producer: TickerStats::default(),
+        }
+    }
+
+    #[test]
+    fn the_order_within_a_pair_alternates() {
+        use Kind::{Null as N, Sampler as S};
+        assert_eq!(
+            schedule(4, true),
+            [
+                (0, S),
+                (0, N),
+                (1, N),
+                (1, S),
+                (2, S),
+                (2, N),
+                (3, N),
+                (3, S)
+            ]
+        );
+        assert_eq!(schedule(1, true), [(0, S), (0, N)]);
+        assert_eq!(schedule(3, false), [(0, S), (1, S), (2, S)]);
+        // a linear drift cancels: over two pairs each kind's mean position
+        // in time is the same
+        let order = schedule(10, true);
+        let mean = |k| {
+            let at: Vec<usize> = (0..order.len()).filter(|&i| order[i].1 == k).collect();
+            at.iter().sum::<usize>() as f64 / at.len() as f64
+        };
+        assert_eq!(mean(S), mean(N));
+    }
+
+    #[test]
+    fn the_duration_is_split_into_equal_windows() {
+        assert_eq!(window_ns(10_000_000_000, 10), 1_000_000_000);
+        assert_eq!(window_ns(1_000_000_000, 10), 100_000_000);
+        assert_eq!(window_ns(400_000_000, 4), 100_000_000);
+        assert_eq!(window_ns(1_000_000_000, 3), 333_333_333);
+        assert_eq!(window_ns(5, 1), 5);
+    }
+
+    #[test]
+    fn only_samples_within_the_window_count_for_the_rate_and_jitter() {
+        let times = [5, 10, 11, 20, 30, 31];
+        assert_eq!(within(&times, 10, 20), [10, 11, 20, 30]);
+        assert_eq!(within(&times, 12, 7), [] as [u64; 0]);
+        assert_eq!(within(&times, 0, 100), times);
+        assert_eq!(within(&[], 0, 100), [] as [u64; 0]);
+        let mut w = window(Kind::Sampler, 0, 100, 1.0);
+        assert_eq!(w.rate_hz(), 1000.0);
+        // a sample before the clock started and one after it was stopped
+        w.times.insert(0, w.start_ns - 10);
+        w.times.push(w.start_ns + w.wall_ns + 700_000);
+        assert_eq!(w.rate_hz(), 1000.0);
+        assert_eq!(w.jitter_us(), Some(0.0));
+        // CPU per sample: the CPU time runs from the start until the last
+        // sample is written, so it divides by every sample taken since
+        assert_eq!(w.cpu_us_per_sample(), Some(100e3 / 101.0 / 1e3));
+    }
+
+    #[test]
+    fn jitter_is_the_median_interval_error_of_the_window() {
+        let period = 1_000_000;
+        // intervals 1000, 1004, 990, 1001, 1000 µs: errors 0, 4, 10, 1, 0
+        let times = [0, 1_000_000, 2_004_000, 2_994_000, 3_995_000, 4_995_000];
+        assert_eq!(
+            interval_errors_us(&times, period),
+            [0.0, 4.0, 10.0, 1.0, 0.0]
+        );
+        assert_eq!(median(&interval_errors_us(&times, period)), Some(1.0));
+        assert_eq!(median(&[4.0, 1.0, 10.0, 0.0]), Some(2.5)); // numpy's median
+        assert_eq!(median(&[]), None);
+        let mut w = window(Kind::Null, 0, 0, 0.0);
+        w.times = times.iter().map(|t| t + w.start_ns).collect();
+        assert_eq!(w.jitter_us(), Some(1.0));
+        w.times.truncate(1);
+        assert_eq!(w.jitter_us(), None); // no interval
+        w.times.clear();
+        assert_eq!((w.rate_hz(), w.cpu_us_per_sample()), (0.0, None));
+    }
+
+    #[test]
+    fn each_pair_gives_the_sampler_minus_its_own_null_window() {
+        let windows: Vec<Window> = schedule(3, true)
+            .into_iter()
+            .map(|(pair, kind)| match kind {
+                Kind::Sampler => window(kind, pair, 100, 10.0 + pair as f64),
+                Kind::Null => window(kind, pair, 98, 8.0),
+            })
+            .collect();
+        let p = pairs(&windows);
+        assert_eq!(p.len(), 3);
+        assert!(p
+            .iter()
+            .all(|(s, n)| s.kind == Kind::Sampler && n.kind == Kind::Null && s.pair == n.pair));
+        let cpu = differences(&p, Window::cpu_us_per_sample);
+        assert_eq!(cpu.len(), 3);
+        for (d, want) in cpu.iter().zip([2.0, 3.0, 4.0]) {
+            assert!((d - want).abs() < 1e-9, "{cpu:?}");
+        }
+        assert_eq!(differences(&p, |w| Some(w.rate_hz())), [20.0, 20.0, 20.0]);
+        // an incomplete pair (stopped by a signal) is left out, and so is a
+        // pair where one window has no value
+        let mut cut = windows[..3].to_vec(); // pair 0, then pair 1's null only
+        cut[1].times.clear();
+        let p = pairs(&cut);
+        assert_eq!(p.len(), 1);
+        assert_eq!(differences(&p, Window::cpu_us_per_sample), [] as [f64; 0]);
+        assert_eq!(differences(&p, |w| Some(w.rate_hz())), [1000.0]);
+        assert!(pairs(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_summary_says_when_the_interval_holds_zero() {
+        let windows: Vec<Window> = schedule(10, true)
+            .into_iter()
+            .map(|(pair, kind)| match kind {
+                Kind::Sampler => window(kind, pair, 100, 10.0 + pair as f64 * 0.1),
+                Kind::Null => window(kind, pair, 100, 8.0),
+            })
+            .collect();
+        let lines = above_null_summary("perf", &pairs(&windows));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with(
+                "perf above null, 10 pairs: CPU +2.45 us per sample (95% CI +2.10 to +2.80)"
+            ) && lines[0].ends_with("more than the null loop"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains("rate +0.0 Hz (95% CI +0.0 to +0.0)")
+                && lines[1].ends_with("not distinguishable from the null loop at 10 pairs"),
+            "{lines:?}"
+        );
+        let few = above_null_summary("msr", &pairs(&windows[..6]));
+        assert!(
+            few[0].ends_with(
+                "(no 95% CI with 3 pairs; min to max +2.00 to +2.20 covers 75%): 3 pairs are too \
+                 few to tell it from the null loop"
+            ),
+            "{few:?}"
+        );
+        assert!(above_null_summary("msr", &[])[0].contains("no pair"));
     }
 }

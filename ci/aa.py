@@ -1,0 +1,281 @@
+"""The gate's false-alarm rate and power, measured on this machine
+(ci/README.md, "Is the gate quiet?"):
+
+    ci/aa [--pairs N] [--slowed-copy] [--stress] [--runs-dir DIR]
+
+- A/A: N pairs of QUICK runs (`results.bench_all --quick`) of the same build,
+  back to back, each pair gated with the shipped settings (ci/gate.toml).
+  Nothing changed between the two runs of a pair, so every pair must pass.
+  Per pair it prints the decisions and, per metric, the largest change of a
+  compared row and how far that is from its threshold: the margin the
+  thresholds keep on this machine.
+- --slowed-copy: a copy of the last run with one latency row 1.25x slower,
+  once per latency row the gate decides with a threshold below 25 %: the
+  gate must flag that row and no other.
+- --stress: one more QUICK run while `stress-ng --cpu 1 --taskset 0` keeps
+  CPU 0 busy, gated against the last quiet run: it must fail.
+
+The runs, their logs and aa.json (the outcome) stay in --runs-dir.
+Exit status: 0 when every check passed, 1 when one did not (a pair flagged
+unchanged code, a slowed row was missed or another row flagged, the stress
+run passed), 2 on a usage error or a run that could not be made.
+`.ci/run` runs `ci/aa --pairs 1 --slowed-copy` after `make test`.
+"""
+
+import argparse
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ci import gate
+from ci.gate_config import display, load_config, row_id
+from ci.gate_report import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, label
+from ci.gate_stats import IMPROVEMENT, MISSING, REGRESSION, UNCHANGED, worse_pct
+from results import rows as rowlib
+from results import stats
+
+REPO = gate.REPO
+SLOWDOWN = 1.25
+
+
+def quick_run(runs_dir: Path, log: Path) -> Path:
+    """One QUICK bench-all run; its run directory. Its console output goes to
+    `log` (it is long); RuntimeError naming the log when it fails."""
+    before = set(runs_dir.glob("2*")) if runs_dir.exists() else set()
+    with open(log, "w") as out:
+        done = subprocess.run([sys.executable, "-m", "results.bench_all", "--quick",
+                               "--runs-dir", str(runs_dir)], cwd=REPO, stdout=out,
+                              stderr=subprocess.STDOUT)
+    made = sorted(set(runs_dir.glob("2*")) - before)
+    if done.returncode != 0 or len(made) != 1:
+        raise RuntimeError(f"bench-all --quick failed (exit {done.returncode}): see {log}")
+    return made[0]
+
+
+def load(run_dir: Path) -> gate.Run:
+    return gate.load_run(run_dir / "results.jsonl")
+
+
+@dataclasses.dataclass
+class PairReport:
+    name: str
+    verdict: gate.Verdict
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict.passed
+
+    def margins(self) -> dict:
+        """metric -> (largest |worse %| of a compared row, its threshold, row label)."""
+        worst = {}
+        for r in self.verdict.results:
+            c = r.comparison
+            if c is None or r.rule is None:
+                continue
+            metric = r.row["metric"]
+            change = abs(worse_pct(metric, c.change_pct))
+            if metric not in worst or change > worst[metric][0]:
+                worst[metric] = (change, r.rule.threshold_pct, label(r.row))
+        return worst
+
+
+CONFIG = gate.DEFAULT_CONFIG  # --config
+
+
+def config():
+    return load_config(CONFIG, required=CONFIG != gate.DEFAULT_CONFIG)
+
+
+def gate_pair(name: str, baseline: gate.Run, current: gate.Run) -> PairReport:
+    return PairReport(name, gate.run_gate(baseline, current, config()))
+
+
+def category(row) -> str:
+    """The [rows] pattern of a row's kind: its path and whether it reads
+    another CPU's counter, e.g. "perf/*/*/1>0/latency/*"."""
+    cross = row["cpu"] is not None and row["target_cpu"] is not None \
+        and row["cpu"] != row["target_cpu"]
+    return f"{row['path']}/*/*/{'?>?' if cross else '*'}/{row['metric']}/*"
+
+
+def suggested_thresholds(reports) -> dict:
+    """pattern -> the largest move of a compared row of that kind over every
+    A/A pair (percent): what a threshold must exceed to stay quiet here."""
+    worst = {}
+    for report in reports:
+        for r in report.verdict.results:
+            if r.comparison is None:
+                continue
+            key = category(r.row)
+            worst[key] = max(worst.get(key, 0.0), abs(worse_pct(r.row["metric"],
+                                                                r.comparison.change_pct)))
+    return worst
+
+
+def describe(report: PairReport) -> list[str]:
+    v = report.verdict
+    lines = [f"{report.name}: {'pass' if report.passed else 'FAIL'}: "
+             f"{v.count(REGRESSION)} regressions, {v.count(MISSING)} missing, "
+             f"{v.count(IMPROVEMENT)} improvements, {v.count(UNCHANGED)} unchanged"]
+    for r in v.results:
+        if r.fails:
+            change = f"{r.comparison.change_pct:+.1f}%" if r.comparison else r.why
+            lines.append(f"    {r.decision}: {label(r.row)}: {change}")
+    for metric, (change, threshold, where) in sorted(report.margins().items()):
+        lines.append(f"    largest move of {metric}: {change:.1f}% (threshold "
+                     f"{threshold:g}%): {where}")
+    return lines
+
+
+def separable(samples) -> bool:
+    """Would the row's samples and the same samples SLOWDOWN times higher not
+    overlap at all? Then the U test must find them apart (10 against 10:
+    p = 0.00018), whatever the machine's drift between runs; a row whose own
+    repetitions spread wider cannot show a 25 % change at this n."""
+    return min(samples) > 0 and max(samples) < SLOWDOWN * min(samples)
+
+
+def slowed_copy_check(run: gate.Run, workdir: Path) -> tuple[bool, list[str]]:
+    """Slow each latency row the gate decides with a threshold below 25 %,
+    one at a time, by SLOWDOWN. The check fails when another row is flagged,
+    or when a row whose repetitions do not overlap their slowed copy is not
+    flagged; rows that spread wider are listed as too noisy at this n."""
+    cfg = config()
+    candidates = [(i, row) for i, (_, row) in enumerate(run.rows)
+                  if row["status"] == "ok" and row["metric"] == "latency"
+                  and row["harness"] != "reference"
+                  and cfg.rule_for(row).threshold_pct < (SLOWDOWN - 1) * 100]
+    lines, ok, caught, noisy = [], True, 0, 0
+    for i, row in candidates:
+        samples = [x * SLOWDOWN for x in row["samples"]]
+        copy_rows = [r for _, r in run.rows]
+        copy_rows[i] = {**row, "samples": samples, **stats.summarize(samples)}
+        path = workdir / "slowed.jsonl"
+        rowlib.write_jsonl(copy_rows, path)
+        verdict = gate.run_gate(run, gate.load_run(path), cfg)
+        flagged = [row_id(r.row) for r in verdict.results if r.fails]
+        if flagged == [row_id(row)]:
+            caught += 1
+            continue
+        mine = next(r for r in verdict.results if row_id(r.row) == row_id(row))
+        spread = max(row["samples"]) / min(row["samples"]) if min(row["samples"]) > 0 else None
+        if not flagged and not separable(row["samples"]):
+            noisy += 1
+            lines.append(f"    too noisy at n = {row['n']}: {label(row)}: its repetitions "
+                         f"spread {spread:.2f}x, more than {SLOWDOWN:g}x")
+            continue
+        ok = False
+        lines.append(f"    missed or mixed up: {label(row)}: {mine.decision} "
+                     f"({mine.why or 'p = %.3g' % mine.comparison.p_value}); flagged: "
+                     f"{', '.join(flagged) or 'nothing'}")
+    skipped = sum(r["status"] == "ok" and r["metric"] == "latency" and r["harness"] != "reference"
+                  for _, r in run.rows) - len(candidates)
+    lines.insert(0, f"slowed copy: {caught} of {len(candidates)} latency rows flagged alone "
+                    f"when {SLOWDOWN:g}x slower" + (f"; {noisy} too noisy at this n" if noisy else "")
+                    + (f"; {skipped} rows have a threshold of {(SLOWDOWN - 1) * 100:g} % or more "
+                       f"({display(CONFIG)}): a {SLOWDOWN:g}x change is within what they allow"
+                       if skipped else ""))
+    return ok, lines
+
+
+def stressed_run(runs_dir: Path, log: Path) -> Path:
+    """A QUICK run while stress-ng keeps CPU 0 busy."""
+    if shutil.which("stress-ng") is None:
+        raise RuntimeError("stress-ng not installed (apt-get install stress-ng)")
+    hog = subprocess.Popen(["stress-ng", "--cpu", "1", "--taskset", "0", "--cpu-method",
+                            "matrixprod", "--timeout", "3600", "--quiet"])
+    try:
+        time.sleep(1.0)
+        return quick_run(runs_dir, log)
+    finally:
+        hog.terminate()
+        hog.wait(timeout=30)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="ci/aa", description=__doc__.split("\n\n")[0])
+    p.add_argument("--pairs", type=int, default=5, help="A/A pairs of QUICK runs (default 5)")
+    p.add_argument("--slowed-copy", action="store_true",
+                   help="also check that one latency row slowed 1.25x is flagged alone")
+    p.add_argument("--stress", action="store_true",
+                   help="also check that a run beside stress-ng on CPU 0 is flagged")
+    p.add_argument("--config", type=Path, default=gate.DEFAULT_CONFIG, metavar="TOML",
+                   help=f"gate settings (default: {display(gate.DEFAULT_CONFIG)})")
+    p.add_argument("--slowdown", type=float, default=SLOWDOWN,
+                   help=f"the factor of the slowed copy (default {SLOWDOWN:g})")
+    p.add_argument("--runs-dir", type=Path,
+                   help="where the runs and their logs go (default: results/runs/aa-<UTC time>)")
+    args = p.parse_args(argv)
+    if args.pairs < 0 or (args.pairs == 0 and not args.stress and not args.slowed_copy):
+        p.error("--pairs must be at least 1 (or 0 with --stress or --slowed-copy)")
+    if not args.slowdown > 1:
+        p.error("--slowdown must be above 1")
+    return args
+
+
+def main(argv=None) -> int:
+    global CONFIG, SLOWDOWN
+    args = parse_args(argv)
+    CONFIG, SLOWDOWN = args.config, args.slowdown
+    runs_dir = args.runs_dir or REPO / "results" / "runs" / f"aa-{rowlib.new_run_id()}"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    print(f"ci/aa: runs and logs in {runs_dir}", flush=True)
+    outcome = {"pairs": [], "slowed_copy": None, "stress": None}
+    failed = False
+    try:
+        last = None
+        reports = []
+        for i in range(1, args.pairs + 1):
+            a = quick_run(runs_dir, runs_dir / f"aa-{i}a.log")
+            b = quick_run(runs_dir, runs_dir / f"aa-{i}b.log")
+            report = gate_pair(f"A/A pair {i} of {args.pairs}", load(a), load(b))
+            print("\n".join(describe(report)), flush=True)
+            reports.append(report)
+            outcome["pairs"].append({"a": a.name, "b": b.name, "passed": report.passed,
+                                     "failing": [row_id(r.row) for r in report.verdict.results
+                                                 if r.fails]})
+            failed |= not report.passed
+            last = b
+        if reports:
+            worst = suggested_thresholds(reports)
+            outcome["largest_moves_pct"] = worst
+            print(f"largest move of a compared row per kind, over {len(reports)} A/A pairs "
+                  f"(a threshold must exceed it to stay quiet; [rows.\"pattern\"] of "
+                  f"ci/gate.toml):", flush=True)
+            for pattern, pct in sorted(worst.items()):
+                print(f"    {pattern}: {pct:.1f}%", flush=True)
+        if args.slowed_copy:
+            last = last or quick_run(runs_dir, runs_dir / "slowed.log")
+            ok, lines = slowed_copy_check(load(last), runs_dir)
+            print("\n".join(lines), flush=True)
+            outcome["slowed_copy"] = ok
+            failed |= not ok
+        if args.stress:
+            quiet = last or quick_run(runs_dir, runs_dir / "quiet.log")
+            hot = stressed_run(runs_dir, runs_dir / "stress.log")
+            report = gate_pair("stress-ng on CPU 0", load(quiet), load(hot))
+            print("\n".join(describe(report)), flush=True)
+            outcome["stress"] = not report.passed
+            if report.passed:
+                print("stress-ng on CPU 0: NOT flagged", flush=True)
+                failed = True
+    except (RuntimeError, OSError) as e:
+        print(f"ci/aa: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        (runs_dir / "aa.json").write_text(json.dumps(outcome, indent=2) + "\n")
+    passed = sum(p["passed"] for p in outcome["pairs"])
+    print(f"ci/aa: {passed} of {len(outcome['pairs'])} A/A pairs passed"
+          + ("" if outcome["slowed_copy"] is None else
+             f"; slowed copy {'flagged' if outcome['slowed_copy'] else 'NOT flagged'}")
+          + ("" if outcome["stress"] is None else
+             f"; stress-ng run {'flagged' if outcome['stress'] else 'NOT flagged'}"))
+    return EXIT_FAIL if failed else EXIT_PASS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

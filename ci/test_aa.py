@@ -1,0 +1,81 @@
+"""ci/aa's checks on synthetic runs (the A/A runs themselves are real
+QUICK runs: `.ci/run` makes them)."""
+
+import pytest
+
+from ci import aa, gate
+from ci.conftest import common, latency, lognormal
+from ci.test_gate import multi_path_run, sampler_and_overhead_rows
+from results import rows
+
+
+def run_of(tmp_path, run_rows, name="run.jsonl"):
+    path = tmp_path / name
+    rows.write_jsonl(run_rows, path)
+    return gate.load_run(path)
+
+
+def test_the_slowed_copy_check_flags_each_row_alone(tmp_path):
+    c = common()
+    run = run_of(tmp_path, multi_path_run(c) + sampler_and_overhead_rows(c))
+    ok, lines = aa.slowed_copy_check(run, tmp_path)
+    # same-CPU latency rows only: cross-CPU rows have a 25 % threshold (ci/gate.toml)
+    same_cpu = [r for r in multi_path_run(c) if r["metric"] == "latency"
+                and r["status"] == "ok" and r["harness"] != "reference"
+                and not (r["cpu"] is not None and r["target_cpu"] is not None
+                         and r["cpu"] != r["target_cpu"])]
+    assert ok, lines
+    assert lines[0].startswith(f"slowed copy: {len(same_cpu)} of {len(same_cpu)} latency rows "
+                               "flagged alone when 1.25x slower")
+
+
+def test_the_slowed_copy_check_names_a_row_too_noisy_to_flag(tmp_path):
+    """A row whose repetitions spread wider than 1.25x cannot show a 25 %
+    change at n = 10: listed, not a failure of the gate."""
+    c = common()
+    noisy = latency(c, lognormal(3, 500, 0.6, n=10), path="powercap", op="pread",
+                    target="/sys/class/net/lo/statistics/rx_bytes", target_cpu=None)
+    ok, lines = aa.slowed_copy_check(run_of(tmp_path, [noisy]), tmp_path)
+    assert ok
+    assert lines[0] == ("slowed copy: 0 of 1 latency rows flagged alone when 1.25x slower; "
+                        "1 too noisy at this n")
+    assert lines[1].startswith("    too noisy at n = 10: powercap pread")
+
+
+def test_a_separable_row_the_gate_misses_fails_the_check(tmp_path, monkeypatch):
+    """Were the gate to let through a row whose slowed copy does not overlap
+    it (here: a gate that decides nothing fails), the check fails naming it."""
+    c = common()
+    tight = latency(c, lognormal(3, 500, 0.02, n=10), path="powercap", op="pread",
+                    target="/sys/class/net/lo/statistics/rx_bytes", target_cpu=None)
+    real = gate.run_gate
+
+    def lenient(baseline, current, config):
+        verdict = real(baseline, current, config)
+        for r in verdict.results:
+            r.decision = "unchanged"
+        return verdict
+    monkeypatch.setattr(aa.gate, "run_gate", lenient)
+    ok, lines = aa.slowed_copy_check(run_of(tmp_path, [tight]), tmp_path)
+    assert not ok
+    assert lines[1].startswith("    missed or mixed up: powercap pread")
+    assert lines[1].endswith("flagged: nothing")
+
+
+def test_an_a_a_pair_reports_its_largest_moves(tmp_path):
+    c = common()
+    a = run_of(tmp_path, multi_path_run(c), "a.jsonl")
+    b = run_of(tmp_path, multi_path_run(c), "b.jsonl")
+    report = aa.gate_pair("A/A pair 1 of 1", a, b)
+    assert report.passed
+    lines = aa.describe(report)
+    assert lines[0].startswith("A/A pair 1 of 1: pass: 0 regressions, 0 missing")
+    assert any(line.startswith("    largest move of latency: 0.0% (threshold 10%)")
+               for line in lines)
+
+
+@pytest.mark.parametrize("argv", [["--pairs", "-1"], ["--pairs", "0"]])
+def test_usage_errors_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        aa.parse_args(argv)
+    assert e.value.code == 2
