@@ -280,6 +280,10 @@ def fixture_hooks(env) -> list[str]:
     return [name for name in FIXTURE_HOOKS if env.get(name)]
 
 
+def absolute_path(text: str) -> Path:
+    return Path(text).resolve()
+
+
 def point_latest(runs_dir: Path, run_dir: Path) -> None:
     latest = runs_dir / "latest"
     tmp = runs_dir / f".latest.{os.getpid()}"
@@ -291,8 +295,10 @@ def point_latest(runs_dir: Path, run_dir: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short runs (smoke tests, CI)")
-    parser.add_argument("--runs-dir", type=Path, default=REPO / "results" / "runs")
-    parser.add_argument("--build-dir", type=Path, default=REPO / "build")
+    # Absolute: cargo bench runs rbench in its package directory, so a
+    # relative CRITERION_HOME or manifest path would land under rbench/.
+    parser.add_argument("--runs-dir", type=absolute_path, default=REPO / "results" / "runs")
+    parser.add_argument("--build-dir", type=absolute_path, default=REPO / "build")
     parser.add_argument("--only", help="comma-separated steps to run, of: "
                         + ", ".join(name for name, _, _ in HARNESSES))
     args = parser.parse_args(argv)

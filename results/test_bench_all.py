@@ -153,3 +153,15 @@ def test_criterion_progress_shows_rounds_and_problems_not_every_block():
     assert bench_all.is_criterion_progress("thread 'main' panicked at ...")
     assert not bench_all.is_criterion_progress(
         "perf/read/msr/tsc/@0->0 time:   [753.65 ns 774.78 ns 792.81 ns]")
+
+
+def test_a_relative_runs_dir_reaches_every_step_as_an_absolute_path(monkeypatch, tmp_path):
+    """cargo bench runs rbench in rbench/: a relative CRITERION_HOME or
+    manifest path once sent Criterion's output there and lost its rows."""
+    seen = []
+    monkeypatch.setattr(bench_all, "HARNESSES",
+                        [("probe", "records its directories", lambda run: seen.append(run) or [])])
+    monkeypatch.chdir(tmp_path)
+    bench_all.main(["--quick", "--runs-dir", "runs", "--build-dir", "build"])  # no rows: refused
+    assert seen and seen[0].raw_dir.is_absolute() and seen[0].build_dir.is_absolute()
+    assert seen[0].raw_dir.parent.parent == tmp_path / "runs"
