@@ -7,6 +7,7 @@ from ci import aa, gate
 from ci.conftest import common, latency, lognormal
 from ci.test_gate import multi_path_run, sampler_and_overhead_rows
 from results import rows
+from results.stats import summarize as rows_summary
 
 
 def run_of(tmp_path, run_rows, name="run.jsonl"):
@@ -79,3 +80,24 @@ def test_usage_errors_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as e:
         aa.parse_args(argv)
     assert e.value.code == 2
+
+
+def test_a_pair_reports_the_shift_of_each_harness_and_the_rows_that_followed_it(tmp_path):
+    """A host slower for a whole step moves most rows together: the report
+    gives that shift, so a reader can tell it from one row that regressed."""
+    c = common()
+    base = multi_path_run(c)
+    slower = []
+    for i, row in enumerate(base):
+        factor = 1.3 if row["metric"] == "latency" and i % 4 else 1.0  # 3 in 4 rows move 1.3x
+        samples = [x * factor for x in row["samples"]]
+        slower.append({**row, "samples": samples, **(rows_summary(samples) if samples else {})})
+    report = aa.gate_pair("A/A pair 1 of 1", run_of(tmp_path, base, "a.jsonl"),
+                          run_of(tmp_path, slower, "b.jsonl"))
+    shifts = aa.run_shifts(report)
+    assert shifts, "no latency rows compared"
+    for shift, following, n in shifts.values():
+        assert shift == pytest.approx(1.3)
+        assert following < n and following >= n / 2
+    assert any(line.startswith("    whole-run shift of ") and "x1.30" in line
+               for line in aa.describe(report))
