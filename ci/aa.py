@@ -36,7 +36,7 @@ import numpy as np
 from ci import gate
 from ci.gate_config import display, load_config, row_id
 from ci.gate_report import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, label
-from ci.gate_stats import IMPROVEMENT, MISSING, REGRESSION, UNCHANGED, worse_pct
+from ci.gate_stats import IMPROVEMENT, MISSING, NOT_GATED, REGRESSION, UNCHANGED, worse_pct
 from results import rows as rowlib
 from results import stats
 
@@ -76,7 +76,7 @@ class PairReport:
         worst = {}
         for r in self.verdict.results:
             c = r.comparison
-            if c is None or r.rule is None:
+            if c is None or r.rule is None or r.decision == NOT_GATED:
                 continue
             metric = r.row["metric"]
             change = abs(worse_pct(metric, c.change_pct))
@@ -110,7 +110,7 @@ def suggested_thresholds(reports) -> dict:
     worst = {}
     for report in reports:
         for r in report.verdict.results:
-            if r.comparison is None:
+            if r.comparison is None or r.decision == NOT_GATED:
                 continue
             key = category(r.row)
             worst[key] = max(worst.get(key, 0.0), abs(worse_pct(r.row["metric"],

@@ -58,8 +58,9 @@ from ci.gate_config import (KEY_FIELDS, MACHINE_FIELDS, RULE_KEYS, Config, Input
 from ci.gate_report import (EXIT_FAIL, EXIT_PASS, EXIT_USAGE, failure_lines, markdown,
                             write_outputs)
 from ci.gate_stats import (ALLOWED_MISSING, ALPHA, IMPROVEMENT, MIN_SAMPLES, MISSING, NEW,
-                           OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
-                           THRESHOLD_PCT, UNCHANGED, Result, compare, decide)
+                           NOT_GATED, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
+                           THRESHOLD_PCT, UNCHANGED, Result, compare, decide,
+                           not_gated_why)
 from results import runfile
 
 REPO = Path(__file__).resolve().parent.parent
@@ -234,7 +235,8 @@ def run_gate(baseline: Run, current: Run, config: Config) -> Verdict:
             results.append(Result(b, decision, why, rule, current=c))
             continue
         comparison = compare(b["samples"], c["samples"])
-        decision, why = decide(comparison, b["metric"], rule)
+        floor = not_gated_why(b)
+        decision, why = (NOT_GATED, floor) if floor else decide(comparison, b["metric"], rule)
         results.append(Result(b, decision, why, rule, comparison, c))
     for k, (_, c) in c_index.items():
         if k not in b_index:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ci import gate_liveness
 from ci.gate_config import KEY_FIELDS, Config, display, row_id
-from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW,
+from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW, NOT_GATED,
                            OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
                            TOO_FEW_SAMPLES, UNCHANGED, WORSE_WHEN, Result, Rule,
                            cliffs_magnitude)
@@ -194,6 +194,8 @@ def markdown(v: Verdict) -> str:
         tally.append(f"{_plural(died, 'row')} whose counter died")
     tally.append(_plural(n[IMPROVEMENT], "improvement"))
     tally.append(f"{n[UNCHANGED]} unchanged")
+    if n[NOT_GATED]:
+        tally.append(f"{n[NOT_GATED]} not gated")
     head = "✅ pass" if v.passed else "❌ fail"
     d = v.config.defaults
     out = [f"## raplbench gate: {head} — {', '.join(tally)}", "",
@@ -236,6 +238,10 @@ def markdown(v: Verdict) -> str:
     if n[UNCHANGED]:
         out += ["", f"<details><summary>{n[UNCHANGED]} unchanged</summary>", "",
                 *_table(COMPARED_HEADER, _compared_lines(groups[UNCHANGED], d)), "", "</details>"]
+    if n[NOT_GATED]:
+        out += ["", f"<details><summary>{n[NOT_GATED]} compared, not gated (the machine's "
+                    "floor)</summary>", "",
+                *_table(COMPARED_HEADER, _compared_lines(groups[NOT_GATED], d)), "", "</details>"]
     if n[NEW]:
         out += ["", f"<details><summary>{_plural(n[NEW], 'new row')} (not in the baseline)"
                     "</summary>", "",
