@@ -31,12 +31,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from ci import gate
 from ci.gate_config import display, load_config, row_id
 from ci.gate_report import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, label
-from ci.gate_stats import IMPROVEMENT, MISSING, NOT_GATED, REGRESSION, UNCHANGED, worse_pct
+from ci.gate_stats import (IMPROVEMENT, MISSING, NOT_GATED, REGRESSION, UNCHANGED, WITH_THE_RUN,
+                           run_shifts, worse_pct)
 from results import rows as rowlib
 from results import stats
 
@@ -118,31 +117,6 @@ def suggested_thresholds(reports) -> dict:
     return worst
 
 
-# A latency row "moved with the run" when its ratio is within this factor of
-# its harness's whole-run shift (below).
-WITH_THE_RUN = 0.05
-
-
-def run_shifts(report: PairReport) -> dict:
-    """harness -> (whole-run shift, rows that moved with it, latency rows):
-    the median over a harness's compared latency rows of current / baseline
-    median. Unchanged code moved by the machine shows as a shift that most
-    rows follow (a slower host for the whole step); a real regression of one
-    path shows as one row away from a shift near 1."""
-    ratios = {}
-    for r in report.verdict.results:
-        c = r.comparison
-        if c is None or r.row["metric"] != "latency" or c.median_baseline <= 0:
-            continue
-        ratios.setdefault(r.row["harness"], []).append(c.median_current / c.median_baseline)
-    shifts = {}
-    for harness, rs in sorted(ratios.items()):
-        shift = float(np.median(rs))
-        following = sum(abs(x / shift - 1) <= WITH_THE_RUN for x in rs)
-        shifts[harness] = (shift, following, len(rs))
-    return shifts
-
-
 def describe(report: PairReport) -> list[str]:
     v = report.verdict
     lines = [f"{report.name}: {'pass' if report.passed else 'FAIL'}: "
@@ -155,9 +129,9 @@ def describe(report: PairReport) -> list[str]:
     for metric, (change, threshold, where) in sorted(report.margins().items()):
         lines.append(f"    largest move of {metric}: {change:.1f}% (threshold "
                      f"{threshold:g}%): {where}")
-    for harness, (shift, following, n) in run_shifts(report).items():
-        lines.append(f"    whole-run shift of {harness} latency: x{shift:.2f} (median of "
-                     f"{n} rows; {following} within {WITH_THE_RUN:.0%} of it)")
+    for harness, shift in run_shifts(report.verdict.results).items():
+        lines.append(f"    whole-run shift of {harness} latency: x{shift.factor:.2f} (median "
+                     f"of {shift.rows} rows; {shift.following} within {WITH_THE_RUN:.0%} of it)")
     return lines
 
 

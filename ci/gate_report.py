@@ -15,8 +15,8 @@ from ci import gate_liveness
 from ci.gate_config import KEY_FIELDS, Config, display, row_id
 from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW, NOT_GATED,
                            OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
-                           TOO_FEW_SAMPLES, UNCHANGED, WORSE_WHEN, Result, Rule,
-                           cliffs_magnitude)
+                           TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN, Result,
+                           Rule, cliffs_magnitude, run_shifts)
 from results import registry, table
 
 if TYPE_CHECKING:
@@ -82,6 +82,9 @@ def verdict_json(v: Verdict) -> dict:
                      "counter_died": cfg.counter_died},
         "environment_changes": v.environment,
         "counts": {d: v.count(d) for d in DECISIONS},
+        "run_shifts": {h: {**dataclasses.asdict(sh),
+                           "whole_run": sh.is_whole_run(cfg.defaults.threshold_pct)}
+                       for h, sh in run_shifts(v.results).items()},
         "liveness_changes": gate_liveness.json_entries(v.liveness, row_id),
         "liveness_not_compared": v.liveness.predates,
         "rows": [row_entry(r) for r in ordered],
@@ -209,6 +212,14 @@ def markdown(v: Verdict) -> str:
     if v.cross_machine:
         out += ["", "> ⚠️ **Cross-machine comparison**: the rows were paired without regard "
                     "to the machine; differences below may come from the hardware."]
+    for harness, shift in run_shifts(v.results).items():
+        if shift.is_whole_run(d.threshold_pct):
+            out += ["", f"> ⚠️ **The whole {harness} run moved**: its latency rows moved "
+                        f"×{shift.factor:.2f} (median of {shift.rows} rows; {shift.following} "
+                        f"within {WITH_THE_RUN:.0%} of it). A host that was slower or faster "
+                        "for the whole step moves every row like this, and so does a change "
+                        "that slows every path alike: one pair of runs cannot tell them apart. "
+                        "Repeat both runs, interleaved, before trusting the rows it moved."]
     if v.environment:
         changes = "; ".join(f"{c['field']} `{c['baseline']}` → `{c['current']}`"
                             for c in v.environment)

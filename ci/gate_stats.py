@@ -249,3 +249,44 @@ class Result:
     @property
     def fails(self) -> bool:
         return self.decision in FAILING
+
+
+# ---- the run as a whole -----------------------------------------------------
+
+# A latency row "moved with the run" when its ratio is within this factor of
+# its harness's whole-run shift.
+WITH_THE_RUN = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class Shift:
+    """How one harness's latency rows moved as a whole: the median over its
+    compared rows of current / baseline median, and how many rows lie within
+    WITH_THE_RUN of it."""
+    factor: float
+    following: int
+    rows: int
+
+    def is_whole_run(self, threshold_pct: float) -> bool:
+        """Beyond the threshold, with at least half the rows moving together:
+        what a host slower (or faster) for the whole step looks like, and
+        also a change that slows every path alike. One pair of runs cannot
+        tell the two apart (ci/README.md, "Is the gate quiet?")."""
+        return (abs(self.factor - 1) * 100 > threshold_pct
+                and self.following * 2 >= self.rows >= 4)
+
+
+def run_shifts(results) -> dict:
+    """harness -> Shift of its compared latency rows (Result objects)."""
+    ratios = {}
+    for r in results:
+        c = r.comparison
+        if c is None or r.row["metric"] != "latency" or c.median_baseline <= 0:
+            continue
+        ratios.setdefault(r.row["harness"], []).append(c.median_current / c.median_baseline)
+    shifts = {}
+    for harness, rs in sorted(ratios.items()):
+        factor = float(np.median(rs))
+        following = sum(abs(x / factor - 1) <= WITH_THE_RUN for x in rs)
+        shifts[harness] = Shift(factor, following, len(rs))
+    return shifts

@@ -94,10 +94,10 @@ def test_a_pair_reports_the_shift_of_each_harness_and_the_rows_that_followed_it(
         slower.append({**row, "samples": samples, **(rows_summary(samples) if samples else {})})
     report = aa.gate_pair("A/A pair 1 of 1", run_of(tmp_path, base, "a.jsonl"),
                           run_of(tmp_path, slower, "b.jsonl"))
-    shifts = aa.run_shifts(report)
+    shifts = aa.run_shifts(report.verdict.results)
     assert shifts, "no latency rows compared"
-    for shift, following, n in shifts.values():
-        assert shift == pytest.approx(1.3)
-        assert following < n and following >= n / 2
+    for shift in shifts.values():
+        assert shift.factor == pytest.approx(1.3)
+        assert shift.rows / 2 <= shift.following < shift.rows
     assert any(line.startswith("    whole-run shift of ") and "x1.30" in line
                for line in aa.describe(report))

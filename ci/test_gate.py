@@ -589,3 +589,24 @@ def test_schema_1_runs_on_both_sides_gate_as_before(tmp_path, capsys, builtin):
     b, cur = pair(tmp_path, base, base)
     code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
     assert code == 0 and "3 unchanged" in out.splitlines()[0]
+
+
+def test_a_whole_run_shift_is_named_in_the_summary_and_the_verdict(tmp_path, capsys):
+    """Issue 13, A/A runs here: a host slower for the whole gbench step moved
+    12 of 18 latency rows x1.29 together. The gate still fails those rows (a
+    change that slows every path looks the same), but says so."""
+    c = common()
+    run_rows = multi_path_run(c)
+    a = write_run(tmp_path / "a", run_rows)
+    code, out, _ = run_main(capsys, a, write_run(tmp_path / "b", [scaled(r, 1.3) for r in run_rows]),
+                            "--config", str(gate.DEFAULT_CONFIG))
+    assert code == 1
+    assert "⚠️ **The whole gbench run moved**: its latency rows moved ×1.30" in out
+    shift = verdict_of(tmp_path / "b")["run_shifts"]["gbench"]
+    assert shift["whole_run"] and shift["factor"] == pytest.approx(1.3)
+    # one row slowed alone is not a whole-run shift
+    copy = [scaled(r, 1.25) if i == 3 else r for i, r in enumerate(run_rows)]
+    code, out, _ = run_main(capsys, a, write_run(tmp_path / "c", copy),
+                            "--config", str(gate.DEFAULT_CONFIG))
+    assert code == 1 and "The whole" not in out
+    assert not verdict_of(tmp_path / "c")["run_shifts"]["gbench"]["whole_run"]
