@@ -121,7 +121,8 @@ def describe(report: PairReport) -> list[str]:
     v = report.verdict
     lines = [f"{report.name}: {'pass' if report.passed else 'FAIL'}: "
              f"{v.count(REGRESSION)} regressions, {v.count(MISSING)} missing, "
-             f"{v.count(IMPROVEMENT)} improvements, {v.count(UNCHANGED)} unchanged"]
+             f"{v.count(IMPROVEMENT)} improvements, {v.count(UNCHANGED)} unchanged, "
+             f"{v.count(NOT_GATED)} not gated"]
     for r in v.results:
         if r.fails:
             change = f"{r.comparison.change_pct:+.1f}%" if r.comparison else r.why
