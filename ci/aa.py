@@ -35,7 +35,7 @@ from ci import gate
 from ci.gate_config import display, load_config, row_id
 from ci.gate_report import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, label
 from ci.gate_stats import (IMPROVEMENT, MISSING, NOT_GATED, REGRESSION, UNCHANGED, WITH_THE_RUN,
-                           run_shifts, worse_pct)
+                           worse_pct)
 from results import rows as rowlib
 from results import stats
 
@@ -130,7 +130,7 @@ def describe(report: PairReport) -> list[str]:
     for metric, (change, threshold, where) in sorted(report.margins().items()):
         lines.append(f"    largest move of {metric}: {change:.1f}% (threshold "
                      f"{threshold:g}%): {where}")
-    for harness, shift in run_shifts(report.verdict.results).items():
+    for harness, shift in report.verdict.shifts.items():
         lines.append(f"    whole-run shift of {harness} latency: x{shift.factor:.2f} (median "
                      f"of {shift.rows} rows; {shift.following} within {WITH_THE_RUN:.0%} of it)")
     return lines

@@ -60,7 +60,7 @@ from ci.gate_report import (EXIT_FAIL, EXIT_PASS, EXIT_USAGE, failure_lines, mar
 from ci.gate_stats import (ALLOWED_MISSING, ALPHA, IMPROVEMENT, MIN_SAMPLES, MISSING, NEW,
                            NOT_GATED, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
                            THRESHOLD_PCT, UNCHANGED, Result, compare, decide,
-                           not_gated_why)
+                           not_gated_why, run_shifts)
 from results import runfile
 
 REPO = Path(__file__).resolve().parent.parent
@@ -174,6 +174,7 @@ class Verdict:
     environment: list      # environment_changes between the paired machines
     cross_machine: bool
     liveness: gate_liveness.Report  # counters that died or came alive
+    shifts: dict           # harness -> gate_stats.Shift of its latency rows
 
     @property
     def passed(self) -> bool:
@@ -253,7 +254,7 @@ def run_gate(baseline: Run, current: Run, config: Config) -> Verdict:
     for ident in sorted(b_ids & c_ids, key=repr):
         environment += environment_changes(first_b[ident], first_c[ident], env_fields)
     return Verdict(baseline, current, config, results, environment, config.cross_machine,
-                   gate_liveness.compare_pairs(pairs, config.counter_died))
+                   gate_liveness.compare_pairs(pairs, config.counter_died), run_shifts(results))
 
 
 # ---- command line -------------------------------------------------------------------

@@ -16,7 +16,7 @@ from ci.gate_config import KEY_FIELDS, Config, display, row_id
 from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW, NOT_GATED,
                            OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
                            TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN, Result,
-                           Rule, cliffs_magnitude, run_shifts)
+                           Rule, cliffs_magnitude)
 from results import registry, table
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def verdict_json(v: Verdict) -> dict:
         "counts": {d: v.count(d) for d in DECISIONS},
         "run_shifts": {h: {**dataclasses.asdict(sh),
                            "whole_run": sh.is_whole_run(cfg.defaults.threshold_pct)}
-                       for h, sh in run_shifts(v.results).items()},
+                       for h, sh in v.shifts.items()},
         "liveness_changes": gate_liveness.json_entries(v.liveness, row_id),
         "liveness_not_compared": v.liveness.predates,
         "rows": [row_entry(r) for r in ordered],
@@ -212,7 +212,7 @@ def markdown(v: Verdict) -> str:
     if v.cross_machine:
         out += ["", "> ⚠️ **Cross-machine comparison**: the rows were paired without regard "
                     "to the machine; differences below may come from the hardware."]
-    for harness, shift in run_shifts(v.results).items():
+    for harness, shift in v.shifts.items():
         if shift.is_whole_run(d.threshold_pct):
             out += ["", f"> ⚠️ **The whole {harness} run moved**: its latency rows moved "
                         f"×{shift.factor:.2f} (median of {shift.rows} rows; {shift.following} "

@@ -271,7 +271,9 @@ class Shift:
         """Beyond the threshold, with at least half the rows moving together:
         what a host slower (or faster) for the whole step looks like, and
         also a change that slows every path alike. One pair of runs cannot
-        tell the two apart (ci/README.md, "Is the gate quiet?")."""
+        tell the two apart (ci/README.md, "Is the gate quiet?"). Fewer
+        than 4 rows cannot show a common move apart from a few rows that
+        regressed together."""
         return (abs(self.factor - 1) * 100 > threshold_pct
                 and self.following * 2 >= self.rows >= 4)
 

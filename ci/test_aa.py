@@ -94,7 +94,7 @@ def test_a_pair_reports_the_shift_of_each_harness_and_the_rows_that_followed_it(
         slower.append({**row, "samples": samples, **(rows_summary(samples) if samples else {})})
     report = aa.gate_pair("A/A pair 1 of 1", run_of(tmp_path, base, "a.jsonl"),
                           run_of(tmp_path, slower, "b.jsonl"))
-    shifts = aa.run_shifts(report.verdict.results)
+    shifts = report.verdict.shifts
     assert shifts, "no latency rows compared"
     for shift in shifts.values():
         assert shift.factor == pytest.approx(1.3)
