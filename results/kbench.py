@@ -198,16 +198,28 @@ def unavailable_rows(common: dict, reason: str) -> list[dict]:
                                                    reason, "unavailable")]
 
 
+def dump_path(tmp: str, name: str) -> Path:
+    """Where the dumped file `name` (an absolute path on the machine) goes
+    in the temporary tree. ValueError for a name that would leave it
+    (`../x`, `/proc/../../x`): a guest log is input, not trusted."""
+    parts = Path(name.lstrip("/")).parts
+    if not parts or ".." in parts:
+        raise ValueError(f"machine dump: file {name!r} is not a path under / "
+                         "(empty, or with a '..' component)")
+    return Path(tmp, *parts)
+
+
 def machine_from_dump(text: str, tsc_khz_hint=None, hypervisor=None) -> dict:
     """The `machine` object of a machine described by `kbench-read machine`
     (a QEMU guest, say): its files are laid out in a temporary tree that
     machine.collect() reads like a live system. `hypervisor` overrides the
-    detection when the caller knows (it started the VM)."""
+    detection when the caller knows (it started the VM). ValueError for a
+    file name that would leave the tree (dump_path)."""
     with tempfile.TemporaryDirectory() as tmp:
         leaves = {}
         for kind, name, body in sections(text):
             if kind == "file":
-                dest = Path(tmp, name.lstrip("/"))
+                dest = dump_path(tmp, name)
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 dest.write_text("\n".join(body) + "\n", encoding="utf-8")
             elif kind == "cpuid":
@@ -261,7 +273,11 @@ def main(argv=None) -> int:
         text = parts["report"]
     tsc = report_tsc_khz(text)
     if args.guest_log:
-        the_machine = machine_from_dump(parts["machine"], tsc, args.hypervisor)
+        try:
+            the_machine = machine_from_dump(parts["machine"], tsc, args.hypervisor)
+        except ValueError as e:
+            print(f"{origin}: {e}", file=sys.stderr)
+            return 2
     else:
         the_machine = machine_mod.collect(tsc_khz_hint=tsc)
         if args.hypervisor:

@@ -7,6 +7,7 @@ each bad row gets one error: the most relevant one (jsonschema's best_match).
 """
 
 import json
+import math
 import re
 from datetime import datetime
 from pathlib import Path
@@ -83,8 +84,28 @@ def _describe(validator, instance) -> list[tuple[str, str]]:
 
 def validate_row(row) -> list[tuple[str, str]]:
     """Every schema error of one row as (field, message), the most relevant
-    first; an empty list when the row is valid."""
-    return _describe(_ROW, row)
+    first; an empty list when the row is valid. On top of the schema (which
+    JSON Schema cannot say): no NaN or infinity anywhere, and `n` is the
+    number of `samples`."""
+    errors = _describe(_ROW, row)
+    errors += [(field, "not a finite number (NaN or infinity): rows hold measured "
+                       "values only") for field in _non_finite(row)]
+    if not errors and row["n"] != len(row["samples"]):
+        errors.append(("n", f"{row['n']}, but samples holds {len(row['samples'])} values"))
+    return errors
+
+
+def _non_finite(value, field="(row)"):
+    """The fields (`samples[3]`, `machine.tsc_khz`) holding a float NaN or
+    infinity, in any depth of the row."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield field
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _non_finite(item, key if field == "(row)" else f"{field}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _non_finite(item, f"{field}[{i}]")
 
 
 def validate_machine(machine) -> list[tuple[str, str]]:
@@ -103,6 +124,24 @@ def _last_key(text: str) -> str:
     if not keys:
         return "(row)"
     return json.loads(keys[-1].rstrip()[:-1].rstrip())
+
+
+class _NonStandardConstant(ValueError):
+    """NaN, Infinity or -Infinity in a line: Python's json accepts them,
+    JSON does not."""
+
+
+def _refuse_constant(name: str):
+    raise _NonStandardConstant(name)
+
+
+# A string token, or one of the constants outside strings.
+_CONSTANT_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+
+
+def _constant_position(text: str) -> int:
+    """Where the first NaN or infinity outside a string starts."""
+    return next((m.start(1) for m in _CONSTANT_TOKEN.finditer(text) if m.group(1)), len(text))
 
 
 def iter_file_errors(path):
@@ -129,9 +168,17 @@ def iter_file_errors(path):
             yield line_no, "(row)", f"not valid UTF-8: {e}"
             continue
         try:
-            row = json.loads(text)
+            row = json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as e:
             yield line_no, _last_key(text[:e.pos]), f"not valid JSON (truncated?): {e}"
+            continue
+        except _NonStandardConstant as e:
+            yield line_no, _last_key(text[:_constant_position(text)]), (
+                f"{e.args[0]} is not JSON (RFC 8259 has no NaN or infinity): rows hold "
+                "measured, finite values only")
+            continue
+        except RecursionError:
+            yield line_no, "(row)", "nested too deeply to be a row"
             continue
         errors = validate_row(row)
         if errors:

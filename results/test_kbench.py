@@ -3,6 +3,8 @@
 TCG emulation, so its timings mean nothing; only the format matters)."""
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,27 @@ def test_native_report_file_converts_with_its_verdicts(tmp_path, parts):
     got = [json.loads(line) for line in out_file.read_text().splitlines()]
     assert {r["liveness"] for r in got if r["op"] == "rdmsr:0x611"} <= set(kbench.VERDICTS)
     assert {r["liveness"] for r in got if r["op"] == "rdmsr:0x606"} == {None}
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "/proc/../../escaped", "/", ""])
+def test_a_dumped_file_name_cannot_leave_the_temporary_tree(tmp_path, name):
+    """Issue 14: `=== file ../../x` in a guest log wrote outside the
+    temporary directory. A guest log is input, not trusted."""
+    text = f"=== file {name}\nowned\n=== file /proc/version\nLinux version 6.1.0\n"
+    cwd = os.getcwd()
+    os.chdir(tmp_path)  # where a relative escape would land
+    try:
+        with pytest.raises(ValueError, match="is not a path under /"):
+            kbench.machine_from_dump(text)
+    finally:
+        os.chdir(cwd)
+    assert not list(tmp_path.rglob("escaped"))
+    assert not Path(tempfile.gettempdir(), "escaped").exists()
+
+
+def test_a_guest_log_with_an_escaping_file_name_exits_2(tmp_path, capsys):
+    log = tmp_path / "guest.log"
+    log.write_text("=== begin machine\n=== file ../../x\nowned\n=== begin report\n")
+    assert kbench.main(["--guest-log", str(log), "--out", str(tmp_path / "rows.jsonl")]) == 2
+    assert "machine dump: file '../../x' is not a path under /" in capsys.readouterr().err
+    assert not (tmp_path / "rows.jsonl").exists()

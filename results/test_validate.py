@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,61 @@ def test_command_line_entry_point():
                           cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("rows valid\n")
+
+
+# ---- values JSON Schema cannot refuse (issue 14) ------------------------------
+
+def with_first_row(tmp_path, edit) -> Path:
+    """The golden file with its first line replaced by edit(first line)."""
+    lines = good_lines()
+    path = tmp_path / "results.jsonl"
+    path.write_text("\n".join([edit(lines[0])] + lines[1:]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_or_infinity_in_a_row_is_refused_naming_its_field(tmp_path, capsys, constant):
+    """Python's json reads NaN and Infinity; JSON has neither, and a NaN
+    sample once passed `make validate` ("1 rows valid") and then broke the
+    gate's statistics."""
+    path = with_first_row(tmp_path, lambda line: line.replace('"samples": [',
+                                                              f'"samples": [{constant}, ', 1))
+    code, _, err = run(capsys, path)
+    assert code == 2
+    assert err[0].startswith(f"{path}:1: samples: {constant} is not JSON")
+    path = with_first_row(tmp_path, lambda line: re.sub(r'"mean": [0-9.e+-]+',
+                                                        f'"mean": {constant}', line))
+    code, _, err = run(capsys, path)
+    assert code == 2 and err[0].startswith(f"{path}:1: mean: {constant} is not JSON")
+
+
+def test_a_string_holding_nan_is_not_a_constant(tmp_path, capsys):
+    path = with_first_row(tmp_path,
+                          lambda line: line.replace('"hostname": "', '"hostname": "NaN-', 1))
+    code, _, err = run(capsys, path)
+    assert (code, err) == (0, [])
+
+
+def test_n_must_count_the_samples(tmp_path, capsys):
+    first = json.loads(good_lines()[0])
+    n = first["n"]
+    path = with_first_row(tmp_path, lambda line: line.replace(f'"n": {n},', f'"n": {n + 1},', 1))
+    code, _, err = run(capsys, path)
+    assert code == 2
+    assert err[0] == f"{path}:1: n: {first['n'] + 1}, but samples holds {first['n']} values"
+
+
+def test_a_row_nested_too_deeply_is_an_error_not_a_crash(tmp_path, capsys):
+    path = with_first_row(tmp_path, lambda line: "[" * 100_000 + "]" * 100_000)
+    code, _, err = run(capsys, path)
+    assert code == 2 and err[0] == f"{path}:1: (row): nested too deeply to be a row"
+
+
+def test_in_memory_rows_with_nan_are_invalid():
+    """Rows built in Python (a normalizer) are checked the same way."""
+    from results import schema
+    row = json.loads(good_lines()[0])
+    row["samples"][2] = float("nan")
+    row["machine"]["tsc_khz"] = float("inf")
+    fields = [field for field, _ in schema.validate_row(row)]
+    assert "samples[2]" in fields and "machine.tsc_khz" in fields
