@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import pandas as pd
@@ -251,6 +252,31 @@ HARNESSES = [
     ("sampler", "raplbench-sample self-report, idle machine", run_sampler),
     ("overhead", "hyperfine: the sampler under a stress-ng workload", run_overhead),
 ]
+# The rows a step stands for when it crashes: (harness, paths).
+STEP_ROWS = {
+    "gbench": (gbench.HARNESS, gbench.PATHS),
+    "kbench": (kbench.HARNESS, kbench.PATHS),
+    "criterion": (criterion.HARNESS, criterion.PATHS),
+    "sampler": (sampler.HARNESS, ("sampler",)),
+    "overhead": (overhead.HARNESS, ("sampler",)),
+}
+assert STEP_ROWS.keys() == {name for name, _, _ in HARNESSES}
+
+
+def run_step(run: Run, name: str, step) -> list[dict]:
+    """A step's rows; a step that raises (a bug, a parse error, a child
+    that hung) becomes error rows naming the exception, its traceback in
+    raw/<step>-crash.log, so that the other steps' rows are still written."""
+    try:
+        return step(run)
+    except Exception as e:  # noqa: BLE001 - any failure of one step, by design
+        log = run.raw_dir / f"{name}-crash.log"
+        log.write_text(traceback.format_exc(), encoding="utf-8")
+        print(f"  {name}: crashed: {type(e).__name__}: {e} (traceback in {log})", flush=True)
+        harness, paths = STEP_ROWS.get(name, (name, (name,)))
+        return failed_rows(run, harness, paths,
+                           f"the {name} step crashed ({type(e).__name__}: {e}); a bug in "
+                           f"raplbench: please report it with {log}")
 
 
 # ---- the run ----------------------------------------------------------------
@@ -330,7 +356,7 @@ def main(argv=None) -> int:
     for i, (name, what, step) in enumerate(steps, 1):
         print(f"[{i}/{len(steps)}] {name} ({what})", flush=True)
         started = time.monotonic()
-        all_rows += step(run)
+        all_rows += run_step(run, name, step)
         print(f"[{i}/{len(steps)}] {name}: done in {time.monotonic() - started:.1f} s",
               flush=True)
 

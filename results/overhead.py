@@ -58,6 +58,8 @@ from pathlib import Path
 from results import rows, sampler, stats
 
 HARNESS = "hyperfine"
+# How long a background sampler may take to stop after SIGINT before it is killed.
+STOP_TIMEOUT_S = 30.0
 TARGET_HALF_WIDTH = 0.5  # percentage points: Diamond & Stoico report 0.25 % to 46.75 %
 WALL, CPU = "wall time", "CPU time"
 
@@ -164,7 +166,13 @@ class BackgroundSampler:
         died = self.proc.poll()
         if died is None:
             self.proc.send_signal(signal.SIGINT)
-        self.proc.wait(timeout=30)
+        try:
+            self.proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # never leave a sampler running behind the experiment
+            self.proc.wait()
+            raise RuntimeError(f"raplbench-sample --mechanism {self.mechanism} did not stop "
+                               f"within {STOP_TIMEOUT_S:g} s of SIGINT; killed") from None
         if self.drain is not None:
             self.drain.join(timeout=30)
         err = "".join(self.tail)

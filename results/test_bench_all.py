@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from results import bench_all, registry, sampler, schema
+from results import bench_all, criterion, kbench, registry, sampler, schema
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +165,24 @@ def test_a_relative_runs_dir_reaches_every_step_as_an_absolute_path(monkeypatch,
     bench_all.main(["--quick", "--runs-dir", "runs", "--build-dir", "build"])  # no rows: refused
     assert seen and seen[0].raw_dir.is_absolute() and seen[0].build_dir.is_absolute()
     assert seen[0].raw_dir.parent.parent == tmp_path / "runs"
+
+
+def test_a_step_that_crashes_becomes_error_rows_and_the_others_are_kept(monkeypatch, tmp_path):
+    """Issue 14: a step that raised (a KeyError in a normalizer, a
+    self-report that did not parse, a child that hung) lost every row of the
+    run. Now it stands for its paths as error rows, with its traceback kept."""
+    def crashes(run):
+        raise KeyError("median")
+    monkeypatch.setattr(bench_all, "HARNESSES",
+                        [("kbench", "the kernel module", bench_all.run_kbench),
+                         ("criterion", "crashes", crashes)])
+    assert bench_all.main(["--quick", "--runs-dir", str(tmp_path)]) == 0
+    run_dir = next(p for p in tmp_path.iterdir() if p.name != "latest")
+    got = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    crashed = [r for r in got if r["harness"] == "criterion"]
+    assert {r["path"] for r in crashed} == set(criterion.PATHS)
+    for r in crashed:
+        assert r["status"] == "error"
+        assert r["reason"].startswith("the criterion step crashed (KeyError: 'median')")
+    assert {r["path"] for r in got if r["harness"] == "kbench"} == set(kbench.PATHS)
+    assert "KeyError: 'median'" in (run_dir / "raw" / "criterion-crash.log").read_text()

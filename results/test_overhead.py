@@ -59,6 +59,20 @@ sys.exit(1)
         background.stop()
 
 
+def test_a_sampler_that_ignores_sigint_is_killed_not_left_running(tmp_path, monkeypatch):
+    """Issue 14: a TimeoutExpired left the child running behind the run."""
+    fake_sampler(tmp_path, monkeypatch, """
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+print("raplbench-sample: sampling perf at 1000 Hz on CPU 0", file=sys.stderr, flush=True)
+time.sleep(60)
+""")
+    monkeypatch.setattr(overhead, "STOP_TIMEOUT_S", 0.5)
+    background = overhead.BackgroundSampler("perf", tmp_path / "out.csv")
+    with pytest.raises(RuntimeError, match="did not stop within 0.5 s of SIGINT; killed"):
+        background.stop()
+    assert background.proc.returncode == -9  # SIGKILL: not running any more
+
+
 def test_placements_pin_the_workload_to_the_last_cpu():
     assert overhead.placements({0, 1, 2, 3}) == [overhead.Placement("same CPU", 3, 3),
                                                  overhead.Placement("other CPU", 0, 3)]
