@@ -639,3 +639,14 @@ fn list_on_this_machine_covers_every_mechanism_without_sampling() {
         assert!(ebpf.contains("bpf_perf_event_read_value("), "{ebpf}");
     }
 }
+
+#[test]
+fn a_commands_child_inherits_no_energy_counter_descriptor() {
+    // Issue 14: energy_uj was opened without O_CLOEXEC, so `-- COMMAND`
+    // could read a root-only energy file (CVE-2020-8694, PLATYPUS).
+    let out = on_fixture(&["--", "sh", "-c", "ls -l /proc/$$/fd"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fds = String::from_utf8_lossy(&out.stdout);
+    assert!(fds.contains("0 ->"), "the child listed no descriptors: {fds}");
+    assert!(!fds.contains("energy_uj"), "{fds}");
+}

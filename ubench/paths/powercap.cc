@@ -47,7 +47,7 @@ std::string powercap_stand_in_unreadable(const std::string& root, const std::str
 namespace {
 
 void bench_pread(benchmark::State& state, const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return skip_unavailable(state, path + ": " + errno_text(errno));
   uint64_t value = 0;
   warm_up([&] { return read_energy_uj(fd, path, &value).empty(); });
@@ -65,14 +65,14 @@ void bench_pread(benchmark::State& state, const std::string& path) {
 void bench_open_read_close(benchmark::State& state, const std::string& path) {
   uint64_t value = 0;
   warm_up([&] {
-    int fd = open(path.c_str(), O_RDONLY);
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     const bool ok = read_energy_uj(fd, path, &value).empty();
     close(fd);
     return ok;
   });
   for (auto _ : state) {
-    int fd = open(path.c_str(), O_RDONLY);
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       skip_unavailable(state, path + ": " + errno_text(errno));
       break;

@@ -146,10 +146,12 @@ pub fn open_error(path: &str, errno: Errno) -> Error {
     }
 }
 
-/// Opens `path` read-only (no O_CLOEXEC, like ubench); the error says what to do.
+/// Opens `path` read-only and close-on-exec (a `-- COMMAND` child must not
+/// inherit a descriptor of a root-only energy file: CVE-2020-8694), as
+/// ubench does; the error says what to do.
 fn open_counter_file(path: &CString, display: &str) -> Result<OwnedFd, Error> {
     // SAFETY: `path` is a valid NUL-terminated string.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) };
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
     if fd < 0 {
         return Err(open_error(display, Errno::last()));
     }
