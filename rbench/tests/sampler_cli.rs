@@ -408,29 +408,43 @@ fn keep_counting(
     (stop, thread)
 }
 
-#[test]
-fn a_live_counter_has_energy_after_its_first_sample_and_a_frozen_one_none() {
-    let root = tmp("live-powercap");
+/// Samples a copy of the two-package fixture whose intel-rapl:0 counter a
+/// thread keeps advancing, at 100 Hz, with `args` added; the run's output
+/// and its CSV.
+fn sample_live(name: &str, args: &[&str]) -> (Output, PathBuf) {
+    let root = tmp(name);
     let _ = std::fs::remove_dir_all(&root);
     copy_tree(&two_packages_root(), &root);
     let (stop, writer) = keep_counting(&root);
-    let csv = tmp("live.csv");
-    let out = sample(&[
+    let csv = tmp(&format!("{name}.csv"));
+    let mut all = vec![
         "--mechanism",
         "powercap",
         "--powercap-root",
         root.to_str().unwrap(),
-        "--domains",
-        "intel-rapl:0,intel-rapl:1",
         "--frequency",
         "100",
-        "--duration",
-        "0.5",
         "--output",
         csv.to_str().unwrap(),
-    ]);
+    ];
+    all.extend_from_slice(args);
+    let out = sample(&all);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     writer.join().unwrap();
+    (out, csv)
+}
+
+#[test]
+fn a_live_counter_has_energy_after_its_first_sample_and_a_frozen_one_none() {
+    let (out, csv) = sample_live(
+        "live-powercap",
+        &[
+            "--domains",
+            "intel-rapl:0,intel-rapl:1",
+            "--duration",
+            "0.5",
+        ],
+    );
     let said = stderr(&out);
     assert!(out.status.success(), "{said}");
     if said.contains("intel-rapl:0/package-0 is frozen") {
@@ -458,32 +472,20 @@ fn a_live_counter_has_energy_after_its_first_sample_and_a_frozen_one_none() {
 
 #[test]
 fn each_window_of_a_report_starts_without_a_difference() {
-    let root = tmp("live-windows");
-    let _ = std::fs::remove_dir_all(&root);
-    copy_tree(&two_packages_root(), &root);
-    let (stop, writer) = keep_counting(&root);
-    let csv = tmp("live-windows.csv");
     let report = tmp("live-windows.jsonl");
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--powercap-root",
-        root.to_str().unwrap(),
-        "--domains",
-        "intel-rapl:0",
-        "--frequency",
-        "100",
-        "--duration",
-        "0.6",
-        "--pairs",
-        "3",
-        "--report",
-        report.to_str().unwrap(),
-        "--output",
-        csv.to_str().unwrap(),
-    ]);
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    writer.join().unwrap();
+    let (out, csv) = sample_live(
+        "live-windows",
+        &[
+            "--domains",
+            "intel-rapl:0",
+            "--duration",
+            "0.6",
+            "--pairs",
+            "3",
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
     let said = stderr(&out);
     assert!(out.status.success(), "{said}");
     if said.contains("intel-rapl:0/package-0 is frozen") {
@@ -647,6 +649,9 @@ fn a_commands_child_inherits_no_energy_counter_descriptor() {
     let out = on_fixture(&["--", "sh", "-c", "ls -l /proc/$$/fd"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let fds = String::from_utf8_lossy(&out.stdout);
-    assert!(fds.contains("0 ->"), "the child listed no descriptors: {fds}");
+    assert!(
+        fds.contains("0 ->"),
+        "the child listed no descriptors: {fds}"
+    );
     assert!(!fds.contains("energy_uj"), "{fds}");
 }
