@@ -41,6 +41,12 @@ pub enum Update {
     NoWrap(u64),
     /// The counter wrapped; this is the corrected advance.
     Wrapped(u64),
+    /// No difference can be trusted: a reading above the counter's range,
+    /// or a step back whose wrap-corrected advance is more than half the
+    /// range (the counter went backwards, or wrapped more than once; a
+    /// powercap zone without max_energy_range_uj is read with the range of
+    /// a u64, where a step back would otherwise count as 1.8e13 J).
+    Implausible,
 }
 
 impl Update {
@@ -53,7 +59,7 @@ impl Update {
     /// ```
     pub fn difference(self) -> Option<u64> {
         match self {
-            Update::FirstTime => None,
+            Update::FirstTime | Update::Implausible => None,
             Update::NoWrap(d) | Update::Wrapped(d) => Some(d),
         }
     }
@@ -86,11 +92,18 @@ impl CounterDiff {
     }
 
     /// Takes a new reading and returns the advance since the previous one.
+    /// A reading above `max` is [`Update::Implausible`], and so is the next
+    /// one (it has nothing valid to compare with).
     pub fn update(&mut self, value: u64) -> Update {
         let update = match self.previous {
+            _ if value > self.max => Update::Implausible,
             None => Update::FirstTime,
+            Some(prev) if prev > self.max => Update::Implausible,
             Some(prev) if value >= prev => Update::NoWrap(value - prev),
-            Some(prev) => Update::Wrapped(wrapping_delta(prev, value, self.max)),
+            Some(prev) => match wrapping_delta(prev, value, self.max) {
+                d if d > self.max / 2 => Update::Implausible,
+                d => Update::Wrapped(d),
+            },
         };
         self.previous = Some(value);
         update
@@ -126,6 +139,34 @@ mod tests {
         assert_eq!(wrapping_delta(u64::MAX - 1, 1, u64::MAX), 3);
         assert_eq!(wrapping_delta(u64::MAX, u64::MAX, u64::MAX), 0);
         assert_eq!(wrapping_delta(1, 0, u64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn a_step_back_of_a_counter_without_a_known_range_is_no_difference() {
+        // issue 14: a powercap zone without max_energy_range_uj (u64::MAX)
+        // going from 900000 to 100 summed to 18446744073708.65 J
+        let mut c = CounterDiff::with_max(u64::MAX);
+        assert_eq!(c.update(900_000), Update::FirstTime);
+        assert_eq!(c.update(100), Update::Implausible);
+        assert_eq!(c.update(150), Update::NoWrap(50)); // and on from there
+        // a real wrap of a known range still counts
+        let mut c = CounterDiff::with_max(MSR_MAX);
+        c.update(MSR_MAX - 5);
+        assert_eq!(c.update(4), Update::Wrapped(10));
+        // more than half the range in one step back: not one wrap
+        c.update(MSR_MAX / 2);
+        assert_eq!(c.update(MSR_MAX / 2 - 10), Update::Implausible);
+    }
+
+    #[test]
+    fn a_reading_above_the_range_is_no_difference_and_never_underflows() {
+        let range = 1_000;
+        let mut c = CounterDiff::with_max(range);
+        assert_eq!(c.update(500), Update::FirstTime);
+        assert_eq!(c.update(range + 7), Update::Implausible);
+        assert_eq!(c.update(3), Update::Implausible); // the previous was out of range
+        assert_eq!(c.update(10), Update::NoWrap(7));
+        assert_eq!(Update::Implausible.difference(), None);
     }
 
     #[test]
