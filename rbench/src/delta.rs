@@ -149,6 +149,7 @@ mod tests {
         assert_eq!(c.update(900_000), Update::FirstTime);
         assert_eq!(c.update(100), Update::Implausible);
         assert_eq!(c.update(150), Update::NoWrap(50)); // and on from there
+
         // a real wrap of a known range still counts
         let mut c = CounterDiff::with_max(MSR_MAX);
         c.update(MSR_MAX - 5);
