@@ -17,6 +17,7 @@
 
 #define RB_MAX_COUNTERS 8     /* counters sampled per CPU (RAPL has at most 5 domains) */
 #define RB_MAX_CPUS 1024      /* bound for the per-CPU status array */
+#define RB_MIN_PERIOD_NS 10000 /* shortest timer period the loaders accept (100 kHz): 0 would re-arm in the past forever */
 
 /* bpf_timer_start() flags (uapi/linux/bpf.h; Linux 6.4 and 6.7). Spelled
  * out here so the program also builds against an older kernel's BTF. */

@@ -43,6 +43,11 @@ struct AffinityGuard {
 std::unique_ptr<BpfSampler> BpfSampler::start(const std::vector<PerfEventSpec>& counters,
                                               uint64_t period_ns, std::string* why,
                                               const BpfOptions& options) {
+  if (period_ns < RB_MIN_PERIOD_NS) {  // 0 would re-arm the timer in the past forever
+    *why = "a timer period of " + std::to_string(period_ns) + " ns is below the " +
+           std::to_string(RB_MIN_PERIOD_NS) + " ns the BPF sampler accepts (at most 100 kHz)";
+    return nullptr;
+  }
   std::unique_ptr<BpfSampler> s(new BpfSampler());
   s->period_ns_ = period_ns;
   s->cpus_ = options.cpus.empty() ? usable_cpus() : options.cpus;
@@ -119,7 +124,8 @@ std::unique_ptr<BpfSampler> BpfSampler::start(const std::vector<PerfEventSpec>& 
   // 5. map the published slots
   s->slots_fd_ = bpf_map__fd(s->skel_->maps.slots);
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
-  s->slots_len_ = (size_t(ncpus) * sizeof(rb_slot) + page - 1) / page * page;
+  s->nslots_ = size_t(ncpus);
+  s->slots_len_ = (s->nslots_ * sizeof(rb_slot) + page - 1) / page * page;
   void* m = mmap(nullptr, s->slots_len_, PROT_READ, MAP_SHARED, s->slots_fd_, 0);
   if (m == MAP_FAILED) {
     *why = bpf_error("mmap of the BPF slots array", errno);

@@ -60,7 +60,7 @@ class BpfSampler {
   ~BpfSampler();
 
   // Copies CPU `cpu`'s slot from the mmapped array under the seqlock; false
-  // if it did not settle after many retries. Inline (defined below), as
+  // if `cpu` has no slot or it did not settle after many retries. Inline (defined below), as
   // rbench's BpfSampler::load is: path ebpf-mmap times this copy, a few ns,
   // and a call into another object file added about a quarter to it.
   inline bool load_slot(int cpu, rb_slot* out) const;
@@ -87,7 +87,8 @@ class BpfSampler {
 
   counters_bpf* skel_ = nullptr;
   const rb_slot* slots_ = nullptr;
-  size_t slots_len_ = 0;
+  size_t slots_len_ = 0;  // bytes mapped
+  size_t nslots_ = 0;     // slots in them: one per possible CPU
   int slots_fd_ = -1;
   std::vector<int> cpus_;
   std::vector<CounterFd> counter_fds_;
@@ -97,6 +98,7 @@ class BpfSampler {
 };
 
 bool BpfSampler::load_slot(int cpu, rb_slot* out) const {
+  if (cpu < 0 || size_t(cpu) >= nslots_) return false;  // no slot for it (as rbench checks)
   const rb_slot* slot = &slots_[cpu];
   for (int tries = 0; tries < 10000; ++tries) {
     uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);

@@ -125,6 +125,35 @@ TEST(BpfSampler, FirstTicksFindEveryCounterInTheMap) {
 // ticks advance (bpf_timer; the fallback's rate is only reported), the
 // values are perf counts like a direct perf read (never decreasing), and
 // only CPUs of this process's affinity mask are used.
+// Issue 14: the loader never checked the period (0 would re-arm the timer in
+// the past forever). Refused before anything is loaded: no privilege needed.
+TEST(BpfSampler, APeriodBelowTheMinimumIsRefused) {
+  const std::vector<int> cpus = usable_cpus();
+  for (uint64_t period_ns : {uint64_t{0}, uint64_t{RB_MIN_PERIOD_NS - 1}}) {
+    std::string why;
+    EXPECT_FALSE(BpfSampler::start({constant_zero_counter(cpus)}, period_ns, &why));
+    EXPECT_NE(why.find("a timer period of " + std::to_string(period_ns) + " ns is below"),
+              std::string::npos)
+        << why;
+  }
+}
+
+// Issue 14: load_slot indexed the mapped slots by CPU without a bounds check.
+TEST(BpfSampler, LoadSlotOfACpuWithoutASlotIsFalse) {
+  const std::vector<int> cpus = usable_cpus();
+  std::string skip;
+  BpfOptions options;
+  options.cpus = cpus;
+  auto s = start_or_skip({constant_zero_counter(cpus)}, 1000000, options, &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(s);
+  rb_slot slot{};
+  EXPECT_TRUE(s->load_slot(cpus[0], &slot));
+  EXPECT_FALSE(s->load_slot(-1, &slot));
+  EXPECT_FALSE(s->load_slot(RB_MAX_CPUS, &slot));
+  EXPECT_FALSE(s->load_slot(1 << 30, &slot));
+}
+
 TEST(BpfSampler, LoadsPublishesAndTicksOnTheCpusItMayRunOn) {
   EnergyCounters counters = energy_counters();
   if (counters.events.empty())

@@ -37,6 +37,7 @@ use nix::errno::Errno;
 
 use super::slots::{
     read_seqlocked, RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS,
+    RB_MIN_PERIOD_NS,
 };
 use super::{BpfConfig, TriggerChoice};
 use crate::cpu::{pin_to_cpu, AffinityGuard};
@@ -333,6 +334,13 @@ impl Loaded {
         if ncpus == 0 || ncpus > RB_MAX_CPUS {
             return Err(Error::Unavailable(format!(
                 "cannot size the BPF maps: {ncpus} possible CPUs"
+            )));
+        }
+        if config.period_ns < RB_MIN_PERIOD_NS {
+            return Err(Error::Unavailable(format!(
+                "a timer period of {} ns is below the {RB_MIN_PERIOD_NS} ns the BPF sampler \
+                 accepts (at most 100 kHz)",
+                config.period_ns
             )));
         }
         if let Some(&bad) = cpus.iter().find(|&&cpu| cpu >= ncpus) {

@@ -21,6 +21,7 @@ mod slots;
 
 pub use slots::{
     read_seqlocked, RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS,
+    RB_MIN_PERIOD_NS,
 };
 
 use crate::cpu::allowed_cpus;

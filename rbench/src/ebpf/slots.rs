@@ -8,6 +8,8 @@ use std::sync::atomic::{fence, AtomicU64, Ordering};
 pub const RB_MAX_COUNTERS: usize = 8;
 /// RB_MAX_CPUS of counters.h: bound of the per-CPU status arrays.
 pub const RB_MAX_CPUS: usize = 1024;
+/// RB_MIN_PERIOD_NS of counters.h: the shortest timer period a loader accepts.
+pub const RB_MIN_PERIOD_NS: u64 = 10_000;
 /// RB_ARM_NOT_TRIED of counters.h: arm_result[cpu] before arming.
 pub const RB_ARM_NOT_TRIED: i32 = 0;
 /// RB_ARM_OK of counters.h: the CPU's timer is armed (negative: -errno).
@@ -129,6 +131,7 @@ mod tests {
         let header = include_str!("../../../bpf/counters.h");
         assert_eq!(define(header, "RB_MAX_COUNTERS"), RB_MAX_COUNTERS);
         assert_eq!(define(header, "RB_MAX_CPUS"), RB_MAX_CPUS);
+        assert_eq!(define(header, "RB_MIN_PERIOD_NS") as u64, RB_MIN_PERIOD_NS);
         assert!(header.contains("RB_ARM_NOT_TRIED = 0") && header.contains("RB_ARM_OK = 1"));
     }
 

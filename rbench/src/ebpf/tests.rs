@@ -388,3 +388,26 @@ fn load_of_a_cpu_without_a_slot_is_an_error() {
         "{err}"
     );
 }
+
+/// Issue 14: the loader never checked the period; a 0 would re-arm the
+/// timer in the past forever. Refused before anything is loaded (so the
+/// check needs no privilege).
+#[test]
+fn a_period_below_the_minimum_is_refused_before_loading() {
+    let cpus = allowed_cpus();
+    for period_ns in [0, RB_MIN_PERIOD_NS - 1] {
+        let config = BpfConfig {
+            period_ns,
+            cpus: Some(cpus.clone()),
+            ..BpfConfig::default()
+        };
+        let err = BpfSampler::start(&[constant_zero_counter(&cpus)], &config)
+            .err()
+            .expect("a period below the minimum must be refused");
+        assert!(
+            err.to_string()
+                .contains(&format!("a timer period of {period_ns} ns is below")),
+            "{err}"
+        );
+    }
+}
