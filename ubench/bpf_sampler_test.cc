@@ -53,6 +53,14 @@ std::unique_ptr<BpfSampler> start_or_skip(const std::vector<PerfEventSpec>& coun
   return s;
 }
 
+// The constant-0 counter sampled on every usable CPU every `period_ns`.
+std::unique_ptr<BpfSampler> start_zero_counter_or_skip(uint64_t period_ns, std::string* skip) {
+  const std::vector<int> cpus = usable_cpus();
+  BpfOptions options;
+  options.cpus = cpus;
+  return start_or_skip({constant_zero_counter(cpus)}, period_ns, options, skip);
+}
+
 bool on_bpf_timer(const BpfSampler& s) { return s.trigger().rfind("bpf_timer", 0) == 0; }
 
 std::map<int, rb_slot> load_all(const BpfSampler& s) {
@@ -93,11 +101,8 @@ std::string rates(const std::map<int, rb_slot>& before, const std::map<int, rb_s
 // counter is the constant-0 fake: its 0 is published as a value with err 0
 // (telling a dead counter from a live one is the harness's job).
 TEST(BpfSampler, FirstTicksFindEveryCounterInTheMap) {
-  const std::vector<int> cpus = usable_cpus();
   std::string skip;
-  BpfOptions options;
-  options.cpus = cpus;
-  auto s = start_or_skip({constant_zero_counter(cpus)}, 100000, options, &skip);
+  auto s = start_zero_counter_or_skip(100000, &skip);
   if (!skip.empty()) GTEST_SKIP() << skip;
   ASSERT_TRUE(s);
   std::cout << "trigger: " << s->trigger() << "\n";
@@ -140,15 +145,12 @@ TEST(BpfSampler, APeriodBelowTheMinimumIsRefused) {
 
 // Issue 14: load_slot indexed the mapped slots by CPU without a bounds check.
 TEST(BpfSampler, LoadSlotOfACpuWithoutASlotIsFalse) {
-  const std::vector<int> cpus = usable_cpus();
   std::string skip;
-  BpfOptions options;
-  options.cpus = cpus;
-  auto s = start_or_skip({constant_zero_counter(cpus)}, 1000000, options, &skip);
+  auto s = start_zero_counter_or_skip(1000000, &skip);
   if (!skip.empty()) GTEST_SKIP() << skip;
   ASSERT_TRUE(s);
   rb_slot slot{};
-  EXPECT_TRUE(s->load_slot(cpus[0], &slot));
+  EXPECT_TRUE(s->load_slot(s->cpus()[0], &slot));
   EXPECT_FALSE(s->load_slot(-1, &slot));
   EXPECT_FALSE(s->load_slot(RB_MAX_CPUS, &slot));
   EXPECT_FALSE(s->load_slot(1 << 30, &slot));
