@@ -170,3 +170,10 @@ def test_in_memory_rows_with_nan_are_invalid():
     row["machine"]["tsc_khz"] = float("inf")
     fields = [field for field, _ in schema.validate_row(row)]
     assert "samples[2]" in fields and "machine.tsc_khz" in fields
+
+
+def test_reference_rows_keep_their_sources_n_without_samples(capsys):
+    """A published figure has the paper's n and no samples."""
+    for path in (REPO / "results" / "reference").glob("*.jsonl"):
+        code, _, err = run(capsys, path)
+        assert (code, err) == (0, []), path
