@@ -66,10 +66,11 @@ KNOWN_CAUSES = {
         "word for word the same on this machine and on the fixture machines"),
     "loop": (
         f"below {LOOP_NS:g} ns per operation, medians less than {LOOP_DIFF_NS:g} ns apart: "
-        "the loops around the operation differ by a few instructions: rbench's BpfSampler::load checks the CPU index against the map on "
-        "every call (and reloads the sampler's fields after black_box), ubench's inlined "
-        "load_slot does not. Measured: ebpf-mmap load 2.7 ns (criterion) vs 2.5 ns "
-        "(gbench), ratio 1.08 in 6 of 6 alternated runs. Pinned by rbench's ebpf test "
+        "the loops around the operation differ by a few instructions: both check the CPU "
+        "index on every call, rbench's BpfSampler::load returns a Result and reloads the "
+        "sampler's fields after black_box, ubench's inlined load_slot returns a bool. "
+        "Measured (before ubench's check was added): ebpf-mmap load 2.7 ns (criterion) vs "
+        "2.5 ns (gbench), ratio 1.08 in 6 of 6 alternated runs. Pinned by rbench's ebpf test "
         "`load_of_a_cpu_without_a_slot_is_an_error`"),
     "run-wide": (
         "the pair's ratio is within 10% of the run-wide factor (the median ratio of the "
