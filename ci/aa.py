@@ -1,7 +1,8 @@
 """The gate's false-alarm rate and power, measured on this machine
 (ci/README.md, "Is the gate quiet?"):
 
-    ci/aa [--pairs N] [--slowed-copy] [--stress] [--runs-dir DIR]
+    ci/aa [--pairs N] [--rounds K [--only STEPS]] [--slowed-copy] [--stress]
+          [--runs-dir DIR]
 
 - A/A: N pairs of QUICK runs (`results.bench_all --quick`) of the same build,
   back to back, each pair gated with the shipped settings (ci/gate.toml).
@@ -9,6 +10,11 @@
   Per pair it prints the decisions and, per metric, the largest change of a
   compared row and how far that is from its threshold: the margin the
   thresholds keep on this machine.
+- --rounds K: each pair is instead K interleaved rounds of this build
+  against itself (ci/ab.py: ABBA order, the rows judged per round by a
+  paired t test), of the bench-all steps --only (default gbench,criterion).
+  The slowed copy slows the row in every current round, and the stress run
+  keeps stress-ng beside every current round.
 - --slowed-copy: a copy of the last run with one latency row 1.25x slower,
   once per latency row the gate decides with a threshold below 25 %: the
   gate must flag that row and no other.
@@ -19,19 +25,20 @@ The runs, their logs and aa.json (the outcome) stay in --runs-dir.
 Exit status: 0 when every check passed, 1 when one did not (a pair flagged
 unchanged code, a slowed row was missed or another row flagged, the stress
 run passed), 2 on a usage error or a run that could not be made.
-`.ci/run` runs `ci/aa --pairs 1 --slowed-copy` after `make test`.
+`.ci/run` runs `ci/aa --pairs 1 --rounds 6 --slowed-copy` after `make test`.
 """
 
 import argparse
 import dataclasses
 import json
+import math
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from ci import gate
+from ci import ab, gate
 from ci.gate_config import display, load_config, row_id
 from ci.gate_report import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, label
 from ci.gate_stats import (IMPROVEMENT, MISSING, NOT_GATED, REGRESSION, UNCHANGED, WITH_THE_RUN,
@@ -57,7 +64,10 @@ def quick_run(runs_dir: Path, log: Path) -> Path:
     return made[0]
 
 
-def load(run_dir: Path) -> gate.Run:
+def load(run_dir):
+    """A run directory's gate.Run, or a list of them (interleaved rounds)."""
+    if isinstance(run_dir, list):
+        return [load(d) for d in run_dir]
     return gate.load_run(run_dir / "results.jsonl")
 
 
@@ -187,23 +197,100 @@ def slowed_copy_check(run: gate.Run, workdir: Path) -> tuple[bool, list[str]]:
     return ok, lines
 
 
+def _slowed(run: gate.Run, rid: str, path: Path) -> gate.Run:
+    """A copy of `run` (written to `path`) with the row `rid` SLOWDOWN times slower."""
+    copy_rows = []
+    for _, row in run.rows:
+        if row_id(row) == rid and row["status"] == "ok":
+            samples = [x * SLOWDOWN for x in row["samples"]]
+            row = {**row, "samples": samples, **stats.summarize(samples)}
+        copy_rows.append(row)
+    rowlib.write_jsonl(copy_rows, path)
+    return gate.load_run(path)
+
+
+def resolvable(comparison, threshold_pct: float) -> bool:
+    """Can interleaved rounds whose A/A comparison spread this wide show a
+    SLOWDOWN change of one row? The half-width of its confidence interval
+    (of the log ratio) must be below the step from the threshold to
+    SLOWDOWN: then the slowed row's interval lies beyond the threshold
+    whenever the A/A change was near 0."""
+    if comparison is None or not comparison.by_ratio or comparison.ci is None:
+        return False
+    lo, hi = comparison.ci
+    half = (math.log1p(hi / 100) - math.log1p(lo / 100)) / 2
+    return half < math.log(SLOWDOWN) - math.log1p(threshold_pct / 100)
+
+
+def slowed_rounds_check(baselines, currents, workdir: Path) -> tuple[bool, list[str]]:
+    """Interleaved rounds: slow one latency row in every current round, one
+    row at a time, and gate the rounds again. The check fails when another
+    row is flagged, or when a row that the rounds resolve (`resolvable`, from
+    the A/A verdict of the same rounds, and its threshold) is not flagged;
+    the rest are listed as too noisy at this many rounds."""
+    cfg = config()
+    aa = {row_id(r.row): r for r in gate.run_gate(baselines, currents, cfg).results}
+    candidates = [row for _, row in currents[0].rows
+                  if row["status"] == "ok" and row["metric"] == "latency"
+                  and row["harness"] != "reference"
+                  and cfg.rule_for(row).threshold_pct < (SLOWDOWN - 1) * 100]
+    lines, ok, caught, noisy = [], True, 0, 0
+    for row in candidates:
+        rid = row_id(row)
+        slowed = [_slowed(run, rid, workdir / f"slowed-{i}.jsonl")
+                  for i, run in enumerate(currents)]
+        verdict = gate.run_gate(baselines, slowed, cfg)
+        flagged = [row_id(r.row) for r in verdict.results if r.fails]
+        if flagged == [rid]:
+            caught += 1
+            continue
+        c = aa[rid].comparison if rid in aa else None
+        if not flagged and not resolvable(c, cfg.rule_for(row).threshold_pct):
+            noisy += 1
+            spread = f"A/A change {c.change_pct:+.1f}% ({c.ci[0]:+.1f}..{c.ci[1]:+.1f}%)" \
+                if c is not None and c.ci else "not compared"
+            lines.append(f"    too noisy at {len(currents)} rounds: {label(row)}: {spread}")
+            continue
+        ok = False
+        lines.append(f"    missed or mixed up: {label(row)}: flagged: "
+                     f"{', '.join(flagged) or 'nothing'}")
+    lines.insert(0, f"slowed copy: {caught} of {len(candidates)} latency rows flagged alone "
+                    f"when {SLOWDOWN:g}x slower in every current round"
+                    + (f"; {noisy} too noisy at {len(currents)} rounds" if noisy else ""))
+    return ok, lines
+
+
+class stress_ng:
+    """stress-ng keeping CPU 0 busy while the block runs."""
+
+    def __enter__(self):
+        if shutil.which("stress-ng") is None:
+            raise RuntimeError("stress-ng not installed (apt-get install stress-ng)")
+        self.hog = subprocess.Popen(["stress-ng", "--cpu", "1", "--taskset", "0",
+                                     "--cpu-method", "matrixprod", "--timeout", "3600",
+                                     "--quiet"])
+        time.sleep(1.0)
+        return self
+
+    def __exit__(self, *exc):
+        self.hog.terminate()
+        self.hog.wait(timeout=30)
+        return False
+
+
 def stressed_run(runs_dir: Path, log: Path) -> Path:
     """A QUICK run while stress-ng keeps CPU 0 busy."""
-    if shutil.which("stress-ng") is None:
-        raise RuntimeError("stress-ng not installed (apt-get install stress-ng)")
-    hog = subprocess.Popen(["stress-ng", "--cpu", "1", "--taskset", "0", "--cpu-method",
-                            "matrixprod", "--timeout", "3600", "--quiet"])
-    try:
-        time.sleep(1.0)
+    with stress_ng():
         return quick_run(runs_dir, log)
-    finally:
-        hog.terminate()
-        hog.wait(timeout=30)
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="ci/aa", description=__doc__.split("\n\n")[0])
     p.add_argument("--pairs", type=int, default=5, help="A/A pairs of QUICK runs (default 5)")
+    p.add_argument("--rounds", type=int, default=0, metavar="K",
+                   help="each pair as K interleaved rounds (ci/ab) instead of one run a side")
+    p.add_argument("--only", default=ab.DEFAULT_STEPS,
+                   help=f"with --rounds: the bench-all steps (default {ab.DEFAULT_STEPS})")
     p.add_argument("--slowed-copy", action="store_true",
                    help="also check that one latency row slowed 1.25x is flagged alone")
     p.add_argument("--stress", action="store_true",
@@ -217,6 +304,8 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.pairs < 0 or (args.pairs == 0 and not args.stress and not args.slowed_copy):
         p.error("--pairs must be at least 1 (or 0 with --stress or --slowed-copy)")
+    if args.rounds and args.rounds < 3:
+        p.error("--rounds must be at least 3 (the gate compares no row on fewer rounds)")
     if not args.slowdown > 1:
         p.error("--slowdown must be above 1")
     return args
@@ -234,17 +323,29 @@ def main(argv=None) -> int:
     try:
         last = None
         reports = []
+        only = None if args.only == "all" else args.only
+
+        def rounds(name, context=None):
+            print(f"{name}: {args.rounds} interleaved rounds", flush=True)
+            return ab.run_rounds(gate.REPO, gate.REPO, args.rounds, runs_dir / name, only,
+                                 current_context=context,
+                                 progress=lambda line: print(line, flush=True))
+
         for i in range(1, args.pairs + 1):
-            a = quick_run(runs_dir, runs_dir / f"aa-{i}a.log")
-            b = quick_run(runs_dir, runs_dir / f"aa-{i}b.log")
+            if args.rounds:
+                a, b = rounds(f"aa-{i}")
+            else:
+                a = quick_run(runs_dir, runs_dir / f"aa-{i}a.log")
+                b = quick_run(runs_dir, runs_dir / f"aa-{i}b.log")
             report = gate_pair(f"A/A pair {i} of {args.pairs}", load(a), load(b))
             print("\n".join(describe(report)), flush=True)
             reports.append(report)
-            outcome["pairs"].append({"a": a.name, "b": b.name, "passed": report.passed,
+            names = (lambda x: [d.name for d in x] if isinstance(x, list) else x.name)
+            outcome["pairs"].append({"a": names(a), "b": names(b), "passed": report.passed,
                                      "failing": [row_id(r.row) for r in report.verdict.results
                                                  if r.fails]})
             failed |= not report.passed
-            last = b
+            last = (a, b) if args.rounds else b
         if reports:
             worst = suggested_thresholds(reports)
             outcome["largest_moves_pct"] = worst
@@ -254,21 +355,28 @@ def main(argv=None) -> int:
             for pattern, pct in sorted(worst.items()):
                 print(f"    {pattern}: {pct:.1f}%", flush=True)
         if args.slowed_copy:
-            last = last or quick_run(runs_dir, runs_dir / "slowed.log")
-            ok, lines = slowed_copy_check(load(last), runs_dir)
+            if args.rounds:
+                last = last or rounds("slowed")
+                ok, lines = slowed_rounds_check(load(last[0]), load(last[1]), runs_dir)
+            else:
+                last = last or quick_run(runs_dir, runs_dir / "slowed.log")
+                ok, lines = slowed_copy_check(load(last), runs_dir)
             print("\n".join(lines), flush=True)
             outcome["slowed_copy"] = ok
             failed |= not ok
         if args.stress:
-            quiet = last or quick_run(runs_dir, runs_dir / "quiet.log")
-            hot = stressed_run(runs_dir, runs_dir / "stress.log")
+            if args.rounds:
+                quiet, hot = rounds("stress", context=stress_ng)
+            else:
+                quiet = last or quick_run(runs_dir, runs_dir / "quiet.log")
+                hot = stressed_run(runs_dir, runs_dir / "stress.log")
             report = gate_pair("stress-ng on CPU 0", load(quiet), load(hot))
             print("\n".join(describe(report)), flush=True)
             outcome["stress"] = not report.passed
             if report.passed:
                 print("stress-ng on CPU 0: NOT flagged", flush=True)
                 failed = True
-    except (RuntimeError, OSError) as e:
+    except (RuntimeError, OSError) as e:  # ab.RunFailed is a RuntimeError
         print(f"ci/aa: {e}", file=sys.stderr)
         return EXIT_USAGE
     finally:

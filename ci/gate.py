@@ -59,7 +59,7 @@ from ci.gate_report import (EXIT_FAIL, EXIT_PASS, EXIT_USAGE, failure_lines, mar
                             write_outputs)
 from ci.gate_stats import (ALLOWED_MISSING, ALPHA, IMPROVEMENT, MIN_SAMPLES, MISSING, NEW,
                            NOT_GATED, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
-                           THRESHOLD_PCT, UNCHANGED, Result, compare, decide,
+                           THRESHOLD_PCT, UNCHANGED, Result, compare, compare_rounds, decide,
                            not_gated_why, run_shifts)
 from results import runfile
 
@@ -175,6 +175,13 @@ class Verdict:
     cross_machine: bool
     liveness: gate_liveness.Report  # counters that died or came alive
     shifts: dict           # harness -> gate_stats.Shift of its latency rows
+    baselines: list = dataclasses.field(default_factory=list)  # every round's Run
+    currents: list = dataclasses.field(default_factory=list)   # (one each: a single pair)
+
+    @property
+    def rounds(self) -> int:
+        """Interleaved rounds compared (0: one run a side, samples compared)."""
+        return len(self.baselines) if len(self.baselines) > 1 else 0
 
     @property
     def passed(self) -> bool:
@@ -198,12 +205,25 @@ def _missing_why(b: dict, c: dict | None) -> str | None:
     return None
 
 
-def run_gate(baseline: Run, current: Run, config: Config) -> Verdict:
-    """Pair, compare and decide every row. InputError when the runs cannot
-    be compared at all (another machine, duplicate keys, nothing measured)."""
+def run_gate(baseline, current, config: Config) -> Verdict:
+    """Pair, compare and decide every row. `baseline` and `current` are one
+    Run each, or lists of as many Runs, the interleaved rounds of ci/ab
+    (baseline[i] and current[i] measured back to back): then each row is
+    decided on its value per round (gate_stats.compare_rounds); which rows
+    are missing or new is read from the first round. InputError when the
+    runs cannot be compared at all (another machine, duplicate keys,
+    nothing measured, uneven rounds)."""
+    baselines = list(baseline) if isinstance(baseline, (list, tuple)) else [baseline]
+    currents = list(current) if isinstance(current, (list, tuple)) else [current]
+    if len(baselines) != len(currents) or not baselines:
+        raise InputError(f"{len(baselines)} baseline runs and {len(currents)} current runs: "
+                         "interleaved rounds pair one baseline run with one current run")
+    baseline, current = baselines[0], currents[0]
     fields = () if config.cross_machine else config.identity
-    b_index, c_index = _index(baseline, fields), _index(current, fields)
-    for run, index in ((baseline, b_index), (current, c_index)):
+    b_indexes = [_index(run, fields) for run in baselines]
+    c_indexes = [_index(run, fields) for run in currents]
+    b_index, c_index = b_indexes[0], c_indexes[0]
+    for run, index in zip(baselines + currents, b_indexes + c_indexes):
         if not index:
             raise InputError(f"{display(run.file)}: no measured rows (only reference rows): "
                              "nothing to gate")
@@ -211,6 +231,17 @@ def run_gate(baseline: Run, current: Run, config: Config) -> Verdict:
     c_ids = {ident for ident, _ in c_index}
     if b_ids.isdisjoint(c_ids):
         raise InputError(_machine_mismatch(baseline, current, b_ids, c_ids, config))
+
+    def comparable(k) -> tuple[list, list]:
+        """The row's value in every round where both sides have it ok and
+        measure the same thing (real or stand-in)."""
+        bs, cs = [], []
+        for bi, ci in zip(b_indexes, c_indexes):
+            b_row, c_row = bi.get(k, (None, None))[1], ci.get(k, (None, None))[1]
+            if b_row and b_row["status"] == "ok" and _missing_why(b_row, c_row) is None:
+                bs.append(b_row["median"])
+                cs.append(c_row["median"])
+        return bs, cs
 
     results = [Result(row, SKIPPED_REFERENCE, "a published figure, not measured")
                for _, row in baseline.rows if row["harness"] == "reference"]
@@ -235,7 +266,12 @@ def run_gate(baseline: Run, current: Run, config: Config) -> Verdict:
             decision = ALLOWED_MISSING if is_allowed(row_id(b), config.allow_missing) else MISSING
             results.append(Result(b, decision, why, rule, current=c))
             continue
-        comparison = compare(b["samples"], c["samples"])
+        if len(baselines) > 1:
+            bs, cs = comparable(k)
+            comparison = compare_rounds(bs, cs, b["metric"], rule) if len(bs) >= 2 \
+                else dataclasses.replace(compare(b["samples"], c["samples"]), rounds=len(bs))
+        else:
+            comparison = compare(b["samples"], c["samples"])
         floor = not_gated_why(b)
         decision, why = (NOT_GATED, floor) if floor else decide(comparison, b["metric"], rule)
         results.append(Result(b, decision, why, rule, comparison, c))
@@ -254,7 +290,8 @@ def run_gate(baseline: Run, current: Run, config: Config) -> Verdict:
     for ident in sorted(b_ids & c_ids, key=repr):
         environment += environment_changes(first_b[ident], first_c[ident], env_fields)
     return Verdict(baseline, current, config, results, environment, config.cross_machine,
-                   gate_liveness.compare_pairs(pairs, config.counter_died), run_shifts(results))
+                   gate_liveness.compare_pairs(pairs, config.counter_died), run_shifts(results),
+                   baselines, currents)
 
 
 # ---- command line -------------------------------------------------------------------
@@ -282,12 +319,14 @@ def parse_args(argv):
         prog="ci/gate",
         description="Fail when an access path got slower than in a baseline run "
                     "(exit 0 pass, 1 regression or missing row, 2 usage or input error).")
-    p.add_argument("--baseline", default=DEFAULT_BASELINE, metavar="RUN",
+    p.add_argument("--baseline", nargs="+", default=[DEFAULT_BASELINE], metavar="RUN",
                    help="baseline run directory or results.jsonl "
-                        f"(default: {display(DEFAULT_BASELINE)}, stored by make baseline)")
-    p.add_argument("--current", default=DEFAULT_CURRENT, metavar="RUN",
+                        f"(default: {display(DEFAULT_BASELINE)}, stored by make baseline); "
+                        "several: the baseline's interleaved rounds (ci/ab)")
+    p.add_argument("--current", nargs="+", default=[DEFAULT_CURRENT], metavar="RUN",
                    help="current run directory or results.jsonl "
-                        f"(default: {display(DEFAULT_CURRENT)})")
+                        f"(default: {display(DEFAULT_CURRENT)}); several: the current "
+                        "side's rounds, as many as the baseline's, in the same order")
     p.add_argument("--config", type=Path, metavar="TOML",
                    help=f"gate settings (default: {display(DEFAULT_CONFIG)} if it exists)")
     p.add_argument("--summary", metavar="FILE",
@@ -341,19 +380,27 @@ def _main(argv) -> int:
     args = parse_args(argv)
     try:
         if args.store_baseline:
-            return store_baseline(args.current, args.baseline)
+            if len(args.current) > 1 or len(args.baseline) > 1:
+                raise InputError("--store-baseline stores one run: give one --current and "
+                                 "at most one --baseline")
+            return store_baseline(args.current[0], args.baseline[0])
         config = apply_overrides(
             load_config(args.config or DEFAULT_CONFIG, required=args.config is not None), args)
-        baseline = load_run(results_file(
-            args.baseline, "baseline",
+        if len(args.baseline) != len(args.current):
+            raise InputError(f"{len(args.baseline)} --baseline runs and {len(args.current)} "
+                             "--current runs: interleaved rounds pair one baseline run with "
+                             "one current run, in the order given")
+        baseline = [load_run(results_file(
+            arg, "baseline",
             ": store one with `make baseline`, or name one with BASELINE=<run dir or results.jsonl>"
-            if args.baseline == DEFAULT_BASELINE else ""))
-        current = load_run(results_file(
-            args.current, "current run",
-            ": run `make bench-all` first" if args.current == DEFAULT_CURRENT else ""))
+            if arg == DEFAULT_BASELINE else "")) for arg in args.baseline]
+        current = [load_run(results_file(
+            arg, "current run",
+            ": run `make bench-all` first" if arg == DEFAULT_CURRENT else ""))
+            for arg in args.current]
         verdict = run_gate(baseline, current, config)
         md = markdown(verdict)
-        verdict_path = args.verdict or current.file.resolve().parent / VERDICT_NAME
+        verdict_path = args.verdict or current[-1].file.resolve().parent / VERDICT_NAME
         try:
             write_outputs(verdict, md, args.summary, verdict_path)
         except OSError as e:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ci import gate_liveness
 from ci.gate_config import KEY_FIELDS, Config, display, row_id
 from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW, NOT_GATED,
-                           OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
+                           MIN_ROUNDS, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
                            TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN, Result,
                            Rule, cliffs_magnitude)
 from results import registry, table
@@ -63,6 +63,10 @@ def verdict_json(v: Verdict) -> dict:
                          change_pct=_num(c.change_pct), p_value=c.p_value,
                          cliffs_delta=c.cliffs_delta,
                          cliffs_magnitude=cliffs_magnitude(c.cliffs_delta))
+            if c.rounds:
+                entry.update(rounds=c.rounds, test="paired t over rounds",
+                             ci=[_num(x) for x in c.ci] if c.ci else None,
+                             ci_unit="%" if c.by_ratio else row["unit"])
         return entry
 
     order = {d: i for i, d in enumerate(DECISIONS)}
@@ -74,6 +78,9 @@ def verdict_json(v: Verdict) -> dict:
         "exit_code": EXIT_PASS if v.passed else EXIT_FAIL,
         "baseline": v.baseline.describe(),
         "current": v.current.describe(),
+        "rounds": v.rounds,
+        "rounds_runs": [{"baseline": b.describe(), "current": c.describe()}
+                        for b, c in zip(v.baselines, v.currents)] if v.rounds else [],
         "settings": {"config": cfg.source, "defaults": dataclasses.asdict(cfg.defaults),
                      "metrics": cfg.metrics, "paths": cfg.paths, "cross_cpu": cfg.cross_cpu,
                      "rows": dict(cfg.rows),
@@ -115,6 +122,16 @@ def fmt_change(x: float) -> str:
     if math.isinf(x):
         return "+∞" if x > 0 else "−∞"
     return f"{x:+.1f}%"
+
+
+def fmt_change_of(c, unit: str) -> str:
+    """The change, and over interleaved rounds its CI: "+3.1% (−2.0..+8.4%)"."""
+    text = fmt_change(c.change_pct)
+    if not c.rounds or c.ci is None:
+        return text
+    if c.by_ratio:
+        return f"{text} ({c.ci[0]:+.1f}..{c.ci[1]:+.1f}%)"
+    return f"{text} (Δ {c.ci[0]:+.3g}..{c.ci[1]:+.3g} {unit})"
 
 
 def fmt_p(p: float) -> str:
@@ -162,7 +179,7 @@ def _compared_lines(results, defaults: Rule) -> list:
         c, unit = r.comparison, r.row["unit"]
         note = "; ".join(x for x in (_rule_note(r.rule, defaults), r.why) if x)
         lines.append((label(r.row), fmt_value(c.median_baseline, unit),
-                      fmt_value(c.median_current, unit), fmt_change(c.change_pct),
+                      fmt_value(c.median_current, unit), fmt_change_of(c, unit),
                       fmt_p(c.p_value), fmt_delta(c.cliffs_delta), note))
     return lines
 
@@ -201,19 +218,30 @@ def markdown(v: Verdict) -> str:
         tally.append(f"{n[NOT_GATED]} not gated")
     head = "✅ pass" if v.passed else "❌ fail"
     d = v.config.defaults
-    out = [f"## raplbench gate: {head} — {', '.join(tally)}", "",
-           f"Baseline {_run_line(v.baseline)} → current {_run_line(v.current)}.", "",
-           f"A row regresses when a two-sided Mann–Whitney U test on its samples gives "
-           f"p < {d.alpha:g} **and** its median is worse by more than {d.threshold_pct:g}% "
-           f"(at least {d.min_samples} samples a side"
-           + (f"; overrides per metric, path or row in `{v.config.source}`, "
-              "the thresholds applied are in each row's note"
-              if _has_overrides(v.config) else "") + ")."]
+    overrides = (f"; overrides per metric, path or row in `{v.config.source}`, "
+                 "the thresholds applied are in each row's note"
+                 if _has_overrides(v.config) else "")
+    if v.rounds:
+        out = [f"## raplbench gate: {head} — {', '.join(tally)}", "",
+               f"{v.rounds} interleaved rounds: baseline "
+               f"{', '.join(f'`{i}`' for run in v.baselines for i in run.run_ids)} → current "
+               f"{', '.join(f'`{i}`' for run in v.currents for i in run.run_ids)}.", "",
+               f"A row regresses when a paired t test over the rounds (its median in each "
+               f"round, current against the baseline measured beside it; on the log of the "
+               f"ratio) gives p < {d.alpha:g} **and** it is worse by more than "
+               f"{d.threshold_pct:g}% (at least {MIN_ROUNDS} rounds{overrides}). The change "
+               f"column gives the {1 - d.alpha:.0%} confidence interval."]
+    else:
+        out = [f"## raplbench gate: {head} — {', '.join(tally)}", "",
+               f"Baseline {_run_line(v.baseline)} → current {_run_line(v.current)}.", "",
+               f"A row regresses when a two-sided Mann–Whitney U test on its samples gives "
+               f"p < {d.alpha:g} **and** its median is worse by more than {d.threshold_pct:g}% "
+               f"(at least {d.min_samples} samples a side{overrides})."]
     if v.cross_machine:
         out += ["", "> ⚠️ **Cross-machine comparison**: the rows were paired without regard "
                     "to the machine; differences below may come from the hardware."]
     for harness, shift in v.shifts.items():
-        if shift.is_whole_run(d.threshold_pct):
+        if shift.is_whole_run(d.threshold_pct) and not v.rounds:
             out += ["", f"> ⚠️ **The whole {harness} run moved**: its latency rows moved "
                         f"×{shift.factor:.2f} (median of {shift.rows} rows; {shift.following} "
                         f"within {WITH_THE_RUN:.0%} of it). A host that was slower or faster "
@@ -272,7 +300,7 @@ def failure_lines(v: Verdict) -> list[str]:
     for r in sorted((r for r in v.results if r.fails), key=_sort_key):
         if r.decision == REGRESSION:
             c = r.comparison
-            lines.append(f"gate: regression: {label(r.row)}: {fmt_change(c.change_pct)} "
+            lines.append(f"gate: regression: {label(r.row)}: {fmt_change_of(c, r.row['unit'])} "
                          f"(median {fmt_value(c.median_baseline, r.row['unit'])} → "
                          f"{fmt_value(c.median_current, r.row['unit'])}, {fmt_p_is(c.p_value)})")
         else:

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 from scipy.stats import mannwhitneyu
+from scipy.stats import t as student_t
 
 from results import rows as rowlib
 from results import sampler
@@ -28,6 +29,11 @@ THRESHOLD_PCT = 10.0
 # at least 10 repetitions; with 5 against 5 the U test can reach p < 0.01
 # only when the two samples do not overlap at all (2 / C(10, 5) = 0.0079).
 MIN_SAMPLES = 10
+# Interleaved rounds (several runs a side, ci/ab): fewer paired rounds than
+# this and a row is not compared. With 3 the paired t interval has 2 degrees
+# of freedom (t = 9.9 at alpha 0.01): only a change far beyond the rounds'
+# spread shows; ci/ab's default is 10 rounds.
+MIN_ROUNDS = 3
 
 # Which direction of a metric is worse (one table, every metric of the schema).
 HIGHER, LOWER = "higher", "lower"
@@ -150,8 +156,15 @@ class Comparison:
     median_baseline: float
     median_current: float
     change_pct: float      # (current - baseline) / |baseline| * 100; ±inf from a 0 median
-    p_value: float         # two-sided Mann-Whitney U
+    p_value: float         # two-sided Mann-Whitney U (rounds: paired t)
     cliffs_delta: float    # P(current > baseline) - P(current < baseline)
+    # Interleaved rounds only (compare_rounds): how many paired rounds, and
+    # the 1 - alpha confidence interval of change_pct (ratio metrics) or of
+    # the current - baseline difference in the row's unit (PAIRS metrics).
+    rounds: int = 0
+    ci: tuple | None = None
+    by_ratio: bool = False  # ci is of change_pct (True) or of the difference (False)
+    shift: float | None = None  # the change in the row's unit (rounds: as change_pct says)
 
 
 def cliffs_delta(baseline, current) -> float:
@@ -208,18 +221,73 @@ def compare(baseline, current) -> Comparison:
                       cliffs_delta=cliffs_delta(baseline, current))
 
 
+def paired_p(differences) -> float:
+    """Two-sided one-sample t test of the mean of `differences` against 0
+    (the paired t test). No spread at all: 1.0 when they are all 0, else 0.0
+    (the same nonzero change in every round)."""
+    d = np.asarray(differences, dtype=float)
+    if np.ptp(d) == 0:
+        return 1.0 if np.all(d == 0) else 0.0
+    sd = float(d.std(ddof=1))
+    t = float(d.mean()) / (sd / math.sqrt(d.size))
+    return float(2 * student_t.sf(abs(t), d.size - 1))
+
+
+def compare_rounds(baseline, current, metric: str, rule: Rule) -> Comparison:
+    """Interleaved rounds: baseline[i] and current[i] are one row's value
+    (its median) in round i of each side, measured back to back. The unit of
+    the test is the round, not the samples inside one run: on a VM whose
+    speed drifts between runs, samples of one run share that run's state.
+    Ratio metrics are judged on log(current / baseline) per round: change_pct
+    is the geometric mean ratio's change, its CI a paired t interval. PAIRS
+    metrics (values near 0), rows whose rule has no threshold_pct (judged in
+    their unit only) and any value <= 0 are judged on the difference
+    current - baseline in the metric's unit. The CI is at 1 - rule.alpha.
+    Cliff's delta is over the rounds' values."""
+    b = np.asarray(baseline, dtype=float)
+    c = np.asarray(current, dtype=float)
+    if b.size != c.size or b.size < 2:
+        raise ValueError("compare_rounds needs the same number (>= 2) of rounds a side")
+    mb, mc = float(np.median(b)), float(np.median(c))
+    by_ratio = (SAMPLES_ARE[metric] != PAIRS and rule.threshold_pct > 0
+                and bool(np.all(b > 0) and np.all(c > 0)))
+    d = np.log(c) - np.log(b) if by_ratio else c - b
+    t_crit = float(student_t.ppf(1 - rule.alpha / 2, d.size - 1))
+    half = t_crit * float(d.std(ddof=1)) / math.sqrt(d.size)
+    mean = float(d.mean())
+    if by_ratio:
+        change = (math.exp(mean) - 1) * 100
+        ci = ((math.exp(mean - half) - 1) * 100, (math.exp(mean + half) - 1) * 100)
+        shift = mb * change / 100
+    else:
+        change = change_pct(mb, mb + mean)  # the mean difference, relative to |baseline|
+        ci = (mean - half, mean + half)
+        shift = mean
+    return Comparison(n_baseline=b.size, n_current=c.size, median_baseline=mb,
+                      median_current=mc, change_pct=change, p_value=paired_p(d),
+                      cliffs_delta=cliffs_delta(b, c), rounds=int(d.size), ci=ci,
+                      by_ratio=by_ratio, shift=shift)
+
+
 def decide(c: Comparison, metric: str, rule: Rule) -> tuple[str, str]:
     """(decision, why) for one compared pair: REGRESSION when significant,
     worse by more than threshold_pct percent and by more than threshold_abs
     in the row's unit, with |Cliff's delta| >= min_effect; IMPROVEMENT when
     the same holds for better; UNCHANGED otherwise (why says which part was
-    missing); TOO_FEW_SAMPLES below min_samples."""
-    if min(c.n_baseline, c.n_current) < rule.min_samples:
+    missing); TOO_FEW_SAMPLES below min_samples (interleaved rounds: below
+    MIN_ROUNDS rounds; min_effect does not apply, the paired t test already
+    weighs the change against the rounds' spread)."""
+    if c.rounds:
+        if c.rounds < MIN_ROUNDS:
+            return TOO_FEW_SAMPLES, (f"{c.rounds} paired rounds, fewer than "
+                                     f"{MIN_ROUNDS}")
+        rule = dataclasses.replace(rule, min_effect=0.0)
+    elif min(c.n_baseline, c.n_current) < rule.min_samples:
         return TOO_FEW_SAMPLES, (f"{c.n_baseline} vs {c.n_current} samples, "
                                  f"fewer than min_samples = {rule.min_samples}")
     significant = c.p_value < rule.alpha
     worse = worse_pct(metric, c.change_pct)
-    shift = c.median_current - c.median_baseline
+    shift = c.median_current - c.median_baseline if c.shift is None else c.shift
     beyond = abs(worse) > rule.threshold_pct and abs(shift) > rule.threshold_abs
     large = abs(c.cliffs_delta) >= rule.min_effect
     if significant and beyond and large:

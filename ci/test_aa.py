@@ -5,7 +5,7 @@ import pytest
 
 from ci import aa, gate
 from ci.conftest import common, latency, lognormal
-from ci.test_gate import multi_path_run, sampler_and_overhead_rows
+from ci.test_gate import ROUND_DRIFT, multi_path_run, rounds_of, sampler_and_overhead_rows
 from results import rows
 from results.stats import summarize as rows_summary
 
@@ -101,3 +101,59 @@ def test_a_pair_reports_the_shift_of_each_harness_and_the_rows_that_followed_it(
         assert shift.rows / 2 <= shift.following < shift.rows
     assert any(line.startswith("    whole-run shift of ") and "x1.30" in line
                for line in aa.describe(report))
+
+
+# ---- --rounds: the checks on interleaved rounds -----------------------------------------
+
+def loaded_rounds(tmp_path, **kwargs):
+    baselines, currents = rounds_of(tmp_path, **kwargs)
+    return aa.load(baselines), aa.load(currents)
+
+
+def test_the_slowed_rounds_check_flags_each_row_alone(tmp_path):
+    baselines, currents = loaded_rounds(tmp_path)
+    ok, lines = aa.slowed_rounds_check(baselines, currents, tmp_path)
+    same_cpu = [r for r in multi_path_run(common()) if r["metric"] == "latency"
+                and r["status"] == "ok" and r["harness"] != "reference"
+                and not (r["cpu"] is not None and r["target_cpu"] is not None
+                         and r["cpu"] != r["target_cpu"])]
+    assert ok, lines
+    assert lines == [f"slowed copy: {len(same_cpu)} of {len(same_cpu)} latency rows flagged "
+                     "alone when 1.25x slower in every current round"]
+
+
+def test_a_row_whose_rounds_scatter_is_too_noisy_and_a_resolvable_miss_fails(tmp_path,
+                                                                              monkeypatch):
+    baselines, currents = loaded_rounds(tmp_path)
+    # the perf read 0→0 row: one current round 3x slower, the others as they were
+    noisy_id = aa.row_id(multi_path_run(common())[5])
+    currents[2] = aa._slowed(currents[2], noisy_id, tmp_path / "x.jsonl")
+    for _ in range(4):
+        currents[2] = aa._slowed(currents[2], noisy_id, tmp_path / "x.jsonl")
+    ok, lines = aa.slowed_rounds_check(baselines, currents, tmp_path)
+    assert ok, lines
+    assert "; 1 too noisy at 6 rounds" in lines[0]
+    assert any(line.startswith("    too noisy at 6 rounds: perf read msr/tsc/ 0→0 latency")
+               for line in lines)
+
+    # a gate that lets every row through misses rows the rounds do resolve
+    real = gate.run_gate
+
+    def lenient(baseline, current, config):
+        verdict = real(baseline, current, config)
+        for r in verdict.results:
+            r.decision = "unchanged"
+        return verdict
+    monkeypatch.setattr(aa.gate, "run_gate", lenient)
+    steady = [(d, d) for d, _ in ROUND_DRIFT]  # the two sides of a round alike: resolvable
+    ok, lines = aa.slowed_rounds_check(*loaded_rounds(tmp_path / "again", drift=steady),
+                                       tmp_path)
+    assert not ok
+    assert any(line.startswith("    missed or mixed up: ") for line in lines)
+
+
+def test_rounds_below_3_are_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        aa.parse_args(["--rounds", "2"])
+    assert e.value.code == 2
+    assert "--rounds must be at least 3" in capsys.readouterr().err

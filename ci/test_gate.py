@@ -610,3 +610,79 @@ def test_a_whole_run_shift_is_named_in_the_summary_and_the_verdict(tmp_path, cap
                             "--config", str(gate.DEFAULT_CONFIG))
     assert code == 1 and "The whole" not in out
     assert not verdict_of(tmp_path / "c")["run_shifts"]["gbench"]["whole_run"]
+
+
+# ---- interleaved rounds (ci/ab) --------------------------------------------------------
+
+# How much a drifting VM moves a whole run, round by round (the A/A runs here
+# moved x0.74 to x1.29), and the common-mode factor of each side's run.
+ROUND_DRIFT = [(1.00, 1.02), (1.25, 1.21), (0.80, 0.83), (1.05, 1.29), (0.95, 0.90),
+               (1.10, 1.12)]
+
+
+def rounds_of(tmp_path, slow_row=None, factor=1.25, drift=ROUND_DRIFT):
+    """Six interleaved rounds of multi_path_run: both sides drift together
+    within a round and apart between rounds; `slow_row` (an index of
+    multi_path_run) is `factor` times slower in every current round."""
+    baselines, currents = [], []
+    for i, (drift_b, drift_c) in enumerate(drift):
+        b_rows = multi_path_run(common(f"20261122T00000{i}Z-00000b"))
+        c_rows = multi_path_run(common(f"20261122T00000{i}Z-00000c"))
+        rng = np.random.default_rng(100 + i)
+        c_rows = [scaled(r, drift_c * rng.lognormal(0, 0.02) *
+                         (factor if k == slow_row else 1.0)) for k, r in enumerate(c_rows)]
+        b_rows = [scaled(r, drift_b) for r in b_rows]
+        baselines.append(write_run(tmp_path / f"b{i}", b_rows))
+        currents.append(write_run(tmp_path / f"c{i}", c_rows))
+    return baselines, currents
+
+
+def gate_rounds(capsys, baselines, currents, *extra):
+    code = gate.main(["--baseline", *map(str, baselines), "--current", *map(str, currents),
+                      "--config", str(gate.DEFAULT_CONFIG), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_interleaved_rounds_that_drift_together_pass(tmp_path, capsys):
+    """Round 4's runs differ by x1.23 as a whole: gated alone, that pair
+    fails; over six interleaved rounds, the rows are unchanged."""
+    baselines, currents = rounds_of(tmp_path)
+    code, out, _ = run_main(capsys, baselines[3], currents[3], "--config",
+                            str(gate.DEFAULT_CONFIG))
+    assert code == 1
+    code, out, err = gate_rounds(capsys, baselines, currents)
+    assert code == 0, out + err
+    assert "6 interleaved rounds: baseline `20261122T000000Z-00000b`" in out
+    assert "paired t test over the rounds" in out
+    verdict = verdict_of(currents[-1])
+    assert verdict["rounds"] == 6 and len(verdict["rounds_runs"]) == 6
+    row = row_of(verdict, path="perf", op="read", cpu=0, metric="latency")
+    assert row["rounds"] == 6 and row["test"] == "paired t over rounds"
+    assert row["ci_unit"] == "%" and row["ci"][0] < 0 < row["ci"][1]
+
+
+def test_one_row_a_quarter_slower_in_every_round_is_flagged_alone(tmp_path, capsys):
+    baselines, currents = rounds_of(tmp_path, slow_row=5)  # perf read 0→0
+    code, out, err = gate_rounds(capsys, baselines, currents)
+    assert code == 1
+    verdict = verdict_of(currents[-1])
+    assert [r["id"] for r in verdict["rows"] if r["fails"]] == \
+        [gate_config.row_id(multi_path_run(common())[5])]
+    # +25 % and the drift of the current runs against the baselines; its 99 % CI
+    assert "gate: regression: perf read msr/tsc/ 0→0 latency (gbench): +29.9% (+14.1..+48.0%)" in err
+    assert "| perf read msr/tsc/ 0→0 latency (gbench) |" in out
+
+
+def test_uneven_rounds_are_a_usage_error(tmp_path, capsys):
+    baselines, currents = rounds_of(tmp_path)
+    code, _, err = gate_rounds(capsys, baselines, currents[:-1])
+    assert code == 2
+    assert "6 --baseline runs and 5 --current runs" in err
+
+
+def test_store_baseline_takes_one_run(tmp_path, capsys):
+    baselines, currents = rounds_of(tmp_path)
+    code = gate.main(["--store-baseline", "--current", str(currents[0]), str(currents[1])])
+    assert code == 2
+    assert "--store-baseline stores one run" in capsys.readouterr().err

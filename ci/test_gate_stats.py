@@ -116,3 +116,70 @@ def test_every_metric_says_what_its_samples_are():
     for metric, kind in gate_stats.SAMPLES_ARE.items():
         if kind == gate_stats.WINDOWS and metric != "rate_hz":
             assert gate_stats.METRIC_RULES[metric]["min_effect"] >= 0.474
+
+
+# ---- interleaved rounds: the paired t test ----------------------------------------
+
+# Student's sleep data (Cushny & Peebles 1905, R's `sleep`): extra hours of
+# sleep of 10 patients under two drugs. R: t.test(extra ~ group, data = sleep,
+# paired = TRUE) gives t = -4.0621, df = 9, p-value = 0.002833, 95 percent
+# confidence interval of group 1 - group 2: -2.4598858 -0.7001142.
+SLEEP_DRUG_1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
+SLEEP_DRUG_2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
+
+
+def test_the_paired_t_test_reproduces_the_textbook_sleep_example():
+    diffs = np.subtract(SLEEP_DRUG_2, SLEEP_DRUG_1)
+    assert gate_stats.paired_p(diffs) == pytest.approx(0.002833, abs=5e-7)
+    # overhead_pct rows are judged in their unit: the CI is of the difference
+    c = gate_stats.compare_rounds(SLEEP_DRUG_1, SLEEP_DRUG_2, "overhead_pct",
+                                  gate_stats.Rule(alpha=0.05, threshold_pct=0.0))
+    assert c.rounds == 10 and not c.by_ratio
+    assert c.p_value == pytest.approx(0.002833, abs=5e-7)
+    assert c.ci == pytest.approx((0.7001142, 2.4598858), abs=1e-6)
+
+
+def test_paired_p_without_spread():
+    assert gate_stats.paired_p([0.0, 0.0, 0.0]) == 1.0
+    assert gate_stats.paired_p([0.2, 0.2, 0.2]) == 0.0   # the same change every round
+
+
+def test_rounds_of_a_latency_row_are_judged_on_the_ratio():
+    """Each round pairs a baseline run with the current run beside it: a
+    row that is 20 % slower in every round, while the rounds themselves move
+    by up to 2x (a drifting VM), is significant and its change is +20 %."""
+    drift = [1.0, 1.3, 0.8, 2.0, 1.1, 0.9]
+    noise = [1.01, 0.99, 1.02, 0.98, 1.0, 1.005]
+    base = [500 * d for d in drift]
+    cur = [500 * d * 1.2 * e for d, e in zip(drift, noise)]
+    c = gate_stats.compare_rounds(base, cur, "latency", gate_stats.Rule())
+    assert c.by_ratio and c.rounds == 6
+    assert c.change_pct == pytest.approx(20.0, abs=0.5)
+    assert c.ci[0] > 15.0 and c.ci[1] < 25.0
+    assert gate_stats.decide(c, "latency", gate_stats.Rule()) == (gate_stats.REGRESSION, "")
+    # the same runs not paired (one sample each side, Mann-Whitney) see nothing
+    assert gate_stats.mann_whitney_p(base, cur) > 0.05
+
+
+def test_rounds_below_the_minimum_are_not_compared():
+    c = gate_stats.compare_rounds([1.0, 1.0], [2.0, 2.0], "latency", gate_stats.Rule())
+    decision, why = gate_stats.decide(c, "latency", gate_stats.Rule())
+    assert decision == gate_stats.TOO_FEW_SAMPLES
+    assert why == f"2 paired rounds, fewer than {gate_stats.MIN_ROUNDS}"
+
+
+def test_rounds_that_scatter_beyond_the_change_leave_the_row_unchanged():
+    """One slow round of ten (a host hiccup) moves the geometric mean ratio
+    beyond 10 % but not beyond the rounds' own spread."""
+    base = [100.0] * 10
+    cur = [100.0, 101.0, 99.0, 100.0, 300.0, 100.0, 99.0, 101.0, 100.0, 100.0]
+    c = gate_stats.compare_rounds(base, cur, "latency", gate_stats.Rule())
+    assert c.change_pct > 10.0
+    decision, why = gate_stats.decide(c, "latency", gate_stats.Rule())
+    assert decision == gate_stats.UNCHANGED
+    assert why == "beyond ±10% but not significant (p ≥ 0.01)"
+
+
+def test_uneven_rounds_are_an_error():
+    with pytest.raises(ValueError):
+        gate_stats.compare_rounds([1.0, 2.0, 3.0], [1.0, 2.0], "latency", gate_stats.Rule())
