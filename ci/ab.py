@@ -21,6 +21,13 @@ fixed, balanced order.
 - Each run is `results.bench_all --quick --only STEPS` of that checkout
   (--full: without --quick), with this repository's Python environment.
   Default steps: gbench,criterion, the latency harnesses (about 15 s a run).
+- Each run gets an environment variable of random length (LAYOUT_PAD_VAR,
+  0 to 4095 bytes): the size of the environment moves the initial stack,
+  and with it the alignment of the harness's hot loops, enough to bias one
+  build against another by several percent (Mytkowicz et al., "Producing
+  wrong data without doing anything obviously wrong!", ASPLOS 2009). Two
+  checkouts at different paths differ in that size; a random pad per run
+  turns the bias into noise that the rounds average out.
 
 The runs stay in --runs-dir (baseline/, current/); the gate's summary and
 verdict as for ci/gate. Exit status: the gate's (0 pass, 1 fail, 2 usage or
@@ -29,6 +36,7 @@ input error, or a run that could not be made).
 
 import argparse
 import os
+import random
 import subprocess
 import sys
 import time
@@ -41,22 +49,29 @@ from results import rows as rowlib
 REPO = gate.REPO
 DEFAULT_ROUNDS = 10
 DEFAULT_STEPS = "gbench,criterion"
+LAYOUT_PAD_VAR = "RAPLBENCH_LAYOUT_PAD"
+LAYOUT_PAD_MAX = 4096  # a page: every stack alignment within it
 
 
 class RunFailed(RuntimeError):
     """A bench-all run that did not produce a run directory."""
 
 
-def bench_run(repo: Path, runs_dir: Path, log: Path, only: str | None, quick: bool = True) -> Path:
+def bench_run(repo: Path, runs_dir: Path, log: Path, only: str | None, quick: bool = True,
+              pad: int | None = None) -> Path:
     """One bench-all run of the checkout `repo`; its run directory. The
-    console output goes to `log`; RunFailed naming the log on failure."""
+    console output goes to `log` (after a first line giving the layout pad,
+    `pad` bytes, random when None); RunFailed naming the log on failure."""
     runs_dir.mkdir(parents=True, exist_ok=True)
     before = set(runs_dir.glob("2*"))
     cmd = [sys.executable, "-P", "-m", "results.bench_all", "--runs-dir", str(runs_dir)]
     cmd += ["--quick"] if quick else []
     cmd += ["--only", only] if only else []
-    env = {**os.environ, "PYTHONPATH": str(repo)}
+    pad = random.randrange(LAYOUT_PAD_MAX) if pad is None else pad
+    env = {**os.environ, "PYTHONPATH": str(repo), LAYOUT_PAD_VAR: "x" * pad}
     with open(log, "w") as out:
+        out.write(f"ci/ab: {LAYOUT_PAD_VAR} of {pad} bytes\n")
+        out.flush()
         done = subprocess.run(cmd, cwd=repo, env=env, stdout=out, stderr=subprocess.STDOUT)
     made = sorted(set(runs_dir.glob("2*")) - before)
     if done.returncode != 0 or len(made) != 1:

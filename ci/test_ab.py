@@ -18,7 +18,7 @@ def test_abba_order_alternates_which_side_runs_first():
 def test_run_rounds_pairs_runs_by_round_and_wraps_only_current_runs(tmp_path, monkeypatch):
     calls, entered = [], []
 
-    def fake_run(repo, runs_dir, log, only, quick=True):
+    def fake_run(repo, runs_dir, log, only, quick=True, pad=None):
         calls.append((runs_dir.name, log.name, only, quick))
         made = runs_dir / f"2{len(calls):03d}"
         made.mkdir(parents=True)
@@ -82,7 +82,8 @@ def fake_checkout(root: Path, exit_code: int) -> Path:
         "runs = pathlib.Path(sys.argv[sys.argv.index('--runs-dir') + 1])\n"
         f"if {exit_code} == 0:\n"
         "    (runs / '20261123T000000Z-abcdef').mkdir(parents=True)\n"
-        "print('argv', sys.argv[1:], __file__)\n"
+        "import os\n"
+        "print('argv', sys.argv[1:], __file__, 'pad', len(os.environ['RAPLBENCH_LAYOUT_PAD']))\n"
         f"sys.exit({exit_code})\n")
     return root
 
@@ -94,6 +95,18 @@ def test_bench_run_runs_that_checkouts_bench_all(tmp_path):
     log = (tmp_path / "run.log").read_text()
     assert "'--quick', '--only', 'gbench'" in log
     assert str(repo / "results" / "bench_all.py") in log  # the checkout's, not ours
+
+
+def test_each_run_gets_a_layout_pad_of_random_length(tmp_path):
+    repo = fake_checkout(tmp_path / "repo", 0)
+    ab.bench_run(repo, tmp_path / "r1", tmp_path / "a.log", None, pad=123)
+    log = (tmp_path / "a.log").read_text()
+    assert log.startswith("ci/ab: RAPLBENCH_LAYOUT_PAD of 123 bytes\n") and "pad 123" in log
+    pads = set()
+    for i in range(8):
+        ab.bench_run(repo, tmp_path / f"p{i}", tmp_path / f"p{i}.log", None)
+        pads.add((tmp_path / f"p{i}.log").read_text().splitlines()[0])
+    assert len(pads) > 1  # 8 draws from 4096 lengths: equal by chance with p < 1e-20
 
 
 def test_bench_run_that_fails_names_its_log(tmp_path):
