@@ -14,7 +14,9 @@
   against itself (ci/ab.py: ABBA order, the rows judged per round by a
   paired t test), of the bench-all steps --only (default gbench,criterion).
   The slowed copy slows the row in every current round, and the stress run
-  keeps stress-ng beside every current round.
+  keeps stress-ng beside every current round. The harnesses' agreement
+  over all the A/A runs (results/agreement.py, report_over_runs) goes to
+  agreement.md in --runs-dir.
 - --slowed-copy: a copy of the last run with one latency row 1.25x slower,
   once per latency row the gate decides with a threshold below 25 %: the
   gate must flag that row and no other.
@@ -43,6 +45,7 @@ from ci.gate_config import display, load_config, row_id
 from ci.gate_report import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, label
 from ci.gate_stats import (IMPROVEMENT, MISSING, NOT_GATED, REGRESSION, UNCHANGED, WITH_THE_RUN,
                            worse_pct)
+from results import agreement
 from results import rows as rowlib
 from results import stats
 
@@ -323,6 +326,7 @@ def main(argv=None) -> int:
     try:
         last = None
         reports = []
+        all_runs = []
         only = None if args.only == "all" else args.only
 
         def rounds(name, context=None):
@@ -346,6 +350,16 @@ def main(argv=None) -> int:
                                                  if r.fails]})
             failed |= not report.passed
             last = (a, b) if args.rounds else b
+            all_runs += a + b if args.rounds else []
+        if args.rounds and all_runs:
+            # every run of the A/A experiments timed both harnesses: their
+            # agreement over the runs (results/agreement.py), the run as unit
+            md = agreement.report_over_runs([[row for _, row in load(d).rows]
+                                             for d in all_runs], "ci/aa A/A runs")
+            (runs_dir / "agreement.md").write_text(md, encoding="utf-8")
+            summary = next(line for line in md.splitlines() if " pairs agree within " in line)
+            print(f"harness agreement over {len(all_runs)} runs: {summary} "
+                  f"({runs_dir / 'agreement.md'})", flush=True)
         if reports:
             worst = suggested_thresholds(reports)
             outcome["largest_moves_pct"] = worst

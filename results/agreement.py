@@ -27,14 +27,26 @@ itself is more than 10% from 1, is put down to it. A pair whose counter is froze
 schema 2) is marked "frozen counter" with the harnesses' notes below the
 table: both timed the route, neither read energy. The report is Markdown
 (agreement.md in the run directory), also printed by bench-all.
+
+Over several runs (report_over_runs; `python -m results.agreement RUN...`,
+and ci/aa --rounds writes one for its runs) the unit is the run instead of
+the block: each run gives one ratio per pair, and the verdict is on a 95%
+t interval of their mean log ratio. The blocks of one run share that run's
+state of the machine (and the run-wide factor above); runs spread over time
+carry the drift, so the interval is the honest one on a drifting VM.
 """
+
+import argparse
+import math
+import sys
+from pathlib import Path
 
 import dataclasses
 
 import numpy as np
 from scipy import stats
 
-from results import liveness
+from results import liveness, runfile
 from results.table import cpus
 
 TOLERANCE = 1.10          # agree within 10%: the ratio's CI inside [1/1.1, 1.1]
@@ -127,12 +139,7 @@ def ratio_ci(g_samples, c_samples, confidence: float = CONFIDENCE,
     return float(lo), float(hi)
 
 
-def judge(g: dict, c: dict, tolerance: float = TOLERANCE) -> Verdict:
-    """The verdict on one pair, from both rows' samples (their medians when
-    a row has no samples, as a schema row always has)."""
-    g_samples, c_samples = g.get("samples") or [g["median"]], c.get("samples") or [c["median"]]
-    ratio = c["median"] / g["median"] if g["median"] else float("inf")
-    ci = ratio_ci(g_samples, c_samples)
+def _verdict(ratio: float, ci, tolerance: float) -> Verdict:
     if ci is None:
         return Verdict(ratio, None, UNCLEAR)
     lo, hi = ci
@@ -143,6 +150,29 @@ def judge(g: dict, c: dict, tolerance: float = TOLERANCE) -> Verdict:
     else:
         kind = UNCLEAR
     return Verdict(ratio, ci, kind)
+
+
+def judge(g: dict, c: dict, tolerance: float = TOLERANCE) -> Verdict:
+    """The verdict on one pair, from both rows' samples (their medians when
+    a row has no samples, as a schema row always has)."""
+    g_samples, c_samples = g.get("samples") or [g["median"]], c.get("samples") or [c["median"]]
+    ratio = c["median"] / g["median"] if g["median"] else float("inf")
+    return _verdict(ratio, ratio_ci(g_samples, c_samples), tolerance)
+
+
+def judge_runs(ratios, tolerance: float = TOLERANCE,
+               confidence: float = CONFIDENCE) -> Verdict:
+    """The verdict on one pair from its ratio (criterion / gbench) in each
+    of several runs: the geometric mean ratio and a t interval of the mean
+    log ratio; no interval with fewer than 2 runs."""
+    logs = np.log(np.asarray(ratios, dtype=float))
+    ratio = float(np.exp(logs.mean()))
+    if logs.size < 2:
+        return _verdict(ratio, None, tolerance)
+    half = float(stats.t.ppf(0.5 + confidence / 2, logs.size - 1) * logs.std(ddof=1)
+                 / math.sqrt(logs.size))
+    return _verdict(ratio, (math.exp(logs.mean() - half), math.exp(logs.mean() + half)),
+                    tolerance)
 
 
 def run_wide_factor(found, tolerance: float = TOLERANCE) -> float | None:
@@ -260,3 +290,82 @@ def report(all_rows, run_id: str = "") -> str:
     if any(liveness.predates_probe(r) for pair in found for r in pair):
         lines += ["", f"Schema 1 rows: {liveness.PREDATES_NOTE}."]
     return "\n".join(lines) + "\n"
+
+
+def report_over_runs(runs, title: str = "") -> str:
+    """The agreement over several runs (lists of rows) in Markdown: one
+    ratio per pair and run, judged by judge_runs. The known causes that
+    apply to a pair as a whole (stand-in, loop) are checked on the pair's
+    median values over the runs."""
+    per_key, first = {}, {}
+    for run_rows in runs:
+        for g, c in pairs(run_rows):
+            if g["median"] > 0 and c["median"] > 0:
+                per_key.setdefault(_key(g), []).append((g, c))
+                first.setdefault(_key(g), (g, c))
+    lines = [f"# Cross-harness agreement over {len(runs)} runs{f' ({title})' if title else ''}",
+             "", "Per run, the ratio of the two harnesses' medians of the same path; over "
+             f"the runs, their geometric mean and a {round(CONFIDENCE * 100)}% t interval of "
+             f"the mean log ratio: do they agree within {PERCENT}%?", ""]
+    if not per_key:
+        lines.append("No path was measured by both harnesses in these runs.")
+        return "\n".join(lines) + "\n"
+    lines += ["| path | op | target | cpu→target | runs | gbench | criterion | "
+              f"criterion / gbench | {round(CONFIDENCE * 100)}% CI | runs' p10–p90 | verdict | |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    counts = {AGREE: 0, DIFFER: 0, UNCLEAR: 0}
+    causes, unexplained = {}, 0
+    for key in sorted(per_key, key=lambda k: tuple("" if v is None else str(v) for v in k)):
+        found = per_key[key]
+        ratios = [c["median"] / g["median"] for g, c in found]
+        v = judge_runs(ratios)
+        counts[v.kind] += 1
+        g0, c0 = first[key]
+        g_med = float(np.median([g["median"] for g, _ in found]))
+        c_med = float(np.median([c["median"] for _, c in found]))
+        marks = []
+        if v.kind != AGREE and (cause := known_cause({**g0, "median": g_med},
+                                                     {**c0, "median": c_med})):
+            marks.append(f"known cause [{causes.setdefault(cause, len(causes) + 1)}]")
+        elif v.kind == DIFFER:
+            unexplained += 1
+            marks.append("**no known cause**")
+        p10, p90 = np.percentile(ratios, [10, 90])
+        verdict = f"**{v.text()}**" if v.kind == DIFFER else v.text()
+        ci = f"{v.ci[0]:.3f}–{v.ci[1]:.3f}" if v.ci else "—"
+        lines.append(f"| {g0['path']} | {g0['op']} | {g0['target'] or '—'} | {cpus(g0)} | "
+                     f"{len(found)} | {_fmt(g_med)} | {_fmt(c_med)} | {v.ratio:.3f} | {ci} | "
+                     f"{p10:.2f}–{p90:.2f} | {verdict} | {'; '.join(marks)} |")
+    lines += ["", f"{counts[AGREE]} of {len(per_key)} pairs agree within {PERCENT}%; "
+                  f"{counts[DIFFER]} differ beyond noise ({counts[DIFFER] - unexplained} with a "
+                  f"known cause); {counts[UNCLEAR]} too noisy to tell.", ""]
+    lines += HOW[:1]
+    if causes:
+        lines += ["", "Known causes (measured, each pinned by a test):", ""]
+        lines += [f"{number}. {KNOWN_CAUSES[key]}" for key, number in causes.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    """python -m results.agreement [--out FILE] RUN...: the agreement over
+    the runs (run directories or results.jsonl files) in Markdown."""
+    p = argparse.ArgumentParser(prog="python -m results.agreement",
+                                description="Cross-harness agreement over several runs.")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run directory or results.jsonl")
+    p.add_argument("--out", type=Path, help="also write the Markdown here")
+    args = p.parse_args(argv)
+    try:
+        runs = [[row for _, row in runfile.load(runfile.locate(r, role="run")).lines]
+                for r in args.runs]
+    except runfile.RunFileError as e:
+        print(e, file=sys.stderr)
+        return 2
+    md = report_over_runs(runs)
+    sys.stdout.write(md)
+    if args.out:
+        args.out.write_text(md, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -187,3 +187,63 @@ def test_schema_1_pairs_say_once_that_the_verdict_is_unknown():
     text = report([*pair(1.0, 0.01), *pair(1.0, 0.01, op="group-read")])
     assert text.count("verdict unknown") == 1
     assert "counter**" not in text
+
+
+# ---- over several runs ---------------------------------------------------------------
+
+def test_judge_runs_is_a_t_interval_of_the_mean_log_ratio():
+    # log ratios 0, 0.1, -0.1: mean 0, sd 0.1, t(0.975, 2) = 4.3027
+    v = agreement.judge_runs(np.exp([0.0, 0.1, -0.1]))
+    assert v.ratio == pytest.approx(1.0)
+    assert v.ci == pytest.approx((np.exp(-4.3027 * 0.1 / np.sqrt(3)),
+                                  np.exp(4.3027 * 0.1 / np.sqrt(3))), rel=1e-4)
+    assert v.kind == UNCLEAR  # 0.78-1.28 spans 10%
+    assert agreement.judge_runs(1.02 * np.exp(np.linspace(-0.02, 0.02, 20))).kind == AGREE
+    assert agreement.judge_runs(1.3 * np.exp(np.linspace(-0.02, 0.02, 20))).kind == DIFFER
+    assert agreement.judge_runs([1.0]).ci is None
+
+
+def test_runs_whose_blocks_disagree_can_agree_over_runs():
+    """Each run's blocks are tight, but the runs' ratios scatter on both
+    sides of 1 (the machine drifted between the two harness steps): one run
+    says the harnesses differ, 30 runs say they agree."""
+    rng = np.random.default_rng(5)
+    runs = []
+    for i in range(30):
+        shift = float(np.exp(rng.normal(0, 0.12)))
+        runs.append(list(pair(shift, 0.01, seed=i)))
+    per_run = [judge(*r).kind for r in runs]
+    assert per_run.count(DIFFER) >= 5
+    md = agreement.report_over_runs(runs, "test")
+    assert md.startswith("# Cross-harness agreement over 30 runs (test)")
+    assert "| perf | read | msr/tsc/ | 0→0 | 30 |" in md
+    assert "1 of 1 pairs agree within 10%" in md
+
+
+def test_a_loop_sized_difference_over_runs_names_its_cause():
+    runs = [[row("gbench", samples=blocks(2.5, 0.01, seed=i)),
+             row("criterion", samples=blocks(2.9, 0.01, seed=100 + i))] for i in range(10)]
+    md = agreement.report_over_runs(runs)
+    assert "known cause [1]" in md and "1. below 10 ns per operation" in md
+
+
+def test_the_command_reads_runs_and_refuses_a_bad_file(tmp_path, capsys):
+    from results import rows as rowlib
+    from results.test_gbench import COMMON
+    dirs = []
+    for i in range(3):
+        run_rows = [rowlib.measured_row(COMMON, harness=h, path="perf", op="read",
+                                        target="msr/tsc/", cpu=0, target_cpu=0,
+                                        metric="latency", unit="ns",
+                                        samples=list(blocks(700 * f, 0.01, seed=i)))
+                    for h, f in (("gbench", 1.0), ("criterion", 1.01))]
+        (tmp_path / f"r{i}").mkdir()
+        rowlib.write_jsonl(run_rows, tmp_path / f"r{i}" / "results.jsonl")
+        dirs.append(str(tmp_path / f"r{i}"))
+    assert agreement.main([*dirs, "--out", str(tmp_path / "a.md")]) == 0
+    out = capsys.readouterr().out
+    assert "over 3 runs" in out and "1 of 1 pairs agree within 10%" in out
+    assert (tmp_path / "a.md").read_text() == out
+    (tmp_path / "bad.jsonl").write_text('{"schema_version": "2", "samples": [NaN]}\n')
+    assert agreement.main([dirs[0], str(tmp_path / "bad.jsonl")]) == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err
