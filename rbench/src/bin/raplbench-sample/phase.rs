@@ -9,9 +9,10 @@
 //! taken then, so neither the threads' start nor loading the BPF program
 //! counts; its CPU time ends once the writer has written the last sample.
 
-use nix::sys::wait::WaitStatus;
+use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use rbench::ebpf::{BpfConfig, BpfSampler};
 use rbench::CounterSource;
+use std::os::fd::OwnedFd;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
@@ -50,25 +51,15 @@ pub enum Until<'a> {
 }
 
 /// Waits until the phase should end; the command's exit status, or 0.
+/// A stop signal ends it at once, whenever it arrived (signals::wait).
 fn wait(until: &Until) -> Result<i32, Fail> {
     match until {
         Until::Elapsed(ns) => {
             let deadline = monotonic_ns() + ns;
-            let ts = libc::timespec {
-                tv_sec: (deadline / 1_000_000_000) as libc::time_t,
-                tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
-            };
-            // returns early (EINTR) on SIGINT/SIGTERM
-            while signals::received().is_none() && monotonic_ns() < deadline {
-                // SAFETY: ts is valid; no remainder is needed with TIMER_ABSTIME.
-                unsafe {
-                    libc::clock_nanosleep(
-                        libc::CLOCK_MONOTONIC,
-                        libc::TIMER_ABSTIME,
-                        &ts,
-                        std::ptr::null_mut(),
-                    )
-                };
+            while signals::received().is_none() {
+                if signals::wait(Some(deadline), monotonic_ns) == signals::Woken::Deadline {
+                    break;
+                }
             }
             // stopped by a signal: the shell's convention, 128 + the signal
             Ok(signals::received().map_or(0, |sig| 128 + sig))
@@ -81,20 +72,21 @@ fn wait(until: &Until) -> Result<i32, Fail> {
             let pid = nix::unistd::Pid::from_raw(child.id() as i32);
             let mut forwarded = false;
             loop {
-                match nix::sys::wait::waitpid(pid, None) {
-                    Err(nix::errno::Errno::EINTR) => {
-                        if let (Some(sig), false) = (signals::received(), forwarded) {
-                            if let Ok(sig) = nix::sys::signal::Signal::try_from(sig) {
-                                let _ = nix::sys::signal::kill(pid, sig);
-                            }
-                            forwarded = true;
-                        }
-                    }
+                // the child may have ended before the wait began: look first
+                match nix::sys::wait::waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
                     Err(e) => return Err(Fail::Run(format!("waiting for {}: {e}", command[0]))),
                     // the shell's convention: the exit code, or 128 + the signal
                     Ok(WaitStatus::Exited(_, code)) => return Ok(code),
                     Ok(WaitStatus::Signaled(_, sig, _)) => return Ok(128 + sig as i32),
-                    Ok(_) => {} // stopped or continued: keep waiting
+                    Ok(_) => {} // still running, stopped or continued: keep waiting
+                }
+                if let signals::Woken::Stop(sig) = signals::wait(None, monotonic_ns) {
+                    if !forwarded {
+                        if let Ok(sig) = nix::sys::signal::Signal::try_from(sig) {
+                            let _ = nix::sys::signal::kill(pid, sig);
+                        }
+                        forwarded = true;
+                    }
                 }
             }
         }
@@ -112,6 +104,8 @@ struct Running<P> {
     writer: std::thread::JoinHandle<(writer::PhaseStats, Option<CsvOut>)>,
     started: std::sync::mpsc::Receiver<Result<(), String>>,
     extra_cpu_ns: Option<ExtraCpu>,
+    /// The ticker's timer, to wake it when the phase stops (None: ebpf).
+    timer: Option<Arc<OwnedFd>>,
 }
 
 impl<P> Running<P> {
@@ -127,18 +121,18 @@ impl<P> Running<P> {
         let code = match startup {
             Ok(()) => {
                 if let Some(banner) = &self.banner {
-                    eprintln!("raplbench-sample: {banner}");
+                    crate::say!("{banner}");
                 }
-                signals::unblock_in_this_thread().ok();
-                let code = wait(until);
-                signals::block_in_this_thread().ok();
-                code
+                wait(until)
             }
             Err(why) => Err(Fail::Setup(why)),
         };
         let wall_ns = monotonic_ns() - start_ns;
         self.stop.store(true, Ordering::Relaxed);
         self.producer.thread().unpark(); // the ebpf drain sleeps parked
+        if let Some(timer) = &self.timer {
+            ticker::wake(timer); // the ticker waits on its timer for up to a period
+        }
         let producer = self
             .producer
             .join()
@@ -209,6 +203,9 @@ pub fn run_ticked(
     let stop = Arc::new(AtomicBool::new(false));
     let (started_tx, started) = sync_channel(1);
     let stop_flag = stop.clone();
+    // created here so that stopping can wake the thread waiting on it
+    let timer = Arc::new(ticker::periodic_timer(setup.period_ns).map_err(Fail::Setup)?);
+    let ticker_timer = timer.clone();
     let producer = std::thread::Builder::new()
         .name("sampler".into())
         .spawn(move || {
@@ -216,6 +213,7 @@ pub fn run_ticked(
             let stats = ticker::run(
                 &mut *source,
                 setup,
+                &ticker_timer,
                 &stop_flag,
                 producer_ends,
                 started_tx,
@@ -231,6 +229,7 @@ pub fn run_ticked(
         writer,
         started,
         extra_cpu_ns: None,
+        timer: Some(timer),
     }
     .finish(until)
 }
@@ -309,6 +308,7 @@ pub fn run_in_kernel(
         writer,
         started,
         extra_cpu_ns: Some(extra),
+        timer: None,
     }
     .finish(until)?;
     ran.trigger = Some(trigger);

@@ -1,52 +1,119 @@
-//! SIGINT and SIGTERM: the handler only records the signal; the main thread
-//! (the only one with the signals unblocked) wakes from its wait with EINTR,
-//! forwards the signal to the command if there is one, and stops sampling.
+//! SIGINT, SIGTERM and SIGCHLD stay blocked in every thread (threads inherit
+//! the mask of main, which blocks them first). The main thread takes them
+//! with sigtimedwait, which unblocks and waits in one system call: a signal
+//! that arrives just before the wait is still pending and ends it at once.
+//! (A flag set by a handler and checked before sleeping loses a signal that
+//! lands between the check and the sleep.) A handler is still installed so
+//! that a SIG_IGN inherited from the parent (a background job of a script)
+//! does not discard the stop signals.
 
 use nix::sys::signal::{
     pthread_sigmask, sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal,
 };
 use std::sync::atomic::{AtomicI32, Ordering};
 
+/// The first stop signal taken, 0 before.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn record(signal: libc::c_int) {
-    RECEIVED.store(signal, Ordering::SeqCst); // async-signal-safe
-}
+extern "C" fn ignore(_signal: libc::c_int) {}
 
-fn stop_signals() -> SigSet {
+fn waited_signals() -> SigSet {
     let mut set = SigSet::empty();
     set.add(Signal::SIGINT);
     set.add(Signal::SIGTERM);
+    set.add(Signal::SIGCHLD);
     set
 }
 
-/// Installs the handler, without SA_RESTART so blocking waits return EINTR.
+/// Installs a handler for SIGINT and SIGTERM (never run while they are
+/// blocked; it only replaces an inherited SIG_IGN).
 pub fn install() -> nix::Result<()> {
     let action = SigAction::new(
-        SigHandler::Handler(record),
+        SigHandler::Handler(ignore),
         SaFlags::empty(),
         SigSet::empty(),
     );
     for signal in [Signal::SIGINT, Signal::SIGTERM] {
-        // SAFETY: the handler only stores into an atomic.
+        // SAFETY: the handler does nothing.
         unsafe { sigaction(signal, &action) }?;
     }
     Ok(())
 }
 
-/// Blocks SIGINT and SIGTERM in the calling thread (threads spawned while
-/// they are blocked inherit the mask), so they reach the main thread.
+/// Blocks SIGINT, SIGTERM and SIGCHLD in the calling thread; threads
+/// spawned afterwards inherit the mask. (A spawned command starts with an
+/// empty mask: std::process::Command resets it in the child.)
 pub fn block_in_this_thread() -> nix::Result<()> {
-    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_signals()), None)
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&waited_signals()), None)
 }
 
-/// Unblocks them again in the calling thread.
-pub fn unblock_in_this_thread() -> nix::Result<()> {
-    pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&stop_signals()), None)
+/// What ended a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Woken {
+    /// SIGINT or SIGTERM (also recorded: `received` returns it).
+    Stop(i32),
+    /// SIGCHLD: a child changed state.
+    Child,
+    /// The deadline passed.
+    Deadline,
 }
 
-/// The signal received, if any.
+/// Waits until a stop signal, a SIGCHLD or `deadline_ns` (CLOCK_MONOTONIC;
+/// None: no deadline), whichever comes first. The signals must be blocked
+/// in every thread (block_in_this_thread).
+pub fn wait(deadline_ns: Option<u64>, now_ns: impl Fn() -> u64) -> Woken {
+    let set = waited_signals();
+    loop {
+        let timeout = match deadline_ns {
+            None => None,
+            Some(deadline) => {
+                let now = now_ns();
+                if now >= deadline {
+                    return Woken::Deadline;
+                }
+                let left = deadline - now;
+                Some(libc::timespec {
+                    tv_sec: (left / 1_000_000_000) as libc::time_t,
+                    tv_nsec: (left % 1_000_000_000) as libc::c_long,
+                })
+            }
+        };
+        // SAFETY: set is a valid sigset; info may be null; timeout is valid or null.
+        let sig = unsafe {
+            libc::sigtimedwait(
+                set.as_ref(),
+                std::ptr::null_mut(),
+                timeout.as_ref().map_or(std::ptr::null(), |t| t as *const _),
+            )
+        };
+        match sig {
+            libc::SIGCHLD => return Woken::Child,
+            s if s == libc::SIGINT || s == libc::SIGTERM => {
+                let _ = RECEIVED.compare_exchange(0, s, Ordering::SeqCst, Ordering::SeqCst);
+                return Woken::Stop(s);
+            }
+            _ => {} // EAGAIN (the deadline: checked above) or EINTR: wait again
+        }
+    }
+}
+
+/// The stop signal received, if any: one taken by a wait, or one pending
+/// now (taken here, so that no window starts after it).
 pub fn received() -> Option<i32> {
+    if RECEIVED.load(Ordering::SeqCst) == 0 {
+        let mut stop = SigSet::empty();
+        stop.add(Signal::SIGINT);
+        stop.add(Signal::SIGTERM);
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: valid set and timeout; polls without waiting.
+        let s = unsafe { libc::sigtimedwait(stop.as_ref(), std::ptr::null_mut(), &zero) };
+        if s > 0 {
+            let _ = RECEIVED.compare_exchange(0, s, Ordering::SeqCst, Ordering::SeqCst);
+        }
+    }
     match RECEIVED.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),

@@ -29,7 +29,8 @@ pub struct TickerSetup {
 /// What the sampling thread counted.
 #[derive(Debug, Default, Clone)]
 pub struct TickerStats {
-    /// Samples dropped because no empty batch was available (writer too slow).
+    /// Samples dropped because no empty batch was available (writer too
+    /// slow); ebpf: also those the ring buffer had no room for.
     pub dropped: u64,
     /// Reads that failed (for ebpf: samples whose err is not 0); never
     /// written as data.
@@ -83,7 +84,7 @@ pub fn place_thread(setup: &TickerSetup) -> Result<(), String> {
 
 /// A timerfd expiring every period_ns from one period from now, on absolute
 /// deadlines.
-fn periodic_timer(period_ns: u64) -> Result<OwnedFd, String> {
+pub fn periodic_timer(period_ns: u64) -> Result<OwnedFd, String> {
     // SAFETY: plain syscalls on values we own; the fd is wrapped at once.
     unsafe {
         let fd = libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC);
@@ -114,6 +115,18 @@ fn periodic_timer(period_ns: u64) -> Result<OwnedFd, String> {
     }
 }
 
+/// Makes the timer expire now, once, so that a thread waiting on it wakes
+/// (and sees the stop flag) instead of waiting up to a period: at 1 Hz a
+/// stop used to take up to a second.
+pub fn wake(timer: &OwnedFd) {
+    let spec = libc::itimerspec {
+        it_interval: timespec(0),
+        it_value: timespec(1), // relative: 1 ns from now
+    };
+    // SAFETY: a valid timerfd and itimerspec.
+    unsafe { libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+}
+
 /// Sends the current batch (if it holds anything) to the writer.
 fn hand_over(current: &mut Option<Batch>, missed: &mut u64, full: &SyncSender<Batch>) {
     if let Some(mut batch) = current.take() {
@@ -122,21 +135,22 @@ fn hand_over(current: &mut Option<Batch>, missed: &mut u64, full: &SyncSender<Ba
     }
 }
 
-/// Samples `source` until `stop` is set. `started` receives Ok once the
-/// thread is placed and its timer armed (or the reason it could not be).
+/// Samples `source` on each expiration of `timer` (periodic_timer) until
+/// `stop` is set (and the timer woken: wake). `started` receives Ok once
+/// the thread is placed (or the reason it could not be).
 pub fn run(
     source: &mut dyn CounterSource,
     setup: TickerSetup,
+    timer: &OwnedFd,
     stop: &AtomicBool,
     ends: ProducerEnds,
     started: SyncSender<Result<(), String>>,
     done: Arc<Barrier>,
 ) -> TickerStats {
     let mut stats = TickerStats::default();
-    let timer = match place_thread(&setup).and_then(|()| periodic_timer(setup.period_ns)) {
-        Ok(fd) => {
+    match place_thread(&setup) {
+        Ok(()) => {
             let _ = started.send(Ok(()));
-            fd
         }
         Err(why) => {
             let _ = started.send(Err(why));
@@ -155,6 +169,9 @@ pub fn run(
         let n = unsafe { libc::read(timer.as_raw_fd(), (&mut expirations as *mut u64).cast(), 8) };
         if n != 8 {
             continue; // EINTR
+        }
+        if stop.load(Ordering::Relaxed) {
+            break; // woken to stop: no sample off the grid
         }
         missed += expirations - 1;
         let t = monotonic_ns();
