@@ -141,7 +141,9 @@ class BackgroundSampler:
         self.mechanism = mechanism
         cmd = [str(sampler.BINARY), "--mechanism", mechanism, "--output", str(csv),
                "--duration", "3600"]
-        if cpu is not None:
+        if cpu is not None and mechanism != "ebpf":
+            # ebpf has no sampling thread (raplbench-sample refuses --cpu):
+            # the affinity below places its drain thread
             cmd += ["--cpu", str(cpu)]
         self.proc = subprocess.Popen(
             cmd, stderr=subprocess.PIPE, text=True,

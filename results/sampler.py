@@ -70,6 +70,9 @@ def role(row: dict) -> str:
     return SAMPLER
 
 
+EXIT_LOST = 3  # raplbench-sample's exit status for a run that lost samples
+
+
 def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
                 seconds: float) -> tuple[list[dict], str | None, list[str]]:
     """Runs the sampler on `mechanism`: (its rows, None, its summary lines),
@@ -84,7 +87,9 @@ def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
     (raw_dir / f"sampler-{mechanism}.log").write_text(" ".join(cmd) + "\n" + done.stderr)
     said = [line.removeprefix("raplbench-sample: ") for line in done.stderr.splitlines()
             if line.startswith("raplbench-sample: ")]
-    if done.returncode != 0:
+    # 3: it sampled to the end but lost samples; the report stands (its rate
+    # shows the loss) and the lines said count them
+    if done.returncode not in (0, EXIT_LOST):
         return [], (said or ["(no message)"])[-1], []
     got = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
     return got, None, said

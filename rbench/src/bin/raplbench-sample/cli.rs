@@ -34,7 +34,8 @@ cpumask each), msr and powercap every package's registers or zones.
 
 Exit status: 0 (or the command's own), 2 for bad options or a counter or
 output that cannot be opened (or, with --require-live, a counter that is
-not live), 1 when sampling failed after it started.
+not live), 1 when sampling failed after it started, 3 when it sampled to
+the end but lost samples (dropped, or reads that failed: counted on stderr).
 SIGINT and SIGTERM stop sampling cleanly: every sample taken is written.";
 
 /// How the counters are read.
@@ -184,10 +185,23 @@ impl Args {
 
     /// Checks what clap cannot: exactly one of --duration and COMMAND
     /// (neither is needed with --list); --pairs only with --report and
-    /// --duration, and windows of at least 10 sampling periods.
+    /// --duration, and windows of at least 10 sampling periods; no --cpu or
+    /// --fifo for ebpf, which has no sampling thread to place.
     pub fn validate(&self) -> Result<(), String> {
         if self.list {
             return Ok(());
+        }
+        if self.mechanism == Some(Mechanism::Ebpf) && (self.cpu.is_some() || self.fifo) {
+            return Err(format!(
+                "{} place the user-space sampling thread; the ebpf mechanism samples in the \
+                 kernel, a bpf_timer on each package's lead CPU, so they do not apply (leave \
+                 them out)",
+                match (self.cpu, self.fifo) {
+                    (Some(_), true) => "--cpu and --fifo",
+                    (Some(_), false) => "--cpu",
+                    _ => "--fifo",
+                }
+            ));
         }
         match (self.duration.is_some(), self.command.is_empty()) {
             (true, false) => return Err("give --duration or a command after --, not both".into()),
@@ -364,6 +378,26 @@ mod tests {
         // without --report a short run needs no windows
         let plain = parse(&["--mechanism", "perf", "--duration", "0.001"]).unwrap();
         plain.validate().unwrap();
+    }
+
+    #[test]
+    fn cpu_and_fifo_are_refused_for_ebpf_not_ignored() {
+        for extra in [&["--cpu", "1"][..], &["--fifo"], &["--cpu", "0", "--fifo"]] {
+            let a =
+                parse(&[&["--mechanism", "ebpf", "--duration", "1"][..], extra].concat()).unwrap();
+            let why = a.validate().unwrap_err();
+            assert!(why.contains("do not apply"), "{why}");
+        }
+        let perf = parse(&[
+            "--mechanism",
+            "perf",
+            "--duration",
+            "1",
+            "--cpu",
+            "1",
+            "--fifo",
+        ]);
+        perf.unwrap().validate().unwrap();
     }
 
     #[test]

@@ -2,13 +2,25 @@
 //! workload (the tool whose cost the suite measures).
 //!
 //! Threads: the main thread starts everything, then waits (for --duration,
-//! or for COMMAND) with SIGINT/SIGTERM unblocked; the sampling thread
-//! (ticker.rs; for ebpf the in-kernel program and a drain thread,
-//! ebpf_drain.rs) fills preallocated batches; the writer thread (writer.rs)
+//! or for COMMAND) in sigtimedwait for SIGINT/SIGTERM (signals.rs), which
+//! stay blocked in every thread; the sampling thread (ticker.rs, woken at
+//! once when the phase stops; for ebpf the in-kernel program and a drain
+//! thread, ebpf_drain.rs) fills preallocated batches; the writer thread (writer.rs)
 //! converts, wrap-corrects and writes them and keeps the statistics. With
 //! --report, the run alternates windows of the sampler and of a null
 //! sampler (the same loop reading nothing), --pairs of each (report.rs
 //! says why), and the report holds both and the sampler above the null.
+
+/// A line on stderr, prefixed with the program's name. Never panics:
+/// eprintln! panics when stderr is a pipe whose reader has gone (EPIPE),
+/// which would abort the run and lose the CSV still buffered.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "raplbench-sample: {}", format_args!($($arg)*));
+    }};
+}
+pub(crate) use say;
 
 mod batch;
 mod cli;
@@ -16,6 +28,7 @@ mod cputime;
 mod ebpf_drain;
 mod list;
 mod mechanism;
+mod output;
 mod phase;
 mod report;
 mod signals;
@@ -25,13 +38,13 @@ mod writer;
 use clap::Parser;
 use rbench::discovery::Counters;
 use rbench::schema_row::{new_run_id, utc_timestamp, Machine, RunInfo};
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
 use cli::Args;
 use mechanism::{InKernel, NullSource, Opened};
+use output::OutFile;
 use phase::{run_in_kernel, run_ticked, InKernelSetup, Ran, Source, Until};
 use report::{Kind, Subject, Window};
 use ticker::TickerSetup;
@@ -46,9 +59,23 @@ enum Fail {
     Run(String),
 }
 
-fn create(path: &Path, what: &str) -> Result<File, Fail> {
-    File::create(path)
+fn create(path: &Path, what: &str) -> Result<OutFile, Fail> {
+    OutFile::create(path)
         .map_err(|e| Fail::Setup(format!("cannot write {what} {}: {e}", path.display())))
+}
+
+/// Renames a complete output over its final name (output.rs).
+fn commit(file: OutFile, what: &str) -> Result<(), Fail> {
+    let kept = file.kept_at().map(Path::to_path_buf);
+    file.commit().map_err(|e| {
+        Fail::Run(format!(
+            "writing {what} failed: {e}{}",
+            kept.map_or(String::new(), |k| format!(
+                " (what was written is in {})",
+                k.display()
+            ))
+        ))
+    })
 }
 
 /// How a window samples: the mechanism's loop, or its null twin (the same
@@ -231,7 +258,8 @@ fn loops(
 fn run(args: Args) -> Result<i32, Fail> {
     args.validate().map_err(Fail::Setup)?;
     if args.list {
-        print!("{}", list::render(&list::lines(&args)));
+        // a closed pipe (| head) ends the listing, not in a panic
+        let _ = std::io::stdout().write_all(list::render(&list::lines(&args)).as_bytes());
         return Ok(0);
     }
     let period_ns = 1_000_000_000 / u64::from(args.frequency);
@@ -240,20 +268,30 @@ fn run(args: Args) -> Result<i32, Fail> {
         Some(path) => Some(Machine::load(path).map_err(Fail::Setup)?),
         None => None,
     };
-    let mut output = match &args.output {
-        Some(path) => Some(CsvOut::new(create(path, "--output")?)),
+    let output_file = match &args.output {
+        Some(path) => Some(create(path, "--output")?),
         None => None,
     };
-    let mut report_file = match &args.report {
+    let mut output = match &output_file {
+        Some(file) => {
+            Some(CsvOut::new(file.handle().map_err(|e| {
+                Fail::Setup(format!("cannot write --output: {e}"))
+            })?))
+        }
+        None => None,
+    };
+    let report_file = match &args.report {
         Some(path) => Some(create(path, "--report")?),
         None => None,
     };
+    // blocked first (threads inherit the mask; main takes them with
+    // sigtimedwait), so that none reaches the handler and is lost
+    signals::block_in_this_thread().ok();
     signals::install().map_err(|e| Fail::Setup(format!("cannot install signal handlers: {e}")))?;
-    signals::block_in_this_thread().ok(); // threads inherit this; main unblocks while it waits
     let opened = mechanism::open(&args).map_err(Fail::Setup)?;
     let dead = mechanism::dead_counter_lines(args.mechanism(), opened.counters());
     for line in &dead {
-        eprintln!("raplbench-sample: {line}");
+        say!("{line}");
     }
     if args.require_live && !dead.is_empty() {
         return Err(Fail::Setup(format!(
@@ -322,21 +360,22 @@ fn run(args: Args) -> Result<i32, Fail> {
     let (sampled, nulls) = (of(Kind::Sampler), of(Kind::Null));
     let pairs = report::pairs(&windows);
     if reporting {
-        eprintln!("raplbench-sample: {}", sampler.windows_summary(&sampled));
+        say!("{}", sampler.windows_summary(&sampled));
         if !nulls.is_empty() {
-            eprintln!("raplbench-sample: {}", null.windows_summary(&nulls));
+            say!("{}", null.windows_summary(&nulls));
             for line in report::above_null_summary(&sampler.op, &pairs) {
-                eprintln!("raplbench-sample: {line}");
+                say!("{line}");
             }
         }
     } else {
-        eprintln!("raplbench-sample: {}", sampler.summary(sampled[0]));
+        say!("{}", sampler.summary(sampled[0]));
     }
 
     let mut failure = output
         .as_ref()
         .and_then(|o| o.error.as_ref())
         .map(|e| format!("writing --output failed: {e}"));
+    drop(output); // flushed by the writer thread at the end of each window
     if sampled.iter().all(|w| w.times.is_empty()) && signals::received().is_none() {
         failure.get_or_insert_with(|| {
             format!(
@@ -348,7 +387,16 @@ fn run(args: Args) -> Result<i32, Fail> {
             )
         });
     }
-    if let Some(file) = report_file.as_mut() {
+    // the CSV under its name once complete; a failed write keeps it aside
+    if let Some(file) = output_file {
+        match (&mut failure, file.kept_at().map(Path::to_path_buf)) {
+            (Some(why), Some(kept)) if why.starts_with("writing --output") => {
+                why.push_str(&format!(" (what was written is in {})", kept.display()));
+            }
+            _ => commit(file, "--output")?,
+        }
+    }
+    if let Some(mut file) = report_file {
         let now = SystemTime::now();
         let run = RunInfo {
             run_id: args.run_id.clone().unwrap_or_else(|| new_run_id(now)),
@@ -365,25 +413,40 @@ fn run(args: Args) -> Result<i32, Fail> {
             text += &r.to_string();
             text.push('\n');
         }
-        file.write_all(text.as_bytes())
+        file.file()
+            .write_all(text.as_bytes())
             .map_err(|e| Fail::Run(format!("writing --report failed: {e}")))?;
+        commit(file, "--report")?;
     }
+    // samples lost on the way (the summary above counts them): a run that
+    // otherwise succeeded says so in its exit status
+    let lost: u64 = sampled
+        .iter()
+        .map(|w| w.producer.dropped + w.producer.read_errors)
+        .sum();
     match failure {
         Some(why) => Err(Fail::Run(why)),
+        None if code == 0 && lost > 0 => {
+            say!("{lost} samples lost (dropped or failed reads, above): exit status {EXIT_LOST}");
+            Ok(EXIT_LOST)
+        }
         None => Ok(code),
     }
 }
+
+/// The exit status of a run that sampled to the end but lost samples.
+const EXIT_LOST: i32 = 3;
 
 fn main() {
     let args = Args::parse(); // bad options: clap prints why and exits 2
     std::process::exit(match run(args) {
         Ok(code) => code,
         Err(Fail::Setup(why)) => {
-            eprintln!("raplbench-sample: {why}");
+            say!("{why}");
             2
         }
         Err(Fail::Run(why)) => {
-            eprintln!("raplbench-sample: {why}");
+            say!("{why}");
             1
         }
     });
