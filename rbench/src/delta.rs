@@ -110,9 +110,62 @@ impl CounterDiff {
     }
 }
 
+/// Whether the time between two readings was long enough for the counter
+/// to wrap twice, which no difference can see (it assumes at most one wrap):
+/// judged at the fastest advance seen so far, against half the range (the
+/// margin [`CounterDiff`] keeps). A VM paused, a suspended process or a
+/// sampling thread starved for minutes makes such gaps; at 1 kHz a 32-bit
+/// RAPL counter wraps after about a minute under heavy load.
+///
+/// ```
+/// use rbench::delta::GapCheck;
+/// let mut gaps = GapCheck::with_max(1000);
+/// assert!(!gaps.too_long(10, 1_000)); // 10 units per µs
+/// assert!(!gaps.too_long(10, 1_000));
+/// assert!(gaps.too_long(600, 60_000)); // 60 µs at 10 per µs: 600 > 500
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GapCheck {
+    max: u64,
+    /// The fastest advance seen, units per ns.
+    fastest: f64,
+}
+
+impl GapCheck {
+    /// For a counter that wraps after `max`.
+    pub fn with_max(max: u64) -> Self {
+        GapCheck { max, fastest: 0.0 }
+    }
+
+    /// Takes one interval (its advance, its length in ns): true when, at
+    /// the fastest advance seen before it, `gap_ns` covers half the range
+    /// or more. (The interval's own advance then counts for later ones.)
+    pub fn too_long(&mut self, advance: u64, gap_ns: u64) -> bool {
+        let too_long = self.fastest * gap_ns as f64 >= self.max as f64 / 2.0;
+        if gap_ns > 0 {
+            self.fastest = self.fastest.max(advance as f64 / gap_ns as f64);
+        }
+        too_long
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gap_is_judged_at_the_fastest_rate_seen_before_it() {
+        let mut gaps = GapCheck::with_max(0xFFFF_FFFF);
+        // 1 kHz at 100 W in 61 µJ units: about 1640 units per ms
+        for _ in 0..100 {
+            assert!(!gaps.too_long(1640, 1_000_000));
+        }
+        // 21 minutes: 2.1e9 units, half the range: a second wrap could hide
+        assert!(!gaps.too_long(0, 1_000_000_000)); // a second is fine
+        assert!(gaps.too_long(5, 1_310_000_000_000));
+        // nothing known yet: no rate, no judgement
+        assert!(!GapCheck::with_max(100).too_long(0, u64::MAX));
+    }
 
     const MSR_MAX: u64 = 0xFFFF_FFFF;
 
@@ -178,5 +231,78 @@ mod tests {
         assert_eq!(c.update(1), Update::Wrapped(3));
         assert_eq!(c.update(1).difference(), Some(0));
         assert_eq!(c.previous, Some(1));
+    }
+}
+
+/// Property tests (proptest): any counter range, any reading, any advance.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngSeed};
+
+    /// The ranges met in practice, and any other.
+    fn ranges() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            Just(0xFFFF_FFFF),     // a 32-bit RAPL MSR
+            Just(262_143_328_850), // a powercap energy_uj
+            Just(u64::MAX),        // a perf count
+            2u64..u64::MAX,
+        ]
+    }
+
+    /// A range, a reading within it and an advance of at most half of it.
+    fn steps() -> impl Strategy<Value = (u64, u64, u64)> {
+        ranges().prop_flat_map(|max| (Just(max), 0..=max, 0..=max / 2))
+    }
+
+    /// The reading `advance` after `prev` on a counter that wraps after `max`.
+    fn advanced(prev: u64, advance: u64, max: u64) -> u64 {
+        ((u128::from(prev) + u128::from(advance)) % (u128::from(max) + 1)) as u64
+    }
+
+    proptest! {
+        // the same cases every run (make test must be reproducible), no files
+        #![proptest_config(Config {
+            cases: 4000,
+            failure_persistence: None,
+            rng_seed: RngSeed::Fixed(14),
+            ..Config::default()
+        })]
+
+        #[test]
+        fn an_advance_of_up_to_half_the_range_is_recovered_exactly((max, prev, advance) in steps()) {
+            let cur = advanced(prev, advance, max);
+            let mut diff = CounterDiff::with_max(max);
+            prop_assert_eq!(diff.update(prev), Update::FirstTime);
+            let update = diff.update(cur);
+            prop_assert_eq!(update.difference(), Some(advance));
+            prop_assert_eq!(matches!(update, Update::Wrapped(_)), cur < prev);
+            prop_assert_eq!(wrapping_delta(prev, cur, max), advance);
+        }
+
+        #[test]
+        fn a_reading_above_the_range_is_never_a_difference(
+            max in prop_oneof![Just(0xFFFF_FFFFu64), Just(262_143_328_850), 2u64..u64::MAX / 2],
+            at in 0.0f64..=1.0,
+            above in 1u64..=1000,
+        ) {
+            let prev = (max as f64 * at) as u64;
+            let mut diff = CounterDiff::with_max(max);
+            diff.update(prev);
+            prop_assert_eq!(diff.update(max + above), Update::Implausible);
+            // and the reading after it has nothing valid to compare with
+            prop_assert_eq!(diff.update(prev), Update::Implausible);
+        }
+
+        #[test]
+        fn a_gap_is_flagged_exactly_when_the_fastest_rate_covers_half_the_range(
+            max in ranges(), per_ns in 1u64..1_000, gap_ns in 1u64..u64::MAX / 2_000,
+        ) {
+            let mut gaps = GapCheck::with_max(max);
+            prop_assert!(!gaps.too_long(per_ns * 1000, 1000));
+            let covers = per_ns as f64 * gap_ns as f64 >= max as f64 / 2.0;
+            prop_assert_eq!(gaps.too_long(0, gap_ns), covers);
+        }
     }
 }

@@ -92,6 +92,8 @@ pub struct Window {
     pub cpu_ns: u64,
     /// What the producer counted.
     pub producer: TickerStats,
+    /// Intervals long enough for a counter to wrap twice unseen (writer.rs).
+    pub wrap_gaps: u64,
 }
 
 impl Window {
@@ -106,6 +108,7 @@ impl Window {
             times: ran.stats.times,
             missed: ran.stats.missed,
             cpu_ns: ran.cpu_ns,
+            wrap_gaps: ran.stats.wrap_gaps,
             producer: ran.producer,
         }
     }
@@ -261,7 +264,7 @@ impl Subject {
              p99 {:.1} us, max {:.1} us; CPU {:.2} us per sample{}",
             self.title, samples, w.wall_ns as f64 / 1e9,
             samples as f64 * 1e9 / w.wall_ns.max(1) as f64, w.missed, q(0.5), q(0.99), q(1.0),
-            w.cpu_us_per_sample().unwrap_or(0.0), problems(std::iter::once(&w.producer))
+            w.cpu_us_per_sample().unwrap_or(0.0), problems(std::iter::once(w))
         )
     }
 
@@ -283,7 +286,7 @@ impl Subject {
             med(|w| Some(w.rate_hz())),
             med(Window::jitter_us),
             med(Window::cpu_us_per_sample),
-            problems(windows.iter().map(|w| &w.producer))
+            problems(windows.iter().copied())
         )
     }
 }
@@ -293,10 +296,13 @@ fn counted(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-/// "; DROPPED 3 samples ..." for what went wrong in the producers, or "".
-fn problems<'a>(producers: impl Iterator<Item = &'a TickerStats>) -> String {
+/// "; DROPPED 3 samples ..." for what went wrong in the windows, or "".
+fn problems<'a>(windows: impl Iterator<Item = &'a Window>) -> String {
     let mut all = TickerStats::default();
-    for p in producers {
+    let mut wrap_gaps = 0;
+    for w in windows {
+        wrap_gaps += w.wrap_gaps;
+        let p = &w.producer;
         all.dropped += p.dropped;
         all.stale += p.stale;
         all.incomplete += p.incomplete;
@@ -307,7 +313,10 @@ fn problems<'a>(producers: impl Iterator<Item = &'a TickerStats>) -> String {
     }
     let mut line = String::new();
     if all.dropped > 0 {
-        line += &format!("; DROPPED {} samples (the writer fell behind)", all.dropped);
+        line += &format!(
+            "; DROPPED {} samples (the writer or the ring buffer fell behind)",
+            all.dropped
+        );
     }
     if all.stale > 0 {
         line += &format!("; {} samples without a new tick, not written", all.stale);
@@ -323,6 +332,12 @@ fn problems<'a>(producers: impl Iterator<Item = &'a TickerStats>) -> String {
             "; {} failed reads, not written (first: {})",
             all.read_errors,
             all.first_error.as_deref().unwrap_or("?")
+        );
+    }
+    if wrap_gaps > 0 {
+        line += &format!(
+            "; {wrap_gaps} intervals long enough for a counter to wrap twice unseen (their \
+             delta_j may be short by a whole range)"
         );
     }
     line
@@ -414,6 +429,7 @@ mod tests {
             missed: 0,
             cpu_ns: (cpu_us * 1e3 * n as f64) as u64,
             producer: TickerStats::default(),
+            wrap_gaps: 0,
         }
     }
 
@@ -474,6 +490,16 @@ mod tests {
     }
 
     #[test]
+    fn a_sampler_that_stopped_half_way_shows_half_the_rate() {
+        // issue 14: the rate is over the window's wall time, from its start
+        // until it was told to stop, not until the last sample: 50 samples
+        // in the first half of a 100 ms window at 1 kHz are 500 Hz
+        let w = window(Kind::Sampler, 0, 50, 1.0);
+        assert_eq!(w.wall_ns, 100_000_000);
+        assert_eq!(w.rate_hz(), 500.0);
+    }
+
+    #[test]
     fn jitter_is_the_median_interval_error_of_the_window() {
         let period = 1_000_000;
         // intervals 1000, 1004, 990, 1001, 1000 µs: errors 0, 4, 10, 1, 0
@@ -523,6 +549,20 @@ mod tests {
         assert_eq!(differences(&p, Window::cpu_us_per_sample), [] as [f64; 0]);
         assert_eq!(differences(&p, |w| Some(w.rate_hz())), [1000.0]);
         assert!(pairs(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_summary_names_losses_and_gaps_a_wrap_could_hide_in() {
+        let mut w = window(Kind::Sampler, 0, 100, 1.0);
+        assert_eq!(problems(std::iter::once(&w)), "");
+        w.wrap_gaps = 2;
+        w.producer.dropped = 3;
+        let said = problems(std::iter::once(&w));
+        assert!(said.contains("DROPPED 3 samples"), "{said}");
+        assert!(
+            said.contains("2 intervals long enough for a counter to wrap twice unseen"),
+            "{said}"
+        );
     }
 
     #[test]

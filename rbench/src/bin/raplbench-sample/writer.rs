@@ -4,7 +4,7 @@
 //! sample, the missed ticks, and the CPU time of the whole process once the
 //! last sample is written.
 
-use rbench::delta::CounterDiff;
+use rbench::delta::{CounterDiff, GapCheck};
 use rbench::Domain;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -66,6 +66,9 @@ pub struct PhaseStats {
     /// CPU ns of the process (plus extra) once the last sample was written
     /// (cumulative: the phase subtracts its start).
     pub cpu_end_ns: u64,
+    /// Intervals long enough for a counter to have wrapped twice unseen
+    /// (rbench::delta::GapCheck): their delta_j may be short by a range.
+    pub wrap_gaps: u64,
 }
 
 /// What the writer needs to know.
@@ -98,6 +101,12 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
         .iter()
         .map(|d| CounterDiff::with_max(d.max))
         .collect();
+    let mut gaps: Vec<GapCheck> = setup
+        .domains
+        .iter()
+        .map(|d| GapCheck::with_max(d.max))
+        .collect();
+    let mut previous_t: Option<u64> = None;
     let ndom = setup.domains.len();
     let mut line = String::with_capacity(128);
     if let Some(out) = setup.output.as_mut().filter(|o| !o.header_written) {
@@ -112,16 +121,23 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
                 let t = batch.times[i];
                 // one line per domain
                 let raws = &batch.values[i * ndom..(i + 1) * ndom];
-                for (((domain, diff), &raw), &energy) in setup
+                let gap_ns = previous_t.map(|p| t.saturating_sub(p));
+                previous_t = Some(t);
+                let mut gap_too_long = false;
+                for ((((domain, diff), gap), &raw), &energy) in setup
                     .domains
                     .iter()
                     .zip(&mut diffs)
+                    .zip(&mut gaps)
                     .zip(raws)
                     .zip(&setup.yields_energy)
                 {
                     line.clear();
                     // None on the first sample: there is no difference yet
                     let delta = diff.update(raw).difference();
+                    if let (Some(d), Some(g)) = (delta, gap_ns) {
+                        gap_too_long |= gap.too_long(d, g);
+                    }
                     use std::fmt::Write as _;
                     let _ = write!(line, "{t},{},{},{raw},", domain.source, domain.name);
                     if let (Some(delta), true) = (delta, energy) {
@@ -130,6 +146,7 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
                     line.push('\n');
                     out.write(line.as_bytes());
                 }
+                stats.wrap_gaps += u64::from(gap_too_long);
             }
         }
         stats.missed += batch.missed;
