@@ -21,7 +21,8 @@
  * every sample into the `samples` ring buffer without waking the reader,
  * which drains it in batches. Each slot counts its ticks, the deadlines it
  * had to skip (missed), the ticks whose counter read failed (err_ticks; err
- * holds the last error) and the time spent in its own callback (busy_ns).
+ * holds the last error), the time spent in its own callback (busy_ns) and
+ * the samples the ring buffer had no room for (ring_drops).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -84,6 +85,7 @@ static __always_inline struct rb_slot *take_sample(__u32 cpu, __u64 deadline_ns)
 {
 	struct bpf_perf_event_value v;
 	__u64 value[RB_MAX_COUNTERS] = {};
+	struct rb_sample *s = NULL;
 	struct rb_slot *slot;
 	__s32 err = 0;
 	__u32 i;
@@ -109,24 +111,35 @@ static __always_inline struct rb_slot *take_sample(__u32 cpu, __u64 deadline_ns)
 	slot->ncounters = ncounters;
 	for (i = 0; i < RB_MAX_COUNTERS; i++)
 		slot->value[i] = value[i];
+	if (emit_samples) {
+		s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
+		if (!s)
+			slot->ring_drops++; /* counted, never silent: the reader reports it */
+	}
 	__sync_fetch_and_add(&slot->seq, 1);
 
-	if (emit_samples) {
-		struct rb_sample *s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
-
-		if (s) {
-			s->time_ns = slot->time_ns;
-			s->deadline_ns = deadline_ns;
-			s->cpu = cpu;
-			s->err = err;
-			s->missed = slot->missed;
-			for (i = 0; i < RB_MAX_COUNTERS; i++)
-				s->value[i] = value[i];
-			/* no wakeup: the reader drains on its own schedule */
-			bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
-		}
+	if (s) {
+		s->time_ns = slot->time_ns;
+		s->deadline_ns = deadline_ns;
+		s->cpu = cpu;
+		s->err = err;
+		s->missed = slot->missed;
+		for (i = 0; i < RB_MAX_COUNTERS; i++)
+			s->value[i] = value[i];
+		/* no wakeup: the reader drains on its own schedule */
+		bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
 	}
 	return slot;
+}
+
+/* A tick's bookkeeping, under the seqlock like the sample: deadlines
+ * skipped and the callback's own time (from `start` until now). */
+static __always_inline void book_tick(struct rb_slot *slot, __u64 skipped, __u64 start)
+{
+	__sync_fetch_and_add(&slot->seq, 1);
+	slot->missed += skipped;
+	slot->busy_ns += bpf_ktime_get_ns() - start;
+	__sync_fetch_and_add(&slot->seq, 1);
 }
 
 static int on_timer(void *map, __u32 *key, struct tick_timer *t)
@@ -134,7 +147,7 @@ static int on_timer(void *map, __u32 *key, struct tick_timer *t)
 	__u64 start = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct rb_slot *slot;
-	__u64 now;
+	__u64 now, skipped = 0;
 
 	slot = take_sample(cpu, t->next_ns);
 
@@ -142,16 +155,13 @@ static int on_timer(void *map, __u32 *key, struct tick_timer *t)
 	now = bpf_ktime_get_ns();
 	t->next_ns += period_ns;
 	if (t->next_ns <= now) {
-		__u64 skipped = (now - t->next_ns) / period_ns + 1;
-
+		skipped = (now - t->next_ns) / period_ns + 1;
 		t->next_ns += skipped * period_ns;
-		if (slot)
-			__sync_fetch_and_add(&slot->missed, skipped);
 	}
 	bpf_timer_start(&t->timer, t->next_ns, RB_TIMER_ABS | RB_TIMER_CPU_PIN);
 	/* the kernel's BPF statistics do not account timer callbacks: count here */
 	if (slot)
-		__sync_fetch_and_add(&slot->busy_ns, bpf_ktime_get_ns() - start);
+		book_tick(slot, skipped, start);
 	return 0;
 }
 
@@ -190,6 +200,6 @@ int on_cpu_clock(struct bpf_perf_event_data *ctx)
 	struct rb_slot *slot = take_sample(bpf_get_smp_processor_id(), start);
 
 	if (slot)
-		__sync_fetch_and_add(&slot->busy_ns, bpf_ktime_get_ns() - start);
+		book_tick(slot, 0, start);
 	return 0;
 }

@@ -11,6 +11,10 @@
  *
  *   seq odd   the program is writing the slot: retry;
  *   seq even  stable; reread seq after copying and retry if it moved.
+ *
+ * Every field is written under the seqlock, the tick's bookkeeping (missed,
+ * busy_ns) in a second short section after the timer is re-armed, so a copy
+ * is one consistent state of the slot.
  */
 #ifndef RAPLBENCH_COUNTERS_H
 #define RAPLBENCH_COUNTERS_H
@@ -25,7 +29,7 @@
 #define RB_TIMER_CPU_PIN (1ULL << 1)
 
 /* One CPU's latest sample: 128 bytes, two cache lines. The size and the
- * offsets of the fields before pad are part of the loaders' contract. */
+ * offsets of the fields are part of the loaders' contract. */
 struct rb_slot {
 	__u64 seq;                       /* seqlock: odd while being written */
 	__u64 time_ns;                   /* bpf_ktime_get_ns() when read */
@@ -36,7 +40,7 @@ struct rb_slot {
 	__u64 value[RB_MAX_COUNTERS];    /* raw counter values */
 	__u64 busy_ns;                   /* time spent in the timer callback, measured by itself */
 	__u64 err_ticks;                 /* ticks whose counter read failed (err != 0) */
-	__u64 pad[1];
+	__u64 ring_drops;                /* samples the ring buffer had no room for (emit_samples) */
 };
 
 /*

@@ -11,12 +11,73 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "counters.skel.h"
 #include "cpu.h"
 
 namespace raplbench {
+namespace {
+
+// bpf/counters.h makes the slot's size and field offsets the loaders'
+// contract: the mmapped array is read with this layout (rbench's loader
+// asserts the same against the skeleton's type).
+static_assert(sizeof(rb_slot) == 128, "rb_slot is two cache lines");
+static_assert(offsetof(rb_slot, seq) == 0 && offsetof(rb_slot, time_ns) == 8 &&
+                  offsetof(rb_slot, ticks) == 16 && offsetof(rb_slot, missed) == 24 &&
+                  offsetof(rb_slot, err) == 32 && offsetof(rb_slot, ncounters) == 36 &&
+                  offsetof(rb_slot, value) == 40 && offsetof(rb_slot, busy_ns) == 104 &&
+                  offsetof(rb_slot, err_ticks) == 112 && offsetof(rb_slot, ring_drops) == 120,
+              "rb_slot's layout is the contract of bpf/counters.h");
+
+// libbpf's own messages (a verifier log, a missing BTF) are kept instead of
+// going to the harness's stderr, and the last one joins the reason a load
+// failed.
+std::mutex libbpf_mutex;
+std::string libbpf_messages;
+
+int keep_libbpf_message(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char line[512];
+  int n = vsnprintf(line, sizeof line, format, args);
+  if (n <= 0) return 0;
+  std::lock_guard<std::mutex> lock(libbpf_mutex);
+  if (libbpf_messages.size() < 16384)
+    libbpf_messages.append(line, std::min<size_t>(size_t(n), sizeof line - 1));
+  return 0;
+}
+
+}  // namespace
+
+std::string libbpf_said() {
+  std::lock_guard<std::mutex> lock(libbpf_mutex);
+  std::string text = libbpf_messages;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  size_t from = text.rfind('\n');
+  text = from == std::string::npos ? text : text.substr(from + 1);
+  if (text.rfind("libbpf: ", 0) == 0) text = text.substr(8);
+  return text.empty() ? "" : " (libbpf: " + text + ")";
+}
+
+void keep_libbpf_messages() {
+  {
+    std::lock_guard<std::mutex> lock(libbpf_mutex);
+    libbpf_messages.clear();
+  }
+  libbpf_set_print(keep_libbpf_message);
+}
+
+void keep_libbpf_message_for_test(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  keep_libbpf_message(LIBBPF_WARN, format, args);
+  va_end(args);
+}
+
 namespace {
 
 // libbpf returns -errno; say what to do about the common ones.
@@ -48,6 +109,7 @@ std::unique_ptr<BpfSampler> BpfSampler::start(const std::vector<PerfEventSpec>& 
            std::to_string(RB_MIN_PERIOD_NS) + " ns the BPF sampler accepts (at most 100 kHz)";
     return nullptr;
   }
+  keep_libbpf_messages();
   std::unique_ptr<BpfSampler> s(new BpfSampler());
   s->period_ns_ = period_ns;
   s->cpus_ = options.cpus.empty() ? usable_cpus() : options.cpus;
@@ -89,7 +151,7 @@ std::unique_ptr<BpfSampler> BpfSampler::start(const std::vector<PerfEventSpec>& 
           std::find(s->cpus_.begin(), s->cpus_.end(), cpu) == s->cpus_.end();
     bpf_program__set_autoload(s->skel_->progs.arm_timer, with_timer);
     if (int err = counters_bpf__load(s->skel_)) {
-      *why = bpf_error("loading the BPF program", err);
+      *why = bpf_error("loading the BPF program", err) + libbpf_said();
       return false;
     }
     return s->store_counters(used, why);

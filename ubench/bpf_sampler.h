@@ -48,6 +48,14 @@ struct BpfOptions {
   std::vector<int> cpus;  // CPUs to sample on (the others get no timer); empty: every online CPU
 };
 
+// libbpf's messages since the last BpfSampler::start (which routes them
+// here instead of stderr): the last one as " (libbpf: ...)", or "".
+std::string libbpf_said();
+// Starts keeping libbpf's messages (BpfSampler::start calls it).
+void keep_libbpf_messages();
+// Feeds one message to the keeper, as libbpf would (for tests).
+void keep_libbpf_message_for_test(const char* format, ...);
+
 class BpfSampler {
  public:
   // Loads and starts the program; nullptr and *why (actionable) on failure.

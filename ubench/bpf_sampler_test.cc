@@ -294,5 +294,18 @@ TEST(BpfSampler, ForcedCpuClockFallbackClosesEachDescriptorOnce) {
   }
 }
 
+// Issue 14: libbpf's own messages went to the harness's stderr. They are
+// kept, and the last one joins the reason a load failed.
+TEST(BpfSampler, LibbpfMessagesJoinTheReasonInsteadOfStderr) {
+  keep_libbpf_messages();
+  EXPECT_EQ(libbpf_said(), "");
+  keep_libbpf_message_for_test("libbpf: prog '%s': BPF program load failed: %s\n", "on_timer",
+                               "Invalid argument");
+  keep_libbpf_message_for_test("libbpf: failed to load object '%s'\n", "counters_bpf");
+  EXPECT_EQ(libbpf_said(), " (libbpf: failed to load object 'counters_bpf')");
+  keep_libbpf_messages();  // a new start forgets the old ones
+  EXPECT_EQ(libbpf_said(), "");
+}
+
 }  // namespace
 }  // namespace raplbench

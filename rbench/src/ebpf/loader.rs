@@ -54,7 +54,42 @@ const _: () = {
     assert!(offset_of!(skel::types::rb_slot, value) == offset_of!(RbSlot, value));
     assert!(offset_of!(skel::types::rb_slot, busy_ns) == offset_of!(RbSlot, busy_ns));
     assert!(offset_of!(skel::types::rb_slot, err_ticks) == offset_of!(RbSlot, err_ticks));
+    assert!(offset_of!(skel::types::rb_slot, ring_drops) == offset_of!(RbSlot, ring_drops));
 };
+
+/// libbpf's own messages since the last start (a verifier log, a missing
+/// BTF): kept instead of going to the harness's stderr; the last one joins
+/// the error of a load that failed.
+static LIBBPF_MESSAGES: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+fn keep_libbpf_message(_level: libbpf_rs::PrintLevel, message: String) {
+    let mut kept = LIBBPF_MESSAGES.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() < 16384 {
+        kept.push_str(&message);
+    }
+}
+
+/// Forgets the messages kept so far and routes libbpf's next ones here.
+pub(super) fn keep_libbpf_messages() {
+    LIBBPF_MESSAGES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clear();
+    libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Warn, keep_libbpf_message)));
+}
+
+/// The last message libbpf gave, as " (libbpf: ...)", or "".
+pub(super) fn libbpf_said() -> String {
+    last_message(&LIBBPF_MESSAGES.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The last non-empty line of `kept`, as " (libbpf: ...)", or "".
+fn last_message(kept: &str) -> String {
+    match kept.lines().rev().map(str::trim).find(|l| !l.is_empty()) {
+        Some(line) => format!(" (libbpf: {})", line.trim_start_matches("libbpf: ")),
+        None => String::new(),
+    }
+}
 
 /// libbpf-rs errors, with what to do about the common ones.
 fn bpf_error(what: &str, err: &libbpf_rs::Error) -> Error {
@@ -350,15 +385,20 @@ impl Loaded {
             )));
         }
         let counters = &counters[..counters.len().min(RB_MAX_COUNTERS)];
+        keep_libbpf_messages();
         // 1. the counters' perf events, shared by every load below
         let counter_fds = open_counter_fds(counters, &cpus)?;
-        let load = |with_timer| -> Result<CountersSkel<'static>, Error> {
-            let skel = open_and_load(ncpus, counters.len(), config, &cpus, with_timer)
-                .map_err(|e| bpf_error("loading the BPF program", &e))?;
-            // 3. fill the perf-event map before any trigger is started
-            store_counter_fds(&skel, &counter_fds, counters)?;
-            Ok(skel)
-        };
+        let load =
+            |with_timer| -> Result<CountersSkel<'static>, Error> {
+                let skel = open_and_load(ncpus, counters.len(), config, &cpus, with_timer)
+                    .map_err(|e| match bpf_error("loading the BPF program", &e) {
+                        Error::Unavailable(why) => Error::Unavailable(why + &libbpf_said()),
+                        other => other,
+                    })?;
+                // 3. fill the perf-event map before any trigger is started
+                store_counter_fds(&skel, &counter_fds, counters)?;
+                Ok(skel)
+            };
 
         // 2. open and load, with the timer program if wanted and the kernel takes it
         let mut timer_why = match config.trigger {
@@ -480,5 +520,24 @@ impl Loaded {
         builder
             .build()
             .map_err(|e| bpf_error("creating the samples ring buffer", &e))
+    }
+}
+
+#[cfg(test)]
+mod libbpf_messages {
+    use super::*;
+
+    // (the kept messages are global, shared with tests that load the
+    // program in parallel: the formatting is tested on its own)
+    #[test]
+    fn the_last_libbpf_message_joins_the_reason() {
+        assert_eq!(last_message(""), "");
+        assert_eq!(last_message("\n  \n"), "");
+        let kept = "libbpf: prog 'on_timer': BPF program load failed: Invalid argument\n\
+                    libbpf: failed to load object 'counters_bpf'\n";
+        assert_eq!(
+            last_message(kept),
+            " (libbpf: failed to load object 'counters_bpf')"
+        );
     }
 }

@@ -78,6 +78,8 @@ pub struct TickCounts {
     pub busy_ns: u64,
     /// Ticks whose counter read failed (not data: count and show them).
     pub err_ticks: u64,
+    /// Samples the ring buffer had no room for (lost: count and show them).
+    pub ring_drops: u64,
 }
 
 /// The BPF counter sampler, loaded and running on its CPUs until dropped.
@@ -109,7 +111,8 @@ impl BpfSampler {
         self.inner.load(cpu, out)
     }
 
-    /// CPU `cpu`'s ticks, missed deadlines, callback time and failed reads.
+    /// CPU `cpu`'s ticks, missed deadlines, callback time, failed reads and
+    /// ring buffer drops.
     pub fn tick_counts(&self, cpu: usize) -> Result<TickCounts, Error> {
         let mut slot = RbSlot::default();
         self.load(cpu, &mut slot)?;
@@ -118,6 +121,7 @@ impl BpfSampler {
             missed: slot.missed,
             busy_ns: slot.busy_ns,
             err_ticks: slot.err_ticks,
+            ring_drops: slot.ring_drops,
         })
     }
 

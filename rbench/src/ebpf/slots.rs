@@ -37,8 +37,8 @@ pub struct RbSlot {
     pub busy_ns: u64,
     /// Ticks whose counter read failed (`err` holds the last error).
     pub err_ticks: u64,
-    /// Padding to two cache lines.
-    pub pad: [u64; 1],
+    /// Samples the ring buffer had no room for (emit_samples): lost, counted.
+    pub ring_drops: u64,
 }
 
 const _: () = assert!(std::mem::size_of::<RbSlot>() == 128);

@@ -165,6 +165,14 @@ pub fn run(
     let _ = ring.consume();
     drop(ring);
     let mut drain = drain.into_inner();
+    // samples the program had no ring buffer room for: lost in the kernel,
+    // counted as dropped (this window's program started with 0)
+    drain.stats.dropped += sampler
+        .cpus()
+        .iter()
+        .filter_map(|&cpu| sampler.tick_counts(cpu).ok())
+        .map(|t| t.ring_drops)
+        .sum::<u64>();
     drain.hand_over();
     drain.ends = None; // hang up
     done.wait();
