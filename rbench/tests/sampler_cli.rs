@@ -655,3 +655,98 @@ fn a_commands_child_inherits_no_energy_counter_descriptor() {
     );
     assert!(!fds.contains("energy_uj"), "{fds}");
 }
+
+/// The sampler on the powercap fixture at `hz` for 30 s, stderr piped.
+fn spawn_on_fixture(hz: &str) -> std::process::Child {
+    Command::new(BIN)
+        .args(["--mechanism", "powercap", "--powercap-root"])
+        .arg(fixture_root())
+        .args(["--frequency", hz, "--duration", "30"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn terminate(child: &std::process::Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+}
+
+#[test]
+fn sigterm_at_1_hz_stops_well_before_the_next_tick() {
+    // Issue 14: the sampling thread waited on its timer until the next tick,
+    // so a SIGTERM at --frequency 1 took 699-703 ms. Stopping wakes it now.
+    use std::io::BufRead;
+    let mut child = spawn_on_fixture("1");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("sampling powercap") {
+        // the fixture's counters are frozen: that is said before the banner
+        assert!(
+            stderr.read_line(&mut said).unwrap() > 0,
+            "no banner: {said}"
+        );
+    }
+    // the rest of stderr is drained, so that writing it never blocks
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    std::thread::sleep(Duration::from_millis(100)); // the first tick is 900 ms away
+    let sent = std::time::Instant::now();
+    terminate(&child);
+    let status = child.wait().unwrap();
+    let took = sent.elapsed();
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    // generous for a loaded machine; the next tick would come after ~900 ms
+    assert!(took < Duration::from_millis(500), "stopping took {took:?}");
+}
+
+#[test]
+fn a_sigterm_at_any_moment_of_start_up_stops_the_sampler() {
+    // A stop signal that arrives between the check of a flag and the wait
+    // used to be lost until the end of --duration. Signals sent at every
+    // moment of start-up, one run each, must all stop it promptly: by 143
+    // once it handles them, or by SIGTERM's default action before that.
+    use std::os::unix::process::ExitStatusExt;
+    for delay_ms in [0u64, 1, 2, 3, 5, 8, 12, 20, 30, 50] {
+        let child = spawn_on_fixture("100");
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let sent = std::time::Instant::now();
+        terminate(&child);
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.code() == Some(143) || out.status.signal() == Some(15),
+            "after {delay_ms} ms: {:?} {}",
+            out.status,
+            stderr(&out)
+        );
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "after {delay_ms} ms: took {:?} (--duration 30)",
+            sent.elapsed()
+        );
+    }
+}
+
+#[test]
+fn a_stderr_whose_reader_has_gone_loses_nothing() {
+    // Issue 14: eprintln! panics on EPIPE, aborting before the last batch of
+    // CSV was written. The banner and the summary go nowhere; the run and
+    // its CSV complete.
+    let csv = tmp("epipe.csv");
+    let mut child = Command::new(BIN)
+        .args(["--mechanism", "powercap", "--powercap-root"])
+        .arg(fixture_root())
+        .args(["--frequency", "200", "--duration", "0.3", "--output"])
+        .arg(&csv)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take()); // the reader goes away: writes to stderr fail with EPIPE
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.ends_with('\n'));
+    assert!(text.lines().count() > 10, "{} lines", text.lines().count());
+}
