@@ -43,12 +43,8 @@ def test_the_slowed_copy_check_names_a_row_too_noisy_to_flag(tmp_path):
     assert lines[1].startswith("    too noisy at n = 10: powercap pread")
 
 
-def test_a_separable_row_the_gate_misses_fails_the_check(tmp_path, monkeypatch):
-    """Were the gate to let through a row whose slowed copy does not overlap
-    it (here: a gate that decides nothing fails), the check fails naming it."""
-    c = common()
-    tight = latency(c, lognormal(3, 500, 0.02, n=10), path="powercap", op="pread",
-                    target="/sys/class/net/lo/statistics/rx_bytes", target_cpu=None)
+def let_every_row_through(monkeypatch):
+    """Replaces the gate with one that decides every row unchanged."""
     real = gate.run_gate
 
     def lenient(baseline, current, config):
@@ -57,6 +53,15 @@ def test_a_separable_row_the_gate_misses_fails_the_check(tmp_path, monkeypatch):
             r.decision = "unchanged"
         return verdict
     monkeypatch.setattr(aa.gate, "run_gate", lenient)
+
+
+def test_a_separable_row_the_gate_misses_fails_the_check(tmp_path, monkeypatch):
+    """Were the gate to let through a row whose slowed copy does not overlap
+    it (here: a gate that decides nothing fails), the check fails naming it."""
+    c = common()
+    tight = latency(c, lognormal(3, 500, 0.02, n=10), path="powercap", op="pread",
+                    target="/sys/class/net/lo/statistics/rx_bytes", target_cpu=None)
+    let_every_row_through(monkeypatch)
     ok, lines = aa.slowed_copy_check(run_of(tmp_path, [tight]), tmp_path)
     assert not ok
     assert lines[1].startswith("    missed or mixed up: powercap pread")
@@ -137,14 +142,7 @@ def test_a_row_whose_rounds_scatter_is_too_noisy_and_a_resolvable_miss_fails(tmp
                for line in lines)
 
     # a gate that lets every row through misses rows the rounds do resolve
-    real = gate.run_gate
-
-    def lenient(baseline, current, config):
-        verdict = real(baseline, current, config)
-        for r in verdict.results:
-            r.decision = "unchanged"
-        return verdict
-    monkeypatch.setattr(aa.gate, "run_gate", lenient)
+    let_every_row_through(monkeypatch)
     steady = [(d, d) for d, _ in ROUND_DRIFT]  # the two sides of a round alike: resolvable
     ok, lines = aa.slowed_rounds_check(*loaded_rounds(tmp_path / "again", drift=steady),
                                        tmp_path)
