@@ -3,6 +3,7 @@
     ci/gate [--baseline B] [--current C] [--config ci/gate.toml]
             [--summary FILE] [--verdict FILE] [--alpha A] [--threshold-pct T]
             [--min-samples N] [--cross-machine]
+    ci/gate --baseline B1 B2 ... --current C1 C2 ...   (interleaved rounds, ci/ab)
     ci/gate --store-baseline [--current C] [--baseline B]
 
 B and C are a run directory of `make bench-all` (its results.jsonl is used)
@@ -30,6 +31,10 @@ Contract (ci/README.md has the rationale):
   verdict of schema 2) DIED: it fails the gate unless [liveness]
   counter_died = "warn" (ci/gate_liveness.py). Rows of schema 1 have no
   verdict ("unknown") and pair all the same: the verdict is not in the key.
+- Interleaved rounds (several runs a side, paired by position: ci/ab.py):
+  each row is decided on its median per round by a paired t test on
+  log(current / baseline) (gate_stats.compare_rounds) instead of the U test;
+  missing, new and dead-counter rows are read from the first round.
 - The gate fails on any regression, (not allowed) missing row or dead counter.
 
 Outputs: Markdown on stdout (also to --summary FILE and appended to
