@@ -59,7 +59,7 @@ const _: () = {
 
 /// libbpf's own messages since the last start (a verifier log, a missing
 /// BTF): kept instead of going to the harness's stderr; the last one joins
-/// the error of a load that failed.
+/// the error of a libbpf call that failed (bpf_error).
 static LIBBPF_MESSAGES: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
 fn keep_libbpf_message(_level: libbpf_rs::PrintLevel, message: String) {
@@ -91,12 +91,14 @@ fn last_message(kept: &str) -> String {
     }
 }
 
-/// libbpf-rs errors, with what to do about the common ones.
+/// libbpf-rs errors, with what to do about the common ones and libbpf's
+/// own last message (a verifier log line, a missing BTF).
 fn bpf_error(what: &str, err: &libbpf_rs::Error) -> Error {
     let mut text = format!("{what}: {err}");
     if err.kind() == libbpf_rs::ErrorKind::PermissionDenied {
         text.push_str(": needs CAP_BPF and CAP_PERFMON (run as root)");
     }
+    text.push_str(&libbpf_said());
     Error::Unavailable(text)
 }
 
@@ -388,17 +390,13 @@ impl Loaded {
         keep_libbpf_messages();
         // 1. the counters' perf events, shared by every load below
         let counter_fds = open_counter_fds(counters, &cpus)?;
-        let load =
-            |with_timer| -> Result<CountersSkel<'static>, Error> {
-                let skel = open_and_load(ncpus, counters.len(), config, &cpus, with_timer)
-                    .map_err(|e| match bpf_error("loading the BPF program", &e) {
-                        Error::Unavailable(why) => Error::Unavailable(why + &libbpf_said()),
-                        other => other,
-                    })?;
-                // 3. fill the perf-event map before any trigger is started
-                store_counter_fds(&skel, &counter_fds, counters)?;
-                Ok(skel)
-            };
+        let load = |with_timer| -> Result<CountersSkel<'static>, Error> {
+            let skel = open_and_load(ncpus, counters.len(), config, &cpus, with_timer)
+                .map_err(|e| bpf_error("loading the BPF program", &e))?;
+            // 3. fill the perf-event map before any trigger is started
+            store_counter_fds(&skel, &counter_fds, counters)?;
+            Ok(skel)
+        };
 
         // 2. open and load, with the timer program if wanted and the kernel takes it
         let mut timer_why = match config.trigger {
