@@ -64,18 +64,19 @@ fn create(path: &Path, what: &str) -> Result<OutFile, Fail> {
         .map_err(|e| Fail::Setup(format!("cannot write {what} {}: {e}", path.display())))
 }
 
+/// " (what was written is in .NAME.PID.partial)" for an output that is
+/// not renamed over its name, or "" (one written in place).
+fn kept_note(file: &OutFile) -> String {
+    file.kept_at().map_or(String::new(), |k| {
+        format!(" (what was written is in {})", k.display())
+    })
+}
+
 /// Renames a complete output over its final name (output.rs).
 fn commit(file: OutFile, what: &str) -> Result<(), Fail> {
-    let kept = file.kept_at().map(Path::to_path_buf);
-    file.commit().map_err(|e| {
-        Fail::Run(format!(
-            "writing {what} failed: {e}{}",
-            kept.map_or(String::new(), |k| format!(
-                " (what was written is in {})",
-                k.display()
-            ))
-        ))
-    })
+    let note = kept_note(&file);
+    file.commit()
+        .map_err(|e| Fail::Run(format!("writing {what} failed: {e}{note}")))
 }
 
 /// How a window samples: the mechanism's loop, or its null twin (the same
@@ -371,11 +372,11 @@ fn run(args: Args) -> Result<i32, Fail> {
         say!("{}", sampler.summary(sampled[0]));
     }
 
-    let mut failure = output
-        .as_ref()
-        .and_then(|o| o.error.as_ref())
-        .map(|e| format!("writing --output failed: {e}"));
+    let write_error = output.as_ref().and_then(|o| o.error.clone());
     drop(output); // flushed by the writer thread at the end of each window
+    let mut failure = write_error
+        .as_ref()
+        .map(|e| format!("writing --output failed: {e}"));
     if sampled.iter().all(|w| w.times.is_empty()) && signals::received().is_none() {
         failure.get_or_insert_with(|| {
             format!(
@@ -389,10 +390,8 @@ fn run(args: Args) -> Result<i32, Fail> {
     }
     // the CSV under its name once complete; a failed write keeps it aside
     if let Some(file) = output_file {
-        match (&mut failure, file.kept_at().map(Path::to_path_buf)) {
-            (Some(why), Some(kept)) if why.starts_with("writing --output") => {
-                why.push_str(&format!(" (what was written is in {})", kept.display()));
-            }
+        match &mut failure {
+            Some(why) if write_error.is_some() => why.push_str(&kept_note(&file)),
             _ => commit(file, "--output")?,
         }
     }
