@@ -55,17 +55,11 @@ SLOWDOWN = 1.25
 
 
 def quick_run(runs_dir: Path, log: Path) -> Path:
-    """One QUICK bench-all run; its run directory. Its console output goes to
-    `log` (it is long); RuntimeError naming the log when it fails."""
-    before = set(runs_dir.glob("2*")) if runs_dir.exists() else set()
-    with open(log, "w") as out:
-        done = subprocess.run([sys.executable, "-m", "results.bench_all", "--quick",
-                               "--runs-dir", str(runs_dir)], cwd=REPO, stdout=out,
-                              stderr=subprocess.STDOUT)
-    made = sorted(set(runs_dir.glob("2*")) - before)
-    if done.returncode != 0 or len(made) != 1:
-        raise RuntimeError(f"bench-all --quick failed (exit {done.returncode}): see {log}")
-    return made[0]
+    """One QUICK bench-all run of this checkout, every step (ci/ab.py's
+    bench_run, without a layout pad, as the single-run A/A always ran); its
+    run directory. Its console output goes to `log` (it is long);
+    ab.RunFailed, a RuntimeError, naming the log when it fails."""
+    return ab.bench_run(REPO, runs_dir, log, None, pad=0)
 
 
 def load(run_dir):
