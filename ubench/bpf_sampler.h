@@ -67,11 +67,21 @@ class BpfSampler {
                                            const BpfOptions& options = {});
   ~BpfSampler();
 
-  // Copies CPU `cpu`'s slot from the mmapped array under the seqlock; false
-  // if `cpu` has no slot or it did not settle after many retries. Inline (defined below), as
-  // rbench's BpfSampler::load is: path ebpf-mmap times this copy, a few ns,
-  // and a call into another object file added about a quarter to it.
-  inline bool load_slot(int cpu, rb_slot* out) const;
+  // CPU `cpu`'s slot in the mmapped array, or nullptr if it has none: found
+  // once, then loaded again and again (load_slot), as a poller holds it.
+  const rb_slot* slot(int cpu) const {
+    return cpu >= 0 && size_t(cpu) < nslots_ ? &slots_[cpu] : nullptr;
+  }
+  // Copies a slot of slot() under the seqlock; false if it did not settle
+  // after many retries. Inline (defined below), as rbench's SlotRef::load
+  // is: path ebpf-mmap times this copy, a few ns, and a call into another
+  // object file added about a quarter to it.
+  static inline bool load_slot(const rb_slot* slot, rb_slot* out);
+  // The same for CPU `cpu`'s slot; false also if `cpu` has none.
+  bool load_slot(int cpu, rb_slot* out) const {
+    const rb_slot* found = slot(cpu);
+    return found != nullptr && load_slot(found, out);
+  }
   // Copies the slot with the bpf(BPF_MAP_LOOKUP_ELEM) syscall; 0 or errno.
   int lookup_slot(int cpu, rb_slot* out) const;
 
@@ -105,9 +115,7 @@ class BpfSampler {
   uint64_t period_ns_ = 0;
 };
 
-bool BpfSampler::load_slot(int cpu, rb_slot* out) const {
-  if (cpu < 0 || size_t(cpu) >= nslots_) return false;  // no slot for it (as rbench checks)
-  const rb_slot* slot = &slots_[cpu];
+bool BpfSampler::load_slot(const rb_slot* slot, rb_slot* out) {
   for (int tries = 0; tries < 10000; ++tries) {
     uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
     if (seq & 1) {  // being written

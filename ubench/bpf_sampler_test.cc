@@ -154,6 +154,12 @@ TEST(BpfSampler, LoadSlotOfACpuWithoutASlotIsFalse) {
   EXPECT_FALSE(s->load_slot(-1, &slot));
   EXPECT_FALSE(s->load_slot(RB_MAX_CPUS, &slot));
   EXPECT_FALSE(s->load_slot(1 << 30, &slot));
+  // what path ebpf-mmap times: the slot found once, then loads of it alone
+  EXPECT_EQ(s->slot(-1), nullptr);
+  EXPECT_EQ(s->slot(RB_MAX_CPUS), nullptr);
+  const rb_slot* found = s->slot(s->cpus()[0]);
+  ASSERT_NE(found, nullptr);
+  EXPECT_TRUE(BpfSampler::load_slot(found, &slot));
 }
 
 TEST(BpfSampler, LoadsPublishesAndTicksOnTheCpusItMayRunOn) {

@@ -29,6 +29,7 @@ pub mod delta;
 pub mod discovery;
 pub mod ebpf;
 pub mod error;
+pub mod hint;
 pub mod liveness;
 pub mod manifest;
 pub mod msr;

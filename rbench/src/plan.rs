@@ -8,9 +8,9 @@
 //! into a [`Reader`] and times one [`Reader::read`] per iteration.
 
 use std::fmt;
-use std::hint::black_box;
 
 use crate::cpu::Placement;
+use crate::hint::do_not_optimize;
 use crate::liveness::Liveness;
 use crate::manifest::{Manifest, RowMeta};
 use crate::paths::{Machine, PATHS};
@@ -82,7 +82,7 @@ impl<S: CounterSource> Reader for SourceReader<S> {
     #[inline(always)] // into read_n, the timed loop
     fn read(&mut self) -> Result<(), Error> {
         let result = self.source.read(&mut self.out);
-        black_box(&self.out);
+        do_not_optimize(&self.out[..]);
         result
     }
 }

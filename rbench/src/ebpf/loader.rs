@@ -36,8 +36,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 use nix::errno::Errno;
 
 use super::slots::{
-    read_seqlocked, RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS,
-    RB_MIN_PERIOD_NS,
+    RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS, RB_MIN_PERIOD_NS,
 };
 use super::{BpfConfig, TriggerChoice};
 use crate::cpu::{pin_to_cpu, AffinityGuard};
@@ -449,20 +448,16 @@ impl Loaded {
         })
     }
 
-    #[inline]
-    pub(super) fn load(&self, cpu: usize, out: &mut RbSlot) -> Result<(), Error> {
+    /// CPU `cpu`'s slot in the mapping, valid as long as `self`.
+    pub(super) fn slot(&self, cpu: usize) -> Result<*const RbSlot, Error> {
         if cpu >= self.slots.count {
             return Err(Error::Unavailable(format!(
                 "CPU {cpu} has no slot ({} possible CPUs)",
                 self.slots.count
             )));
         }
-        // SAFETY: `cpu` is in bounds of the live mapping of aligned slots.
-        if unsafe { read_seqlocked(self.slots.base.add(cpu), out) } {
-            Ok(())
-        } else {
-            Err(Error::SlotUnsettled { cpu })
-        }
+        // SAFETY: `cpu` is in bounds of the live mapping.
+        Ok(unsafe { self.slots.base.add(cpu) })
     }
 
     #[inline]

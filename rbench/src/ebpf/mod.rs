@@ -24,6 +24,8 @@ pub use slots::{
     RB_MIN_PERIOD_NS,
 };
 
+use std::marker::PhantomData;
+
 use crate::cpu::allowed_cpus;
 use crate::perf::PerfEventSpec;
 use crate::{CounterSource, Domain, Error};
@@ -82,6 +84,32 @@ pub struct TickCounts {
     pub ring_drops: u64,
 }
 
+/// One CPU's slot in the sampler's mmapped array ([`BpfSampler::slot`]);
+/// it borrows the sampler, so the mapping outlives it.
+#[derive(Clone, Copy)]
+pub struct SlotRef<'a> {
+    /// The slot, in bounds of the mapping.
+    slot: *const RbSlot,
+    /// Whose slot it is.
+    cpu: usize,
+    /// The mapping it points into.
+    _mapping: PhantomData<&'a BpfSampler>,
+}
+
+impl SlotRef<'_> {
+    /// Copies the slot under the seqlock.
+    #[inline]
+    pub fn load(&self, out: &mut RbSlot) -> Result<(), Error> {
+        // SAFETY: `slot` is an aligned slot of a mapping that lives as long
+        // as the sampler this borrows.
+        if unsafe { read_seqlocked(self.slot, out) } {
+            Ok(())
+        } else {
+            Err(Error::SlotUnsettled { cpu: self.cpu })
+        }
+    }
+}
+
 /// The BPF counter sampler, loaded and running on its CPUs until dropped.
 pub struct BpfSampler {
     /// The loaded program (uninhabited when built without BPF).
@@ -108,7 +136,17 @@ impl BpfSampler {
     /// Copies CPU `cpu`'s slot from the mmapped array under the seqlock.
     #[inline]
     pub fn load(&self, cpu: usize, out: &mut RbSlot) -> Result<(), Error> {
-        self.inner.load(cpu, out)
+        self.slot(cpu)?.load(out)
+    }
+
+    /// CPU `cpu`'s slot in the mmapped array, found once, to load it again
+    /// and again as a poller does (no lookup or bounds check per load).
+    pub fn slot(&self, cpu: usize) -> Result<SlotRef<'_>, Error> {
+        self.inner.slot(cpu).map(|slot| SlotRef {
+            slot,
+            cpu,
+            _mapping: PhantomData,
+        })
     }
 
     /// CPU `cpu`'s ticks, missed deadlines, callback time, failed reads and

@@ -18,7 +18,7 @@ impl Loaded {
         Err(Error::Unavailable(env!("RBENCH_BPF_MISSING").to_string()))
     }
 
-    pub(super) fn load(&self, _cpu: usize, _out: &mut RbSlot) -> Result<(), Error> {
+    pub(super) fn slot(&self, _cpu: usize) -> Result<*const RbSlot, Error> {
         match *self {}
     }
 

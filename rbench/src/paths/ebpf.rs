@@ -4,7 +4,7 @@
 //! the mmapped array (op "load"), from that CPU and from another one of its
 //! package (ubench/paths/ebpf.cc). The sampler runs as long as its rows.
 
-use std::hint::black_box;
+use crate::hint::do_not_optimize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -78,13 +78,16 @@ impl Reader for SlotReader<'_> {
         let result = match self.via {
             SlotRead::Lookup => (0..n).try_for_each(|_| {
                 let result = sampler.lookup(cpu, &mut slot);
-                black_box(&slot);
+                do_not_optimize(&slot);
                 result
             }),
-            SlotRead::Load => (0..n).try_for_each(|_| {
-                let result = sampler.load(cpu, &mut slot);
-                black_box(&slot);
-                result
+            // the slot is found once, as a poller holds it
+            SlotRead::Load => sampler.slot(cpu).and_then(|found| {
+                (0..n).try_for_each(|_| {
+                    let result = found.load(&mut slot);
+                    do_not_optimize(&slot);
+                    result
+                })
             }),
         };
         self.slot = slot;
