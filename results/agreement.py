@@ -292,6 +292,55 @@ def report(all_rows, run_id: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+def gbench_ran_first(g: dict, c: dict) -> bool | None:
+    """Whether the gbench step ran before the criterion step in the pair's
+    run (results/bench_all.py records parameters.step); None if unknown."""
+    g_step, c_step = ((r.get("parameters") or {}).get("step") for r in (g, c))
+    if not isinstance(g_step, int) or not isinstance(c_step, int):
+        return None
+    return g_step < c_step
+
+
+def order_effect(found) -> tuple[float, float, int, int, float] | None:
+    """The step order's effect on a pair over runs: the geometric mean ratio
+    (criterion / gbench) of the runs where gbench ran first and of those
+    where criterion did, their numbers of runs, and Welch's t test p value
+    of the difference in log ratio; None with fewer than 2 runs of either
+    order (or runs that did not record it)."""
+    by_order = {True: [], False: []}
+    for g, c in found:
+        first = gbench_ran_first(g, c)
+        if first is not None:
+            by_order[first].append(math.log(c["median"] / g["median"]))
+    g_first, c_first = by_order[True], by_order[False]
+    if len(g_first) < 2 or len(c_first) < 2:
+        return None
+    p = float(stats.ttest_ind(g_first, c_first, equal_var=False).pvalue)
+    return (math.exp(np.mean(g_first)), math.exp(np.mean(c_first)), len(g_first),
+            len(c_first), p)
+
+
+def _order_lines(per_key) -> list[str]:
+    """The step order section of report_over_runs (empty when no pair has
+    runs of both orders)."""
+    effects = {key: e for key, found in per_key.items() if (e := order_effect(found))}
+    if not effects:
+        return []
+    lines = ["", "**Order of the harness steps.** bench-all runs gbench and criterion one after "
+             "the other and swaps them in about half the runs. Per pair, the ratio in the runs "
+             "where gbench ran first and in those where criterion ran first, and Welch's t test "
+             "of the difference (a drift of the machine during a run shows here as an order "
+             "effect; over both orders it averages out of the ratio above):", "",
+             "| path | op | cpu→target | gbench first (runs) | criterion first (runs) | p |",
+             "|---|---|---|---|---|---|"]
+    for key in sorted(effects, key=lambda k: tuple("" if v is None else str(v) for v in k)):
+        g_first, c_first, n_g, n_c, p = effects[key]
+        g0 = per_key[key][0][0]
+        lines.append(f"| {g0['path']} | {g0['op']} | {cpus(g0)} | {g_first:.3f} ({n_g}) | "
+                     f"{c_first:.3f} ({n_c}) | {p:.3g} |")
+    return lines
+
+
 def report_over_runs(runs, title: str = "") -> str:
     """The agreement over several runs (lists of rows) in Markdown: one
     ratio per pair and run, judged by judge_runs. The known causes that
@@ -340,6 +389,7 @@ def report_over_runs(runs, title: str = "") -> str:
                   f"{counts[DIFFER]} differ beyond noise ({counts[DIFFER] - unexplained} with a "
                   f"known cause); {counts[UNCLEAR]} too noisy to tell.", ""]
     lines += HOW[:1]
+    lines += _order_lines(per_key)
     if causes:
         lines += ["", "Known causes (measured, each pinned by a test):", ""]
         lines += [f"{number}. {KNOWN_CAUSES[key]}" for key, number in causes.items()]

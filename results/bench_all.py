@@ -6,7 +6,8 @@ print the latency table.
 
 Steps, in order: gbench (ubench), kbench (the module, where it loads),
 criterion (rbench), sampler (raplbench-sample's self-report per mechanism),
-overhead (hyperfine: a stress-ng workload with and without the sampler).
+overhead (hyperfine: a stress-ng workload with and without the sampler);
+gbench and criterion trade places in about half the runs (SWAPPED_STEPS).
 `make bench-all` then writes the report (python -m plots.report).
 
 A run directory results/runs/<run_id>/ holds
@@ -28,6 +29,7 @@ import argparse
 import dataclasses
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -263,6 +265,33 @@ STEP_ROWS = {
 assert STEP_ROWS.keys() == {name for name, _, _ in HARNESSES}
 
 
+# The two latency harnesses that time the same paths (results/agreement.py).
+# They run one after the other, so a drift of the machine during a run would
+# make one of them look faster across runs if it always ran first: each run
+# swaps their places at random (an A/B order per run, as ci/ab alternates
+# its checkouts), and their rows record where they ran (parameters.step).
+SWAPPED_STEPS = ("gbench", "criterion")
+
+
+def step_order(steps: list, rng: random.Random) -> list:
+    """`steps` ([(name, what, step)]), with the two SWAPPED_STEPS trading
+    places on a coin flip of `rng` (when both are there)."""
+    names = [name for name, _, _ in steps]
+    if not set(SWAPPED_STEPS) <= set(names) or rng.random() < 0.5:
+        return list(steps)
+    i, j = (names.index(name) for name in SWAPPED_STEPS)
+    order = list(steps)
+    order[i], order[j] = order[j], order[i]
+    return order
+
+
+def mark_step(step_rows: list[dict], position: int) -> list[dict]:
+    """Records in each row where its step ran in the run (1 = first)."""
+    for row in step_rows:
+        row["parameters"] = {**(row.get("parameters") or {}), "step": position}
+    return step_rows
+
+
 def run_step(run: Run, name: str, step) -> list[dict]:
     """A step's rows; a step that raises (a bug, a parse error, a child
     that hung) becomes error rows naming the exception, its traceback in
@@ -353,10 +382,10 @@ def main(argv=None) -> int:
     (run_dir / "machine.json").write_text(json.dumps(the_machine, indent=2) + "\n")
 
     all_rows = []
-    for i, (name, what, step) in enumerate(steps, 1):
+    for i, (name, what, step) in enumerate(step_order(steps, random.Random()), 1):
         print(f"[{i}/{len(steps)}] {name} ({what})", flush=True)
         started = time.monotonic()
-        all_rows += run_step(run, name, step)
+        all_rows += mark_step(run_step(run, name, step), i)
         print(f"[{i}/{len(steps)}] {name}: done in {time.monotonic() - started:.1f} s",
               flush=True)
 

@@ -247,3 +247,31 @@ def test_the_command_reads_runs_and_refuses_a_bad_file(tmp_path, capsys):
     (tmp_path / "bad.jsonl").write_text('{"schema_version": "2", "samples": [NaN]}\n')
     assert agreement.main([dirs[0], str(tmp_path / "bad.jsonl")]) == 2
     assert "bad.jsonl:1" in capsys.readouterr().err
+
+
+def _ordered_run(ratio, gbench_first, seed):
+    g, c = pair(ratio, 0.01, seed=seed)
+    g["parameters"], c["parameters"] = ({"step": 1}, {"step": 3}) if gbench_first else \
+        ({"step": 3}, {"step": 1})
+    return [g, c]
+
+
+def test_an_order_effect_shows_per_order_and_averages_out():
+    """The harness that runs second is 12% slower (the machine drifted
+    during the runs): each order alone is off by 12%, both orders together
+    agree, and the order section shows the effect with a small p value."""
+    runs = [_ordered_run(1.12 if i % 2 else 1 / 1.12, bool(i % 2), i) for i in range(40)]
+    md = agreement.report_over_runs(runs)
+    assert "1 of 1 pairs agree within 10%" in md
+    g_first, c_first, n_g, n_c, p = agreement.order_effect([tuple(r) for r in runs])
+    assert (n_g, n_c) == (20, 20) and p < 1e-6
+    assert g_first == pytest.approx(1.12, rel=0.02) and c_first == pytest.approx(1 / 1.12, rel=0.02)
+    assert f"| perf | read | 0→0 | {g_first:.3f} (20) | {c_first:.3f} (20) | {p:.3g} |" in md
+
+
+def test_without_the_recorded_order_there_is_no_order_section():
+    runs = [list(pair(1.0, 0.01, seed=i)) for i in range(6)]
+    assert agreement.order_effect([tuple(r) for r in runs]) is None
+    assert "Order of the harness steps" not in agreement.report_over_runs(runs)
+    only_one_order = [_ordered_run(1.0, True, i) for i in range(6)]
+    assert agreement.order_effect([tuple(r) for r in only_one_order]) is None

@@ -3,6 +3,7 @@ results must validate and cover every path of the Google Benchmark harness.
 Needs the build (make test builds first)."""
 
 import json
+import random
 
 import pytest
 
@@ -138,14 +139,36 @@ def test_both_harnesses_time_rows_on_one_schedule(quick):
 
 def test_the_harness_steps_run_one_after_the_other():
     """agreement.KNOWN_CAUSES["run-wide"] rests on this: ubench and rbench
-    are separate steps, the gbench step first, each timing all of its rows
-    before the next starts, so the machine's speed can differ between them.
-    If the steps are ever interleaved, that cause goes and so must its
-    entry."""
+    are separate steps, each timing all of its rows before the next starts,
+    so the machine's speed can differ between them. If the steps are ever
+    interleaved, that cause goes and so must its entry."""
     names = [name for name, _, _ in bench_all.HARNESSES]
-    assert names.index("gbench") < names.index("criterion")
+    assert {"gbench", "criterion"} <= set(names)
     steps = dict((name, step) for name, _, step in bench_all.HARNESSES)
     assert steps["gbench"] is bench_all.run_gbench and steps["criterion"] is bench_all.run_criterion
+
+
+def test_the_latency_harnesses_trade_places_in_about_half_the_runs():
+    rng = random.Random(1)
+    orders = [[name for name, _, _ in bench_all.step_order(bench_all.HARNESSES, rng)]
+              for _ in range(400)]
+    gbench_first = sum(o.index("gbench") < o.index("criterion") for o in orders)
+    assert 150 < gbench_first < 250
+    for order in orders:  # only those two move
+        others = [n for n in order if n not in bench_all.SWAPPED_STEPS]
+        assert others == [n for n, _, _ in bench_all.HARNESSES if n not in bench_all.SWAPPED_STEPS]
+        assert sorted(order) == sorted(n for n, _, _ in bench_all.HARNESSES)
+
+
+def test_without_both_latency_harnesses_nothing_moves():
+    only_gbench = [h for h in bench_all.HARNESSES if h[0] != "criterion"]
+    rng = random.Random(2)
+    assert all(bench_all.step_order(only_gbench, rng) == only_gbench for _ in range(20))
+
+
+def test_every_row_records_where_its_step_ran():
+    rows = bench_all.mark_step([{"parameters": None}, {"parameters": {"cpu_ops": 5}}], 3)
+    assert rows == [{"parameters": {"step": 3}}, {"parameters": {"cpu_ops": 5, "step": 3}}]
 
 
 def test_criterion_progress_shows_rounds_and_problems_not_every_block():
