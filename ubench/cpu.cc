@@ -15,16 +15,31 @@
 
 namespace raplbench {
 
+// A CPU number as the kernel writes it: digits only (surrounding blanks
+// allowed), below kCpuLimit; -1 for anything else.
+static long parse_cpu_number(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \n\t");
+  size_t end = text.find_last_not_of(" \n\t");
+  if (begin == std::string::npos) return -1;
+  long value = 0;
+  for (size_t i = begin; i <= end; ++i) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+    value = value * 10 + (text[i] - '0');
+    if (value >= kCpuLimit) return -1;
+  }
+  return value;
+}
+
 std::vector<int> parse_cpu_list(const std::string& list) {
   std::vector<int> cpus;
   std::stringstream ss(list);
   std::string part;
   while (std::getline(ss, part, ',')) {
-    if (part.empty() || part == "\n") continue;
     size_t dash = part.find('-');
-    int lo = std::stoi(part.substr(0, dash));
-    int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
-    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+    long lo = parse_cpu_number(part.substr(0, dash));
+    long hi = dash == std::string::npos ? lo : parse_cpu_number(part.substr(dash + 1));
+    if (lo < 0 || hi < 0 || long(cpus.size()) + (hi - lo) >= kCpuLimit) continue;  // as rbench
+    for (long c = lo; c <= hi; ++c) cpus.push_back(int(c));
   }
   return cpus;
 }

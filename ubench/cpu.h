@@ -19,7 +19,14 @@ std::vector<int> online_cpus();
 // a cpuset, taskset or container narrows): the CPUs a benchmark can pin to.
 std::vector<int> usable_cpus();
 
-// Parses a kernel CPU list such as "0-3,8,10-11".
+// CPU numbers from this one up are no CPU (far above any kernel's NR_CPUS;
+// x86's MAXSMP is 8192): rbench's CPU_LIMIT.
+constexpr long kCpuLimit = 1 << 16;
+
+// Parses a kernel CPU list such as "0-3,8,10-11". Parts that are not
+// numbers or reach kCpuLimit are skipped (a malformed "0-4294967295" must
+// not list four billion CPUs), as is every part that would make the list
+// longer than kCpuLimit; the same rules as rbench's parse_cpu_list.
 std::vector<int> parse_cpu_list(const std::string& list);
 
 // Pins the calling thread to `cpu`; returns an empty string on success,

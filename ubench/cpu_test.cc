@@ -14,6 +14,15 @@ TEST(Cpu, ParsesKernelCpuLists) {
   EXPECT_TRUE(parse_cpu_list("").empty());
 }
 
+// Issue 14: a malformed list threw std::invalid_argument (std::stoi) and
+// ended the harness, and "0-2147483647" pushed two billion CPUs.
+TEST(Cpu, MalformedCpuListPartsAndImpossibleCpusAreSkipped) {
+  EXPECT_EQ(parse_cpu_list("0-1,abc,3"), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(parse_cpu_list("0-1,2-2147483647,3"), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(parse_cpu_list("99999999999999999999,-,5-,2"), (std::vector<int>{2}));
+  EXPECT_EQ(parse_cpu_list(" 4 - 5 \n"), (std::vector<int>{4, 5}));
+}
+
 TEST(Cpu, PlacementsPairSameAndOtherCpu) {
   std::vector<int> cpus = usable_cpus();
   ASSERT_FALSE(cpus.empty());

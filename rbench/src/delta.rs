@@ -238,8 +238,8 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
+    use crate::testutil::fixed_cases;
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, RngSeed};
 
     /// The ranges met in practice, and any other.
     fn ranges() -> impl Strategy<Value = u64> {
@@ -262,13 +262,7 @@ mod properties {
     }
 
     proptest! {
-        // the same cases every run (make test must be reproducible), no files
-        #![proptest_config(Config {
-            cases: 4000,
-            failure_persistence: None,
-            rng_seed: RngSeed::Fixed(14),
-            ..Config::default()
-        })]
+        #![proptest_config(fixed_cases(4000))]
 
         #[test]
         fn an_advance_of_up_to_half_the_range_is_recovered_exactly((max, prev, advance) in steps()) {

@@ -304,4 +304,44 @@ mod tests {
             serde_json::json!({"manifest_version": 1, "harness": "criterion", "rows": []})
         );
     }
+
+    mod properties {
+        use super::super::*;
+        use crate::testutil::fixed_cases;
+        use proptest::prelude::*;
+
+        fn text() -> impl Strategy<Value = String> {
+            "\\PC{0,16}|[\"\\\\\u{0}-\u{1f}\u{2028}\u{7f}]{0,8}"
+        }
+
+        proptest! {
+            #![proptest_config(fixed_cases(500))]
+
+            /// Any text in any field (quotes, backslashes, control
+            /// characters, U+2028) comes back from the JSON unchanged, as
+            /// results/manifest.py reads it.
+            #[test]
+            fn any_row_text_survives_the_json(
+                path in text(), op in text(), target in proptest::option::of(text()),
+                cpu in proptest::option::of(0usize..4096), stand_in in proptest::option::of(text()),
+                bench in text(), reason in text(),
+            ) {
+                let meta = RowMeta { path, op, target, cpu, target_cpu: cpu, stand_in,
+                                     liveness: None, liveness_note: None };
+                let mut m = Manifest::default();
+                m.add_measured(&bench, &meta);
+                m.add_error(&bench, &meta, &reason);
+                let back: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
+                for row in back["rows"].as_array().unwrap() {
+                    prop_assert_eq!(row["path"].as_str(), Some(meta.path.as_str()));
+                    prop_assert_eq!(row["op"].as_str(), Some(meta.op.as_str()));
+                    prop_assert_eq!(row["target"].as_str(), meta.target.as_deref());
+                    prop_assert_eq!(row["stand_in"].as_str(), meta.stand_in.as_deref());
+                    prop_assert_eq!(row["cpu"].as_u64(), meta.cpu.map(|c| c as u64));
+                    prop_assert_eq!(row["bench"].as_str(), Some(bench.as_str()));
+                }
+                prop_assert_eq!(back["rows"][1]["reason"].as_str(), Some(reason.as_str()));
+            }
+        }
+    }
 }

@@ -5,6 +5,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// proptest's settings for `make test`: `cases` cases per property, the
+/// same ones every run (a fixed seed), and no failure files in the tree.
+pub(crate) fn fixed_cases(cases: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(14),
+        ..proptest::test_runner::Config::default()
+    }
+}
+
 /// ubench/testdata/sys: copies of real powercap and PMU layouts.
 pub(crate) fn testdata_sys() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ubench/testdata/sys")

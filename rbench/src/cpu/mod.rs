@@ -11,14 +11,22 @@ mod topology;
 
 pub use topology::{package_of_in, Cpus};
 
+/// CPU numbers from this one up are no CPU: far above any kernel's NR_CPUS
+/// (x86's largest, MAXSMP, is 8192). A list that names them is malformed.
+pub const CPU_LIMIT: usize = 1 << 16;
+
 /// Parses a kernel CPU list such as "0-3,8,10-11" (ascending as written).
-/// Parts that are not numbers are skipped.
+/// Parts that are not numbers, or reach CPU_LIMIT, are skipped (a
+/// malformed "0-4294967295" must not list four billion CPUs); so is every
+/// part of a list whose CPUs would outnumber CPU_LIMIT.
 pub fn parse_cpu_list(list: &str) -> Vec<usize> {
     let mut cpus = Vec::new();
     for part in list.trim().split(',').filter(|p| !p.is_empty()) {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));
         if let (Ok(lo), Ok(hi)) = (lo.trim().parse::<usize>(), hi.trim().parse::<usize>()) {
-            cpus.extend(lo..=hi);
+            if hi < CPU_LIMIT && cpus.len() + hi.saturating_sub(lo) < CPU_LIMIT {
+                cpus.extend(lo..=hi);
+            }
         }
     }
     cpus
@@ -189,6 +197,56 @@ mod tests {
         assert_eq!(parse_cpu_list("0"), vec![0]);
         assert_eq!(parse_cpu_list("0-3,8,10-11\n"), vec![0, 1, 2, 3, 8, 10, 11]);
         assert!(parse_cpu_list("").is_empty());
+    }
+
+    /// Issue 14 (found by the property test below): "0-4294967295" listed
+    /// four billion CPUs (allocating 32 GiB).
+    #[test]
+    fn a_range_beyond_any_cpu_is_skipped() {
+        assert_eq!(parse_cpu_list("0-1,2-4294967295,3"), vec![0, 1, 3]);
+        assert!(parse_cpu_list("18446744073709551615").is_empty());
+    }
+
+    mod properties {
+        use super::super::*;
+        use crate::testutil::fixed_cases;
+        use proptest::prelude::*;
+
+        /// A kernel-style list of `cpus` (sorted, distinct): runs as "a-b".
+        fn format_list(cpus: &[usize]) -> String {
+            let mut parts = Vec::new();
+            let mut i = 0;
+            while i < cpus.len() {
+                let mut j = i;
+                while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+                    j += 1;
+                }
+                parts.push(if i == j {
+                    cpus[i].to_string()
+                } else {
+                    format!("{}-{}", cpus[i], cpus[j])
+                });
+                i = j + 1;
+            }
+            parts.join(",")
+        }
+
+        proptest! {
+            #![proptest_config(fixed_cases(2000))]
+
+            #[test]
+            fn a_formatted_list_parses_back(set in proptest::collection::btree_set(0usize..9000, 0..200)) {
+                let cpus: Vec<usize> = set.into_iter().collect();
+                prop_assert_eq!(parse_cpu_list(&format!("{}\n", format_list(&cpus))), cpus);
+            }
+
+            #[test]
+            fn any_text_gives_a_bounded_list(text in "[0-9,\\- \n]{0,40}|\\PC{0,40}") {
+                let cpus = parse_cpu_list(&text);
+                prop_assert!(cpus.len() <= CPU_LIMIT);
+                prop_assert!(cpus.iter().all(|&c| c < CPU_LIMIT));
+            }
+        }
     }
 
     #[test]

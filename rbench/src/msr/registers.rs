@@ -210,4 +210,33 @@ mod tests {
             model: 0x3F
         }));
     }
+
+    mod properties {
+        use super::super::*;
+        use crate::liveness::msr_unit_problem;
+        use crate::testutil::fixed_cases;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(fixed_cases(3000))]
+
+            /// Any unit register: ESU (bits 12:8) gives 2^-ESU J exactly,
+            /// and the value is an energy unit unless it is 0 or its ESU is.
+            #[test]
+            fn any_unit_register_decodes_to_a_power_of_two(value: u64) {
+                let esu = (value >> 8) & 0x1F;
+                let joules = energy_unit_joules(value);
+                prop_assert!(joules.is_finite() && joules > 0.0 && joules <= 1.0);
+                prop_assert_eq!(joules, 2f64.powi(-(esu as i32)));
+                prop_assert_eq!(msr_unit_problem(0x606, value).is_none(), value != 0 && esu != 0);
+            }
+
+            /// Only ESU matters: the power and time unit fields do not.
+            #[test]
+            fn the_other_fields_change_nothing(esu in 0u64..32, other: u64) {
+                let value = (other & !0x1F00) | (esu << 8);
+                prop_assert_eq!(energy_unit_joules(value), energy_unit_joules(esu << 8));
+            }
+        }
+    }
 }

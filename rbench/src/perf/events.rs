@@ -89,23 +89,30 @@ pub fn encode_config(terms: &str, format_dir: &Path) -> Option<u64> {
             None => (term, 1),
         };
         let format = read_first_line(format_dir.join(key))?;
-        let ranges = format.strip_prefix("config:")?;
-        let mut rest = value;
-        for range in ranges.split(',') {
-            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-            let (lo, hi): (u32, u32) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
-            if hi < lo || hi > 63 {
-                return None;
-            }
-            let width = hi - lo + 1;
-            let mask = if width >= 64 {
-                u64::MAX
-            } else {
-                (1u64 << width) - 1
-            };
-            config |= (rest & mask) << lo;
-            rest = if width >= 64 { 0 } else { rest >> width };
+        config |= place_bits(format.strip_prefix("config:")?, value)?;
+    }
+    Some(config)
+}
+
+/// `value` placed in the config bits that `ranges` names ("0-7", or
+/// "0-3,8-11": the value's low bits fill the first range, the next bits
+/// the second); None if a range is malformed, reversed or beyond bit 63.
+fn place_bits(ranges: &str, value: u64) -> Option<u64> {
+    let (mut config, mut rest) = (0u64, value);
+    for range in ranges.split(',') {
+        let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+        let (lo, hi): (u32, u32) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
+        if hi < lo || hi > 63 {
+            return None;
         }
+        let width = hi - lo + 1;
+        let mask = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        config |= (rest & mask) << lo;
+        rest = if width >= 64 { 0 } else { rest >> width };
     }
     Some(config)
 }
@@ -296,5 +303,75 @@ mod tests {
         assert_eq!(parse_number("23"), Some(23));
         assert_eq!(parse_number(""), None);
         assert_eq!(parse_number("1x"), None);
+    }
+
+    mod properties {
+        use super::super::*;
+        use crate::testutil::fixed_cases;
+        use proptest::prelude::*;
+
+        /// A valid bit range: (lo, hi) with lo <= hi <= 63.
+        fn bit_range() -> impl Strategy<Value = (u32, u32)> {
+            (0u32..64).prop_flat_map(|lo| (Just(lo), lo..64))
+        }
+
+        fn mask(width: u32) -> u64 {
+            if width >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            }
+        }
+
+        proptest! {
+            #![proptest_config(fixed_cases(3000))]
+
+            /// Every base the kernel's event strings use reads back.
+            #[test]
+            fn a_number_in_any_c_base_reads_back(value: u64) {
+                prop_assert_eq!(parse_number(&value.to_string()), Some(value));
+                prop_assert_eq!(parse_number(&format!("{value:#x}")), Some(value));
+                prop_assert_eq!(parse_number(&format!("0X{value:X}")), Some(value));
+                prop_assert_eq!(parse_number(&format!("0{value:o}")), Some(value));
+            }
+
+            #[test]
+            fn any_text_is_a_number_or_none(text in "\\PC{0,24}") {
+                let _ = parse_number(&text); // never panics
+            }
+
+            /// One range: the value's low bits, shifted to the range.
+            #[test]
+            fn one_range_places_the_low_bits((lo, hi) in bit_range(), value: u64) {
+                let placed = place_bits(&format!("{lo}-{hi}"), value);
+                prop_assert_eq!(placed, Some((value & mask(hi - lo + 1)) << lo));
+                if lo == hi {
+                    prop_assert_eq!(place_bits(&lo.to_string(), value), Some((value & 1) << lo));
+                }
+            }
+
+            /// Two ranges: the low bits fill the first, the next bits the second.
+            #[test]
+            fn two_ranges_split_the_value(a in bit_range(), b in bit_range(), value: u64) {
+                let wa = a.1 - a.0 + 1;
+                let first = (value & mask(wa)) << a.0;
+                let next = if wa >= 64 { 0 } else { value >> wa };
+                let second = (next & mask(b.1 - b.0 + 1)) << b.0;
+                prop_assert_eq!(
+                    place_bits(&format!("{}-{},{}-{}", a.0, a.1, b.0, b.1), value),
+                    Some(first | second)
+                );
+            }
+
+            /// Reversed, beyond bit 63, or not numbers: None, never a panic
+            /// or a shift overflow.
+            #[test]
+            fn a_bad_range_is_none(lo in 0u32..200, hi in 0u32..200, text in "\\PC{0,12}", value: u64) {
+                if hi < lo || hi > 63 {
+                    prop_assert_eq!(place_bits(&format!("{lo}-{hi}"), value), None);
+                }
+                let _ = place_bits(&text, value);
+            }
+        }
     }
 }

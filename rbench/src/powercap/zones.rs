@@ -243,6 +243,43 @@ mod tests {
         assert_eq!(parse_energy_uj(b"18446744073709551615\n"), Ok(u64::MAX));
     }
 
+    mod properties {
+        use super::super::*;
+        use crate::testutil::fixed_cases;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(fixed_cases(3000))]
+
+            /// What the kernel writes ("%llu\n"), with any blank tail, reads back.
+            #[test]
+            fn a_written_value_reads_back(value: u64, tail in "[\n \u{0}]{0,3}") {
+                let text = format!("{value}{tail}");
+                prop_assert_eq!(parse_energy_uj(text.as_bytes()), Ok(value));
+            }
+
+            /// Any bytes: a value only for digits and a blank tail, else an
+            /// error that says which (never a panic, never a wrong value).
+            #[test]
+            fn any_bytes_are_a_value_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..32)) {
+                let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+                let blank_tail = bytes[digits..].iter().all(|b| matches!(b, b'\n' | b' ' | 0));
+                match parse_energy_uj(&bytes) {
+                    Ok(value) => {
+                        prop_assert!(digits > 0 && blank_tail);
+                        let text = std::str::from_utf8(&bytes[..digits]).unwrap();
+                        prop_assert_eq!(text.parse::<u64>().ok(), Some(value));
+                    }
+                    Err(BadText::Empty) => prop_assert!(digits == 0 && blank_tail),
+                    Err(BadText::Malformed(_)) => prop_assert!(
+                        digits == 0 || !blank_tail
+                            || std::str::from_utf8(&bytes[..digits]).unwrap().parse::<u64>().is_err()
+                    ),
+                }
+            }
+        }
+    }
+
     #[test]
     fn package_numbers_from_zone_names() {
         assert_eq!(package_number("package-0"), Some(0));
