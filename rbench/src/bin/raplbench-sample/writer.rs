@@ -91,6 +91,20 @@ pub struct WriterSetup {
 /// The CSV header.
 pub const CSV_HEADER: &str = "time_ns,source,domain,raw,delta_j\n";
 
+/// Appends `text` as one CSV field (RFC 4180): as it is, or in double
+/// quotes with its quotes doubled when it holds a comma, a quote or a line
+/// break. Domain names come from sysfs files and fixtures: a comma in one
+/// must not shift the columns.
+fn push_field(line: &mut String, text: &str) {
+    if text.contains([',', '"', '\n', '\r']) {
+        line.push('"');
+        line.push_str(&text.replace('"', "\"\""));
+        line.push('"');
+    } else {
+        line.push_str(text);
+    }
+}
+
 /// Runs until the producer hangs up; returns the statistics and the output.
 /// Each counter's first sample of the window has an empty delta_j: there is
 /// no difference yet (a window of a --report run follows a gap).
@@ -139,7 +153,11 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
                         gap_too_long |= gap.too_long(d, g);
                     }
                     use std::fmt::Write as _;
-                    let _ = write!(line, "{t},{},{},{raw},", domain.source, domain.name);
+                    let _ = write!(line, "{t},");
+                    push_field(&mut line, &domain.source);
+                    line.push(',');
+                    push_field(&mut line, &domain.name);
+                    let _ = write!(line, ",{raw},");
                     if let (Some(delta), true) = (delta, energy) {
                         let _ = write!(line, "{}", delta as f64 * domain.joules_per_unit);
                     }
@@ -162,4 +180,69 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
         out.flush();
     }
     (stats, setup.output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An RFC 4180 reader of one line, the test's oracle.
+    fn split_fields(line: &str) -> Vec<String> {
+        let (mut fields, mut field, mut quoted, mut chars) =
+            (Vec::new(), String::new(), false, line.chars().peekable());
+        while let Some(c) = chars.next() {
+            match (c, quoted) {
+                ('"', true) if chars.peek() == Some(&'"') => {
+                    field.push('"');
+                    chars.next();
+                }
+                ('"', _) => quoted = !quoted,
+                (',', false) => fields.push(std::mem::take(&mut field)),
+                (c, _) => field.push(c),
+            }
+        }
+        fields.push(field);
+        fields
+    }
+
+    #[test]
+    fn plain_names_are_written_as_they_are() {
+        let mut line = String::new();
+        push_field(&mut line, "package-0");
+        assert_eq!(line, "package-0");
+    }
+
+    #[test]
+    fn a_comma_or_a_quote_is_quoted() {
+        let mut line = String::new();
+        push_field(&mut line, "dram,1");
+        line.push(',');
+        push_field(&mut line, "say \"hi\"");
+        assert_eq!(line, "\"dram,1\",\"say \"\"hi\"\"\"");
+        assert_eq!(split_fields(&line), ["dram,1", "say \"hi\""]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 2000,
+            failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(14),
+            ..ProptestConfig::default()
+        })]
+
+        /// Any source and domain name: the line has its five columns and
+        /// reads back to the same names.
+        #[test]
+        fn any_names_keep_the_columns(source in "\\PC{0,12}|[,\"\n]{0,4}", name in "\\PC{0,12}|[,\"\r]{0,4}", raw: u64) {
+            let mut line = String::from("123,");
+            push_field(&mut line, &source);
+            line.push(',');
+            push_field(&mut line, &name);
+            line.push_str(&format!(",{raw},0.5"));
+            prop_assert_eq!(split_fields(&line), [
+                "123".to_string(), source, name, raw.to_string(), "0.5".to_string()
+            ]);
+        }
+    }
 }
