@@ -11,6 +11,10 @@
  *       inside the module's show().
  *   kbench-read write FILE VALUE   write VALUE to FILE, print ok or the errno name
  *   kbench-read read-as UID FILE   as UID (and GID UID), open and read FILE; ok or errno name
+ *   kbench-read write-while-reading OPFILE FILE VALUE MS
+ *       while a child reads OPFILE (a benchmark, holding the module's lock),
+ *       write VALUE to FILE with a timer signal after MS ms: ok or the errno
+ *       name (EINTR: the waiting writer was interrupted)
  *   kbench-read machine            the files and cpuid leaves results/machine.py reads
  *
  * Output sections start with "=== <kind> <name>" lines (parsed by
@@ -22,6 +26,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +51,8 @@ static const char *errno_name(int err)
 	case EIO: return "EIO";
 	case ENODEV: return "ENODEV";
 	case ERANGE: return "ERANGE";
+	case ENXIO: return "ENXIO";
+	case EINTR: return "EINTR";
 	default: return strerror(err);
 	}
 }
@@ -211,6 +220,69 @@ static int cmd_read_as(const char *uid_text, const char *path)
 	return 0;
 }
 
+/* Whether process `pid` waits uninterruptibly in the kernel (state D): a
+ * reader of an operation file does while the module's worker runs. */
+static int in_kernel_wait(pid_t pid)
+{
+	char path[64], text[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	char *end = strrchr(text, ')');	/* "pid (comm) S ..." */
+	return end && end[1] == ' ' && end[2] == 'D';
+}
+
+static void ignore_signal(int sig)
+{
+	(void)sig;
+}
+
+static int cmd_write_while_reading(const char *opfile, const char *path, const char *value,
+				   const char *ms_text)
+{
+	int ms = atoi(ms_text), err = 0, waited;
+	pid_t reader = fork();
+
+	if (reader < 0) {
+		printf("write-while-reading %s: cannot fork: %s\n", path, errno_name(errno));
+		return 1;
+	}
+	if (reader == 0) {
+		char buf[4096];
+		int fd = open(opfile, O_RDONLY);
+
+		while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+			;
+		_exit(0);
+	}
+	for (waited = 0; waited < 10000 && !in_kernel_wait(reader); waited++)
+		usleep(1000);
+	/* no SA_RESTART: the timer's signal ends a blocked write() with EINTR */
+	struct sigaction action = {.sa_handler = ignore_signal};
+	struct itimerval timer = {.it_value = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000}};
+
+	sigaction(SIGALRM, &action, NULL);
+	setitimer(ITIMER_REAL, &timer, NULL);
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0 || write(fd, value, strlen(value)) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	waitpid(reader, NULL, 0);
+	printf("write-while-reading %s: %s\n", path, err ? errno_name(err) : "ok");
+	return 0;
+}
+
 static int cmd_machine(void)
 {
 	static const char *files[] = {
@@ -250,7 +322,7 @@ static int cmd_machine(void)
 static int usage(void)
 {
 	fprintf(stderr, "usage: kbench-read report [READS [REPS]] | write FILE VALUE | "
-			"read-as UID FILE | machine\n");
+			"read-as UID FILE | write-while-reading OPFILE FILE VALUE MS | machine\n");
 	return 2;
 }
 
@@ -269,6 +341,8 @@ int main(int argc, char **argv)
 		return cmd_write(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "read-as") == 0)
 		return cmd_read_as(argv[2], argv[3]);
+	if (argc == 6 && strcmp(argv[1], "write-while-reading") == 0)
+		return cmd_write_while_reading(argv[2], argv[3], argv[4], argv[5]);
 	if (argc == 2 && strcmp(argv[1], "machine") == 0)
 		return cmd_machine();
 	return usage();

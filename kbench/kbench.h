@@ -13,7 +13,9 @@
 #define KBENCH_ITERATIONS_MAX 1000000
 #define KBENCH_BATCHES_MIN 1
 #define KBENCH_BATCHES_MAX 1000
-#define KBENCH_IRQ_OFF_BUDGET_US 1000	/* at most ~1 ms with interrupts off per batch */
+#define KBENCH_IRQ_OFF_BUDGET_US 1000	/* interrupts off per batch: 1 ms, plus at most
+					 * one iteration (the deadline is checked
+					 * after each) */
 
 /*
  * The liveness probe of an energy counter (docs: kbench/README.md). RAPL
@@ -58,7 +60,8 @@ struct kbench_probe {
 struct kbench_result {
 	int cpu;
 	unsigned int iterations;	/* per batch, after the interrupts-off cap */
-	unsigned int batches;
+	unsigned int batches;		/* measured: milli_cycles[0..batches) */
+	unsigned int cut;		/* stopped at the interrupts-off deadline, not measured */
 	bool unsupported;		/* rdmsr faulted: the MSR does not exist here */
 	struct kbench_probe probe;	/* energy counters: the liveness probe */
 	s64 *milli_cycles;		/* per batch: cycles per op x 1000, overhead removed */
@@ -103,9 +106,11 @@ static inline void kbench_selftest(void) {}
 
 /*
  * Times `op` on `cpu`: `batches` batches of `iterations` iterations (capped
- * so that one batch keeps interrupts off for at most about 1 ms). Fills
- * res->milli_cycles, which must hold `batches` entries. Returns 0 or a
- * negative errno (-EINVAL for an offline CPU).
+ * so that one batch keeps interrupts off for about 1 ms; a batch still
+ * running at 1 ms stops after its current iteration and is cut). Fills
+ * res->milli_cycles (room for `batches` entries) with the res->batches
+ * batches that ran to the end; res->cut counts the others. Returns 0 or a
+ * negative errno (-ENXIO for an offline CPU).
  */
 int kbench_run(const struct kbench_op *op, int cpu, unsigned int iterations,
 	       unsigned int batches, struct kbench_result *res);

@@ -16,8 +16,10 @@
  *   /sys/kernel/kbench/batches    0600  batches per read, 1..1000
  *   /sys/kernel/kbench/cpu        0600  the online CPU the benchmarks run on
  *
- * A write out of range, malformed, or naming an offline CPU fails with
- * EINVAL and changes nothing.
+ * A write out of range or malformed fails with EINVAL, one naming an
+ * offline CPU with ENXIO (as /dev/cpu/N/msr does), and changes nothing; so
+ * does reading an operation whose CPU went offline. A write waits for a
+ * running benchmark, interruptibly (EINTR).
  *
  * Report of /proc/kbench/<op>, one "key: value" per line, then one line per
  * batch with TSC cycles per operation (3 decimals, may be slightly negative
@@ -30,11 +32,14 @@
  *   iterations: 1000            (per batch, after the interrupts-off cap)
  *   iterations_requested: 1000
  *   batches: 20
+ *   batches_cut: 0              (stopped at the 1 ms interrupts-off deadline,
+ *                                not reported: a busy host slowed them)
  *   unroll: 1 9
  *   liveness: frozen            (energy counters only, see below)
  *   liveness_probe: 101 reads in 101 ms, value 0x0
- *   status: ok                  ("unsupported": the MSR faults; no batches follow)
- *   batch 0: 123.456
+ *   status: ok                  ("unsupported": the MSR faults; "cut": every
+ *                                batch was cut; no batches follow either)
+ *   batch 0: 123.456            (one line per batch that ran to the end)
  *   ...
  *
  * An energy-status counter (kbench_ops.c: ENERGY_MSR) is probed before it is
@@ -131,14 +136,19 @@ static int op_show(struct seq_file *m, void *v)
 	seq_printf(m, "iterations: %u\n", res.iterations);
 	seq_printf(m, "iterations_requested: %u\n", iterations);
 	seq_printf(m, "batches: %u\n", batches);
+	seq_printf(m, "batches_cut: %u\n", res.cut);
 	seq_printf(m, "unroll: %d %d\n", op->small, op->large);
 	show_liveness(m, op, &res.probe);
 	if (res.unsupported) {
 		seq_puts(m, "status: unsupported\n");
 		goto out;
 	}
+	if (!res.batches) {
+		seq_puts(m, "status: cut\n");
+		goto out;
+	}
 	seq_puts(m, "status: ok\n");
-	for (b = 0; b < batches; b++) {
+	for (b = 0; b < res.batches; b++) {
 		s64 v = res.milli_cycles[b];
 		u64 mag = v < 0 ? -v : v;
 		u32 frac;
@@ -228,8 +238,10 @@ static ssize_t store_param(unsigned int *param, const char *buf, size_t count,
 	if (parse_bounded(buf, min, max, &v))
 		return -EINVAL;
 	if (is_cpu && !cpu_online(v))
-		return -EINVAL;
-	mutex_lock(&kbench_lock);
+		return -ENXIO;
+	/* a benchmark may hold the lock for seconds: let the writer be interrupted */
+	if (mutex_lock_interruptible(&kbench_lock))
+		return -EINTR;
 	*param = v;
 	mutex_unlock(&kbench_lock);
 	return count;

@@ -13,8 +13,11 @@
  * copies are unrolled at compile time (.rept for the short instructions,
  * repeated statements for cpuid and rdmsr_safe). A batch runs with
  * preemption (get_cpu) and interrupts off, on the requested CPU (in a
- * worker bound to it, work_on_cpu); iterations are capped so a batch keeps
- * interrupts off for at most about KBENCH_IRQ_OFF_BUDGET_US; one untimed
+ * worker bound to it, work_on_cpu); iterations are capped (from a
+ * calibration) so a batch keeps interrupts off for about
+ * KBENCH_IRQ_OFF_BUDGET_US, and every iteration checks a deadline at that
+ * budget: a batch that a busy host slowed past it stops there (at most one
+ * iteration late), is counted as cut and is not reported. One untimed
  * batch warms up first; cond_resched() runs between batches. "cycles" are
  * TSC cycles.
  *
@@ -128,13 +131,20 @@ static __always_inline int rdmsr_once(u32 msr)
 #define ONE(x) x
 #define NINE(x) x REP8(x)
 
+/* What a batch returns when the TSC passed its deadline: not a measurement. */
+#define KBENCH_CUT S64_MIN
+#define NO_DEADLINE U64_MAX
+
 /*
- * time_<kind>(arg, iterations, errs): one batch, returns
- * cycles(large blocks) - cycles(small blocks); *errs counts faulting rdmsr.
+ * time_<kind>(arg, iterations, deadline, errs): one batch, returns
+ * cycles(large blocks) - cycles(small blocks), or KBENCH_CUT as soon as an
+ * iteration ends past `deadline` (TSC); *errs counts faulting rdmsr. Both
+ * loops check the deadline once per iteration, so the check costs the same
+ * in both and cancels out like the rest of the loop.
  */
 #define DEFINE_OP_TIMER(kind, small_block, large_block)				\
 static noinline s64 time_##kind(u32 arg, unsigned int iterations,		\
-				unsigned int *errs)				\
+				u64 deadline, unsigned int *errs)		\
 {										\
 	u64 t0, t1, t2;								\
 	unsigned int i;								\
@@ -142,10 +152,14 @@ static noinline s64 time_##kind(u32 arg, unsigned int iterations,		\
 	t0 = rdtsc_ordered();							\
 	for (i = 0; i < iterations; i++) {					\
 		small_block;							\
+		if (unlikely(rdtsc() > deadline))				\
+			return KBENCH_CUT;					\
 	}									\
 	t1 = rdtsc_ordered();							\
 	for (i = 0; i < iterations; i++) {					\
 		large_block;							\
+		if (unlikely(rdtsc() > deadline))				\
+			return KBENCH_CUT;					\
 	}									\
 	t2 = rdtsc_ordered();							\
 	return (s64)(t2 - t1) - (s64)(t1 - t0);					\
@@ -157,14 +171,15 @@ DEFINE_OP_TIMER(rdtsc, RDTSCS(TSC_SMALL), RDTSCS(TSC_LARGE))
 DEFINE_OP_TIMER(cpuid, ONE(cpuid_leaf(arg);), NINE(cpuid_leaf(arg);))
 DEFINE_OP_TIMER(rdmsr, ONE(*errs += !!rdmsr_once(arg);), NINE(*errs += !!rdmsr_once(arg);))
 
-static s64 time_batch(const struct kbench_op *op, unsigned int iterations, unsigned int *errs)
+static s64 time_batch(const struct kbench_op *op, unsigned int iterations, u64 deadline,
+		      unsigned int *errs)
 {
 	switch (op->kind) {
-	case KB_NOP: return time_nop(op->arg, iterations, errs);
-	case KB_MOV: return time_mov(op->arg, iterations, errs);
-	case KB_RDTSC: return time_rdtsc(op->arg, iterations, errs);
-	case KB_CPUID: return time_cpuid(op->arg, iterations, errs);
-	case KB_RDMSR: return time_rdmsr(op->arg, iterations, errs);
+	case KB_NOP: return time_nop(op->arg, iterations, deadline, errs);
+	case KB_MOV: return time_mov(op->arg, iterations, deadline, errs);
+	case KB_RDTSC: return time_rdtsc(op->arg, iterations, deadline, errs);
+	case KB_CPUID: return time_cpuid(op->arg, iterations, deadline, errs);
+	case KB_RDMSR: return time_rdmsr(op->arg, iterations, deadline, errs);
 	}
 	return 0;
 }
@@ -187,7 +202,7 @@ static u64 calibrate(const struct kbench_op *op)
 	for (run = 0; run < 2; run++) {
 		local_irq_save(flags);
 		t0 = rdtsc_ordered();
-		time_batch(op, 1, &errs);
+		time_batch(op, 1, NO_DEADLINE, &errs);	/* one iteration: bounded by itself */
 		t1 = rdtsc_ordered();
 		local_irq_restore(flags);
 	}
@@ -204,7 +219,8 @@ static long run_on_cpu(void *arg)
 	int b;
 
 	res->cpu = smp_processor_id();
-	res->batches = ctx->batches;
+	res->batches = 0;
+	res->cut = 0;
 	res->unsupported = false;
 	res->probe.verdict = KB_LIVENESS_NONE;
 	if (op->kind == KB_RDMSR && rdmsr_once(op->arg)) {
@@ -233,7 +249,7 @@ static long run_on_cpu(void *arg)
 
 		get_cpu();
 		local_irq_save(flags);
-		cycles = time_batch(op, res->iterations, &errs);
+		cycles = time_batch(op, res->iterations, rdtsc() + budget, &errs);
 		local_irq_restore(flags);
 		put_cpu();
 
@@ -241,9 +257,11 @@ static long run_on_cpu(void *arg)
 			res->unsupported = true;
 			return 0;
 		}
-		if (b >= 0)
-			res->milli_cycles[b] = div64_s64(cycles * 1000,
-							 (s64)res->iterations * (op->large - op->small));
+		if (b >= 0 && cycles == KBENCH_CUT)
+			res->cut++;
+		else if (b >= 0)
+			res->milli_cycles[res->batches++] =
+				div64_s64(cycles * 1000, (s64)res->iterations * (op->large - op->small));
 		cond_resched();
 	}
 	return 0;
@@ -255,7 +273,8 @@ int kbench_run(const struct kbench_op *op, int cpu, unsigned int iterations,
 	struct run_ctx ctx = { .op = op, .iterations = iterations, .batches = batches, .res = res };
 	long ret;
 
-	/* in a worker bound to `cpu`, with CPU hotplug held off */
+	/* in a worker bound to `cpu`, with CPU hotplug held off; an offline
+	 * CPU is ENXIO, as /dev/cpu/N/msr says (arch/x86/kernel/msr.c) */
 	ret = work_on_cpu_safe(cpu, run_on_cpu, &ctx);
-	return ret == -ENODEV ? -EINVAL : ret;
+	return ret == -ENODEV ? -ENXIO : ret;
 }

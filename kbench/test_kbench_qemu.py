@@ -25,13 +25,19 @@ def boot():
                           text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     parts = kbench.guest_parts(LOG.read_text())
-    checks = {}
-    for line in parts["checks"].splitlines() + parts["unload"].splitlines():
-        key, sep, value = line.partition(": ")
-        if sep:
-            checks[key] = value
+    checks = dict(check_lines(parts["checks"] + parts["unload"]))
     rows = [json.loads(line) for line in RESULTS.read_text().splitlines()]
     return parts, checks, rows
+
+
+def check_lines(text: str) -> list[tuple[str, str]]:
+    """The "<check>: <result>" lines of a part, in order (a check may repeat)."""
+    out = []
+    for line in text.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep:
+            out.append((key, value))
+    return out
 
 
 def test_module_loads_and_unloads_cleanly(boot):
@@ -40,7 +46,8 @@ def test_module_loads_and_unloads_cleanly(boot):
     assert checks["rmmod"] == "ok"
     assert checks["files"] == "removed"
     dmesg = parts["unload"]
-    for bad in ("Oops", "BUG:", "WARNING:", "general protection"):
+    for bad in ("Oops", "BUG:", "WARNING:", "general protection", "hogged CPU",
+                "soft lockup", "hung task"):
         assert bad not in dmesg
 
 
@@ -133,3 +140,39 @@ def test_the_probe_loop_runs_bounded_in_the_worker(boot):
     assert verdict == "frozen" and 2 <= reads <= 101 and ms >= 100, probes
     assert probes["msr-0x10"][0] in ("live", "frozen")
     print(f"selftest probes (emulated): {probes}")
+
+
+# ---- issue 14: the module under stress in the guest (the "stress" part) ----
+
+def test_an_offline_cpu_is_enxio_on_write_and_on_read(boot):
+    parts, _, _ = boot
+    stress = check_lines(parts["stress"])
+    found = dict(stress)
+    if found["cpu1 online"] == "no hotplug":
+        pytest.skip("the guest kernel cannot take CPU 1 offline")
+    assert found["cpu1 online"] == "0"
+    assert found["read-as 0 /proc/kbench/nop"] == "ENXIO"
+    cpu_writes = [v for k, v in stress if k == "write /sys/kernel/kbench/cpu 1"]
+    assert cpu_writes == ["ok", "ENXIO"]  # chosen while online, refused while offline
+    assert found["cpu1 online again"] == "1"
+    assert found["nop on cpu 1 again"] == "cpu: 1"
+
+
+def test_concurrent_writers_land_whole(boot):
+    parts, _, _ = boot
+    assert dict(check_lines(parts["stress"]))["iterations after concurrent writes"] in ("300", "400")
+
+
+def test_a_writer_behind_a_running_benchmark_can_be_interrupted(boot):
+    parts, _, _ = boot
+    found = dict(check_lines(parts["stress"]))
+    assert found["write-while-reading /sys/kernel/kbench/batches"] == "EINTR"
+    assert found["batches after interrupted write"] == "1000"
+
+
+def test_a_hundred_load_unload_cycles_and_readers_racing_rmmod(boot):
+    parts, _, _ = boot
+    found = dict(check_lines(parts["stress"]))
+    assert found["load-unload cycles"] == "100 of 100"
+    assert found["rmmod under readers"] == "ok"
+    assert found["readers after rmmod"] == "stopped"

@@ -165,6 +165,13 @@ def report_rows(text: str, common: dict) -> list[dict]:
                 out += _not_ok_rows(common, "kinsn", op, target, cpu, cpu,
                                     f"rdmsr {target} faults on this CPU (rdmsr_safe failed): "
                                     "the model does not implement this MSR", "unavailable")
+            elif h.get("status") == "cut":
+                out += _not_ok_rows(common, "kinsn", op, target, cpu, cpu,
+                                    f"every batch ({h.get('batches_cut', '?')} of "
+                                    f"{h.get('batches', '?')}) ran past the module's 1 ms "
+                                    "interrupts-off deadline and was cut: the CPU was too "
+                                    "busy (a contended host?); run again on an idle machine",
+                                    "error")
             elif h.get("status") == "ok" and rep["batches"] and tsc_khz:
                 out += _two_rows(common, "kinsn", op, target, cpu, cpu, rep["batches"],
                                  tsc_khz, _int_or_none(h.get("iterations")),

@@ -25,7 +25,7 @@ def parts():
 
 
 def test_guest_log_splits_into_its_parts(parts):
-    assert list(parts) == ["machine", "checks", "report", "unload", "done"]
+    assert list(parts) == ["machine", "checks", "report", "stress", "unload", "done"]
 
 
 def test_report_rows_validate_and_pair_cycles_with_ns(parts):
@@ -55,6 +55,36 @@ def test_faulting_msr_is_unavailable_not_a_number(parts):
     assert len(msr) == 1 and msr[0]["status"] == "unavailable"
     assert "0x641 faults" in msr[0]["reason"]
     assert schema.validate_row(msr[0]) == []
+
+
+def _with_nop_report(parts, edit):
+    """The report with the nop operation's lines passed through `edit`."""
+    head, _, rest = parts["report"].partition("=== op /proc/kbench/nop\n")
+    body, sep, tail = rest.partition("=== op ")
+    return head + "=== op /proc/kbench/nop\n" + edit(body) + sep + tail
+
+
+def test_a_report_whose_batches_were_all_cut_is_an_error_row(parts):
+    def all_cut(body):
+        lines = [line for line in body.splitlines() if not line.startswith("batch ")]
+        return "\n".join(line.replace("status: ok", "status: cut") for line in lines) + \
+            "\nbatches_cut: 10\n"
+    nop = [r for r in kbench.report_rows(_with_nop_report(parts, all_cut), COMMON)
+           if r["op"] == "nop"]
+    assert len(nop) == 1 and nop[0]["status"] == "error"
+    assert "every batch (10 of 10) ran past the module's 1 ms interrupts-off deadline" in \
+        nop[0]["reason"]
+    assert schema.validate_row(nop[0]) == []
+
+
+def test_the_batches_left_after_some_were_cut_are_the_samples(parts):
+    def three_cut(body):
+        lines = body.splitlines()
+        kept = [line for line in lines if not line.startswith(("batch 7", "batch 8", "batch 9"))]
+        return "\n".join(kept) + "\nbatches_cut: 3\n"
+    nop = {r["metric"]: r for r in kbench.report_rows(_with_nop_report(parts, three_cut), COMMON)
+           if r["op"] == "nop"}
+    assert nop["cycles"]["status"] == "ok" and nop["cycles"]["n"] == 7
 
 
 def test_truncated_report_is_an_error(parts):

@@ -5,7 +5,9 @@
 #   machine  `kbench-read machine`: what the guest CPU and kernel are
 #   checks   one "<check>: <result>" line per safety check
 #   report   `kbench-read report`: every operation and the round trips
-#   unload   whether rmmod removed every file
+#   stress   offline CPU, concurrent and interrupted writers, 100 load/unload
+#            cycles, readers racing rmmod
+#   unload   whether rmmod removed every file, and the kernel log
 # kbench/test_kbench_qemu.py asserts on them.
 K=/kbench
 check() { echo "$1: $2"; }
@@ -48,8 +50,61 @@ $K/kbench-read write /sys/kernel/kbench/batches 10
 echo "=== begin report"
 $K/kbench-read report 200 10
 
+echo "=== begin stress"
+# an offline CPU is ENXIO, as /dev/cpu/N/msr says: on a write naming it, and
+# on reading an operation whose CPU went offline after it was chosen
+online=/sys/devices/system/cpu/cpu1/online
+if [ -w $online ]; then
+  $K/kbench-read write /sys/kernel/kbench/cpu 1
+  echo 0 > $online
+  check "cpu1 online" "$(cat $online)"
+  $K/kbench-read read-as 0 /proc/kbench/nop
+  $K/kbench-read write /sys/kernel/kbench/cpu 1
+  echo 1 > $online
+  check "cpu1 online again" "$(cat $online)"
+  check "nop on cpu 1 again" "$(grep '^cpu:' /proc/kbench/nop)"
+  $K/kbench-read write /sys/kernel/kbench/cpu 0
+else
+  check "cpu1 online" "no hotplug"
+fi
+# concurrent writers during reads: every write lands whole, the last one wins
+for v in 300 400; do
+  ( i=0; while [ $i -lt 50 ]; do echo $v > /sys/kernel/kbench/iterations; i=$((i+1)); done ) &
+done
+cat /proc/kbench/nop > /dev/null; cat /proc/kbench/cpuid_0x0 > /dev/null
+wait
+check "iterations after concurrent writes" "$(cat /sys/kernel/kbench/iterations)"
+# a writer waiting behind a long benchmark can be interrupted (EINTR) and changes nothing:
+# 1000 batches each capped at the 1 ms budget hold the lock for about a second
+$K/kbench-read write /sys/kernel/kbench/iterations 1000000
+$K/kbench-read write /sys/kernel/kbench/batches 1000
+$K/kbench-read write-while-reading /proc/kbench/cpuid_0x0 /sys/kernel/kbench/batches 7 200
+check "batches after interrupted write" "$(cat /sys/kernel/kbench/batches)"
+$K/kbench-read write /sys/kernel/kbench/iterations 200
+$K/kbench-read write /sys/kernel/kbench/batches 10
+# 100 unload/load cycles
+rmmod kbench
+ok=0; i=0
+while [ $i -lt 100 ]; do
+  insmod $K/kbench.ko && [ -e /proc/kbench/nop ] && rmmod kbench && ok=$((ok+1))
+  i=$((i+1))
+done
+check "load-unload cycles" "$ok of 100"
+# readers racing rmmod: rmmod waits for the running reads, later opens fail
+insmod $K/kbench.ko
+$K/kbench-read write /sys/kernel/kbench/iterations 200
+$K/kbench-read write /sys/kernel/kbench/batches 10
+for r in 1 2 3 4; do
+  ( while cat /proc/kbench/nop > /dev/null 2>&1; do :; done ) &
+done
+sleep 1
+if rmmod kbench; then check "rmmod under readers" ok; else check "rmmod under readers" failed; fi
+wait
+check "readers after rmmod" "stopped"
+insmod $K/kbench.ko
+
 echo "=== begin unload"
 if rmmod kbench; then check rmmod ok; else check rmmod failed; fi
 if [ -e /proc/kbench ] || [ -e /sys/kernel/kbench ]; then check files left; else check files removed; fi
-dmesg | grep -iE 'kbench|oops|bug:|warning:' | sed 's/^/dmesg: /'
+dmesg | grep -iE 'kbench|oops|bug:|warning:|hogged cpu|soft lockup|hung task' | sed 's/^/dmesg: /'
 echo "=== begin done"
