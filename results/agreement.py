@@ -78,12 +78,14 @@ KNOWN_CAUSES = {
         "word for word the same on this machine and on the fixture machines"),
     "loop": (
         f"below {LOOP_NS:g} ns per operation, medians less than {LOOP_DIFF_NS:g} ns apart: "
-        "the loops around the operation differ by a few instructions: both check the CPU "
-        "index on every call, rbench's BpfSampler::load returns a Result and reloads the "
-        "sampler's fields after black_box, ubench's inlined load_slot returns a bool. "
-        "Measured (before ubench's check was added): ebpf-mmap load 2.7 ns (criterion) vs "
-        "2.5 ns (gbench), ratio 1.08 in 6 of 6 alternated runs. Pinned by rbench's ebpf test "
-        "`load_of_a_cpu_without_a_slot_is_an_error`"),
+        "both loops time the same seqlock copy of a slot found once (rbench's SlotRef::load, "
+        "ubench's BpfSampler::load_slot), but two separately compiled loops of the same "
+        "operations do not run at the same speed on the development VM in its slow state "
+        "(code and stack placement). Measured in one rbench process, 20 alternated blocks: "
+        "the same copy in two loops took 3.6 and 4.2 ns (0.86), and rbench's earlier loop (a "
+        "CPU check and a stored address per load) 1.08–1.13 times a bare copy loop; over 100 "
+        "A/A runs the pair's ratio went from 1.14 to 1.08–1.11 with that loop gone. Pinned by "
+        "rbench's ebpf test `load_of_a_cpu_without_a_slot_is_an_error` (the slot found once)"),
     "run-wide": (
         "the pair's ratio is within 10% of the run-wide factor (the median ratio of the "
         f"pairs above {LOOP_NS:g} ns): the two harness steps run one after the other "

@@ -5,12 +5,12 @@
 //!
 //! `std::hint::black_box(&x)` also keeps `x` alive, but it takes its
 //! argument by value and hands the asm the address of that argument: for
-//! `&x`, a pointer the loop stores to the stack on every iteration. Around
-//! the 3–4 ns mmapped-slot load that one store was a visible share:
-//! rbench's ebpf-mmap load loop did 10 stores per read against ubench's 9,
-//! and took 1.14 times as long over 100 A/A runs
-//! (results/runs/aa-rounds2/agreement.md). Here the asm gets the address in
-//! a register, as Google Benchmark's does, and stores nothing.
+//! `&x`, a pointer the loop stores to the stack on every iteration, one
+//! store per read more than ubench's loop. Around the 3–4 ns mmapped-slot
+//! load it was part of the per-load work that made rbench's loop 1.08–1.13
+//! times a bare copy (results/README.md, "Agreement between the
+//! harnesses"). Here the asm gets the address in a register, as Google
+//! Benchmark's does, and stores nothing.
 
 /// Makes the compiler assume that `value`, and any memory, is read and
 /// written here: what precedes it cannot be optimized away, and nothing
