@@ -116,6 +116,7 @@ std::string cpuid_unusable_reason(const std::string& path) {
   if (err == ENXIO) return path + ": CPU offline (ENXIO)";
   // none of the msr device's advice: the cpuid device checks no capability,
   // only its file mode (root-only)
+  if (err == EACCES || err == EPERM) return path + ": " + errno_text(err) + kCpuidDeviceIsRoots;
   return path + ": " + errno_text(err);
 }
 

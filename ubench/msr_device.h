@@ -71,11 +71,17 @@ class MsrDevice {
 // Why MSR `addr` cannot be read through `path`, in words a person can act on.
 std::string msr_error_reason(int err, const std::string& path, uint32_t addr);
 
+// What an unprivileged reader of /dev/cpu/N/cpuid is told to do (rbench's
+// CPUID_DEVICE_IS_ROOTS, word for word).
+inline constexpr const char* kCpuidDeviceIsRoots =
+    " (the device is root's, mode 0400: run as root, or give this user read access to it)";
+
 // Why the stand-in device `path` (/dev/cpu/N/cpuid) cannot be opened, as
 // rbench says it; empty if it can: missing, "<path>: missing too (load the
 // cpuid module: modprobe cpuid)"; offline, "<path>: CPU offline (ENXIO)";
-// otherwise the errno alone, "<path>: <strerror text>" (none of the msr
-// device's CAP_SYS_RAWIO advice: the cpuid device checks only its file mode).
+// denied, "<path>: <strerror text>" and kCpuidDeviceIsRoots; otherwise the
+// errno alone, "<path>: <strerror text>" (none of the msr device's
+// CAP_SYS_RAWIO advice: the cpuid device checks only its file mode).
 std::string cpuid_unusable_reason(const std::string& path);
 
 // The liveness of `msrs`, read from `dev` (the device of CPU `cpu`): the

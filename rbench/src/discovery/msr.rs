@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use nix::errno::Errno;
+
 use super::{Counter, Counters, Route};
 use crate::cpu::{CpuSignature, Package};
 use crate::liveness::msr_unit_problem;
@@ -13,6 +15,11 @@ use crate::msr::{
     rapl_energy_msrs, unit_msr, MsrDevice, ENERGY_COUNTER_MAX,
 };
 use crate::{Domain, Error};
+
+/// What an unprivileged reader of /dev/cpu/N/cpuid is told to do (ubench's
+/// kCpuidDeviceIsRoots, word for word).
+pub const CPUID_DEVICE_IS_ROOTS: &str =
+    " (the device is root's, mode 0400: run as root, or give this user read access to it)";
 
 /// The cpuid stand-in on `cpu`, or why it cannot be used either.
 fn cpuid_stand_in(dev_root: &Path, cpu: usize, missing: Error) -> Result<Counters, Error> {
@@ -24,6 +31,11 @@ fn cpuid_stand_in(dev_root: &Path, cpu: usize, missing: Error) -> Result<Counter
         let why = match e {
             Error::MsrMissing { .. } => {
                 "missing too (load the cpuid module: modprobe cpuid)".to_string()
+            }
+            Error::MsrPermission { errno, .. } | Error::Os { errno, .. }
+                if matches!(errno, Errno::EACCES | Errno::EPERM) =>
+            {
+                format!("{}{CPUID_DEVICE_IS_ROOTS}", errno.desc())
             }
             Error::MsrPermission { errno, .. } | Error::Os { errno, .. } => {
                 errno.desc().to_string()
@@ -220,6 +232,34 @@ mod tests {
                 dev.display(),
                 dev.display()
             )
+        );
+    }
+
+    /// Run by `make test` as an unprivileged user (root opens any file).
+    #[test]
+    fn an_unreadable_cpuid_stand_in_says_whose_it_is() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            eprintln!("skipped: root opens a mode-0 file anyway");
+            return;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let root = TempDir::new("msr-cpuid-denied");
+        let dev = root.path().join("0");
+        std::fs::create_dir(&dev).unwrap();
+        std::fs::write(dev.join("cpuid"), "x").unwrap();
+        std::fs::set_permissions(dev.join("cpuid"), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
+        let err = msr_counters(root.path(), &SKX, &[Package { id: 0, lead_cpu: 0 }])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.ends_with(&format!(
+                "; stand-in {}/cpuid: Permission denied{CPUID_DEVICE_IS_ROOTS}",
+                dev.display()
+            )),
+            "{err}"
         );
     }
 

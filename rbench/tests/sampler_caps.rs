@@ -1,0 +1,118 @@
+//! The sampler without root (issue 14): a mechanism samples as an
+//! unprivileged user given only the capabilities the README lists for it,
+//! and without one of them it stops at start-up (exit 2) naming the one it
+//! lacks. `setpriv` (util-linux) drops to `nobody` with ambient
+//! capabilities, so this runs only as root, and only for the mechanisms that
+//! sample on this machine as root; otherwise it says why it skips.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_raplbench-sample");
+
+/// The sampler copied where `nobody` can run it (the build tree may not be
+/// reachable to other users).
+fn reachable_copy() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rbench-caps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.join("raplbench-sample");
+    std::fs::copy(BIN, &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+fn sample_args(mechanism: &str) -> [&str; 6] {
+    [
+        "--mechanism",
+        mechanism,
+        "--duration",
+        "0.2",
+        "--output",
+        "/dev/null",
+    ]
+}
+
+/// The sampler as `nobody` with exactly `caps` ("+perfmon,+bpf", or "-all").
+fn as_nobody(bin: &PathBuf, caps: &str, mechanism: &str) -> Output {
+    Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            &format!("--inh-caps={caps}"),
+            &format!("--ambient-caps={caps}"),
+        ])
+        .arg(bin)
+        .args(sample_args(mechanism))
+        .output()
+        .expect("running setpriv")
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// (mechanism, the capabilities it needs, a set lacking one of them, the
+/// capability its error must name). perf: CPU-wide events need CAP_PERFMON
+/// unless perf_event_paranoid <= 0; ebpf: loading the program needs CAP_BPF,
+/// its perf events CAP_PERFMON.
+const NEEDS: [(&str, &str, &str, &str); 2] = [
+    ("perf", "+perfmon", "-all", "CAP_PERFMON"),
+    ("ebpf", "+bpf,+perfmon", "+perfmon", "CAP_BPF"),
+];
+
+#[test]
+fn each_mechanism_samples_with_its_capabilities_and_names_the_one_it_lacks() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root, to drop to nobody with chosen capabilities");
+        return;
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: no setpriv (util-linux)");
+        return;
+    }
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2);
+    let bin = reachable_copy();
+    for (mechanism, caps, lacking, named) in NEEDS {
+        let as_root = Command::new(&bin)
+            .args(sample_args(mechanism))
+            .output()
+            .unwrap();
+        if !as_root.status.success() {
+            eprintln!(
+                "{mechanism}: skipped, it cannot sample here even as root: {}",
+                text(&as_root).trim()
+            );
+            continue;
+        }
+        let with_caps = as_nobody(&bin, caps, mechanism);
+        assert!(
+            with_caps.status.success(),
+            "{mechanism} as nobody with {caps}: {}",
+            text(&with_caps)
+        );
+        if mechanism == "perf" && paranoid <= 0 {
+            eprintln!("perf: perf_event_paranoid is {paranoid}: anyone may open CPU-wide events");
+            continue;
+        }
+        let without = as_nobody(&bin, lacking, mechanism);
+        assert_eq!(
+            without.status.code(),
+            Some(2),
+            "{mechanism} with {lacking}: {}",
+            text(&without)
+        );
+        assert!(
+            text(&without).contains(named),
+            "{mechanism} with {lacking}: {}",
+            text(&without)
+        );
+    }
+    let _ = std::fs::remove_dir_all(bin.parent().unwrap());
+}
