@@ -8,7 +8,7 @@ BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps build ubench gbench-effect bench-all bench-overhead report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
+.PHONY: all deps build ubench gbench-effect bench-all bench-overhead soak report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
 
 all: build
 
@@ -46,6 +46,11 @@ bench-all: build
 # the 1 kHz sampler alone: its self-report and the hyperfine overhead experiment
 bench-overhead: build
 	@$(PY) -m results.bench_all $(if $(QUICK),--quick) --only sampler,overhead
+
+# each sampler mechanism at 1 kHz for 10 minutes under stress-ng (not in CI):
+# lost samples, energy sums against the counters, RSS; make soak MINUTES=1 for less
+soak: build
+	@ci/soak $(if $(MINUTES),--minutes $(MINUTES))
 
 # make report [RUNS="run_dir_or_results.jsonl ..."] [OUT=dir] [REFERENCE_MACHINE=name|index]
 # figures, latency tables (md, csv, tex) and index.html; default: the newest run

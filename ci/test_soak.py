@@ -1,0 +1,77 @@
+"""ci/soak: the checks on synthetic sampler output, and one short real run."""
+
+import json
+
+import pytest
+
+from ci import soak
+from results import sampler
+
+HEADER = "time_ns,source,domain,raw,delta_j\n"
+
+
+def write_csv(path, lines):
+    path.write_text(HEADER + "".join(f"{line}\n" for line in lines))
+    return path
+
+
+def test_a_sampler_sum_that_matches_the_counter_across_a_wrap_is_exact(tmp_path):
+    # range 0..1000, 0.5 J per count: steps 50, 71 (a wrap), 80 = 201 counts
+    csv_path = write_csv(tmp_path / "a.csv", [
+        "1,package-0,package,900,", "2,package-0,package,950,25",
+        "3,package-0,package,20,35.5", "4,package-0,package,100,40"])
+    [check] = soak.counter_checks(csv_path, {("package-0", "package"): 1000})
+    assert (check.samples, check.raw_advance, check.wraps) == (4, 201, 1)
+    assert check.counter_j == pytest.approx(100.5) and check.summed_j == pytest.approx(100.5)
+    assert check.exact is True
+
+
+def test_a_sampler_that_lost_a_wrap_is_not_exact(tmp_path):
+    csv_path = write_csv(tmp_path / "a.csv", [
+        "1,package-0,package,900,", "2,package-0,package,950,25",
+        "3,package-0,package,20,0", "4,package-0,package,100,40"])
+    [check] = soak.counter_checks(csv_path, {("package-0", "package"): 1000})
+    assert check.exact is False
+    s = soak.Soak("msr", True, exit_status=0, rss_start_kib=100, rss_end_kib=100,
+                  counters=[check])
+    assert not s.passed
+
+
+def test_a_stand_in_has_no_energy_to_check_and_does_not_fail(tmp_path):
+    csv_path = write_csv(tmp_path / "a.csv", ["1,lo,rx_bytes,5,", "2,lo,rx_bytes,9,"])
+    [check] = soak.counter_checks(csv_path, {})
+    assert (check.raw_advance, check.exact) == (4, None)
+    s = soak.Soak("powercap", True, exit_status=0, rss_start_kib=100, rss_end_kib=900,
+                  counters=[check])
+    assert s.passed
+    s.rss_end_kib = 100 + soak.RSS_SLACK_KIB + 1  # memory grew: not flat
+    assert not s.passed
+
+
+def test_lost_samples_come_from_the_samplers_line():
+    assert soak.lost_samples("raplbench-sample: 12 samples lost (dropped or failed reads, "
+                             "above): exit status 3\n") == 12
+    assert soak.lost_samples("raplbench-sample: perf (msr/tsc/): 300 samples in 0.30 s\n") == 0
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(SystemExit) as e:
+        soak.main(["--mechanisms", "powercap,nope"])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit):
+        soak.main(["--minutes", "0"])
+
+
+def test_a_short_soak_of_one_mechanism(tmp_path):
+    """A second of powercap (its stand-in needs no privilege), no stress-ng."""
+    if not sampler.BINARY.exists():
+        pytest.skip(f"{sampler.BINARY} not built")
+    code = soak.main(["--minutes", "0.02", "--mechanisms", "powercap", "--no-stress",
+                      "--out", str(tmp_path)])
+    [result] = json.loads((tmp_path / "soak.json").read_text())
+    if not result["ran"]:
+        assert code == 2
+        pytest.skip(f"powercap does not sample here: {result['why_not']}")
+    assert code == 0 and result["passed"], result
+    assert result["lost"] == 0 and result["counters"][0]["samples"] > 500
+    assert "| powercap | **pass** (exit 0) | 0 |" in (tmp_path / "soak.md").read_text()
