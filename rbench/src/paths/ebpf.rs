@@ -4,7 +4,6 @@
 //! the mmapped array (op "load"), from that CPU and from another one of its
 //! package (ubench/paths/ebpf.cc). The sampler runs as long as its rows.
 
-use crate::hint::do_not_optimize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +11,7 @@ use crate::cpu::Cpus;
 use crate::discovery::{counter_cpus, Counters};
 use crate::ebpf::slot_check::{check_slots, slot_error_text, SLOT_CHECK, SLOT_POLL};
 use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead, TickCounts};
+use crate::hint::do_not_optimize;
 use crate::perf::events_label;
 use crate::plan::{meta, Plan, Planned, Reader, Reads};
 use crate::Error;
