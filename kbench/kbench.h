@@ -106,7 +106,7 @@ static inline void kbench_selftest(void) {}
 
 /*
  * Times `op` on `cpu`: `batches` batches of `iterations` iterations (capped
- * so that one batch keeps interrupts off for about 1 ms; a batch still
+ * so that one batch keeps interrupts off for about 0.5 ms; a batch still
  * running at 1 ms stops after its current iteration and is cut). Fills
  * res->milli_cycles (room for `batches` entries) with the res->batches
  * batches that ran to the end; res->cut counts the others. Returns 0 or a

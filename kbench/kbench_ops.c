@@ -14,10 +14,10 @@
  * repeated statements for cpuid and rdmsr_safe). A batch runs with
  * preemption (get_cpu) and interrupts off, on the requested CPU (in a
  * worker bound to it, work_on_cpu); iterations are capped (from a
- * calibration) so a batch keeps interrupts off for about
- * KBENCH_IRQ_OFF_BUDGET_US, and every iteration checks a deadline at that
- * budget: a batch that a busy host slowed past it stops there (at most one
- * iteration late), is counted as cut and is not reported. One untimed
+ * calibration) so a batch keeps interrupts off for about half of
+ * KBENCH_IRQ_OFF_BUDGET_US, and every iteration checks a deadline at the
+ * whole budget: a batch that a busy host slowed past it stops there (at
+ * most one iteration late), is counted as cut and is not reported. One untimed
  * batch warms up first; cond_resched() runs between batches. "cycles" are
  * TSC cycles.
  *
@@ -237,9 +237,11 @@ static long run_on_cpu(void *arg)
 		return 0;
 	}
 
-	/* cap iterations so one batch stays within the interrupts-off budget */
+	/* cap iterations so one batch takes half the interrupts-off budget by
+	 * the calibration: the deadline, at the whole budget, then cuts only a
+	 * batch slowed to twice its expected time, not one a little over it */
 	per_iteration = max_t(u64, calibrate(op), 1);
-	res->iterations = min_t(u64, ctx->iterations, max_t(u64, budget / per_iteration, 1));
+	res->iterations = min_t(u64, ctx->iterations, max_t(u64, budget / 2 / per_iteration, 1));
 
 	/* batch -1 warms up caches and branch predictors and is not reported */
 	for (b = -1; b < (int)ctx->batches; b++) {
