@@ -233,6 +233,14 @@ HOW = [
 ]
 
 
+def _causes_lines(causes: dict) -> list[str]:
+    """The footnotes of the known causes a report named ({key: number})."""
+    if not causes:
+        return []
+    return ["", "Known causes (measured, each pinned by a test):", "",
+            *(f"{number}. {KNOWN_CAUSES[key]}" for key, number in causes.items())]
+
+
 def report(all_rows, run_id: str = "") -> str:
     """The agreement report in Markdown."""
     lines = [f"# Cross-harness agreement{f' (run {run_id})' if run_id else ''}", "",
@@ -281,9 +289,7 @@ def report(all_rows, run_id: str = "") -> str:
                       f"{LOOP_NS:g} ns): {factor:.2f}; {near} of them within {PERCENT}% of it."]
     lines += [""]
     lines += HOW
-    if causes:
-        lines += ["", "Known causes (measured, each pinned by a test):", ""]
-        lines += [f"{number}. {KNOWN_CAUSES[key]}" for key, number in causes.items()]
+    lines += _causes_lines(causes)
     if dead:
         lines += ["", "Counters that yield no energy (each harness timed the real route, so "
                       "the latency stands; the counter never advanced or has no energy unit):",
@@ -392,9 +398,7 @@ def report_over_runs(runs, title: str = "") -> str:
                   f"known cause); {counts[UNCLEAR]} too noisy to tell.", ""]
     lines += HOW[:1]
     lines += _order_lines(per_key)
-    if causes:
-        lines += ["", "Known causes (measured, each pinned by a test):", ""]
-        lines += [f"{number}. {KNOWN_CAUSES[key]}" for key, number in causes.items()]
+    lines += _causes_lines(causes)
     return "\n".join(lines) + "\n"
 
 
