@@ -27,6 +27,19 @@ pub(crate) fn two_packages_sys() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ubench/testdata/two-packages/sys")
 }
 
+/// A fresh, empty directory `$TMPDIR/<name>-<uid>-<pid>`. The user id
+/// keeps runs of two users apart (a root run's directory, left behind,
+/// once met a later unprivileged run with the same pid: Permission
+/// denied); what an earlier run of the same user and pid left is removed.
+pub(crate) fn fresh_dir(name: &str) -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let dir = std::env::temp_dir().join(format!("{name}-{uid}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("creating a temporary directory");
+    dir
+}
+
 /// A directory under $TMPDIR removed when dropped.
 pub(crate) struct TempDir(PathBuf);
 
@@ -35,10 +48,7 @@ impl TempDir {
     pub(crate) fn new(tag: &str) -> TempDir {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("rbench-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("creating a temporary directory");
-        TempDir(dir)
+        TempDir(fresh_dir(&format!("rbench-{tag}-{n}")))
     }
 
     /// Where it is.

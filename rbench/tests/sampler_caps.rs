@@ -9,13 +9,16 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+#[path = "../src/testutil.rs"]
+#[allow(dead_code)]
+mod testutil;
+
 const BIN: &str = env!("CARGO_BIN_EXE_raplbench-sample");
 
 /// The sampler copied where `nobody` can run it (the build tree may not be
 /// reachable to other users).
 fn reachable_copy() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rbench-caps-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testutil::fresh_dir("rbench-caps");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     let bin = dir.join("raplbench-sample");
     std::fs::copy(BIN, &bin).unwrap();

@@ -19,9 +19,9 @@ fn fixture_root() -> PathBuf {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("raplbench-sample-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| testutil::fresh_dir("raplbench-sample-test"))
+        .join(name)
 }
 
 fn sample(args: &[&str]) -> Output {

@@ -15,6 +15,10 @@ use rbench::schema_row::{
 };
 use serde_json::{json, Value};
 
+#[path = "../src/testutil.rs"]
+#[allow(dead_code)]
+mod testutil;
+
 const BIN: &str = env!("CARGO_BIN_EXE_raplbench-sample");
 
 fn schema() -> Value {
@@ -44,9 +48,9 @@ fn assert_valid(validator: &Validator, rows: &[Value]) {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("raplbench-schema-rows-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| testutil::fresh_dir("raplbench-schema-rows"))
+        .join(name)
 }
 
 /// How raplbench-sample ended without a report.

@@ -32,6 +32,10 @@ mod output;
 mod phase;
 mod report;
 mod signals;
+#[cfg(test)]
+#[path = "../../testutil.rs"]
+#[allow(dead_code)]
+mod testutil;
 mod ticker;
 mod writer;
 

@@ -100,9 +100,7 @@ mod tests {
     use std::io::Write;
 
     fn dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("raplbench-out-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+        crate::testutil::fresh_dir(&format!("raplbench-out-{name}"))
     }
 
     #[test]

@@ -224,12 +224,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: 2000,
-            failure_persistence: None,
-            rng_seed: proptest::test_runner::RngSeed::Fixed(14),
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(crate::testutil::fixed_cases(2000))]
 
         /// Any source and domain name: the line has its five columns and
         /// reads back to the same names.
