@@ -34,9 +34,9 @@ import sys
 import time
 from pathlib import Path
 
-from results import rows, sampler
+from results import registry, rows, sampler
 
-MECHANISMS = ("powercap", "msr", "perf", "ebpf")
+MECHANISMS = registry.MECHANISMS  # the sampler's, from the schema's registry
 RSS_SLACK_KIB = 1024          # "flat": the end within 1 MiB of the start
 SUM_TOLERANCE = 1e-9          # relative: a sum of floats against one product
 
