@@ -32,6 +32,7 @@ import math
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from results import registry, rows, sampler
@@ -61,34 +62,33 @@ class CounterCheck:
         return math.isclose(self.summed_j, self.counter_j, rel_tol=SUM_TOLERANCE, abs_tol=1e-12)
 
 
-def counter_checks(csv_path: Path, ranges: dict[tuple[str, str], int]) -> list[CounterCheck]:
+def counter_checks(csv_path: Path, range_of: Callable[[str], int]) -> list[CounterCheck]:
     """Per (source, domain) of a sampler CSV: its raw advance over the run
-    (last - first, plus the range for each step back: a wrap; ranges:
-    (source, domain) -> the largest raw value, 2^64 - 1 if unknown) and,
-    where the sampler wrote delta_j, their sum against that advance times
-    the unit (delta_j / raw step of the first line with both): the sampler's
-    differences, wraps included, against the counter's own."""
-    first, last, wraps, summed, unit, lines = {}, {}, {}, {}, {}, {}
+    (last - first, plus the range for each step back: a wrap; range_of:
+    source -> the largest raw value) and, where the sampler wrote delta_j,
+    their sum against that advance times the unit (delta_j / raw step of
+    the first line with both): the sampler's differences, wraps included,
+    against the counter's own."""
+    first, last, top, wraps, summed, unit, lines = {}, {}, {}, {}, {}, {}, {}
     with open(csv_path, newline="", encoding="utf-8") as f:
         for rec in csv.DictReader(f):
             key = (rec["source"], rec["domain"])
             raw = int(rec["raw"])
             if key in last:
-                top = ranges.get(key, 2**64 - 1)
-                step = raw - last[key] if raw >= last[key] else raw + top + 1 - last[key]
+                step = raw - last[key] if raw >= last[key] else raw + top[key] + 1 - last[key]
                 wraps[key] = wraps.get(key, 0) + (raw < last[key])
                 if rec["delta_j"]:
                     summed[key] = summed.get(key, 0.0) + float(rec["delta_j"])
                     if step:
                         unit.setdefault(key, float(rec["delta_j"]) / step)
             else:
-                first[key] = raw
+                first[key], top[key] = raw, range_of(key[0])
             last[key] = raw
             lines[key] = lines.get(key, 0) + 1
     out = []
     for key in first:
         n_wraps = wraps.get(key, 0)
-        advance = last[key] - first[key] + n_wraps * (ranges.get(key, 2**64 - 1) + 1)
+        advance = last[key] - first[key] + n_wraps * (top[key] + 1)
         energy = key in summed
         out.append(CounterCheck(key[0], key[1], lines[key], advance, n_wraps,
                                 summed[key] if energy else None,
@@ -203,12 +203,8 @@ def soak_one(mechanism: str, seconds: float, out_dir: Path, stress: bool) -> Soa
     result.lost = lost_samples(stderr)
     if result.exit_status == sampler.EXIT_LOST and not result.lost:
         result.lost = -1  # lost, count not said
-    ranges = {}
     if csv_path.exists():
-        with open(csv_path, newline="", encoding="utf-8") as f:
-            keys = {(r["source"], r["domain"]) for _, r in zip(range(64), csv.DictReader(f))}
-        ranges = {k: counter_range(mechanism, k[0]) for k in keys}
-        result.counters = counter_checks(csv_path, ranges)
+        result.counters = counter_checks(csv_path, lambda source: counter_range(mechanism, source))
     return result
 
 

@@ -20,7 +20,7 @@ def test_a_sampler_sum_that_matches_the_counter_across_a_wrap_is_exact(tmp_path)
     csv_path = write_csv(tmp_path / "a.csv", [
         "1,package-0,package,900,", "2,package-0,package,950,25",
         "3,package-0,package,20,35.5", "4,package-0,package,100,40"])
-    [check] = soak.counter_checks(csv_path, {("package-0", "package"): 1000})
+    [check] = soak.counter_checks(csv_path, lambda source: 1000)
     assert (check.samples, check.raw_advance, check.wraps) == (4, 201, 1)
     assert check.counter_j == pytest.approx(100.5) and check.summed_j == pytest.approx(100.5)
     assert check.exact is True
@@ -30,7 +30,7 @@ def test_a_sampler_that_lost_a_wrap_is_not_exact(tmp_path):
     csv_path = write_csv(tmp_path / "a.csv", [
         "1,package-0,package,900,", "2,package-0,package,950,25",
         "3,package-0,package,20,0", "4,package-0,package,100,40"])
-    [check] = soak.counter_checks(csv_path, {("package-0", "package"): 1000})
+    [check] = soak.counter_checks(csv_path, lambda source: 1000)
     assert check.exact is False
     s = soak.Soak("msr", True, exit_status=0, rss_start_kib=100, rss_end_kib=100,
                   counters=[check])
@@ -39,7 +39,7 @@ def test_a_sampler_that_lost_a_wrap_is_not_exact(tmp_path):
 
 def test_a_stand_in_has_no_energy_to_check_and_does_not_fail(tmp_path):
     csv_path = write_csv(tmp_path / "a.csv", ["1,lo,rx_bytes,5,", "2,lo,rx_bytes,9,"])
-    [check] = soak.counter_checks(csv_path, {})
+    [check] = soak.counter_checks(csv_path, lambda source: 2**64 - 1)
     assert (check.raw_advance, check.exact) == (4, None)
     s = soak.Soak("powercap", True, exit_status=0, rss_start_kib=100, rss_end_kib=900,
                   counters=[check])
