@@ -122,6 +122,11 @@ def _key(r):
     return (r["path"], r["op"], r["target"], r["cpu"], r["target_cpu"])
 
 
+def _key_order(key) -> tuple:
+    """A pair key as sortable text (None first)."""
+    return tuple("" if v is None else str(v) for v in key)
+
+
 def _median_ratio(c, g, axis=-1):
     return np.median(c, axis=axis) / np.median(g, axis=axis)
 
@@ -208,7 +213,7 @@ def pairs(all_rows):
         if r["harness"] in by and r["metric"] == "latency" and r["status"] == "ok":
             by[r["harness"]].setdefault(_key(r), r)
     common_keys = sorted(set(by["gbench"]) & set(by["criterion"]),
-                         key=lambda k: tuple("" if v is None else str(v) for v in k))
+                         key=_key_order)
     return [(by["gbench"][k], by["criterion"][k]) for k in common_keys]
 
 
@@ -341,7 +346,7 @@ def _order_lines(per_key) -> list[str]:
              "effect; over both orders it averages out of the ratio above):", "",
              "| path | op | cpu→target | gbench first (runs) | criterion first (runs) | p |",
              "|---|---|---|---|---|---|"]
-    for key in sorted(effects, key=lambda k: tuple("" if v is None else str(v) for v in k)):
+    for key in sorted(effects, key=_key_order):
         g_first, c_first, n_g, n_c, p = effects[key]
         g0 = per_key[key][0][0]
         lines.append(f"| {g0['path']} | {g0['op']} | {cpus(g0)} | {g_first:.3f} ({n_g}) | "
@@ -372,7 +377,7 @@ def report_over_runs(runs, title: str = "") -> str:
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     counts = {AGREE: 0, DIFFER: 0, UNCLEAR: 0}
     causes, unexplained = {}, 0
-    for key in sorted(per_key, key=lambda k: tuple("" if v is None else str(v) for v in k)):
+    for key in sorted(per_key, key=_key_order):
         found = per_key[key]
         ratios = [c["median"] / g["median"] for g, c in found]
         v = judge_runs(ratios)
