@@ -122,6 +122,18 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
         .collect();
     let mut previous_t: Option<u64> = None;
     let ndom = setup.domains.len();
+    // each domain's "source,domain" columns, quoted once here, not per sample
+    let names: Vec<String> = setup
+        .domains
+        .iter()
+        .map(|d| {
+            let mut both = String::new();
+            push_field(&mut both, &d.source);
+            both.push(',');
+            push_field(&mut both, &d.name);
+            both
+        })
+        .collect();
     let mut line = String::with_capacity(128);
     if let Some(out) = setup.output.as_mut().filter(|o| !o.header_written) {
         out.write(CSV_HEADER.as_bytes());
@@ -138,9 +150,10 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
                 let gap_ns = previous_t.map(|p| t.saturating_sub(p));
                 previous_t = Some(t);
                 let mut gap_too_long = false;
-                for ((((domain, diff), gap), &raw), &energy) in setup
+                for (((((domain, names), diff), gap), &raw), &energy) in setup
                     .domains
                     .iter()
+                    .zip(&names)
                     .zip(&mut diffs)
                     .zip(&mut gaps)
                     .zip(raws)
@@ -153,11 +166,7 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
                         gap_too_long |= gap.too_long(d, g);
                     }
                     use std::fmt::Write as _;
-                    let _ = write!(line, "{t},");
-                    push_field(&mut line, &domain.source);
-                    line.push(',');
-                    push_field(&mut line, &domain.name);
-                    let _ = write!(line, ",{raw},");
+                    let _ = write!(line, "{t},{names},{raw},");
                     if let (Some(delta), true) = (delta, energy) {
                         let _ = write!(line, "{}", delta as f64 * domain.joules_per_unit);
                     }
