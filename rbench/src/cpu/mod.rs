@@ -199,7 +199,7 @@ mod tests {
         assert!(parse_cpu_list("").is_empty());
     }
 
-    /// Issue 14 (found by the property test below): "0-4294967295" listed
+    /// Issue 14 (seen while writing the property tests below): "0-4294967295" listed
     /// four billion CPUs (allocating 32 GiB).
     #[test]
     fn a_range_beyond_any_cpu_is_skipped() {
