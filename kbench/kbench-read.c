@@ -11,10 +11,13 @@
  *       inside the module's show().
  *   kbench-read write FILE VALUE   write VALUE to FILE, print ok or the errno name
  *   kbench-read read-as UID FILE   as UID (and GID UID), open and read FILE; ok or errno name
- *   kbench-read write-while-reading OPFILE FILE VALUE MS
+ *   kbench-read write-while-reading OPFILE FILE VALUE
  *       while a child reads OPFILE (a benchmark, holding the module's lock),
- *       write VALUE to FILE with a timer signal after MS ms: ok or the errno
- *       name (EINTR: the waiting writer was interrupted)
+ *       a second child writes VALUE to FILE; once that writer is seen blocked
+ *       inside write() with the reader still running, it gets a signal. Prints
+ *       the write's outcome, ok or the errno name (EINTR: the waiting writer
+ *       was interrupted), or "never blocked" if in 5 tries the benchmark ended
+ *       before the writer was seen waiting
  *   kbench-read machine            the files and cpuid leaves results/machine.py reads
  *
  * Output sections start with "=== <kind> <name>" lines (parsed by
@@ -27,7 +30,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/time.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -183,7 +186,8 @@ static int cmd_report(int reads, int reps)
 	return 0;
 }
 
-static int cmd_write(const char *path, const char *value)
+/* Write `value` to `path`: 0 or the errno. */
+static int write_text(const char *path, const char *value)
 {
 	int fd = open(path, O_WRONLY);
 	int err = 0;
@@ -194,6 +198,26 @@ static int cmd_write(const char *path, const char *value)
 		err = errno;
 	if (fd >= 0)
 		close(fd);
+	return err;
+}
+
+/* The first `len - 1` bytes of `path`, or an empty string. */
+static void read_text(const char *path, char *text, size_t len)
+{
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY);
+
+	if (fd >= 0) {
+		n = read(fd, text, len - 1);
+		close(fd);
+	}
+	text[n > 0 ? n : 0] = '\0';
+}
+
+static int cmd_write(const char *path, const char *value)
+{
+	int err = write_text(path, value);
+
 	printf("write %s %s: %s\n", path, value, err ? errno_name(err) : "ok");
 	return 0;
 }
@@ -220,25 +244,35 @@ static int cmd_read_as(const char *uid_text, const char *path)
 	return 0;
 }
 
-/* Whether process `pid` waits uninterruptibly in the kernel (state D): a
- * reader of an operation file does while the module's worker runs. */
-static int in_kernel_wait(pid_t pid)
+/* The first `len - 1` bytes of /proc/PID/NAME, or an empty string. */
+static void read_proc(pid_t pid, const char *name, char *text, size_t len)
 {
-	char path[64], text[512];
-	ssize_t n;
-	int fd;
+	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	read_text(path, text, len);
+}
+
+/* The scheduler state letter of process `pid` ("pid (comm) S ..."), or 0. */
+static char proc_state(pid_t pid)
+{
+	char text[512], *end;
+
+	read_proc(pid, "stat", text, sizeof(text));
+	end = strrchr(text, ')');
+	return end && end[1] == ' ' ? end[2] : 0;
+}
+
+/* Whether `pid` sleeps interruptibly inside write(2): /proc/PID/syscall
+ * starts with the number of the system call a blocked task is in. */
+static int blocked_in_write(pid_t pid)
+{
+	char text[256];
+
+	if (proc_state(pid) != 'S')
 		return 0;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	text[n] = '\0';
-	char *end = strrchr(text, ')');	/* "pid (comm) S ..." */
-	return end && end[1] == ' ' && end[2] == 'D';
+	read_proc(pid, "syscall", text, sizeof(text));
+	return text[0] && strtol(text, NULL, 10) == SYS_write;
 }
 
 static void ignore_signal(int sig)
@@ -246,16 +280,31 @@ static void ignore_signal(int sig)
 	(void)sig;
 }
 
-static int cmd_write_while_reading(const char *opfile, const char *path, const char *value,
-				   const char *ms_text)
-{
-	int ms = atoi(ms_text), err = 0, waited;
-	pid_t reader = fork();
+/* Poll every millisecond, for up to 10 s, until `done` holds. */
+#define POLL_UNTIL(done)							\
+	for (int polls_ = 0; polls_ < 10000 && !(done); polls_++)		\
+		usleep(1000)
 
-	if (reader < 0) {
-		printf("write-while-reading %s: cannot fork: %s\n", path, errno_name(errno));
-		return 1;
-	}
+/* The writer child: write `value` to `path`; the exit status is the errno
+ * (0: written). No SA_RESTART, so a signal ends a blocked write with EINTR. */
+static void writer_child(const char *path, const char *value)
+{
+	struct sigaction action = {.sa_handler = ignore_signal};
+
+	sigaction(SIGUSR1, &action, NULL);
+	_exit(write_text(path, value) & 0xff);
+}
+
+/* One try: returns 1 and sets *err when the writer was seen blocked behind
+ * the running benchmark and signalled, 0 when the benchmark ended first. */
+static int try_interrupting(const char *opfile, const char *path, const char *value, int *err)
+{
+	pid_t reader, writer;
+	int status = 0, signalled = 0;
+
+	reader = fork();
+	if (reader < 0)
+		return -1;
 	if (reader == 0) {
 		char buf[4096];
 		int fd = open(opfile, O_RDONLY);
@@ -264,22 +313,48 @@ static int cmd_write_while_reading(const char *opfile, const char *path, const c
 			;
 		_exit(0);
 	}
-	for (waited = 0; waited < 10000 && !in_kernel_wait(reader); waited++)
-		usleep(1000);
-	/* no SA_RESTART: the timer's signal ends a blocked write() with EINTR */
-	struct sigaction action = {.sa_handler = ignore_signal};
-	struct itimerval timer = {.it_value = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000}};
-
-	sigaction(SIGALRM, &action, NULL);
-	setitimer(ITIMER_REAL, &timer, NULL);
-	int fd = open(path, O_WRONLY);
-
-	if (fd < 0 || write(fd, value, strlen(value)) < 0)
-		err = errno;
-	if (fd >= 0)
-		close(fd);
+	/* the reader waits uninterruptibly (D) while the module's worker runs;
+	 * Z or no state: it has already finished */
+	POLL_UNTIL(strchr("DZ", proc_state(reader)));
+	writer = fork();
+	if (writer == 0)
+		writer_child(path, value);
+	if (writer > 0) {
+		POLL_UNTIL(blocked_in_write(writer) || proc_state(reader) != 'D');
+		if (blocked_in_write(writer) && proc_state(reader) == 'D') {
+			kill(writer, SIGUSR1);
+			signalled = 1;
+		}
+		waitpid(writer, &status, 0);
+		*err = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+	}
 	waitpid(reader, NULL, 0);
-	printf("write-while-reading %s: %s\n", path, err ? errno_name(err) : "ok");
+	return writer < 0 ? -1 : signalled;
+}
+
+static int cmd_write_while_reading(const char *opfile, const char *path, const char *value)
+{
+	char before[64];
+	int err = 0;
+
+	read_text(path, before, sizeof(before));
+	for (int attempt = 0; attempt < 5; attempt++) {
+		int got = try_interrupting(opfile, path, value, &err);
+
+		if (got < 0) {
+			printf("write-while-reading %s: cannot fork: %s\n", path, errno_name(errno));
+			return 1;
+		}
+		if (got) {
+			printf("write-while-reading %s: %s\n", path, err ? errno_name(err) : "ok");
+			return 0;
+		}
+		/* the benchmark ended first and the write went through: undo it,
+		 * so the next try runs the same benchmark */
+		if (before[0])
+			write_text(path, before);
+	}
+	printf("write-while-reading %s: never blocked\n", path);
 	return 0;
 }
 
@@ -322,7 +397,7 @@ static int cmd_machine(void)
 static int usage(void)
 {
 	fprintf(stderr, "usage: kbench-read report [READS [REPS]] | write FILE VALUE | "
-			"read-as UID FILE | write-while-reading OPFILE FILE VALUE MS | machine\n");
+			"read-as UID FILE | write-while-reading OPFILE FILE VALUE | machine\n");
 	return 2;
 }
 
@@ -341,8 +416,8 @@ int main(int argc, char **argv)
 		return cmd_write(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "read-as") == 0)
 		return cmd_read_as(argv[2], argv[3]);
-	if (argc == 6 && strcmp(argv[1], "write-while-reading") == 0)
-		return cmd_write_while_reading(argv[2], argv[3], argv[4], argv[5]);
+	if (argc == 5 && strcmp(argv[1], "write-while-reading") == 0)
+		return cmd_write_while_reading(argv[2], argv[3], argv[4]);
 	if (argc == 2 && strcmp(argv[1], "machine") == 0)
 		return cmd_machine();
 	return usage();
