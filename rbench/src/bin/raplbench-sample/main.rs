@@ -31,6 +31,7 @@ mod mechanism;
 mod output;
 mod phase;
 mod report;
+mod sample_times;
 mod signals;
 #[cfg(test)]
 #[path = "../../testutil.rs"]
@@ -350,7 +351,7 @@ fn run(args: Args) -> Result<i32, Fail> {
         if kind == Kind::Sampler && trigger.is_none() {
             trigger = ran.trigger.clone();
         }
-        windows.push(Window::new(kind, pair, period_ns, ran));
+        windows.push(Window::new(kind, pair, ran));
     }
     if let Some(trigger) = trigger {
         sampler.title.pop(); // "ebpf (label)" becomes "ebpf (label, trigger)"
@@ -381,7 +382,7 @@ fn run(args: Args) -> Result<i32, Fail> {
     let mut failure = write_error
         .as_ref()
         .map(|e| format!("writing --output failed: {e}"));
-    if sampled.iter().all(|w| w.times.is_empty()) && signals::received().is_none() {
+    if sampled.iter().all(|w| w.times.len() == 0) && signals::received().is_none() {
         failure.get_or_insert_with(|| {
             format!(
                 "no sample was taken: {}",

@@ -156,6 +156,7 @@ impl<P> Running<P> {
 }
 
 fn start_writer(
+    period_ns: u64,
     domains: Vec<rbench::Domain>,
     yields_energy: Vec<bool>,
     output: Option<CsvOut>,
@@ -164,6 +165,7 @@ fn start_writer(
     done: Arc<Barrier>,
 ) -> std::thread::JoinHandle<(writer::PhaseStats, Option<CsvOut>)> {
     let setup = writer::WriterSetup {
+        period_ns,
         domains,
         yields_energy,
         output,
@@ -193,6 +195,7 @@ pub fn run_ticked(
     let (producer_ends, writer_ends) = batch::pool(source.domains().len());
     let done = Arc::new(Barrier::new(2));
     let writer = start_writer(
+        setup.period_ns,
         source.domains().to_vec(),
         yields_energy,
         output,
@@ -279,6 +282,7 @@ pub fn run_in_kernel(
             .sum()
     });
     let writer = start_writer(
+        period_ns,
         domains,
         setup.yields_energy,
         output,

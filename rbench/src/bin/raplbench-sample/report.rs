@@ -14,10 +14,11 @@
 
 use rbench::liveness::Liveness;
 use rbench::schema_row::{row, RowMeta, RowSpec, RunInfo};
-use rbench::summary::{quantile_sorted, Summary};
+use rbench::summary::Summary;
 use serde_json::Value;
 
 use crate::phase::Ran;
+use crate::sample_times::{Inside, SampleTimes};
 use crate::ticker::TickerStats;
 
 /// Which loop a window runs.
@@ -49,21 +50,6 @@ pub fn window_ns(total_ns: u64, pairs: usize) -> u64 {
     total_ns / pairs.max(1) as u64
 }
 
-/// The times of sorted `times` within [start_ns, start_ns + wall_ns].
-pub fn within(times: &[u64], start_ns: u64, wall_ns: u64) -> &[u64] {
-    let from = times.partition_point(|&t| t < start_ns);
-    let to = times.partition_point(|&t| t <= start_ns + wall_ns);
-    &times[from..to.max(from)]
-}
-
-/// The interval errors: |interval − period| between consecutive `times`, µs.
-pub fn interval_errors_us(times: &[u64], period_ns: u64) -> Vec<f64> {
-    times
-        .windows(2)
-        .map(|w| w[1].abs_diff(w[0]).abs_diff(period_ns) as f64 / 1e3)
-        .collect()
-}
-
 /// The median as every row computes it (numpy's); None for no value.
 pub fn median(values: &[f64]) -> Option<f64> {
     Summary::of(values).map(|s| s.median)
@@ -76,16 +62,14 @@ pub struct Window {
     pub kind: Kind,
     /// The pair it belongs to (0-based).
     pub pair: usize,
-    /// The sampling period, ns.
-    pub period_ns: u64,
     /// CLOCK_MONOTONIC ns when its clock started.
     pub start_ns: u64,
     /// Its wall time, ns.
     pub wall_ns: u64,
-    /// The time of every sample written, sorted (a sample or two may fall
-    /// just outside the window: taken before its clock started or after it
-    /// was told to stop).
-    pub times: Vec<u64>,
+    /// The times of the samples written (a sample or two may fall just
+    /// outside the window: taken before its clock started or after it was
+    /// told to stop).
+    pub times: SampleTimes,
     /// Ticks missed.
     pub missed: u64,
     /// CPU ns from its start until its last sample was written.
@@ -98,11 +82,10 @@ pub struct Window {
 
 impl Window {
     /// The window `ran` measured.
-    pub fn new(kind: Kind, pair: usize, period_ns: u64, ran: Ran) -> Window {
+    pub fn new(kind: Kind, pair: usize, ran: Ran) -> Window {
         Window {
             kind,
             pair,
-            period_ns,
             start_ns: ran.start_ns,
             wall_ns: ran.wall_ns,
             times: ran.stats.times,
@@ -113,28 +96,29 @@ impl Window {
         }
     }
 
-    fn inside(&self) -> &[u64] {
-        within(&self.times, self.start_ns, self.wall_ns)
+    fn inside(&self) -> Inside {
+        self.times
+            .inside(self.start_ns, self.start_ns + self.wall_ns)
     }
 
     /// Samples per second: the samples taken within the window over its
     /// wall time.
     pub fn rate_hz(&self) -> f64 {
-        self.inside().len() as f64 * 1e9 / self.wall_ns.max(1) as f64
+        self.inside().samples as f64 * 1e9 / self.wall_ns.max(1) as f64
     }
 
     /// CPU µs per sample taken since the window's clock started (the CPU
     /// time runs from then until the last sample is written, so it holds
     /// the sampling of those, and of no earlier one); None without one.
     pub fn cpu_us_per_sample(&self) -> Option<f64> {
-        let n = self.times.len() - self.times.partition_point(|&t| t < self.start_ns);
+        let n = self.times.len() - self.times.before(self.start_ns);
         (n > 0).then(|| self.cpu_ns as f64 / n as f64 / 1e3)
     }
 
-    /// The median interval error within the window, µs; None with fewer
-    /// than two samples.
+    /// The median interval error within the window, µs (numpy's median,
+    /// to 0.05%: sample_times.rs); None with fewer than two samples.
     pub fn jitter_us(&self) -> Option<f64> {
-        median(&interval_errors_us(self.inside(), self.period_ns))
+        self.inside().errors.quantile(0.5).map(|ns| ns / 1e3)
     }
 }
 
@@ -249,21 +233,15 @@ impl Subject {
     /// samples, rate, missed ticks, interval errors (p50, p99, max) and CPU
     /// per sample.
     pub fn summary(&self, w: &Window) -> String {
-        let mut dev = interval_errors_us(&w.times, w.period_ns);
-        dev.sort_by(f64::total_cmp);
-        let q = |p: f64| {
-            if dev.is_empty() {
-                f64::NAN
-            } else {
-                quantile_sorted(&dev, p)
-            }
-        };
+        let errors = w.times.errors();
+        let q = |p: f64| errors.quantile(p).map_or(f64::NAN, |ns| ns / 1e3);
+        let max = w.times.max_error().map_or(f64::NAN, |ns| ns as f64 / 1e3);
         let samples = w.times.len();
         format!(
             "{}: {} samples in {:.2} s = {:.1} Hz; missed {} ticks; |interval - period| p50 {:.1} us, \
              p99 {:.1} us, max {:.1} us; CPU {:.2} us per sample{}",
             self.title, samples, w.wall_ns as f64 / 1e9,
-            samples as f64 * 1e9 / w.wall_ns.max(1) as f64, w.missed, q(0.5), q(0.99), q(1.0),
+            samples as f64 * 1e9 / w.wall_ns.max(1) as f64, w.missed, q(0.5), q(0.99), max,
             w.cpu_us_per_sample().unwrap_or(0.0), problems(std::iter::once(w))
         )
     }
@@ -281,7 +259,7 @@ impl Subject {
             self.title,
             counted(windows.len(), "window"),
             wall as f64 / 1e9,
-            windows.iter().map(|w| w.times.len()).sum::<usize>(),
+            windows.iter().map(|w| w.times.len()).sum::<u64>(),
             windows.iter().map(|w| w.missed).sum::<u64>(),
             med(|w| Some(w.rate_hz())),
             med(Window::jitter_us),
@@ -422,10 +400,9 @@ mod tests {
         Window {
             kind,
             pair,
-            period_ns: 1_000_000,
             start_ns,
             wall_ns: 100_000_000,
-            times: (1..=n).map(|i| start_ns + i * 1_000_000).collect(),
+            times: SampleTimes::of(1_000_000, (1..=n).map(|i| start_ns + i * 1_000_000)),
             missed: 0,
             cpu_ns: (cpu_us * 1e3 * n as f64) as u64,
             producer: TickerStats::default(),
@@ -472,16 +449,14 @@ mod tests {
 
     #[test]
     fn only_samples_within_the_window_count_for_the_rate_and_jitter() {
-        let times = [5, 10, 11, 20, 30, 31];
-        assert_eq!(within(&times, 10, 20), [10, 11, 20, 30]);
-        assert_eq!(within(&times, 12, 7), [] as [u64; 0]);
-        assert_eq!(within(&times, 0, 100), times);
-        assert_eq!(within(&[], 0, 100), [] as [u64; 0]);
         let mut w = window(Kind::Sampler, 0, 100, 1.0);
         assert_eq!(w.rate_hz(), 1000.0);
         // a sample before the clock started and one after it was stopped
-        w.times.insert(0, w.start_ns - 10);
-        w.times.push(w.start_ns + w.wall_ns + 700_000);
+        let (start, end) = (w.start_ns, w.start_ns + w.wall_ns);
+        let times = std::iter::once(start - 10)
+            .chain((1..=100).map(|i| start + i * 1_000_000))
+            .chain(std::iter::once(end + 700_000));
+        w.times = SampleTimes::of(1_000_000, times);
         assert_eq!(w.rate_hz(), 1000.0);
         assert_eq!(w.jitter_us(), Some(0.0));
         // CPU per sample: the CPU time runs from the start until the last
@@ -504,19 +479,24 @@ mod tests {
         let period = 1_000_000;
         // intervals 1000, 1004, 990, 1001, 1000 µs: errors 0, 4, 10, 1, 0
         let times = [0, 1_000_000, 2_004_000, 2_994_000, 3_995_000, 4_995_000];
-        assert_eq!(
-            interval_errors_us(&times, period),
-            [0.0, 4.0, 10.0, 1.0, 0.0]
-        );
-        assert_eq!(median(&interval_errors_us(&times, period)), Some(1.0));
         assert_eq!(median(&[4.0, 1.0, 10.0, 0.0]), Some(2.5)); // numpy's median
         assert_eq!(median(&[]), None);
         let mut w = window(Kind::Null, 0, 0, 0.0);
-        w.times = times.iter().map(|t| t + w.start_ns).collect();
+        let at = |n: usize| {
+            times[..n]
+                .iter()
+                .map(|t| t + w.start_ns)
+                .collect::<Vec<_>>()
+        };
+        w.times = SampleTimes::of(period, at(6));
         assert_eq!(w.jitter_us(), Some(1.0));
-        w.times.truncate(1);
+        // errors 0, 4, 10, 1: 2.5, to the histogram's 0.05% (sample_times.rs)
+        w.times = SampleTimes::of(period, at(5));
+        let jitter = w.jitter_us().unwrap();
+        assert!((jitter - 2.5).abs() <= 2.5 / 2048.0, "{jitter}");
+        w.times = SampleTimes::of(period, at(1));
         assert_eq!(w.jitter_us(), None); // no interval
-        w.times.clear();
+        w.times = SampleTimes::new(period);
         assert_eq!((w.rate_hz(), w.cpu_us_per_sample()), (0.0, None));
     }
 
@@ -543,7 +523,7 @@ mod tests {
         // an incomplete pair (stopped by a signal) is left out, and so is a
         // pair where one window has no value
         let mut cut = windows[..3].to_vec(); // pair 0, then pair 1's null only
-        cut[1].times.clear();
+        cut[1].times = SampleTimes::new(1_000_000);
         let p = pairs(&cut);
         assert_eq!(p.len(), 1);
         assert_eq!(differences(&p, Window::cpu_us_per_sample), [] as [f64; 0]);

@@ -1,8 +1,8 @@
 //! The writer thread: everything off the sampling thread's hot path. It
 //! turns raw batches into CSV lines (unit conversion and wrap correction
-//! happen here), and keeps what the statistics need: the time of every
-//! sample, the missed ticks, and the CPU time of the whole process once the
-//! last sample is written.
+//! happen here), and keeps what the statistics need: the samples' times (in
+//! bounded memory, sample_times.rs), the missed ticks, and the CPU time of
+//! the whole process once the last sample is written.
 
 use rbench::delta::{CounterDiff, GapCheck};
 use rbench::Domain;
@@ -12,6 +12,7 @@ use std::sync::{Arc, Barrier};
 
 use crate::batch::WriterEnds;
 use crate::cputime::process_threads_ns;
+use crate::sample_times::SampleTimes;
 
 /// CPU time spent outside this process's threads on its behalf (the BPF
 /// program's callback time), cumulative ns.
@@ -59,8 +60,8 @@ impl CsvOut {
 /// What the writer saw of one window.
 #[derive(Debug, Default)]
 pub struct PhaseStats {
-    /// CLOCK_MONOTONIC ns of every sample written, in order.
-    pub times: Vec<u64>,
+    /// The CLOCK_MONOTONIC times of the samples written.
+    pub times: SampleTimes,
     /// Ticks missed.
     pub missed: u64,
     /// CPU ns of the process (plus extra) once the last sample was written
@@ -73,6 +74,8 @@ pub struct PhaseStats {
 
 /// What the writer needs to know.
 pub struct WriterSetup {
+    /// The sampling period, ns.
+    pub period_ns: u64,
     /// The domains, in the order of the raw values.
     pub domains: Vec<Domain>,
     /// Per domain, whether its delta_j is energy (else the column stays
@@ -109,7 +112,10 @@ fn push_field(line: &mut String, text: &str) {
 /// Each counter's first sample of the window has an empty delta_j: there is
 /// no difference yet (a window of a --report run follows a gap).
 pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvOut>) {
-    let mut stats = PhaseStats::default();
+    let mut stats = PhaseStats {
+        times: SampleTimes::new(setup.period_ns),
+        ..PhaseStats::default()
+    };
     let mut diffs: Vec<CounterDiff> = setup
         .domains
         .iter()
@@ -141,7 +147,9 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
     }
 
     while let Ok(mut batch) = ends.full.recv() {
-        stats.times.extend_from_slice(&batch.times[..batch.len]);
+        batch.times[..batch.len]
+            .iter()
+            .for_each(|&t| stats.times.push(t));
         if let Some(out) = setup.output.as_mut().filter(|o| o.error.is_none()) {
             for i in 0..batch.len {
                 let t = batch.times[i];
