@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import (agreement, checks, criterion, gbench, kbench, machine, manifest,
+from results import (agreement, checks, child, criterion, gbench, kbench, machine, manifest,
                      overhead, registry, rows, sampler, schema, table)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -132,13 +132,8 @@ def run_gbench(run: Run) -> list[dict]:
            "--benchmark_out_format=json", *gbench_args(run.quick)]
     with open(run.raw_dir / "gbench.log", "w", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, bufsize=1)
-        for line in proc.stdout:  # progress: Google Benchmark's console report
-            log.write(line)
-            if is_progress(line):
-                print("  " + line, end="", flush=True)
-        code = proc.wait()
+        # progress: Google Benchmark's console report
+        code = child.stream(cmd, log, show=is_progress)
     if code != 0:
         return failed_rows(run, gbench.HARNESS, gbench.PATHS,
                            f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log")
@@ -168,8 +163,8 @@ def run_kbench(run: Run) -> list[dict]:
         env.update(KBENCH_ITERATIONS="200", KBENCH_BATCHES="10", KBENCH_READS="200",
                    KBENCH_REPS="10")
     with open(run.raw_dir / "kbench.log", "w", encoding="utf-8") as log:
-        done = subprocess.run([str(REPO / "kbench" / "run"), str(report)], env=env,
-                              stdout=log, stderr=subprocess.PIPE, text=True)
+        done = child.run([str(REPO / "kbench" / "run"), str(report)], env=env,
+                         stdout=log, stderr=subprocess.PIPE, text=True)
         log.write(done.stderr)
     last = (done.stderr.strip().splitlines() or [""])[-1]
     if done.returncode == 3 and last.startswith("unavailable: "):
@@ -208,15 +203,9 @@ def run_criterion(run: Run) -> list[dict]:
     with open(run.raw_dir / "criterion.log", "w", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
         try:
-            proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, bufsize=1)
+            code = child.stream(cmd, log, show=is_criterion_progress, cwd=REPO, env=env)
         except OSError as e:
             return failed_rows(run, criterion.HARNESS, criterion.PATHS, f"cannot run cargo: {e}")
-        for line in proc.stdout:
-            log.write(line)
-            if is_criterion_progress(line):
-                print("  " + line.strip(), flush=True)
-        code = proc.wait()
     if code != 0 or not manifest_file.exists():
         return failed_rows(run, criterion.HARNESS, criterion.PATHS,
                            f"cargo bench exited with status {code}; see {run.raw_dir}/criterion.log")
@@ -298,6 +287,10 @@ def run_step(run: Run, name: str, step) -> list[dict]:
     raw/<step>-crash.log, so that the other steps' rows are still written."""
     try:
         return step(run)
+    except child.TimedOut as e:
+        print(f"  {name}: {e}", flush=True)
+        harness, paths = STEP_ROWS.get(name, (name, (name,)))
+        return failed_rows(run, harness, paths, f"the {name} step stopped: {e}")
     except Exception as e:  # noqa: BLE001 - any failure of one step, by design
         log = run.raw_dir / f"{name}-crash.log"
         log.write_text(traceback.format_exc(), encoding="utf-8")

@@ -55,7 +55,7 @@ import threading
 import time
 from pathlib import Path
 
-from results import rows, sampler, stats
+from results import child, rows, sampler, stats
 
 HARNESS = "hyperfine"
 # How long a background sampler may take to stop after SIGINT before it is killed.
@@ -115,7 +115,7 @@ def calibrate(target_s: float, cpu: int) -> int:
     ops = 25
     while True:
         start = time.monotonic()
-        subprocess.run(workload(ops, cpu), check=True, capture_output=True)
+        child.run(workload(ops, cpu), check=True, capture_output=True)
         took = time.monotonic() - start
         if took >= 0.05 or ops >= 10_000_000:
             return max(1, round(ops * target_s / took))
@@ -126,7 +126,7 @@ def time_once(command: list[str], out: Path) -> tuple[float, float]:
     """One hyperfine run of `command` (no shell): (wall s, user + system s)."""
     cmd = ["hyperfine", "-N", "--runs", "1", "--style", "none", "--export-json", str(out),
            " ".join(command)]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    child.run(cmd, check=True, capture_output=True, text=True)
     result = json.loads(out.read_text())["results"][0]
     return result["times"][0], result["user"] + result["system"]
 

@@ -32,10 +32,9 @@ verdict (null).
 """
 
 import json
-import subprocess
 from pathlib import Path
 
-from results import registry, rows
+from results import child, registry, rows
 
 HARNESS = "sampler"
 MECHANISMS = registry.MECHANISMS
@@ -83,7 +82,10 @@ def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
            "--report", str(report), "--machine", str(machine_json), "--run-id", run_id]
     if not BINARY.exists():
         return [], f"{BINARY} not built: run make build", []
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        done = child.run(cmd, capture_output=True, text=True)
+    except child.TimedOut as e:
+        return [], str(e), []
     (raw_dir / f"sampler-{mechanism}.log").write_text(" ".join(cmd) + "\n" + done.stderr)
     said = [line.removeprefix("raplbench-sample: ") for line in done.stderr.splitlines()
             if line.startswith("raplbench-sample: ")]

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from results import bench_all, criterion, kbench, registry, sampler, schema
+from results import bench_all, child, criterion, gbench, kbench, registry, sampler, schema
+from results.test_child import gone
 
 
 @pytest.fixture(scope="module")
@@ -209,3 +210,31 @@ def test_a_step_that_crashes_becomes_error_rows_and_the_others_are_kept(monkeypa
         assert r["reason"].startswith("the criterion step crashed (KeyError: 'median')")
     assert {r["path"] for r in got if r["harness"] == "kbench"} == set(kbench.PATHS)
     assert "KeyError: 'median'" in (run_dir / "raw" / "criterion-crash.log").read_text()
+
+
+def test_a_step_whose_harness_hangs_becomes_error_rows_and_the_run_goes_on(monkeypatch, tmp_path):
+    """Issue 14: a harness that hangs held bench-all forever. Now it is
+    killed at RAPLBENCH_STEP_LIMIT_S (results/child.py), with what it
+    started, and its paths become error rows saying so."""
+    build = tmp_path / "build"
+    build.mkdir()
+    fake = build / "raplbench-ubench"
+    fake.write_text(f"#!/bin/sh\nsleep 60 & echo $! > {tmp_path}/grandchild\nwait\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv(child.LIMIT_ENV, "1")
+    monkeypatch.setattr(bench_all, "HARNESSES",
+                        [("gbench", "hangs", bench_all.run_gbench),
+                         ("kbench", "the kernel module", bench_all.run_kbench)])
+    runs = tmp_path / "runs"
+    assert bench_all.main(["--quick", "--runs-dir", str(runs), "--build-dir", str(build)]) == 0
+    run_dir = next(p for p in runs.iterdir() if p.name != "latest")
+    got = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    hung = [r for r in got if r["harness"] == "gbench"]
+    assert {r["path"] for r in hung} == set(gbench.PATHS)
+    for r in hung:
+        assert r["status"] == "error"
+        assert r["reason"] == ("the gbench step stopped: raplbench-ubench did not finish within "
+                               "1 s (RAPLBENCH_STEP_LIMIT_S); it was killed with the processes "
+                               "it started")
+    assert {r["path"] for r in got if r["harness"] == "kbench"} == set(kbench.PATHS)
+    assert gone(int((tmp_path / "grandchild").read_text()))

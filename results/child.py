@@ -1,0 +1,118 @@
+"""The child processes of bench-all's steps, each with a time limit (issue
+14: a step that hangs becomes rows that say so, and the run goes on).
+
+Every child starts in a session of its own, so that at its limit, or when
+bench-all itself is interrupted, it is killed together with whatever it
+started (cargo's benchmark binary, hyperfine's command, kbench's QEMU),
+never left running behind the run.
+
+The limit is RAPLBENCH_STEP_LIMIT_S seconds per child (default 1800: a full
+run's longest child, the Criterion harness with its build, takes a few
+minutes here).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from typing import Callable, TextIO
+
+LIMIT_ENV = "RAPLBENCH_STEP_LIMIT_S"
+DEFAULT_LIMIT_S = 1800.0
+
+
+class TimedOut(RuntimeError):
+    """A child ran past its limit and was killed, with what it started."""
+
+    def __init__(self, cmd: list[str], limit: float):
+        super().__init__(f"{os.path.basename(cmd[0])} did not finish within {limit:g} s "
+                         f"({LIMIT_ENV}); it was killed with the processes it started")
+
+
+def limit_s() -> float:
+    """The time limit of one child, seconds."""
+    text = os.environ.get(LIMIT_ENV)
+    if text is None:
+        return DEFAULT_LIMIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise ValueError(f"{LIMIT_ENV}={text}: a number of seconds > 0")
+    return value
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:  # already gone
+        pass
+
+
+class _Watch:
+    """Kills `proc`'s process group after `limit` seconds; remembers if it did."""
+
+    def __init__(self, proc: subprocess.Popen, limit: float):
+        self.proc, self.fired = proc, threading.Event()
+        self.timer = threading.Timer(limit, self._fire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _fire(self) -> None:
+        self.fired.set()
+        _kill_group(self.proc)
+
+    def stop(self) -> None:
+        self.timer.cancel()
+
+
+def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = None,
+           **popen) -> int:
+    """Runs `cmd` with its stdout and stderr into `log`, line by line,
+    printing (indented) the lines `show` accepts; returns its exit status.
+    Raises TimedOut when it ran past the limit."""
+    limit = limit_s()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            bufsize=1, start_new_session=True, **popen)
+    watch = _Watch(proc, limit)
+    try:
+        for line in proc.stdout:
+            log.write(line)
+            if show is not None and show(line):
+                print("  " + line.strip(), flush=True)
+        code = proc.wait()
+    except BaseException:  # Ctrl-C included: never leave it running
+        _kill_group(proc)
+        proc.wait()
+        raise
+    finally:
+        watch.stop()
+    if watch.fired.is_set():
+        raise TimedOut(cmd, limit)
+    return code
+
+
+def run(cmd: list[str], check: bool = False, **popen) -> subprocess.CompletedProcess:
+    """subprocess.run(cmd, check=check, **popen) with the limit: raises
+    TimedOut when it ran past it (its process group killed)."""
+    limit = limit_s()
+    if popen.pop("capture_output", False):
+        popen.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with subprocess.Popen(cmd, start_new_session=True, **popen) as proc:
+        try:
+            out, err = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.communicate()
+            raise TimedOut(cmd, limit) from None
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
+    done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    if check:
+        done.check_returncode()
+    return done
