@@ -132,7 +132,8 @@ def describe(report: PairReport) -> list[str]:
              f"{v.count(IMPROVEMENT)} improvements, {v.count(UNCHANGED)} unchanged, "
              f"{v.count(NOT_GATED)} not gated"]
     for r in v.results:
-        if r.fails:
+        # improvements too: in an A/A pair each is a false alarm the other way
+        if r.fails or r.decision == IMPROVEMENT:
             change = f"{r.comparison.change_pct:+.1f}%" if r.comparison else r.why
             lines.append(f"    {r.decision}: {label(r.row)}: {change}")
     for metric, (change, threshold, where) in sorted(report.margins().items()):
@@ -342,7 +343,9 @@ def main(argv=None) -> int:
             names = (lambda x: [d.name for d in x] if isinstance(x, list) else x.name)
             outcome["pairs"].append({"a": names(a), "b": names(b), "passed": report.passed,
                                      "failing": [row_id(r.row) for r in report.verdict.results
-                                                 if r.fails]})
+                                                 if r.fails],
+                                     "improved": [row_id(r.row) for r in report.verdict.results
+                                                  if r.decision == IMPROVEMENT]})
             failed |= not report.passed
             last = (a, b) if args.rounds else b
             all_runs += a + b if args.rounds else []

@@ -108,6 +108,22 @@ def test_a_pair_reports_the_shift_of_each_harness_and_the_rows_that_followed_it(
                for line in aa.describe(report))
 
 
+def test_a_pair_names_its_improvements_too(tmp_path):
+    """In an A/A pair an improvement is a false alarm the other way: the
+    report names the row, as it names a regression."""
+    c = common()
+    base = multi_path_run(c)
+    index = next(i for i, row in enumerate(base) if row["metric"] == "latency")
+    faster = [x * 0.5 for x in base[index]["samples"]]
+    current = [*base[:index], {**base[index], "samples": faster, **rows_summary(faster)},
+               *base[index + 1:]]
+    report = aa.gate_pair("A/A pair 1 of 1", run_of(tmp_path, base, "a.jsonl"),
+                          run_of(tmp_path, current, "b.jsonl"))
+    lines = aa.describe(report)
+    assert lines[0].startswith("A/A pair 1 of 1: pass: 0 regressions, 0 missing, 1 improvements")
+    assert any(line.startswith(f"    improvement: {aa.label(base[index])}: -50.0%") for line in lines), lines
+
+
 # ---- --rounds: the checks on interleaved rounds -----------------------------------------
 
 def loaded_rounds(tmp_path, **kwargs):
