@@ -282,23 +282,23 @@ def mark_step(step_rows: list[dict], position: int) -> list[dict]:
 
 
 def run_step(run: Run, name: str, step) -> list[dict]:
-    """A step's rows; a step that raises (a bug, a parse error, a child
-    that hung) becomes error rows naming the exception, its traceback in
-    raw/<step>-crash.log, so that the other steps' rows are still written."""
+    """A step's rows; a step that raises (a bug, a parse error) or whose
+    child hung (child.TimedOut) becomes error rows saying which, a crash's
+    traceback in raw/<step>-crash.log, so that the other steps' rows are
+    still written."""
     try:
         return step(run)
     except child.TimedOut as e:
         print(f"  {name}: {e}", flush=True)
-        harness, paths = STEP_ROWS.get(name, (name, (name,)))
-        return failed_rows(run, harness, paths, f"the {name} step stopped: {e}")
+        reason = f"the {name} step stopped: {e}"
     except Exception as e:  # noqa: BLE001 - any failure of one step, by design
         log = run.raw_dir / f"{name}-crash.log"
         log.write_text(traceback.format_exc(), encoding="utf-8")
         print(f"  {name}: crashed: {type(e).__name__}: {e} (traceback in {log})", flush=True)
-        harness, paths = STEP_ROWS.get(name, (name, (name,)))
-        return failed_rows(run, harness, paths,
-                           f"the {name} step crashed ({type(e).__name__}: {e}); a bug in "
-                           f"raplbench: please report it with {log}")
+        reason = (f"the {name} step crashed ({type(e).__name__}: {e}); a bug in "
+                  f"raplbench: please report it with {log}")
+    harness, paths = STEP_ROWS.get(name, (name, (name,)))
+    return failed_rows(run, harness, paths, reason)
 
 
 # ---- the run ----------------------------------------------------------------
