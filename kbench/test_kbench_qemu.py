@@ -92,10 +92,16 @@ def test_rows_cover_every_operation(boot):
     expected |= {("kinsn", f"rdmsr:{m}") for m in INTEL_MSRS}
     expected |= {("proc-read", "read"), ("sys-read", "read")}
     assert ops == expected
+    # a batch past the 1 ms interrupts-off deadline is cut, not reported: on
+    # the emulated CPU that happens (a cpuid batch once took 77 cycles per op
+    # against 41)
+    kept = {header["op"]: int(header["batches"]) - int(header["batches_cut"])
+            for kind, _, lines in kbench.sections(boot[0]["report"]) if kind == "op"
+            for header in [kbench.parse_op(lines)["header"]] if "batches_cut" in header}
     for r in rows:
         assert r["status"] in ("ok", "unavailable"), r
         if r["status"] == "ok":
-            assert r["n"] == 10
+            assert r["n"] == kept.get(r["op"], 10), r
 
 
 def test_cpuid_costs_more_than_nop(boot):
