@@ -19,14 +19,20 @@ tolerance of 10%:
 
 A pair that does not agree is tagged with a cause from KNOWN_CAUSES only
 where the cause was measured and a test pins it; otherwise it says that no
-cause is known. One of them is run-wide: the two harness steps run one after
-the other, so when the machine's speed differs between them every pair
-shifts by about the same factor (run_wide_factor: the median ratio of the
-pairs above LOOP_NS); a pair within 10% of that factor, when the factor
-itself is more than 10% from 1, is put down to it. A pair whose counter is frozen or has no energy unit (liveness,
+cause is known. Under the table, the run-wide factor (run_wide_factor: the
+median ratio of the pairs above LOOP_NS) shows whether every pair moved
+together. A pair whose counter is frozen or has no energy unit (liveness,
 schema 2) is marked "frozen counter" with the harnesses' notes below the
 table: both timed the route, neither read energy. The report is Markdown
 (agreement.md in the run directory), also printed by bench-all.
+
+The two harnesses take turns in legs (results/bench_all.py, run_latency),
+so that a stretch of seconds in which the VM runs slow falls on both. They
+used to run one after the other, and such a stretch then moved one
+harness's rows only: a pair "differed beyond noise" in 4 of 480 pair
+verdicts over 40 QUICK runs (a cross-CPU perf read at 1.55: 3.3 against
+5.1 µs), and in none of 480 with the turns, on the same VM in the same
+hour (results/README.md, "Agreement between the harnesses").
 
 Over several runs (report_over_runs; `python -m results.agreement RUN...`,
 and ci/aa --rounds writes one for its runs) the unit is the run instead of
@@ -86,16 +92,6 @@ KNOWN_CAUSES = {
         "CPU check and a stored address per load) 1.08–1.13 times a bare copy loop; over 100 "
         "A/A runs the pair's ratio went from 1.14 to 1.08–1.11 with that loop gone. Pinned by "
         "rbench's ebpf test `load_of_a_cpu_without_a_slot_is_an_error` (the slot found once)"),
-    "run-wide": (
-        "the pair's ratio is within 10% of the run-wide factor (the median ratio of the "
-        f"pairs above {LOOP_NS:g} ns): the two harness steps run one after the other "
-        "(results/bench_all.py), and the machine ran at another speed during one of them. "
-        "Measured on the development VM: a fixed ALU chain took 1.33 or 2.8 ns per iteration "
-        "in states lasting seconds; over 20 runs of the two steps the factor ranged "
-        "0.77–1.27, on both sides of 1 and in either order of the steps, while the pairs' "
-        "ratios stayed within a median 4% of their run's factor (78% within 10%). One run cannot tell this from a bias common to every path of one harness: "
-        "compare the factor across runs. Pinned by results/test_bench_all.py "
-        "`test_the_harness_steps_run_one_after_the_other`"),
 }
 
 
@@ -190,19 +186,14 @@ def run_wide_factor(found, tolerance: float = TOLERANCE) -> float | None:
     return float(np.median(ratios)) if len(ratios) >= RUN_WIDE_MIN_PAIRS else None
 
 
-def known_cause(g: dict, c: dict, factor: float | None = None,
-                tolerance: float = TOLERANCE) -> str | None:
+def known_cause(g: dict, c: dict) -> str | None:
     """The key of KNOWN_CAUSES that explains why this pair's medians may
-    differ, or None: no measured cause applies. `factor`: the run's
-    run_wide_factor."""
+    differ, or None: no measured cause applies."""
     if g["stand_in"] != c["stand_in"]:
         return "stand-in"
     if (min(g["median"], c["median"]) < LOOP_NS
             and abs(c["median"] - g["median"]) <= LOOP_DIFF_NS):
         return "loop"
-    if factor is not None and not 1 / tolerance <= factor <= tolerance:
-        if 1 / tolerance <= (c["median"] / g["median"]) / factor <= tolerance:
-            return "run-wide"
     return None
 
 
@@ -225,7 +216,8 @@ HOW = [
     "How both harnesses time a row (results/bench_all.py, `Schedule`): blocks of the "
     "operation, each right after the thread was pinned to the row's CPU and the operation "
     "ran untimed for the warm-up, the blocks of all rows interleaved over the run (Google "
-    "Benchmark's random interleaving of repetitions; rbench's rounds, rbench/src/schedule.rs). "
+    "Benchmark's random interleaving of repetitions; rbench's rounds, rbench/src/schedule.rs), "
+    "the two harnesses taking turns in legs of a few blocks each (ABBA order). "
     "A row's samples are its blocks' ns per operation, its value their median; the same "
     "system calls with the same arguments (strace) in both.",
     "",
@@ -266,7 +258,7 @@ def report(all_rows, run_id: str = "") -> str:
         v = judge(g, c)
         counts[v.kind] += 1
         marks = []
-        if v.kind != AGREE and (cause := known_cause(g, c, factor)):
+        if v.kind != AGREE and (cause := known_cause(g, c)):
             number = causes.setdefault(cause, len(causes) + 1)
             marks.append(f"known cause [{number}]")
         elif v.kind == DIFFER:
@@ -291,7 +283,10 @@ def report(all_rows, run_id: str = "") -> str:
                    and 1 / TOLERANCE <= (c["median"] / g["median"]) / factor <= TOLERANCE)
         above = sum(1 for g, c in found if min(g["median"], c["median"]) >= LOOP_NS)
         lines += ["", f"Run-wide factor (the median ratio of the {above} pairs above "
-                      f"{LOOP_NS:g} ns): {factor:.2f}; {near} of them within {PERCENT}% of it."]
+                      f"{LOOP_NS:g} ns): {factor:.2f}; {near} of them within {PERCENT}% of it. "
+                      "A factor far from 1 is a bias of one harness on every path, or a drift "
+                      "of the machine that the harnesses' turns did not even out: compare it "
+                      "across runs."]
     lines += [""]
     lines += HOW
     lines += _causes_lines(causes)
@@ -306,8 +301,9 @@ def report(all_rows, run_id: str = "") -> str:
 
 
 def gbench_ran_first(g: dict, c: dict) -> bool | None:
-    """Whether the gbench step ran before the criterion step in the pair's
-    run (results/bench_all.py records parameters.step); None if unknown."""
+    """Whether gbench led the harnesses' turns (or, in runs before the
+    turns, ran before criterion) in the pair's run (results/bench_all.py
+    records parameters.step); None if unknown."""
     g_step, c_step = ((r.get("parameters") or {}).get("step") for r in (g, c))
     if not isinstance(g_step, int) or not isinstance(c_step, int):
         return None
@@ -339,11 +335,11 @@ def _order_lines(per_key) -> list[str]:
     effects = {key: e for key, found in per_key.items() if (e := order_effect(found))}
     if not effects:
         return []
-    lines = ["", "**Order of the harness steps.** bench-all runs gbench and criterion one after "
-             "the other and swaps them in about half the runs. Per pair, the ratio in the runs "
-             "where gbench ran first and in those where criterion ran first, and Welch's t test "
-             "of the difference (a drift of the machine during a run shows here as an order "
-             "effect; over both orders it averages out of the ratio above):", "",
+    lines = ["", "**Order of the harness steps.** bench-all's two harnesses take turns, and "
+             "which of them leads is drawn at random per run. Per pair, the ratio in the runs "
+             "where gbench led and in those where criterion did, and Welch's t test of the "
+             "difference (a drift of the machine during a run shows here as an order effect; "
+             "over both orders it averages out of the ratio above):", "",
              "| path | op | cpu→target | gbench first (runs) | criterion first (runs) | p |",
              "|---|---|---|---|---|---|"]
     for key in sorted(effects, key=_key_order):

@@ -4,14 +4,16 @@ print the latency table.
     python -m results.bench_all [--quick] [--only STEP,...] [--runs-dir results/runs]
                                 [--build-dir build]
 
-Steps, in order: gbench (ubench), kbench (the module, where it loads),
-criterion (rbench), sampler (raplbench-sample's self-report per mechanism),
-overhead (hyperfine: a stress-ng workload with and without the sampler);
-gbench and criterion trade places in about half the runs (SWAPPED_STEPS).
+Steps, in order: gbench (ubench) and criterion (rbench), taking turns in
+legs (run_latency), the one that leads drawn at random (SWAPPED_STEPS);
+kbench (the module, where it loads), sampler (raplbench-sample's
+self-report per mechanism), overhead (hyperfine: a stress-ng workload with
+and without the sampler).
 `make bench-all` then writes the report (python -m plots.report).
 
 A run directory results/runs/<run_id>/ holds
-    raw/            each harness's own output, untouched (raw/gbench.json, ...)
+    raw/            each harness's own output, untouched (raw/gbench-leg1.json, ...),
+                    and raw/gbench.json: all ubench legs in one Google Benchmark file
     machine.json    the machine the run measured
     results.jsonl   every row of every harness, validated against schema.json
     results.parquet the same rows, for pandas / pyarrow
@@ -74,28 +76,42 @@ class Schedule:
     rounds), each timing the operation for about `block_s` seconds right
     after `warmup_s` seconds of it untimed on the pinned thread, the blocks
     of all rows interleaved in a random order. A row's samples are its
-    blocks' means (results/criterion.py, rbench/src/schedule.rs)."""
+    blocks' means (results/criterion.py, rbench/src/schedule.rs).
+
+    When both harnesses run, they take turns in `legs` legs (run_latency):
+    each leg is one run of the harness that times every row for its share
+    of the blocks, so that a stretch of seconds in which the VM runs slow
+    falls on both harnesses, not on whichever ran then."""
     blocks: int
     block_s: float
     warmup_s: float
+    legs: int
+
+    def leg_blocks(self, legs: int | None = None) -> list[int]:
+        """The blocks of each of `legs` legs (default self.legs): the
+        blocks shared out as evenly as they go, the larger shares first."""
+        legs = self.legs if legs is None else legs
+        share, extra = divmod(self.blocks, legs)
+        return [share + (i < extra) for i in range(legs)]
 
 
-QUICK = Schedule(blocks=10, block_s=0.01, warmup_s=0.01)
-FULL = Schedule(blocks=20, block_s=0.2, warmup_s=0.05)
+QUICK = Schedule(blocks=10, block_s=0.01, warmup_s=0.01, legs=5)
+FULL = Schedule(blocks=20, block_s=0.2, warmup_s=0.05, legs=10)
 
 
 def schedule(quick: bool) -> Schedule:
     return QUICK if quick else FULL
 
 
-def gbench_args(quick: bool) -> list[str]:
-    """Google Benchmark 1.7.1 flags: times are plain numbers of seconds.
-    At least 10 repetitions, each one sample; repetitions interleaved in
-    random order so slow drifts of the machine spread over all benchmarks;
-    each repetition warms its operation up first (--raplbench_warmup: Google
-    Benchmark's own warm-up runs before the first repetition only)."""
+def gbench_args(quick: bool, blocks: int | None = None) -> list[str]:
+    """Google Benchmark 1.7.1 flags for a leg of `blocks` blocks (default:
+    all of them): times are plain numbers of seconds. Each repetition is
+    one sample; repetitions interleaved in random order so slow drifts of
+    the machine spread over all benchmarks; each repetition warms its
+    operation up first (--raplbench_warmup: Google Benchmark's own warm-up
+    runs before the first repetition only)."""
     s = schedule(quick)
-    return [f"--benchmark_repetitions={s.blocks}",
+    return [f"--benchmark_repetitions={s.blocks if blocks is None else blocks}",
             f"--benchmark_min_time={s.block_s}",
             f"--benchmark_min_warmup_time={s.warmup_s}",
             f"--raplbench_warmup={s.warmup_s}",
@@ -103,12 +119,12 @@ def gbench_args(quick: bool) -> list[str]:
             "--benchmark_display_aggregates_only=true"]
 
 
-def criterion_env(quick: bool) -> dict[str, str]:
-    """rbench's knobs for the same schedule (rbench/src/schedule.rs): one
-    round per block."""
+def criterion_env(quick: bool, blocks: int | None = None) -> dict[str, str]:
+    """rbench's knobs for the same schedule (rbench/src/schedule.rs), for a
+    leg of `blocks` blocks (default: all of them): one round per block."""
     s = schedule(quick)
-    env = {"RAPLBENCH_ROUNDS": str(s.blocks), "RAPLBENCH_BLOCK_S": str(s.block_s),
-           "RAPLBENCH_WARMUP_S": str(s.warmup_s)}
+    env = {"RAPLBENCH_ROUNDS": str(s.blocks if blocks is None else blocks),
+           "RAPLBENCH_BLOCK_S": str(s.block_s), "RAPLBENCH_WARMUP_S": str(s.warmup_s)}
     if quick:
         env["RAPLBENCH_QUICK"] = "1"
     return env
@@ -121,35 +137,54 @@ def is_progress(line: str) -> bool:
     return not name.endswith(("_mean", "_stddev", "_cv"))
 
 
-def run_gbench(run: Run) -> list[dict]:
+def is_error(line: str) -> bool:
+    """A benchmark that failed, in Google Benchmark's console report."""
+    return "ERROR OCCURRED" in line
+
+
+def gbench_leg(run: Run, leg: int, blocks: int) -> str | None:
+    """Leg `leg` of ubench: `blocks` repetitions of every benchmark into
+    raw/gbench-leg<leg>.json; None when it ran, else why not."""
     binary = run.build_dir / "raplbench-ubench"
     if not binary.exists():
-        return failed_rows(run, gbench.HARNESS, gbench.PATHS,
-                           f"{binary} not built: run `make build` (cmake) first")
-    out = run.raw_dir / "gbench.json"
+        return f"{binary} not built: run `make build` (cmake) first"
+    out = run.raw_dir / f"gbench-leg{leg}.json"
     manifest_file = run.raw_dir / "gbench-manifest.json"
     cmd = [str(binary), f"--raplbench_manifest={manifest_file}", f"--benchmark_out={out}",
-           "--benchmark_out_format=json", *gbench_args(run.quick)]
-    with open(run.raw_dir / "gbench.log", "w", encoding="utf-8") as log:
+           "--benchmark_out_format=json", *gbench_args(run.quick, blocks)]
+    manifest_file.unlink(missing_ok=True)  # a leg that writes none has failed
+    with open(run.raw_dir / "gbench.log", "a", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
-        # progress: Google Benchmark's console report
-        code = child.stream(cmd, log, show=is_progress)
+        # progress: Google Benchmark's console report, the later legs' errors only
+        code = child.stream(cmd, log, show=is_progress if leg == 1 else is_error)
     if code != 0:
-        return failed_rows(run, gbench.HARNESS, gbench.PATHS,
-                           f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log")
+        return f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log"
     if not manifest_file.exists():
-        return failed_rows(run, gbench.HARNESS, gbench.PATHS,
-                           f"raplbench-ubench wrote no {manifest_file.name}: an older build? "
-                           "Rebuild it (make build)")
+        return (f"raplbench-ubench wrote no {manifest_file.name}: an older build? "
+                "Rebuild it (make build)")
+    return None
+
+
+def gbench_rows(run: Run, legs: int) -> list[dict]:
+    """The rows of `legs` legs of ubench. Their repetitions are written
+    as one Google Benchmark file, raw/gbench.json (gbench.merge), the legs'
+    own files kept beside it."""
+    out = run.raw_dir / "gbench.json"
     try:
-        gb = gbench.load(out)
-        manifest_rows = manifest.load(manifest_file, gbench.HARNESS)
+        gb = gbench.merge([gbench.load(run.raw_dir / f"gbench-leg{leg}.json")
+                           for leg in range(1, legs + 1)])
+        out.write_text(json.dumps(gb, indent=2) + "\n", encoding="utf-8")
+        manifest_rows = manifest.load(run.raw_dir / "gbench-manifest.json", gbench.HARNESS)
     except (OSError, ValueError) as e:
         return failed_rows(run, gbench.HARNESS, gbench.PATHS, str(e))
     hint = gbench.tsc_khz_hint(gb)
     if hint:
         run.tsc_khz_hints.append(hint)
     return gbench.normalize(gb, run.common, manifest_rows, origin=str(out))
+
+
+def run_gbench(run: Run) -> list[dict]:
+    return run_latency(run, ["gbench"])["gbench"]
 
 
 # ---- the kernel module (kbench) -------------------------------------------
@@ -194,26 +229,86 @@ def is_criterion_progress(line: str) -> bool:
             or "panicked" in text)
 
 
-def run_criterion(run: Run) -> list[dict]:
-    home = run.raw_dir / "criterion"
+def criterion_leg(run: Run, leg: int, blocks: int) -> str | None:
+    """Leg `leg` of rbench: `blocks` rounds of every row, under
+    raw/criterion/leg-NN/; None when it ran, else why not."""
+    home = run.raw_dir / "criterion" / criterion.leg_dir(leg)
     manifest_file = run.raw_dir / "criterion-manifest.json"
     env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_MANIFEST=str(manifest_file),
-               **criterion_env(run.quick))
+               **criterion_env(run.quick, blocks))
     cmd = [cargo(), "bench", "--quiet", "-p", "rbench", "--bench", "paths"]
-    with open(run.raw_dir / "criterion.log", "w", encoding="utf-8") as log:
+    manifest_file.unlink(missing_ok=True)  # a leg that writes none has failed
+    with open(run.raw_dir / "criterion.log", "a", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
         try:
             code = child.stream(cmd, log, show=is_criterion_progress, cwd=REPO, env=env)
         except OSError as e:
-            return failed_rows(run, criterion.HARNESS, criterion.PATHS, f"cannot run cargo: {e}")
+            return f"cannot run cargo: {e}"
     if code != 0 or not manifest_file.exists():
-        return failed_rows(run, criterion.HARNESS, criterion.PATHS,
-                           f"cargo bench exited with status {code}; see {run.raw_dir}/criterion.log")
+        return f"cargo bench exited with status {code}; see {run.raw_dir}/criterion.log"
+    return None
+
+
+def criterion_rows(run: Run, legs: int) -> list[dict]:
+    """The rows of rbench's legs: every leg's rounds are a row's blocks."""
     try:
-        return criterion.normalize(manifest.load(manifest_file, criterion.HARNESS),
-                                   criterion.load_samples(home), run.common)
+        return criterion.normalize(
+            manifest.load(run.raw_dir / "criterion-manifest.json", criterion.HARNESS),
+            criterion.load_samples(run.raw_dir / "criterion"), run.common)
     except (OSError, ValueError) as e:
         return failed_rows(run, criterion.HARNESS, criterion.PATHS, str(e))
+
+
+def run_criterion(run: Run) -> list[dict]:
+    return run_latency(run, ["criterion"])["criterion"]
+
+
+# ---- the two latency harnesses, taking turns -------------------------------
+
+# name: (run one leg, the rows of all legs)
+LATENCY_LEGS = {"gbench": (gbench_leg, gbench_rows), "criterion": (criterion_leg, criterion_rows)}
+
+
+def leg_order(names: list[str], legs: int) -> list[tuple[int, str]]:
+    """(leg, harness) in the order they run: the harnesses take turns,
+    in ABBA order (a b, b a, a b, ...) so that a drift during the run
+    weighs on both alike."""
+    order = []
+    for leg in range(1, legs + 1):
+        turn = names if leg % 2 else names[::-1]
+        order += [(leg, name) for name in turn]
+    return order
+
+
+def run_latency(run: Run, names: list[str]) -> dict[str, list[dict]]:
+    """{harness: rows} of the latency harnesses `names`, the first leading:
+    one alone runs every block in one go; two take turns in legs
+    (Schedule.legs). A harness whose leg fails, hangs or crashes stops
+    there and its rows are errors saying why; the other goes on."""
+    s = schedule(run.quick)
+    blocks = s.leg_blocks() if len(names) > 1 else [s.blocks]
+    failed: dict[str, str] = {}
+    for leg, name in leg_order(names, len(blocks)):
+        if name in failed:
+            continue
+        if len(blocks) > 1:
+            print(f"  {name}: leg {leg}/{len(blocks)} ({blocks[leg - 1]} blocks)", flush=True)
+        run_leg, _ = LATENCY_LEGS[name]
+        try:
+            reason = run_leg(run, leg, blocks[leg - 1])
+        except Exception as e:  # noqa: BLE001 - any failure of one harness, by design
+            reason = failure_reason(run, name, e)
+        if reason is not None:
+            failed[name] = reason
+    got = {}
+    for name in names:
+        harness, paths = STEP_ROWS[name]
+        if name in failed:
+            got[name] = failed_rows(run, harness, paths, failed[name])
+        else:
+            got[name] = run_step(run, name, lambda run, name=name: LATENCY_LEGS[name][1](
+                run, len(blocks)))
+    return got
 
 
 # ---- the 1 kHz sampler: self-report, then the overhead experiment -----------
@@ -238,8 +333,8 @@ def run_overhead(run: Run) -> list[dict]:
 # Every harness of the suite, in the order they run: (name, what, step).
 HARNESSES = [
     ("gbench", "ubench, Google Benchmark", run_gbench),
-    ("kbench", "the kernel module", run_kbench),
     ("criterion", "rbench, Criterion", run_criterion),
+    ("kbench", "the kernel module", run_kbench),
     ("sampler", "raplbench-sample self-report, idle machine", run_sampler),
     ("overhead", "hyperfine: the sampler under a stress-ng workload", run_overhead),
 ]
@@ -255,10 +350,10 @@ assert STEP_ROWS.keys() == {name for name, _, _ in HARNESSES}
 
 
 # The two latency harnesses that time the same paths (results/agreement.py).
-# They run one after the other, so a drift of the machine during a run would
-# make one of them look faster across runs if it always ran first: each run
-# swaps their places at random (an A/B order per run, as ci/ab alternates
-# its checkouts), and their rows record where they ran (parameters.step).
+# They take turns in legs (run_latency), and which of them leads is a coin
+# flip per run (an A/B order per run, as ci/ab alternates its checkouts):
+# their rows record where they ran (parameters.step), so a report over runs
+# can look for an effect of the order.
 SWAPPED_STEPS = ("gbench", "criterion")
 
 
@@ -274,6 +369,22 @@ def step_order(steps: list, rng: random.Random) -> list:
     return order
 
 
+def step_groups(steps: list, legs: int) -> list[tuple[list[int], list[str], str]]:
+    """(places, names, what) of each group of `steps` ([(name, what,
+    step)]) that runs as one: the two SWAPPED_STEPS, when both are there,
+    side by side, taking turns in legs (run_latency); every other step
+    alone. Places count from 1 in `steps`."""
+    groups = []
+    for place, (name, what, _) in enumerate(steps, 1):
+        last = groups[-1] if groups else None
+        if (name in SWAPPED_STEPS and last and len(last[1]) == 1
+                and last[1][0] in SWAPPED_STEPS and last[1][0] != name):
+            groups[-1] = (last[0] + [place], last[1] + [name], f"taking turns in {legs} legs")
+        else:
+            groups.append(([place], [name], what))
+    return groups
+
+
 def mark_step(step_rows: list[dict], position: int) -> list[dict]:
     """Records in each row where its step ran in the run (1 = first)."""
     for row in step_rows:
@@ -281,24 +392,29 @@ def mark_step(step_rows: list[dict], position: int) -> list[dict]:
     return step_rows
 
 
+def failure_reason(run: Run, name: str, e: Exception) -> str:
+    """Why step `name` gave no rows, for its error rows: its child hung
+    (child.TimedOut), or it raised (a bug, a parse error), its traceback
+    then kept in raw/<name>-crash.log."""
+    if isinstance(e, child.TimedOut):
+        print(f"  {name}: {e}", flush=True)
+        return f"the {name} step stopped: {e}"
+    log = run.raw_dir / f"{name}-crash.log"
+    log.write_text(traceback.format_exc(), encoding="utf-8")
+    print(f"  {name}: crashed: {type(e).__name__}: {e} (traceback in {log})", flush=True)
+    return (f"the {name} step crashed ({type(e).__name__}: {e}); a bug in "
+            f"raplbench: please report it with {log}")
+
+
 def run_step(run: Run, name: str, step) -> list[dict]:
-    """A step's rows; a step that raises (a bug, a parse error) or whose
-    child hung (child.TimedOut) becomes error rows saying which, a crash's
-    traceback in raw/<step>-crash.log, so that the other steps' rows are
+    """A step's rows; a step that raises or whose child hung becomes error
+    rows saying which (failure_reason), so that the other steps' rows are
     still written."""
     try:
         return step(run)
-    except child.TimedOut as e:
-        print(f"  {name}: {e}", flush=True)
-        reason = f"the {name} step stopped: {e}"
     except Exception as e:  # noqa: BLE001 - any failure of one step, by design
-        log = run.raw_dir / f"{name}-crash.log"
-        log.write_text(traceback.format_exc(), encoding="utf-8")
-        print(f"  {name}: crashed: {type(e).__name__}: {e} (traceback in {log})", flush=True)
-        reason = (f"the {name} step crashed ({type(e).__name__}: {e}); a bug in "
-                  f"raplbench: please report it with {log}")
-    harness, paths = STEP_ROWS.get(name, (name, (name,)))
-    return failed_rows(run, harness, paths, reason)
+        harness, paths = STEP_ROWS.get(name, (name, (name,)))
+        return failed_rows(run, harness, paths, failure_reason(run, name, e))
 
 
 # ---- the run ----------------------------------------------------------------
@@ -375,11 +491,18 @@ def main(argv=None) -> int:
     (run_dir / "machine.json").write_text(json.dumps(the_machine, indent=2) + "\n")
 
     all_rows = []
-    for i, (name, what, step) in enumerate(step_order(steps, random.Random()), 1):
-        print(f"[{i}/{len(steps)}] {name} ({what})", flush=True)
+    order = step_order(steps, random.Random())
+    for places, names, what in step_groups(order, schedule(args.quick).legs):
+        where = "-".join(map(str, places)) + f"/{len(steps)}"
+        print(f"[{where}] {' and '.join(names)} ({what})", flush=True)
         started = time.monotonic()
-        all_rows += mark_step(run_step(run, name, step), i)
-        print(f"[{i}/{len(steps)}] {name}: done in {time.monotonic() - started:.1f} s",
+        if len(names) > 1:
+            got = run_latency(run, names)
+        else:
+            got = {names[0]: run_step(run, names[0], dict((n, s) for n, _, s in steps)[names[0]])}
+        for place, name in zip(places, names):
+            all_rows += mark_step(got[name], place)
+        print(f"[{where}] {' and '.join(names)}: done in {time.monotonic() - started:.1f} s",
               flush=True)
 
     # the kernel's TSC frequency is unknown on some machines: use the measured one

@@ -8,7 +8,9 @@ Contract with rbench's bench target `paths` (rbench/benches/paths.rs):
   per iteration only); a path that cannot run here has a ROW with bench and
   value null and the reason;
 - it times every row in rounds (rbench/src/schedule.rs), each round one
-  Criterion measurement per row, written under <CRITERION_HOME>/round-NN/;
+  Criterion measurement per row, written under <CRITERION_HOME>/round-NN/
+  (bench-all runs it in legs, each with its own home,
+  <raw>/criterion/leg-NN/: a row's rounds are those of every leg);
   Criterion writes, per benchmark, <dirs>/new/benchmark.json (with
   "full_id") and new/sample.json ({"iters": [...], "times": [...]}, times
   in ns, one entry per Criterion sample).
@@ -33,6 +35,20 @@ PATHS = registry.paths_of(HARNESS)
 
 
 ROUND_DIR = re.compile(r"round-(\d+)")
+LEG_DIR = re.compile(r"leg-(\d+)")
+
+
+def leg_dir(leg: int) -> str:
+    """Where bench-all has rbench's leg `leg` write (under the Criterion
+    home): leg-NN."""
+    return f"leg-{leg:02d}"
+
+
+def _numbered(home: Path, pattern: re.Pattern) -> list[Path]:
+    """The subdirectories of `home` named by `pattern`, in number order."""
+    found = [(int(m.group(1)), d) for d in home.glob("*")
+             if d.is_dir() and (m := pattern.fullmatch(d.name))]
+    return [d for _, d in sorted(found)]
 
 
 def _load_one(criterion_home) -> dict[str, dict]:
@@ -52,16 +68,35 @@ def _load_one(criterion_home) -> dict[str, dict]:
 
 def load_samples(criterion_home) -> dict[str, dict]:
     """{full_id: {"iters": [...], "times": [...]}}, one entry per block, for
-    every benchmark under criterion_home with a finished measurement: one
-    block per round (round-NN/, in round order: the round's summed iters and
-    times), or, without rounds, one per Criterion sample."""
+    every benchmark under criterion_home with a finished measurement. Legs
+    (leg-NN/, written by bench-all's turns) in leg order, each holding
+    rounds; rounds (round-NN/, in round order) each give a block, their
+    summed iters and times; without rounds, each Criterion sample is one."""
     home = Path(criterion_home)
-    rounds = sorted((int(m.group(1)), d) for d in home.glob("round-*")
-                    if d.is_dir() and (m := ROUND_DIR.fullmatch(d.name)))
+    legs = _numbered(home, LEG_DIR)
+    if not legs:
+        return _load_rounds(home)
+    blocks: dict[str, dict] = {}
+    malformed = set()  # in one leg: the whole row is (it would lack blocks otherwise)
+    for leg in legs:
+        for full_id, sample in _load_rounds(leg).items():
+            block = blocks.setdefault(full_id, {"iters": [], "times": []})
+            iters, times = sample.get("iters") or [], sample.get("times") or []
+            if len(iters) != len(times) or not iters:
+                malformed.add(full_id)
+            block["iters"] += iters
+            block["times"] += times
+    return {full_id: ({"iters": [], "times": []} if full_id in malformed else b)
+            for full_id, b in blocks.items()}
+
+
+def _load_rounds(home: Path) -> dict[str, dict]:
+    """load_samples of one leg (or of a home without legs)."""
+    rounds = _numbered(home, ROUND_DIR)
     if not rounds:
         return _load_one(home)
     blocks: dict[str, dict] = {}
-    for _, round_home in rounds:
+    for round_home in rounds:
         for full_id, sample in _load_one(round_home).items():
             iters, times = sample.get("iters") or [], sample.get("times") or []
             block = blocks.setdefault(full_id, {"iters": [], "times": []})

@@ -65,6 +65,30 @@ def tsc_khz_hint(gb: dict) -> int | None:
         return None
 
 
+def merge(legs: list[dict]) -> dict:
+    """Google Benchmark JSON of several runs of ubench (bench-all's legs,
+    results/bench_all.py) as one file of the same shape: the first leg's
+    context, every leg's repetitions in leg order, each benchmark's
+    repetition_index counted on across the legs and its "repetitions" the
+    total. The legs' aggregates (mean, median, ...) are left out: each
+    described one leg only, and the rows compute their own."""
+    if not legs:
+        raise ValueError("no Google Benchmark legs to merge")
+    runs = [b for gb in legs for b in sorted(
+        (b for b in gb["benchmarks"] if b.get("run_type") == "iteration"),
+        key=lambda b: b.get("repetition_index", 0))]
+    totals: dict[str, int] = {}
+    for b in runs:
+        totals[b.get("run_name")] = totals.get(b.get("run_name"), 0) + 1
+    seen: dict[str, int] = {}
+    merged = []
+    for b in runs:
+        name = b.get("run_name")
+        merged.append({**b, "repetition_index": seen.get(name, 0), "repetitions": totals[name]})
+        seen[name] = seen.get(name, 0) + 1
+    return {"context": dict(legs[0]["context"]), "benchmarks": merged}
+
+
 def _repetitions(gb: dict, bench: str) -> list[dict]:
     runs = [b for b in gb["benchmarks"]
             if b.get("run_type") == "iteration" and b.get("run_name") == bench]

@@ -124,12 +124,7 @@ def test_known_causes():
     assert known_cause(row("gbench", 4.0), row("criterion", 4.4)) == "loop"
     assert known_cause(row("gbench", 4.0), row("criterion", 5.0)) is None  # more than 0.5 ns
     assert known_cause(row("gbench", 40.0), row("criterion", 50.0)) is None
-    assert set(agreement.KNOWN_CAUSES) == {"stand-in", "loop", "run-wide"}
-    # run-wide: only with a factor beyond 10%, and only for pairs near it
-    g, c = row("gbench", 1000.0), row("criterion", 1260.0)
-    assert known_cause(g, c, factor=1.25) == "run-wide"
-    assert known_cause(g, c, factor=1.05) is None
-    assert known_cause(g, row("criterion", 1600.0), factor=1.25) is None
+    assert set(agreement.KNOWN_CAUSES) == {"stand-in", "loop"}
 
 
 def test_the_run_wide_factor_is_the_median_ratio_above_10_ns():
@@ -140,17 +135,18 @@ def test_the_run_wide_factor_is_the_median_ratio_above_10_ns():
     assert agreement.run_wide_factor(found) == pytest.approx(1.225, rel=0.02)
 
 
-def test_a_shift_of_every_pair_is_put_down_to_the_run_not_to_each_path():
-    # the criterion step ran 25% slower throughout; one path is off by more
+def test_a_shift_of_every_pair_shows_in_the_run_wide_factor_and_is_no_known_cause():
+    """The harnesses take turns (results/bench_all.py), so a drift of the
+    machine no longer moves one harness's rows alone: the cause "run-wide"
+    that excused such a shift is gone, and a shift of every pair is shown,
+    not explained."""
     rows = [r for i, ratio in enumerate([1.25, 1.24, 1.27, 1.22, 1.26, 1.7])
             for r in pair(ratio, 0.01, op=f"op{i}", seed=i)]
     text = report(rows)
     lines = [line for line in text.splitlines() if line.startswith("| perf")]
-    assert all(line.endswith("| known cause [1] |") for line in lines[:5]), lines
-    assert lines[5].endswith("| **no known cause** |")
-    assert f"1. {agreement.KNOWN_CAUSES['run-wide']}" in text
+    assert all(line.endswith("| **no known cause** |") for line in lines), lines
     assert "Run-wide factor (the median ratio of the 6 pairs above 10 ns): 1.2" in text
-    assert "5 of them within 10% of it." in text
+    assert "5 of them within 10% of it. A factor far from 1 is a bias of one harness" in text
 
 
 def test_pairs_only_what_both_measured():

@@ -108,3 +108,29 @@ def test_a_malformed_round_makes_the_row_an_error(tmp_path):
     row = next(r for r in m if r["bench"] == fid)
     [out] = criterion.normalize([row], criterion.load_samples(tmp_path), COMMON)
     assert out["status"] == "error" and "malformed" in out["reason"]
+
+
+def test_legs_give_their_rounds_in_leg_order(tmp_path):
+    """bench-all's turns (results/bench_all.py, run_latency): each leg of
+    rbench has its own home, leg-NN/; a row's blocks are every leg's rounds,
+    legs in number order (leg-10 after leg-02)."""
+    fid = "perf/read/msr/tsc/@0->0"
+    _write_round(tmp_path, f"{criterion.leg_dir(10)}/round-01", fid, [10], [3000])  # 300 ns
+    _write_round(tmp_path, f"{criterion.leg_dir(2)}/round-01", fid, [10], [2000])   # 200 ns
+    _write_round(tmp_path, f"{criterion.leg_dir(1)}/round-01", fid, [10], [1000])   # 100 ns
+    _write_round(tmp_path, f"{criterion.leg_dir(1)}/round-02", fid, [10], [1500])   # 150 ns
+    samples = criterion.load_samples(tmp_path)
+    assert samples == {fid: {"iters": [10, 10, 10, 10], "times": [1000, 1500, 2000, 3000]}}
+    row = next(r for r in manifest_mod.load(FIX / "raplbench-manifest.json") if r["bench"] == fid)
+    [out] = criterion.normalize([row], samples, COMMON)
+    assert out["samples"] == pytest.approx([100, 150, 200, 300]) and out["n"] == 4
+
+
+def test_a_malformed_round_in_one_leg_makes_the_row_an_error(tmp_path):
+    """Not a row short of that leg's blocks."""
+    fid = "perf/read/msr/tsc/@0->0"
+    _write_round(tmp_path, f"{criterion.leg_dir(1)}/round-01", fid, [10], [1000])
+    _write_round(tmp_path, f"{criterion.leg_dir(2)}/round-01", fid, [10, 20], [1000])
+    row = next(r for r in manifest_mod.load(FIX / "raplbench-manifest.json") if r["bench"] == fid)
+    [out] = criterion.normalize([row], criterion.load_samples(tmp_path), COMMON)
+    assert out["status"] == "error" and "malformed" in out["reason"]

@@ -158,3 +158,30 @@ def test_an_old_manifest_without_liveness_gives_null():
 
 if __name__ == "__main__":
     regenerate_golden()
+
+
+def test_legs_merge_into_one_file_of_googles_shape(gb):
+    """bench-all's turns (results/bench_all.py, run_latency) run ubench in
+    legs; their repetitions become one Google Benchmark file, leg after leg,
+    whose rows are those of one run with every repetition."""
+    later = copy.deepcopy(gb)
+    for b in later["benchmarks"]:
+        if b.get("run_type") == "iteration":
+            b["real_time"] *= 2  # the second leg: twice as slow
+    merged = gbench.merge([gb, later])
+    assert merged["context"] == gb["context"]
+    assert all(b["run_type"] == "iteration" for b in merged["benchmarks"])  # no aggregates
+    one, two = gbench.normalize(gb, COMMON), gbench.normalize(later, COMMON)
+    both = gbench.normalize(merged, COMMON)
+    assert any(a["samples"] != b["samples"] for a, b in zip(one, two) if a["status"] == "ok")
+    for a, b, ab in zip(one, two, both):
+        if a["status"] != "ok":
+            assert (ab["status"], ab["reason"]) == (a["status"], a["reason"])
+            continue
+        assert ab["samples"] == a["samples"] + b["samples"] and ab["n"] == 2 * a["n"]
+    for name in {b["run_name"] for b in merged["benchmarks"]}:
+        runs = [b for b in merged["benchmarks"] if b["run_name"] == name]
+        assert [b["repetition_index"] for b in runs] == list(range(len(runs)))
+        assert {b["repetitions"] for b in runs} == {len(runs)}
+    with pytest.raises(ValueError, match="no Google Benchmark legs"):
+        gbench.merge([])
