@@ -492,6 +492,7 @@ def main(argv=None) -> int:
 
     all_rows = []
     order = step_order(steps, random.Random())
+    step_of = {name: step for name, _, step in steps}
     for places, names, what in step_groups(order, schedule(args.quick).legs):
         where = "-".join(map(str, places)) + f"/{len(steps)}"
         print(f"[{where}] {' and '.join(names)} ({what})", flush=True)
@@ -499,7 +500,7 @@ def main(argv=None) -> int:
         if len(names) > 1:
             got = run_latency(run, names)
         else:
-            got = {names[0]: run_step(run, names[0], dict((n, s) for n, _, s in steps)[names[0]])}
+            got = {names[0]: run_step(run, names[0], step_of[names[0]])}
         for place, name in zip(places, names):
             all_rows += mark_step(got[name], place)
         print(f"[{where}] {' and '.join(names)}: done in {time.monotonic() - started:.1f} s",

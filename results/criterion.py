@@ -73,26 +73,7 @@ def load_samples(criterion_home) -> dict[str, dict]:
     rounds; rounds (round-NN/, in round order) each give a block, their
     summed iters and times; without rounds, each Criterion sample is one."""
     home = Path(criterion_home)
-    legs = _numbered(home, LEG_DIR)
-    if not legs:
-        return _load_rounds(home)
-    blocks: dict[str, dict] = {}
-    malformed = set()  # in one leg: the whole row is (it would lack blocks otherwise)
-    for leg in legs:
-        for full_id, sample in _load_rounds(leg).items():
-            block = blocks.setdefault(full_id, {"iters": [], "times": []})
-            iters, times = sample.get("iters") or [], sample.get("times") or []
-            if len(iters) != len(times) or not iters:
-                malformed.add(full_id)
-            block["iters"] += iters
-            block["times"] += times
-    return {full_id: ({"iters": [], "times": []} if full_id in malformed else b)
-            for full_id, b in blocks.items()}
-
-
-def _load_rounds(home: Path) -> dict[str, dict]:
-    """load_samples of one leg (or of a home without legs)."""
-    rounds = _numbered(home, ROUND_DIR)
+    rounds = [r for leg in (_numbered(home, LEG_DIR) or [home]) for r in _numbered(leg, ROUND_DIR)]
     if not rounds:
         return _load_one(home)
     blocks: dict[str, dict] = {}

@@ -18,6 +18,7 @@ reason), anything else is an error. Run ubench with
 """
 
 import argparse
+import collections
 import json
 import sys
 from pathlib import Path
@@ -77,9 +78,7 @@ def merge(legs: list[dict]) -> dict:
     runs = [b for gb in legs for b in sorted(
         (b for b in gb["benchmarks"] if b.get("run_type") == "iteration"),
         key=lambda b: b.get("repetition_index", 0))]
-    totals: dict[str, int] = {}
-    for b in runs:
-        totals[b.get("run_name")] = totals.get(b.get("run_name"), 0) + 1
+    totals = collections.Counter(b.get("run_name") for b in runs)
     seen: dict[str, int] = {}
     merged = []
     for b in runs:
