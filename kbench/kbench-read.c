@@ -56,6 +56,7 @@ static const char *errno_name(int err)
 	case ERANGE: return "ERANGE";
 	case ENXIO: return "ENXIO";
 	case EINTR: return "EINTR";
+	case EBUSY: return "EBUSY";
 	default: return strerror(err);
 	}
 }

@@ -182,3 +182,120 @@ def test_a_hundred_load_unload_cycles_and_readers_racing_rmmod(boot):
     assert found["load-unload cycles"] == "100 of 100"
     assert found["rmmod under readers"] == "ok"
     assert found["readers after rmmod"] == "stopped"
+
+
+# ---- issue 15: the in-kernel sampler module (the "ksample" part) ----
+
+def ksample_checks(boot) -> dict[str, str]:
+    return dict(check_lines(boot[0]["ksample"]))
+
+
+def drain_figures(found: dict[str, str], label: str) -> dict[str, str]:
+    """ksample-check's "<label> <what>: <value>" lines, keyed by <what>."""
+    return {k[len(label) + 1:]: v for k, v in found.items() if k.startswith(label + " ")}
+
+
+def test_ksample_loads_with_root_only_files(boot):
+    found = ksample_checks(boot)
+    assert found["ksample insmod"] == "ok"
+    assert found["mode /proc/ksample/control"] == "600"
+    assert found["mode /proc/ksample/records"] == "400"
+    assert found["read-as 65534 /proc/ksample/control"] == "EACCES"
+    assert found["read-as 65534 /proc/ksample/records"] == "EACCES"
+
+
+def test_ksample_bad_control_writes_are_einval_and_start_nothing(boot):
+    found = ksample_checks(boot)
+    for command in ["start 0", "start 10001", "start abc", "start", "start 1000 x", "start -5",
+                    "null 0", "go 100", "stop now"]:
+        assert found[f"write /proc/ksample/control {command}"] == "EINVAL", command
+    assert found["ksample state after bad writes"] == "stopped"
+
+
+def test_ksample_a_second_start_is_ebusy_and_stop_is_idempotent(boot):
+    pairs = check_lines(boot[0]["ksample"])
+    starts = [v for k, v in pairs if k == "write /proc/ksample/control start 100"]
+    assert starts == ["ok", "EBUSY"]
+    assert dict(pairs)["ksample state while sampling"] == "running"
+    assert [v for k, v in pairs if k == "write /proc/ksample/control stop"] == ["ok", "ok"]
+
+
+@pytest.mark.parametrize("label, hz, seconds, values", [
+    ("k1000", 1000, 3, "read"), ("k10000", 10000, 3, "read"), ("null1000", 1000, 2, "none")])
+def test_ksample_drains_read_every_record_once(boot, label, hz, seconds, values):
+    got = drain_figures(ksample_checks(boot), label)
+    assert "start" not in got, got  # the start did not fail
+    n = {k: int(v) for k, v in got.items() if k not in ("rate_hz", "nvalues")}
+    print(f"{label} (emulated CPU): {n['records']} records, rate {got['rate_hz']} Hz, "
+          f"{n['missed']} missed periods, {n['reads']} reads, max callback {n['max busy_ns']} ns")
+    # contiguous: every seq read exactly once, nothing dropped, nothing left
+    assert (n["gaps"], n["duplicates"], n["never read"], n["overruns"]) == (0, 0, 0, 0), got
+    assert n["time regressions"] == 0 and n["queued after"] == 0, got
+    assert n["records"] == n["next_seq"] == n["fired"], got
+    # batched: about one read per 100 ms, not one per record
+    assert n["reads"] <= seconds * 10 * 2 + 2, got
+    # the emulated CPU keeps up with the timer within the periods it counts as missed
+    assert n["records"] + n["missed"] >= 0.9 * hz * seconds, got
+    lo, hi = (int(x) for x in got["nvalues"].split(".."))
+    assert lo == hi and (lo > 0 if values == "read" else lo == 0), got
+
+
+def test_ksample_a_slow_reader_overruns_the_ring_and_every_loss_is_counted(boot):
+    got = drain_figures(ksample_checks(boot), "slow")
+    n = {k: int(v) for k, v in got.items() if k not in ("rate_hz", "nvalues")}
+    print(f"slow reader, ring of 256 at 1 kHz read every 1 s: {n['records']} records, "
+          f"{n['overruns']} overruns, {n['gaps']} in gaps")
+    assert n["overruns"] > 0, got
+    assert n["never read"] == n["overruns"], got  # a lost record is a counted overrun
+    assert 0 < n["gaps"] <= n["overruns"] and n["duplicates"] == 0, got
+    assert n["records"] + n["overruns"] == n["next_seq"] == n["fired"], got
+
+
+def test_ksample_refuses_a_ring_that_is_not_a_power_of_two(boot):
+    assert ksample_checks(boot)["ksample ring_records=100"] == "refused"
+
+
+def test_ksample_rmmod_while_sampling_with_a_reader_is_clean(boot):
+    found = ksample_checks(boot)
+    assert found["ksample rmmod while sampling"] == "ok"
+    assert found["ksample files"] == "removed"
+    dmesg = boot[0]["unload"]
+    for bad in ("Oops", "BUG:", "WARNING:", "general protection", "hogged CPU", "soft lockup"):
+        assert bad not in dmesg
+
+
+SAMPLER_METRICS = {"rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample"}
+
+
+@pytest.mark.parametrize("hz", [1000, 10000])
+def test_raplbench_sample_kernel_mechanism_end_to_end(boot, hz):
+    parts, _, rows = boot
+    found = ksample_checks(boot)
+    stderr = [line for line in parts["ksample"].splitlines() if line.startswith(f"sampler {hz} stderr|")]
+    assert found[f"sampler {hz} exit"] == "0", "\n".join(stderr)
+    assert found[f"sampler {hz} csv header"] == "time_ns,source,domain,raw,delta_j"
+    assert int(found[f"sampler {hz} csv lines"]) > hz  # --duration 4: 2 s of sampler windows
+    mine = [json.loads(line) for line in parts[f"sampler-rows-{hz}"].splitlines()
+            if line.startswith("{")]
+    assert mine, "no rows"
+    assert {r["op"] for r in mine} == {"kernel"}
+    assert {r["metric"] for r in mine} >= SAMPLER_METRICS
+    # the converted rows are in results.jsonl, tagged as emulated
+    converted = [r for r in rows if r["harness"] == "sampler" and f"@ {hz} Hz" in r["target"]]
+    assert len(converted) == len(mine)
+    assert {r["machine"]["hypervisor"] for r in converted} == {"qemu-tcg"}
+    for r in converted:
+        assert schema.validate_row(r) == [], r
+    rate = next(r for r in converted if r["metric"] == "rate_hz"
+                and not r["target"].startswith(("null: ", "above null: ")))
+    print(f"kernel mechanism at {hz} Hz (emulated CPU): rate {rate['median']:.1f} Hz over "
+          f"{rate['n']} windows; stderr:\n" + "\n".join(stderr))
+    assert rate["status"] == "ok" and 0.5 * hz <= rate["median"] <= 1.1 * hz
+
+
+def test_the_sampler_leaves_the_module_stopped_and_refuses_nobody(boot):
+    found = ksample_checks(boot)
+    assert found["ksample state after the sampler"] == "stopped"
+    assert found["sampler as nobody exit"] == "2"
+    why = [line for line in boot[0]["ksample"].splitlines() if line.startswith("sampler as nobody stderr|")]
+    assert any("root" in line or "CAP_SYS_RAWIO" in line or "ermission" in line for line in why), why

@@ -18,6 +18,12 @@ twice: metric "cycles" (TSC cycles, the module's own unit) and "latency" in
 ns (cycles * 1e6 / tsc_khz). What was not measured (an MSR that faults, a
 machine that cannot load the module) gets one "latency" row with the reason.
 
+From a guest log (kbench/qemu/guest-test.sh), the rows that
+`raplbench-sample --mechanism kernel --report` wrote in the guest (parts
+"sampler-rows-<hz>") follow the module's own rows, re-stamped with the
+guest's machine (machine.hypervisor "qemu-tcg") and this run's id and time:
+emulated-CPU figures, tagged as such like every other row of that run.
+
 An energy-status MSR's report also carries the module's liveness verdict
 ("liveness: live|frozen|no-unit" and a "liveness_probe: ..." line saying
 what the probe saw, kbench/README.md); its measured rows get `liveness` and,
@@ -26,6 +32,7 @@ every row of a report written before the probe existed, has null.
 """
 
 import argparse
+import json
 import re
 import sys
 import tempfile
@@ -257,6 +264,27 @@ def guest_parts(log: str) -> dict[str, str]:
             for i, m in enumerate(marks)}
 
 
+def guest_sampler_rows(parts: dict[str, str], common: dict) -> list[dict]:
+    """The rows raplbench-sample --report wrote in the guest (the parts
+    "sampler-rows-<hz>"), with `common`'s machine, run id and time. Lines
+    that are not a JSON object (a kernel message on the console) are
+    skipped; ValueError for a line that starts like a row but is not one."""
+    out = []
+    for name, body in parts.items():
+        if not name.startswith("sampler-rows-"):
+            continue
+        for n, line in enumerate(body.splitlines(), 1):
+            if not line.startswith("{"):
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"guest log part {name}, line {n}: not a JSON row: {e}") from e
+            row.update({k: common[k] for k in ("run_id", "timestamp", "machine")})
+            out.append(row)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m results.kbench",
                                      description="kbench-read output -> schema rows (JSON Lines)")
@@ -292,6 +320,8 @@ def main(argv=None) -> int:
     common = rows.common(args.run_id or rows.new_run_id(), rows.utc_timestamp(), the_machine)
     try:
         out = report_rows(text, common)
+        if args.guest_log:
+            out += guest_sampler_rows(parts, common)
     except ValueError as e:
         print(f"{origin}: {e}", file=sys.stderr)
         return 2

@@ -213,3 +213,18 @@ def test_a_guest_log_with_an_escaping_file_name_exits_2(tmp_path, capsys):
     assert kbench.main(["--guest-log", str(log), "--out", str(tmp_path / "rows.jsonl")]) == 2
     assert "machine dump: file '../../x' is not a path under /" in capsys.readouterr().err
     assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_guest_sampler_rows_take_the_guests_machine_and_skip_console_noise():
+    row = {"run_id": "in-guest", "timestamp": "1970", "machine": {"hypervisor": "kvm"},
+           "harness": "sampler", "op": "kernel", "metric": "rate_hz"}
+    parts = {"report": "op ...", "sampler-rows-1000": "\n" + json.dumps(row) + "\n"
+             "[   12.3] ksample: a kernel message on the console\n",
+             "sampler-rows-10000": json.dumps({**row, "metric": "jitter_us"}) + "\n"}
+    out = kbench.guest_sampler_rows(parts, COMMON)
+    assert [r["metric"] for r in out] == ["rate_hz", "jitter_us"]
+    for r in out:
+        assert (r["run_id"], r["timestamp"]) == ("test-run", "2026-11-22T00:00:00Z")
+        assert r["machine"]["hypervisor"] == "qemu-tcg"
+    with pytest.raises(ValueError, match="sampler-rows-1000, line 1: not a JSON row"):
+        kbench.guest_sampler_rows({"sampler-rows-1000": '{"torn": '}, COMMON)

@@ -7,6 +7,13 @@
 #   report   `kbench-read report`: every operation and the round trips
 #   stress   offline CPU, concurrent and interrupted writers, 100 load/unload
 #            cycles, readers racing rmmod
+#   ksample  the in-kernel sampler module: modes, bad control writes,
+#            non-root opens, drains at 1 and 10 kHz and of the null mode
+#            (ksample-check), a slow reader on a small ring, raplbench-sample
+#            --mechanism kernel at 1 and 10 kHz (as root and as nobody), a
+#            bad module parameter, rmmod while sampling with a reader polling
+#   sampler-rows-1000, sampler-rows-10000
+#            the --report rows of those two runs (JSON Lines)
 #   unload   whether rmmod removed every file, and the kernel log
 # kbench/test_kbench_qemu.py asserts on them.
 K=/kbench
@@ -103,8 +110,73 @@ wait
 check "readers after rmmod" "stopped"
 insmod $K/kbench.ko
 
+echo "=== begin ksample"
+C=/proc/ksample/control
+if insmod $K/ksample.ko; then check "ksample insmod" ok; else check "ksample insmod" failed; fi
+for f in /proc/ksample/*; do
+  check "mode $f" "$(stat -c %a "$f")"
+done
+# bad control writes fail with EINVAL and start nothing
+for v in "start 0" "start 10001" "start abc" "start" "start 1000 x" "start -5" "null 0" \
+         "go 100" "stop now"; do
+  $K/kbench-read write $C "$v"
+done
+check "ksample state after bad writes" "$(sed -n 's/^state: //p' $C)"
+# a non-root user can open neither file
+$K/kbench-read read-as 65534 $C
+$K/kbench-read read-as 65534 /proc/ksample/records
+# a second start while sampling is EBUSY; stop twice is fine
+$K/kbench-read write $C "start 100"
+$K/kbench-read write $C "start 100"
+check "ksample state while sampling" "$(sed -n 's/^state: //p' $C)"
+$K/kbench-read write $C "stop"
+$K/kbench-read write $C "stop"
+# drains every 100 ms: every seq read once, nothing dropped
+$K/ksample-check drain k1000 start 1000 3 100
+$K/ksample-check drain k10000 start 10000 3 100
+$K/ksample-check drain null1000 null 1000 2 100
+# the sampler program on the module, as root and as nobody
+if [ -x $K/raplbench-sample ]; then
+  for hz in 1000 10000; do
+    $K/raplbench-sample --mechanism kernel --frequency $hz --duration 4 --pairs 4 \
+      --output /tmp/k$hz.csv --report /tmp/k$hz.jsonl 2>/tmp/k$hz.err
+    check "sampler $hz exit" "$?"
+    sed "s/^/sampler $hz stderr| /" /tmp/k$hz.err
+    check "sampler $hz csv lines" "$(wc -l < /tmp/k$hz.csv)"
+    check "sampler $hz csv header" "$(head -n 1 /tmp/k$hz.csv)"
+    check "sampler $hz csv first line" "$(sed -n 2p /tmp/k$hz.csv)"
+  done
+  check "ksample state after the sampler" "$(sed -n 's/^state: //p' $C)"
+  su nobody -c "$K/raplbench-sample --mechanism kernel --duration 1" 2>/tmp/nobody.err
+  check "sampler as nobody exit" "$?"
+  sed "s/^/sampler as nobody stderr| /" /tmp/nobody.err
+else
+  check "sampler 1000 exit" "no raplbench-sample in the guest"
+fi
+# a slow reader (every 1 s) on a ring of 256 records at 1 kHz: overruns, counted
+rmmod ksample
+insmod $K/ksample.ko ring_records=256
+$K/ksample-check drain slow start 1000 3 1000
+rmmod ksample
+# a ring size that is not a power of two is refused at load
+if insmod $K/ksample.ko ring_records=100 2>/dev/null; then check "ksample ring_records=100" loaded; rmmod ksample
+else check "ksample ring_records=100" refused; fi
+# rmmod while sampling at 10 kHz, a reader polling the records
+insmod $K/ksample.ko
+$K/kbench-read write $C "start 10000"
+( while dd if=/proc/ksample/records of=/dev/null bs=8800 count=1 2>/dev/null; do :; done ) &
+sleep 1
+if rmmod ksample; then check "ksample rmmod while sampling" ok; else check "ksample rmmod while sampling" failed; fi
+wait
+if [ -e /proc/ksample ]; then check "ksample files" left; else check "ksample files" removed; fi
+
+for hz in 1000 10000; do
+  echo "=== begin sampler-rows-$hz"
+  [ -f /tmp/k$hz.jsonl ] && cat /tmp/k$hz.jsonl
+done
+
 echo "=== begin unload"
 if rmmod kbench; then check rmmod ok; else check rmmod failed; fi
 if [ -e /proc/kbench ] || [ -e /sys/kernel/kbench ]; then check files left; else check files removed; fi
-dmesg | grep -iE 'kbench|oops|bug:|warning:|hogged cpu|soft lockup|hung task' | sed 's/^/dmesg: /'
+dmesg | grep -iE 'kbench|ksample|oops|bug:|warning:|hogged cpu|soft lockup|hung task' | sed 's/^/dmesg: /'
 echo "=== begin done"
