@@ -119,6 +119,49 @@ pub enum Error {
         cpu: usize,
     },
 
+    /// The ksample module is not loaded: its control file is missing.
+    #[error(
+        "the ksample module is not loaded ({path} missing): load it with `kbench/load ksample` \
+         as root (needs a kernel with module support and its headers)"
+    )]
+    KsampleMissing {
+        /// The control file that is missing.
+        path: String,
+    },
+
+    /// A ksample file exists but this process may not open it.
+    #[error(
+        "{path}: {}: the ksample files are root's and opening them needs CAP_SYS_RAWIO: run as \
+         root",
+        .errno.desc()
+    )]
+    KsamplePermission {
+        /// The file.
+        path: String,
+        /// EPERM or EACCES.
+        errno: Errno,
+    },
+
+    /// "start" refused with EBUSY: the module's timers already run.
+    #[error(
+        "{path}: start refused (EBUSY): another sampler is using the ksample module; wait for \
+         it to end (if none runs, one was killed before it could stop the timers: echo stop > \
+         {path})"
+    )]
+    KsampleBusy {
+        /// The control file.
+        path: String,
+    },
+
+    /// A ksample file does not say what this reader expects.
+    #[error("{path}: {why}")]
+    KsampleFormat {
+        /// The file.
+        path: String,
+        /// What is wrong, naming the line or the size.
+        why: String,
+    },
+
     /// The path cannot run on this machine; the reason says why and what to do.
     #[error("{0}")]
     Unavailable(String),

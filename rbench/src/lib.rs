@@ -30,6 +30,7 @@ pub mod discovery;
 pub mod ebpf;
 pub mod error;
 pub mod hint;
+pub mod ksample;
 pub mod liveness;
 pub mod manifest;
 pub mod msr;

@@ -8,7 +8,9 @@
 //! * `RAPLBENCH_PMU_ROOT` replaces /sys/bus/event_source/devices (the
 //!   `power` PMU and the `msr` stand-in);
 //! * `RAPLBENCH_CPU_ROOT` replaces /sys/devices/system/cpu (`online` and
-//!   `cpu<N>/topology/physical_package_id`, which the placements read).
+//!   `cpu<N>/topology/physical_package_id`, which the placements read);
+//! * `RAPLBENCH_KSAMPLE_ROOT` replaces /proc/ksample (the ksample module's
+//!   `control` and `records`; the sampler's alone, ubench has no such path).
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -61,6 +63,12 @@ pub const PMU: Root = Root {
 pub const CPU: Root = Root {
     var: "RAPLBENCH_CPU_ROOT",
     default: crate::cpu::CPU_ROOT,
+};
+
+/// The ksample module's files.
+pub const KSAMPLE: Root = Root {
+    var: "RAPLBENCH_KSAMPLE_ROOT",
+    default: crate::ksample::DEFAULT_ROOT,
 };
 
 /// The roots a plan discovers its counters and places its rows under,

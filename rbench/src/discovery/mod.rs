@@ -1,6 +1,7 @@
 //! One discovery per mechanism: what counters powercap, msr and perf (and
-//! the eBPF program, which reads the perf events) would read on this
-//! machine, each with its route, package, unit, stand-in and liveness.
+//! the eBPF program, which reads the perf events), and the ksample module
+//! would read on this machine, each with its route, package, unit,
+//! stand-in and liveness.
 //!
 //! The benchmarks' plan ([`crate::plan`]), the sampler (its mechanisms and
 //! `--list`) and the sources' own `discover_in` functions all start here, so
@@ -10,10 +11,12 @@
 //! liveness probe ([`Counters::probe`]) opens the counters and reads them
 //! for up to a window, once per mechanism, never in a timed loop.
 
+mod ksample;
 mod msr;
 mod perf;
 mod powercap;
 
+pub use ksample::ksample_counters;
 pub(crate) use msr::no_rapl_msr;
 pub use msr::{msr_counters, no_rapl_msr_message};
 pub use perf::{perf_counters, perf_counters_of};
@@ -22,6 +25,7 @@ pub use powercap::powercap_counters;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::ksample::{Module, ProbeSource};
 use crate::liveness::{probe, worst_of, Liveness};
 use crate::msr::{msr_hex, register_read, MsrSource, Register, RegisterRead};
 use crate::perf::{PerfEventSpec, PerfMode, PerfSource};
@@ -52,12 +56,25 @@ pub enum Route {
         /// The CPU it counts on.
         cpu: usize,
     },
+    /// An energy MSR the ksample module's hrtimer reads on a package's lead
+    /// CPU, handed over in its records.
+    Ksample {
+        /// The module's directory (/proc/ksample).
+        root: PathBuf,
+        /// The module's package index (the records' `package`).
+        package: u32,
+        /// The MSR.
+        msr: u32,
+        /// The lead CPU the timer runs on.
+        cpu: usize,
+    },
 }
 
 impl Route {
     /// The route for a person: the file, "MSR 0x611 on /dev/cpu/0/msr",
     /// "perf event power/energy-pkg/ on CPU 0", or with `in_kernel`
-    /// "bpf_perf_event_read_value(power/energy-pkg/) on CPU 0".
+    /// "bpf_perf_event_read_value(power/energy-pkg/) on CPU 0", "rdmsr 0x611
+    /// in the ksample hrtimer on CPU 0 (/proc/ksample/records)".
     pub fn describe(&self, in_kernel: bool) -> String {
         match self {
             Route::File { path } => path.clone(),
@@ -71,6 +88,11 @@ impl Route {
                 format!("bpf_perf_event_read_value({}) on CPU {cpu}", event.name)
             }
             Route::PerfEvent { event, cpu } => format!("perf event {} on CPU {cpu}", event.name),
+            Route::Ksample { root, msr, cpu, .. } => format!(
+                "rdmsr {} in the ksample hrtimer on CPU {cpu} ({})",
+                msr_hex(*msr),
+                root.join("records").display()
+            ),
         }
     }
 }
@@ -175,6 +197,7 @@ fn source_key(route: &Route) -> (u8, usize) {
         Route::File { .. } => (0, 0),
         Route::Register { .. } => (1, 0),
         Route::PerfEvent { cpu, .. } => (2, *cpu),
+        Route::Ksample { .. } => (3, 0),
     }
 }
 
@@ -206,6 +229,21 @@ fn open_run(run: &[Counter]) -> Result<Box<dyn CounterSource + Send>, Error> {
                 *cpu,
                 PerfMode::Group,
                 None,
+            )?))
+        }
+        Route::Ksample { root, .. } => {
+            let wanted: Vec<(u32, u32)> = run
+                .iter()
+                .filter_map(|c| match &c.route {
+                    Route::Ksample { package, msr, .. } => Some((*package, *msr)),
+                    _ => None,
+                })
+                .collect();
+            let domains = run.iter().map(|c| c.domain.clone()).collect();
+            Ok(Box::new(ProbeSource::open(
+                &Module::at(root),
+                &wanted,
+                domains,
             )?))
         }
     }

@@ -99,6 +99,14 @@ pub fn rapl_energy_msrs(vendor: CpuVendor) -> &'static [RaplMsr] {
     }
 }
 
+/// The energy status MSR at `addr`, of whichever vendor has it.
+pub fn rapl_energy_msr(addr: u32) -> Option<&'static RaplMsr> {
+    [CpuVendor::Intel, CpuVendor::Amd]
+        .into_iter()
+        .flat_map(rapl_energy_msrs)
+        .find(|m| m.addr == addr)
+}
+
 /// The unit MSR of `vendor` (Intel 0x606, AMD 0xC0010299).
 pub fn unit_msr(vendor: CpuVendor) -> Option<u32> {
     match vendor {
@@ -165,6 +173,12 @@ mod tests {
         assert_eq!(hex(CpuVendor::Amd), ["0xc001029a", "0xc001029b"]);
         assert!(rapl_energy_msrs(CpuVendor::Other).is_empty());
         assert_eq!(unit_msr(CpuVendor::Amd), Some(0xC001_0299));
+        assert_eq!(rapl_energy_msr(0x619).map(|m| m.domain), Some("dram"));
+        assert_eq!(
+            rapl_energy_msr(0xC001_029B).map(|m| m.domain),
+            Some("package")
+        );
+        assert_eq!(rapl_energy_msr(0x606), None);
     }
 
     #[test]
