@@ -28,7 +28,10 @@ class PathInfo:
 class MechanismInfo:
     id: str                 # "msr"
     title: str              # what one tick reads
-    path: str               # the access path each tick reads through ("msr-dev")
+    path: str               # the access path each tick reads through ("msr-dev"; "kinsn"
+                            # for kernel: the ksample module's in-kernel rdmsr)
+    design: str | None = None  # the published tool whose design it follows, named as the
+                               # reference rows name it ("Ref_Rapl_Kernel"), or None
 
 
 def _path_info(entry: dict) -> PathInfo:
@@ -38,7 +41,8 @@ def _path_info(entry: dict) -> PathInfo:
 
 
 def _mechanism_info(entry: dict) -> MechanismInfo:
-    return MechanismInfo(id=entry["const"], title=entry["title"], path=entry["x-path"])
+    return MechanismInfo(id=entry["const"], title=entry["title"], path=entry["x-path"],
+                         design=entry.get("x-design"))
 
 
 _PATH_DEF = SCHEMA["$defs"]["path"]
