@@ -13,14 +13,25 @@ median interval error. Three kinds of rows per mechanism, told apart by
 their target (`role`):
 
 - the sampler: "<what it reads> @ 1000 Hz";
-- the null sampler: "null: bare timerfd loop @ 1000 Hz" (or "null: bare
-  bpf_timer program @ 1000 Hz");
+- the null sampler: "null: bare timerfd loop @ 1000 Hz" (for ebpf and
+  kernel, their in-kernel timer reading nothing: "null: bare bpf_timer
+  program @ 1000 Hz", the ksample module's timer in null mode);
 - the sampler above the null sampler: "above null: <the sampler's target>",
   rate_hz and cpu_us_per_sample, one sample per pair (sampler window minus
   its null window), with the sampler's stand-in and verdict.
 
 A mechanism whose counters cannot be opened here gets an "unavailable" row
 with the sampler's own explanation.
+
+The kernel mechanism samples through the ksample module (kbench/ksample.h):
+it is loaded with kbench/load ksample for its run alone and always removed
+after (rmmod ksample), also when the run fails or is interrupted
+(results/ksample_module.py; the load's and rmmod's output go to
+raw/ksample.log). Where the module cannot be loaded (no root, no module
+support, no headers: these development VMs) its row is "unavailable" with
+the load script's reason, as kbench's rows are; a load that fails otherwise
+(a broken build) gives an "error" row. Its null sampler ("null: ...") is
+the same module's timer without the MSR read.
 
 The self-report rows are taken as the sampler wrote them: schema 2 rows carry
 the liveness verdict of the energy counters the mechanism reads (the worst of
@@ -34,7 +45,7 @@ verdict (null).
 import json
 from pathlib import Path
 
-from results import child, registry, rows
+from results import child, ksample_module, registry, rows
 
 HARNESS = "sampler"
 MECHANISMS = registry.MECHANISMS
@@ -97,19 +108,32 @@ def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
     return got, None, said
 
 
+def run_one(mechanism: str, common: dict, raw_dir: Path, machine_json: Path,
+            quick: bool) -> list[dict]:
+    """The rows of one mechanism: its self-report, or one row saying why
+    not. The kernel mechanism runs with the ksample module loaded
+    (ksample_module.around), which is removed again before this returns."""
+    status = "unavailable"
+    with ksample_module.around(mechanism, raw_dir / "ksample.log") as not_loaded:
+        if not_loaded is not None:
+            got, why, said, status = [], not_loaded.reason, [], not_loaded.status
+        else:
+            got, why, said = self_report(mechanism, raw_dir, common["run_id"], machine_json,
+                                         duration_s(quick))
+    for line in said:
+        print("  " + line, flush=True)
+    if why is None:
+        return got
+    print(f"  {mechanism}: {status}: {why}", flush=True)
+    return [rows.not_ok_row(common, harness=HARNESS, path="sampler", op=mechanism,
+                            target=None, cpu=None, target_cpu=None, metric="rate_hz",
+                            unit="Hz", reason=why, status=status)]
+
+
 def run_all(common: dict, raw_dir: Path, machine_json: Path, quick: bool) -> list[dict]:
     out = []
     for mechanism in MECHANISMS:
-        got, why, said = self_report(mechanism, raw_dir, common["run_id"], machine_json,
-                                     duration_s(quick))
-        for line in said:
-            print("  " + line, flush=True)
-        if why is not None:
-            print(f"  {mechanism}: unavailable: {why}", flush=True)
-            got = [rows.not_ok_row(common, harness=HARNESS, path="sampler", op=mechanism,
-                                   target=None, cpu=None, target_cpu=None, metric="rate_hz",
-                                   unit="Hz", reason=why, status="unavailable")]
-        out += got
+        out += run_one(mechanism, common, raw_dir, machine_json, quick)
     return out
 
 

@@ -7,7 +7,13 @@ import json
 import stat
 import sys
 
-from results import sampler
+import pytest
+
+from results import ksample_module, registry, rows, sampler, schema
+from results.test_ksample_module import REASON, FakeModule
+
+MACHINE = {field: None for field in schema.SCHEMA["$defs"]["machine"]["required"]}
+COMMON = rows.common("20261123T000000Z-abcdef", "2026-11-23T00:00:00Z", MACHINE)
 
 
 def test_a_run_is_pairs_windows_of_1_s_or_0_1_s_under_quick():
@@ -82,3 +88,83 @@ def test_stand_ins_come_from_the_samplers_own_rate_rows():
         row("null: bare timerfd loop @ 1000 Hz", op="powercap"),
     ]
     assert sampler.stand_ins(rows) == {"perf": "no power PMU"}
+
+
+# ---- the kernel mechanism: the ksample module around its run -----------------------------
+
+REPORT_THE_MODULE = """
+loaded = any(l.startswith("ksample ") for l in open(MODULES))
+rows = [{"op": opt("--mechanism"), "target": "rdmsr 0x611 @ 1000 Hz", "module_loaded": loaded}]
+open(opt("--report"), "w").write("".join(json.dumps(r) + "\\n" for r in rows))
+"""
+
+
+def fake_kernel_sampler(tmp_path, monkeypatch, fake: FakeModule, body=REPORT_THE_MODULE):
+    fake_sampler(tmp_path, monkeypatch, f"MODULES = {str(fake.modules)!r}\n{body}")
+
+
+def test_the_kernel_mechanism_runs_with_the_module_loaded_and_removes_it(tmp_path, monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch)
+    fake_kernel_sampler(tmp_path, monkeypatch, fake)
+    got = sampler.run_one(ksample_module.MECHANISM, COMMON, tmp_path, tmp_path / "m.json", True)
+    assert [(r["op"], r["module_loaded"]) for r in got] == [("kernel", True)]
+    assert fake.calls() == ["load ksample", "rmmod ksample"] and not fake.state()
+
+
+def test_other_mechanisms_never_load_the_module(tmp_path, monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch)
+    fake_kernel_sampler(tmp_path, monkeypatch, fake)
+    got = sampler.run_one("perf", COMMON, tmp_path, tmp_path / "m.json", True)
+    assert [(r["op"], r["module_loaded"]) for r in got] == [("perf", False)]
+    assert fake.calls() == []
+
+
+def test_where_the_module_cannot_load_the_row_is_unavailable_with_the_reason(tmp_path,
+                                                                               monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch, load="unavailable")
+    fake_kernel_sampler(tmp_path, monkeypatch, fake, body="raise SystemExit('must not run')")
+    (row,) = sampler.run_one("kernel", COMMON, tmp_path, tmp_path / "m.json", True)
+    assert (row["status"], row["op"], row["metric"]) == ("unavailable", "kernel", "rate_hz")
+    assert row["reason"] == f"the ksample module cannot be loaded here: {REASON}"
+    assert schema.validate_row(row) == []
+    assert not (tmp_path / "sampler-kernel.log").exists()  # the sampler never ran
+    assert "unavailable: " + REASON in (tmp_path / "ksample.log").read_text()
+
+
+def test_a_module_that_fails_to_build_gives_an_error_row(tmp_path, monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch, load="broken")
+    fake_kernel_sampler(tmp_path, monkeypatch, fake)
+    (row,) = sampler.run_one("kernel", COMMON, tmp_path, tmp_path / "m.json", True)
+    assert row["status"] == "error" and "exited with status 2" in row["reason"]
+
+
+def test_a_kernel_sampler_that_fails_says_why_and_the_module_goes(tmp_path, monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch)
+    fake_kernel_sampler(tmp_path, monkeypatch, fake, body="""
+print("raplbench-sample: /proc/ksample/control: start 1000: No such device (ENXIO)", file=sys.stderr)
+sys.exit(2)
+""")
+    (row,) = sampler.run_one("kernel", COMMON, tmp_path, tmp_path / "m.json", True)
+    assert row["status"] == "unavailable" and row["reason"].startswith("/proc/ksample/control")
+    assert fake.calls()[-1] == "rmmod ksample" and not fake.state()
+
+
+def test_an_interrupted_kernel_run_still_removes_the_module(tmp_path, monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch)
+
+    def interrupted(*args, **kwargs):
+        assert fake.state()
+        raise KeyboardInterrupt
+    monkeypatch.setattr(sampler, "self_report", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sampler.run_one("kernel", COMMON, tmp_path, tmp_path / "m.json", True)
+    assert fake.calls() == ["load ksample", "rmmod ksample"] and not fake.state()
+
+
+def test_run_all_gives_every_registered_mechanism_rows(tmp_path, monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch, load="unavailable")
+    fake_kernel_sampler(tmp_path, monkeypatch, fake)
+    got = sampler.run_all(COMMON, tmp_path, tmp_path / "m.json", True)
+    assert [r["op"] for r in got] == list(registry.MECHANISMS)
+    kernel = got[-1]
+    assert kernel["op"] == "kernel" and kernel["status"] == "unavailable"
