@@ -13,8 +13,23 @@ the choice with the measurements behind it):
   from it.
 - Placements: the sampler pinned to W itself ("same CPU", the worst case
   the papers measure) and to another CPU ("other CPU", the common case
-  where the machine has a spare CPU). The ebpf mechanism arms a bpf_timer on
-  every CPU whatever its placement; only its drain thread is pinned.
+  where the machine has a spare CPU). The two in-kernel mechanisms tick
+  where the kernel runs them whatever the placement, and only their drain
+  thread (user space reading the batches every 100 ms) is pinned: ebpf arms
+  a bpf_timer on every CPU; kernel's hrtimer runs on each package's lead
+  CPU (the ksample module's, kbench/ksample.h), so on a one-package machine
+  whose workload CPU is not the lead CPU even "same CPU" puts only the
+  drain thread beside the workload.
+- The kernel mechanism needs the ksample module: it is loaded once
+  (kbench/load ksample) for the whole experiment, calibration and warm-up
+  included, and always removed at its end (rmmod ksample), also when the
+  experiment fails or is interrupted (results/ksample_module.py; output in
+  raw/ksample.log). Where it cannot be loaded, the kernel mechanism's row
+  is "unavailable" (a failed build: "error") with the load script's reason,
+  and the other mechanisms run as before. When the sampler step could not
+  run the kernel mechanism, the experiment still tries the load (and
+  removes the module at once) to give that reason rather than a pointer
+  to the sampler's row.
 - Paired rounds: each pair is one bare run and one run under the sampler,
   back to back, their order alternating from pair to pair (AB, BA, ...):
   the machine's drift (on these VMs the same work takes 0.28 s or 0.48 s
@@ -55,13 +70,16 @@ import threading
 import time
 from pathlib import Path
 
-from results import child, rows, sampler, stats
+from results import child, ksample_module, rows, sampler, stats
 
 HARNESS = "hyperfine"
 # How long a background sampler may take to stop after SIGINT before it is killed.
 STOP_TIMEOUT_S = 30.0
 TARGET_HALF_WIDTH = 0.5  # percentage points: Diamond & Stoico report 0.25 % to 46.75 %
 WALL, CPU = "wall time", "CPU time"
+# mechanisms that sample in the kernel: raplbench-sample has no sampling
+# thread to place (it refuses --cpu), only a drain thread, placed by affinity
+IN_KERNEL = ("ebpf", ksample_module.MECHANISM)
 
 
 def workload_s(quick: bool) -> float:
@@ -141,9 +159,9 @@ class BackgroundSampler:
         self.mechanism = mechanism
         cmd = [str(sampler.BINARY), "--mechanism", mechanism, "--output", str(csv),
                "--duration", "3600"]
-        if cpu is not None and mechanism != "ebpf":
-            # ebpf has no sampling thread (raplbench-sample refuses --cpu):
-            # the affinity below places its drain thread
+        if cpu is not None and mechanism not in IN_KERNEL:
+            # the in-kernel mechanisms have no sampling thread (raplbench-sample
+            # refuses --cpu): the affinity below places their drain thread
             cmd += ["--cpu", str(cpu)]
         self.proc = subprocess.Popen(
             cmd, stderr=subprocess.PIPE, text=True,
@@ -278,17 +296,45 @@ def condition_rows(common: dict, c: Condition, ops: int, stand_in, quick: bool,
 
 def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
         allowed_cpus: set[int] | None = None) -> list[dict]:
-    """`mechanisms`: {mechanism: stand_in} of those that sample here."""
-    def unavailable(op, why):
+    """`mechanisms`: {mechanism: stand_in} of those that sample here. Every
+    registered mechanism gets rows: measured, or one row saying why not."""
+    def unavailable(op, why, status="unavailable"):
         return rows.not_ok_row(common, harness=HARNESS, path="sampler", op=op, target=None,
                                cpu=None, target_cpu=None, metric="overhead_pct", unit="%",
-                               reason=why, status="unavailable")
+                               reason=why, status=status)
 
     missing = [tool for tool in ("hyperfine", "stress-ng", "taskset") if shutil.which(tool) is None]
     if missing:
         packages = sorted({"util-linux" if t == "taskset" else t for t in missing})
         why = f"{' and '.join(missing)} not installed (apt-get install {' '.join(packages)})"
         return [unavailable(m, why) for m in sampler.MECHANISMS]
+    kernel, log = ksample_module.MECHANISM, raw_dir / "ksample.log"
+    not_loaded: ksample_module.NotLoaded | None = None
+    if kernel in sampler.MECHANISMS and kernel not in mechanisms:
+        with ksample_module.loaded(log) as not_loaded:  # only to learn why not; removed at once
+            pass
+    with ksample_module.around(kernel if kernel in mechanisms else None, log) as why_not:
+        if why_not is not None:
+            not_loaded = why_not
+            mechanisms = {m: s for m, s in mechanisms.items() if m != kernel}
+        out = experiment(common, raw_dir, quick, mechanisms, allowed_cpus)
+    for m in sampler.MECHANISMS:
+        if m in mechanisms:
+            continue
+        if m == kernel and not_loaded is not None:
+            print(f"  {m}: {not_loaded.status}: {not_loaded.reason}", flush=True)
+            out.append(unavailable(m, not_loaded.reason, not_loaded.status))
+        else:
+            out.append(unavailable(m, "the sampler cannot sample here (see its sampler row)"))
+    return out
+
+
+def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
+               allowed_cpus: set[int] | None = None) -> list[dict]:
+    """The paired rounds of every mechanism in `mechanisms` ({mechanism:
+    stand_in}, each able to sample now) and placement: their rows."""
+    if not mechanisms:
+        return []
     places = placements(allowed_cpus or os.sched_getaffinity(0))
     ops = calibrate(workload_s(quick), places[0].workload_cpu)
     base = workload(ops, places[0].workload_cpu)
@@ -329,6 +375,4 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
               f"CPU {got[1]['median']:+.2f}%, {len(c.wall)} pairs: "
               f"{wall['resolution']['note'] or 'resolved'}", flush=True)
         out += got
-    out += [unavailable(m, "the sampler cannot sample here (see its sampler row)")
-            for m in sampler.MECHANISMS if m not in mechanisms]
     return out

@@ -3,12 +3,14 @@ sampler says it samples, whatever it said before (a dead counter is named
 first, and sampling goes on), and a sampler that never starts is an error
 that quotes what it said."""
 
+import os
 import stat
 import sys
 
 import pytest
 
 from results import overhead, rows, sampler, schema
+from results.test_ksample_module import REASON, FakeModule
 
 
 def fake_sampler(tmp_path, monkeypatch, body: str):
@@ -119,6 +121,7 @@ def test_resolution(quick, wall, resolved, note):
 def test_rounds_stop_for_a_resolved_condition_and_at_the_budget(tmp_path, monkeypatch):
     """Paired rounds: every open condition gets one pair per round, in
     alternating order; one that resolved stops; the budget ends the rest."""
+    FakeModule(tmp_path, monkeypatch, load="unavailable")
     clock = [0.0]
     calls = []
     msr_pairs = []
@@ -162,5 +165,105 @@ def test_rounds_stop_for_a_resolved_condition_and_at_the_budget(tmp_path, monkey
         assert not msr["resolution"]["resolved"] and msr["n"] > perf["n"]
         assert msr["stand_in"] == "a stand-in" and msr["cpu"] == (1 if place == "same CPU" else 0)
     assert ("start", "perf", 0) in calls and ("start", "msr", 1) in calls
-    unavailable = [r for r in got if r["status"] == "unavailable"]
-    assert {r["op"] for r in unavailable} == {"powercap", "ebpf"}
+    unavailable = {r["op"]: r for r in got if r["status"] == "unavailable"}
+    assert set(unavailable) == {"powercap", "ebpf", "kernel"}
+    assert unavailable["powercap"]["reason"] == (
+        "the sampler cannot sample here (see its sampler row)")
+    # the kernel mechanism did not sample here: the module's load says why
+    assert unavailable["kernel"]["reason"] == f"the ksample module cannot be loaded here: {REASON}"
+
+
+def fake_experiment(tmp_path, monkeypatch, fake: FakeModule, fail_on=None):
+    """overhead.run without hyperfine, stress-ng or a sampler: every sampled
+    run +1 %. Returns the calls: ("start", mechanism, cpu, module loaded?)
+    and ("stop", mechanism); the sampler of `fail_on` dies."""
+    calls = []
+
+    class FakeSampler:
+        def __init__(self, mechanism, csv, cpu=None):
+            calls.append(("start", mechanism, cpu, fake.state()))
+            self.mechanism = mechanism
+
+        def stop(self):
+            calls.append(("stop", self.mechanism))
+            if self.mechanism == fail_on:
+                raise RuntimeError(f"raplbench-sample --mechanism {fail_on} exited (status 1)")
+
+    def fake_time(command, out):
+        return (1.01, 1.0) if out.name.endswith("-sampled.json") else (1.0, 1.0)
+
+    monkeypatch.setattr(overhead, "calibrate", lambda target, cpu: 123)
+    monkeypatch.setattr(overhead, "time_once", fake_time)
+    monkeypatch.setattr(overhead, "BackgroundSampler", FakeSampler)
+    monkeypatch.setattr(overhead.shutil, "which", lambda tool: "/usr/bin/" + tool)
+    monkeypatch.setattr(overhead, "budget_s", lambda quick: 0.0)
+    return calls
+
+
+def test_the_kernel_mechanism_runs_with_the_module_loaded_once(tmp_path, monkeypatch):
+    """Loaded once for the whole experiment (warm-up included), removed at
+    its end, after the last sampler stopped; its drain thread placed like
+    the other mechanisms' samplers."""
+    fake = FakeModule(tmp_path, monkeypatch)
+    calls = fake_experiment(tmp_path, monkeypatch, fake)
+    got = overhead.run(COMMON, tmp_path, True, {"perf": None, "kernel": None},
+                       allowed_cpus={0, 1})
+    assert fake.calls() == ["load ksample", "rmmod ksample"] and not fake.state()
+    kernel_starts = [c for c in calls if c[:2] == ("start", "kernel")]
+    assert kernel_starts and all(loaded for *_, loaded in kernel_starts)
+    assert {cpu for _, _, cpu, _ in kernel_starts} == {0, 1}
+    measured = {(r["op"], r["parameters"]["placement"]) for r in got if r["status"] == "ok"}
+    assert measured == {(m, p) for m in ("perf", "kernel") for p in ("same CPU", "other CPU")}
+    assert all(schema.validate_row(r) == [] for r in got)
+
+
+def test_where_the_module_cannot_load_the_kernel_rows_say_why(tmp_path, monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch, load="unavailable")
+    calls = fake_experiment(tmp_path, monkeypatch, fake)
+    got = overhead.run(COMMON, tmp_path, True, {"perf": None, "kernel": None},
+                       allowed_cpus={0, 1})
+    assert not any(c[:2] == ("start", "kernel") for c in calls)
+    (kernel,) = [r for r in got if r["op"] == "kernel"]
+    assert kernel["status"] == "unavailable" and kernel["metric"] == "overhead_pct"
+    assert kernel["reason"] == f"the ksample module cannot be loaded here: {REASON}"
+    assert {r["op"] for r in got if r["status"] == "ok"} == {"perf"}
+    assert fake.calls() == ["load ksample"]
+
+
+def test_a_failed_experiment_still_removes_the_module(tmp_path, monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch)
+    fake_experiment(tmp_path, monkeypatch, fake, fail_on="perf")
+    with pytest.raises(RuntimeError, match="exited"):
+        overhead.run(COMMON, tmp_path, True, {"perf": None, "kernel": None},
+                     allowed_cpus={0, 1})
+    assert fake.calls()[-1] == "rmmod ksample" and not fake.state()
+
+
+def test_without_hyperfine_nothing_is_loaded(tmp_path, monkeypatch):
+    fake = FakeModule(tmp_path, monkeypatch)
+    monkeypatch.setattr(overhead.shutil, "which", lambda tool: None)
+    got = overhead.run(COMMON, tmp_path, True, {"kernel": None}, allowed_cpus={0, 1})
+    assert [r["op"] for r in got] == list(sampler.MECHANISMS)
+    assert all("hyperfine" in r["reason"] for r in got) and fake.calls() == []
+
+
+@pytest.mark.parametrize("mechanism,placed_by_option", [("perf", True), ("ebpf", False),
+                                                        ("kernel", False)])
+def test_only_a_user_space_sampling_thread_is_placed_with_cpu(tmp_path, monkeypatch, mechanism,
+                                                               placed_by_option):
+    """The in-kernel mechanisms tick in the kernel (raplbench-sample refuses
+    --cpu): their drain thread is placed by the process's affinity."""
+    fake_sampler(tmp_path, monkeypatch, """
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
+import os
+print("raplbench-sample: sampling", sys.argv[1:], sorted(os.sched_getaffinity(0)),
+      file=sys.stderr, flush=True)
+time.sleep(60)
+""")
+    cpu = max(os.sched_getaffinity(0))
+    background = overhead.BackgroundSampler(mechanism, tmp_path / "out.csv", cpu)
+    args = background.proc.args
+    background.stop(check=False)
+    assert ("--cpu" in args) is placed_by_option
+    if placed_by_option:
+        assert args[args.index("--cpu") + 1] == str(cpu)
