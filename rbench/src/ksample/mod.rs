@@ -9,7 +9,8 @@
 //! none is queued (it never blocks), so one descriptor is kept and read
 //! with read(2); a command is one write(2) to control (opened with
 //! O_TRUNC, as `echo stop > control` does, which a fixture file also
-//! takes); control is read whole on a fresh descriptor.
+//! takes); control is read whole by one pread at offset 0 on a fresh
+//! descriptor.
 
 mod control;
 mod probe;
@@ -18,7 +19,7 @@ mod record;
 #[cfg(test)]
 pub(crate) use control::tests::TWO_PACKAGES;
 pub use control::{parse, Mode, PackageCounters, PackageState, Status, FORMAT};
-pub use probe::ProbeSource;
+pub use probe::{value_slots, ProbeSource};
 pub use record::{Record, MAX_VALUES, RECORD_SIZE};
 
 use std::fs::{File, OpenOptions};
@@ -85,6 +86,28 @@ fn file_error(path: &Path, e: &std::io::Error, step: &str) -> Error {
     }
 }
 
+/// The first bytes a control file read asks for: 16 lines of a package
+/// fit many times over.
+const CONTROL_READ_BYTES: usize = 16 << 10;
+
+/// The text of `path` from one pread at offset 0 into a buffer larger than
+/// it (grown while a read fills it): it holds whether the file serves its
+/// text from a position (seq_file) or whole on every read.
+fn read_whole(path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::FileExt;
+    let file = File::open(path)?;
+    let mut buf = vec![0u8; CONTROL_READ_BYTES];
+    loop {
+        let n = file.read_at(&mut buf, 0)?;
+        if n < buf.len() {
+            buf.truncate(n);
+            return String::from_utf8(buf)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e));
+        }
+        buf.resize(buf.len() * 2, 0);
+    }
+}
+
 /// The module's two files under one directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Module {
@@ -118,10 +141,7 @@ impl Module {
     /// the format this reader knows, or its records are not RECORD_SIZE.
     pub fn status(&self) -> Result<Status, Error> {
         let path = self.control_path();
-        let mut text = String::new();
-        File::open(&path)
-            .and_then(|mut f| f.read_to_string(&mut text))
-            .map_err(|e| file_error(&path, &e, "read"))?;
+        let text = read_whole(&path).map_err(|e| file_error(&path, &e, "read"))?;
         let format = |why: String| Error::KsampleFormat {
             path: path.display().to_string(),
             why,
@@ -356,6 +376,19 @@ mod tests {
             std::fs::read_to_string(module.control_path()).unwrap(),
             "stop\n"
         );
+    }
+
+    #[test]
+    fn a_control_text_longer_than_the_first_read_is_read_whole() {
+        let root = TempDir::new("ksample-long");
+        let module = Module::at(root.path());
+        let mut text = TWO_PACKAGES.to_string();
+        while text.len() <= 2 * CONTROL_READ_BYTES {
+            text += "padding: a key this reader skips\n";
+        }
+        std::fs::write(module.control_path(), &text).unwrap();
+        assert_eq!(read_whole(&module.control_path()).unwrap(), text);
+        assert_eq!(module.status().unwrap().packages.len(), 2);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Mode, Module, Record, Running, Status};
+use super::{Mode, Module, Record, Running, Status, MAX_VALUES};
 use crate::liveness::{LIVENESS_POLL, LIVENESS_WINDOW};
 use crate::msr::msr_hex;
 use crate::{CounterSource, Domain, Error};
@@ -26,6 +26,7 @@ pub fn value_slots(status: &Status, wanted: &[(u32, u32)]) -> Result<Vec<(u32, u
             status
                 .package(package)
                 .and_then(|p| p.msrs.iter().position(|&m| m == msr))
+                .filter(|&slot| slot < MAX_VALUES)
                 .map(|slot| (package, slot))
                 .ok_or_else(|| {
                     Error::Unavailable(format!(
