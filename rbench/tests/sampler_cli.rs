@@ -611,7 +611,7 @@ fn list_on_this_machine_covers_every_mechanism_without_sampling() {
     let empty = tmp("no-powercap");
     std::fs::create_dir_all(&empty).unwrap();
     let lines = list(&[], &[("RAPLBENCH_POWERCAP_ROOT", &empty)]);
-    for mechanism in ["powercap", "msr", "perf", "ebpf"] {
+    for mechanism in ["powercap", "msr", "perf", "ebpf", "kernel"] {
         let mine: Vec<&String> = lines
             .iter()
             .filter(|l| l.starts_with(&format!("{mechanism} ")))

@@ -18,6 +18,11 @@ Examples:
   # 10 windows of 1 s, alternating with 10 of the bare timer loop
   raplbench-sample --mechanism ebpf --duration 10 --pairs 10 --report sampler.jsonl
 
+  # the ksample kernel module samples (an hrtimer per package reads the
+  # MSRs in the kernel), compared with the same timers reading nothing
+  sudo kbench/load ksample
+  raplbench-sample --mechanism kernel --duration 10 --report sampler.jsonl
+
   # what each mechanism would read here, with each counter's verdict
   raplbench-sample --list
 
@@ -30,7 +35,9 @@ every 1 ms for up to 100 ms; one that never changes is frozen (a dead
 counter: a VM, a missing driver, an unsupported domain), one whose unit is
 implausible is no-unit. Both are named on stderr; --require-live makes them
 fatal (exit 2). perf and ebpf read every package (one CPU of the PMU's
-cpumask each), msr and powercap every package's registers or zones.
+cpumask each), msr and powercap every package's registers or zones, kernel
+every package the ksample module samples (its timer on the package's lead
+CPU; the module must be loaded: kbench/load ksample, as root).
 
 Exit status: 0 (or the command's own), 2 for bad options or a counter or
 output that cannot be opened (or, with --require-live, a counter that is
@@ -49,6 +56,10 @@ pub enum Mechanism {
     Perf,
     /// an in-kernel BPF program samples on its own; drained in batches
     Ebpf,
+    /// the ksample kernel module's hrtimer reads the RAPL MSRs in the
+    /// kernel; /proc/ksample/records drained in batches (load it first:
+    /// kbench/load ksample)
+    Kernel,
 }
 
 impl Mechanism {
@@ -59,6 +70,17 @@ impl Mechanism {
             Mechanism::Msr => "msr",
             Mechanism::Perf => "perf",
             Mechanism::Ebpf => "ebpf",
+            Mechanism::Kernel => "kernel",
+        }
+    }
+
+    /// For the mechanisms that sample in the kernel, what fires on each
+    /// package's lead CPU; None where a user-space thread samples.
+    pub fn kernel_timer(self) -> Option<&'static str> {
+        match self {
+            Mechanism::Ebpf => Some("a bpf_timer"),
+            Mechanism::Kernel => Some("an hrtimer of the ksample module"),
+            _ => None,
         }
     }
 }
@@ -107,7 +129,9 @@ pub struct Args {
     /// Write a self-report (rate, interval jitter, missed ticks, CPU per
     /// sample, and the same for a bare timer loop measured in windows
     /// alternating with the sampler's, and the sampler above it) as rows of
-    /// the raplbench results schema (JSON Lines).
+    /// the raplbench results schema (JSON Lines). For ebpf and kernel the
+    /// bare loop is the same in-kernel timers reading nothing (kernel: the
+    /// module started with "null" instead of "start").
     #[arg(long)]
     pub report: Option<PathBuf>,
 
@@ -186,21 +210,25 @@ impl Args {
     /// Checks what clap cannot: exactly one of --duration and COMMAND
     /// (neither is needed with --list); --pairs only with --report and
     /// --duration, and windows of at least 10 sampling periods; no --cpu or
-    /// --fifo for ebpf, which has no sampling thread to place.
+    /// --fifo for ebpf and kernel, which have no sampling thread to place.
     pub fn validate(&self) -> Result<(), String> {
         if self.list {
             return Ok(());
         }
-        if self.mechanism == Some(Mechanism::Ebpf) && (self.cpu.is_some() || self.fifo) {
+        let in_kernel = self
+            .mechanism
+            .and_then(|m| m.kernel_timer().map(|t| (m, t)));
+        if let (Some((m, timer)), true) = (in_kernel, self.cpu.is_some() || self.fifo) {
             return Err(format!(
-                "{} place the user-space sampling thread; the ebpf mechanism samples in the \
-                 kernel, a bpf_timer on each package's lead CPU, so they do not apply (leave \
+                "{} place the user-space sampling thread; the {} mechanism samples in the \
+                 kernel, {timer} on each package's lead CPU, so they do not apply (leave \
                  them out)",
                 match (self.cpu, self.fifo) {
                     (Some(_), true) => "--cpu and --fifo",
                     (Some(_), false) => "--cpu",
                     _ => "--fifo",
-                }
+                },
+                m.name()
             ));
         }
         match (self.duration.is_some(), self.command.is_empty()) {
@@ -381,13 +409,23 @@ mod tests {
     }
 
     #[test]
-    fn cpu_and_fifo_are_refused_for_ebpf_not_ignored() {
-        for extra in [&["--cpu", "1"][..], &["--fifo"], &["--cpu", "0", "--fifo"]] {
-            let a =
-                parse(&[&["--mechanism", "ebpf", "--duration", "1"][..], extra].concat()).unwrap();
-            let why = a.validate().unwrap_err();
-            assert!(why.contains("do not apply"), "{why}");
+    fn cpu_and_fifo_are_refused_for_ebpf_and_kernel_not_ignored() {
+        for mechanism in ["ebpf", "kernel"] {
+            for extra in [&["--cpu", "1"][..], &["--fifo"], &["--cpu", "0", "--fifo"]] {
+                let a =
+                    parse(&[&["--mechanism", mechanism, "--duration", "1"][..], extra].concat())
+                        .unwrap();
+                let why = a.validate().unwrap_err();
+                assert!(why.contains("do not apply"), "{why}");
+            }
         }
+        let kernel = parse(&["--mechanism", "kernel", "--duration", "1", "--fifo"]).unwrap();
+        assert_eq!(
+            kernel.validate().unwrap_err(),
+            "--fifo place the user-space sampling thread; the kernel mechanism samples in the \
+             kernel, an hrtimer of the ksample module on each package's lead CPU, so they do not \
+             apply (leave them out)"
+        );
         let perf = parse(&[
             "--mechanism",
             "perf",

@@ -4,8 +4,8 @@
 //! Threads: the main thread starts everything, then waits (for --duration,
 //! or for COMMAND) in sigtimedwait for SIGINT/SIGTERM (signals.rs), which
 //! stay blocked in every thread; the sampling thread (ticker.rs, woken at
-//! once when the phase stops; for ebpf the in-kernel program and a drain
-//! thread, ebpf_drain.rs) fills preallocated batches; the writer thread (writer.rs)
+//! once when the phase stops; for ebpf and kernel the in-kernel sampler and
+//! a drain thread, drain.rs) fills preallocated batches; the writer thread (writer.rs)
 //! converts, wrap-corrects and writes them and keeps the statistics. With
 //! --report, the run alternates windows of the sampler and of a null
 //! sampler (the same loop reading nothing), --pairs of each (report.rs
@@ -25,7 +25,9 @@ pub(crate) use say;
 mod batch;
 mod cli;
 mod cputime;
+mod drain;
 mod ebpf_drain;
+mod ksample_drain;
 mod list;
 mod mechanism;
 mod output;
@@ -50,7 +52,7 @@ use std::time::SystemTime;
 use cli::Args;
 use mechanism::{InKernel, NullSource, Opened};
 use output::OutFile;
-use phase::{run_in_kernel, run_ticked, InKernelSetup, Ran, Source, Until};
+use phase::{run_in_kernel, run_ticked, Ran, Source, Until};
 use report::{Kind, Subject, Window};
 use ticker::TickerSetup;
 use writer::CsvOut;
@@ -85,8 +87,8 @@ fn commit(file: OutFile, what: &str) -> Result<(), Fail> {
 }
 
 /// How a window samples: the mechanism's loop, or its null twin (the same
-/// deadlines, nothing read; for ebpf a timer on each package CPU, so its
-/// floor is comparable: the callback time adds up).
+/// deadlines, nothing read; for ebpf and kernel a timer on each package
+/// CPU, so its floor is comparable: the callback time adds up).
 enum Loops {
     /// A user-space sampling thread.
     Ticked {
@@ -95,11 +97,12 @@ enum Loops {
         setup: TickerSetup,
         yields_energy: Vec<bool>,
     },
-    /// The BPF program.
+    /// The BPF program or the ksample module.
     InKernel {
         k: InKernel,
         yields_energy: Vec<bool>,
         period_ns: u64,
+        hz: u32,
     },
 }
 
@@ -144,29 +147,17 @@ impl Loops {
                     k,
                     yields_energy,
                     period_ns,
+                    hz,
                 },
-                Kind::Sampler,
+                kind,
             ) => {
-                let setup = InKernelSetup {
-                    events: &k.events,
-                    cpus: &k.cpus,
-                    domains: k.counters.iter().map(|c| c.domain.clone()).collect(),
-                    map: k.value_map(),
-                    yields_energy: yields_energy.clone(),
-                };
-                let (ran, out) = run_in_kernel(setup, output.take(), *period_ns, until, banner)?;
-                *output = out;
-                Ok(ran)
-            }
-            (Loops::InKernel { k, period_ns, .. }, Kind::Null) => {
-                let setup = InKernelSetup {
-                    events: &[],
-                    cpus: &k.cpus,
-                    domains: Vec::new(),
-                    map: Vec::new(),
-                    yields_energy: Vec::new(),
-                };
-                let (ran, _) = run_in_kernel(setup, None, *period_ns, until, banner)?;
+                let reads = kind == Kind::Sampler;
+                let setup = k.setup(reads, yields_energy.clone(), *hz);
+                let out = if reads { output.take() } else { None };
+                let (ran, out) = run_in_kernel(setup, out, *period_ns, until, banner)?;
+                if reads {
+                    *output = out;
+                }
                 Ok(ran)
             }
         }
@@ -247,12 +238,13 @@ fn loops(
                 "sampling {mech} ({}) at {hz} Hz on CPU {cpus_text}",
                 k.label
             );
-            let kind = "bare bpf_timer program";
+            let kind = k.null_kind();
             (
                 Loops::InKernel {
                     k,
                     yields_energy,
                     period_ns,
+                    hz,
                 },
                 [sampler, null_subject(kind, Some(cpu))],
                 [banner, null_banner(kind)],

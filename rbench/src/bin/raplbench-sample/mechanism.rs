@@ -5,16 +5,19 @@
 
 use rbench::cpu::{cpu_signature, Cpus};
 use rbench::discovery::{
-    counter_cpus, msr_counters, open_counters, perf_counters, powercap_counters, Counter, Counters,
-    Route,
+    counter_cpus, ksample_counters, msr_counters, open_counters, perf_counters, powercap_counters,
+    Counter, Counters, Route,
 };
+use rbench::ksample::{Mode, Module};
 use rbench::liveness::{Liveness, LIVENESS_WINDOW};
+use rbench::msr::msr_hex;
 use rbench::perf::{events_label, PerfEventSpec};
 use rbench::roots;
 use rbench::{CounterSource, Domain};
 use std::path::Path;
 
 use crate::cli::{Args, Mechanism};
+use crate::phase::{Driver, InKernelSetup};
 
 /// Counters read by the sampling thread (powercap, msr, perf).
 pub struct Ticked {
@@ -30,13 +33,27 @@ pub struct Ticked {
     pub counters: Vec<Counter>,
 }
 
-/// Counters sampled in the kernel by the BPF program (ebpf).
+/// What samples in the kernel.
+pub enum Program {
+    /// The BPF program (ebpf), reading these perf events, each once.
+    Bpf {
+        /// The events.
+        events: Vec<PerfEventSpec>,
+    },
+    /// The ksample module's timers (kernel).
+    Ksample {
+        /// Its files.
+        module: Module,
+    },
+}
+
+/// Counters sampled in the kernel, drained by user space (ebpf, kernel).
 pub struct InKernel {
-    /// The perf events the program reads, each once.
-    pub events: Vec<PerfEventSpec>,
+    /// What samples them.
+    pub program: Program,
     /// Their label.
     pub label: String,
-    /// The CPUs they count on (one per package), where the program's timers run.
+    /// The CPUs the kernel's timers run on (one per package).
     pub cpus: Vec<usize>,
     /// Why a substitute is read, if it is.
     pub stand_in: Option<String>,
@@ -45,19 +62,54 @@ pub struct InKernel {
 }
 
 impl InKernel {
-    /// For each domain, the CPU whose samples carry it and its index in a
-    /// sample's values.
-    pub fn value_map(&self) -> Vec<(u32, usize)> {
-        self.counters
-            .iter()
-            .filter_map(|c| match &c.route {
-                Route::PerfEvent { event, cpu } => {
-                    let index = self.events.iter().position(|e| e == event)?;
-                    Some((*cpu as u32, index))
-                }
-                _ => None,
-            })
-            .collect()
+    /// What one phase runs at `hz`: the sampler (`reads`), or its null twin,
+    /// the same timers reading nothing.
+    pub fn setup(&self, reads: bool, yields_energy: Vec<bool>, hz: u32) -> InKernelSetup<'_> {
+        let counters = if reads { &self.counters[..] } else { &[] };
+        let driver = match &self.program {
+            Program::Bpf { events } => Driver::Bpf {
+                events: if reads { events } else { &[] },
+                map: counters
+                    .iter()
+                    .filter_map(|c| match &c.route {
+                        Route::PerfEvent { event, cpu } => {
+                            let index = events.iter().position(|e| e == event)?;
+                            Some((*cpu as u32, index))
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+            },
+            Program::Ksample { module } => Driver::Ksample {
+                module,
+                mode: if reads { Mode::Read } else { Mode::Null },
+                hz,
+                wanted: counters
+                    .iter()
+                    .filter_map(|c| match &c.route {
+                        Route::Ksample { package, msr, .. } => Some((*package, *msr)),
+                        _ => None,
+                    })
+                    .collect(),
+                // the first domain's package; its records write the lines
+                lead: self.counters.first().and_then(|c| c.package).unwrap_or(0),
+            },
+        };
+        InKernelSetup {
+            driver,
+            cpus: &self.cpus,
+            domains: counters.iter().map(|c| c.domain.clone()).collect(),
+            yields_energy: if reads { yields_energy } else { Vec::new() },
+        }
+    }
+
+    /// The null sampler's kind: "bare bpf_timer program", "bare hrtimer
+    /// (ksample, no read)".
+    pub fn null_kind(&self) -> &'static str {
+        match self.program {
+            Program::Bpf { .. } => "bare bpf_timer program",
+            Program::Ksample { .. } => "bare hrtimer (ksample, no read)",
+        }
     }
 }
 
@@ -97,6 +149,7 @@ pub fn discover(
             &Cpus::from_env().packages_or_first(),
         ),
         Mechanism::Perf | Mechanism::Ebpf => perf_counters(&roots::PMU.path(), &roots::CPU.path()),
+        Mechanism::Kernel => ksample_counters(&roots::KSAMPLE.path(), &cpu_signature()),
     }
 }
 
@@ -135,10 +188,10 @@ fn domain_of(c: &Counter) -> (String, String) {
     (c.domain.source.clone(), c.domain.name.clone())
 }
 
-/// The counters to read: msr leaves out MSRs that fault (an error if every
-/// one does); elsewhere a counter that cannot be read is an error.
+/// The counters to read: msr and kernel leave out MSRs that fault (an error
+/// if every one does); elsewhere a counter that cannot be read is an error.
 fn readable(mechanism: Mechanism, found: &Counters) -> Result<Vec<Counter>, String> {
-    if mechanism == Mechanism::Msr {
+    if matches!(mechanism, Mechanism::Msr | Mechanism::Kernel) {
         let ok: Vec<Counter> = found.readable().cloned().collect();
         if ok.is_empty() {
             return Err(rbench::discovery::no_rapl_msr_message(&cpu_signature()));
@@ -152,21 +205,25 @@ fn readable(mechanism: Mechanism, found: &Counters) -> Result<Vec<Counter>, Stri
 }
 
 /// The report's label of the counters: zone ids (or the stand-in file),
-/// MSR addresses, perf event label.
+/// MSR addresses (for kernel each once: every package reads the same),
+/// perf event label.
 fn label(counters: &[Counter], stand_in: bool) -> String {
     let events = unique_events(counters);
     if !events.is_empty() {
         return events_label(&events);
     }
-    counters
-        .iter()
-        .map(|c| match &c.route {
+    let mut parts: Vec<String> = Vec::new();
+    for c in counters {
+        let part = match &c.route {
             Route::File { path } if stand_in => path.clone(),
             Route::Register { register, .. } => register.target(),
+            Route::Ksample { msr, .. } if parts.contains(&msr_hex(*msr)) => continue,
+            Route::Ksample { msr, .. } => msr_hex(*msr),
             _ => c.domain.source.clone(),
-        })
-        .collect::<Vec<_>>()
-        .join(",")
+        };
+        parts.push(part);
+    }
+    parts.join(",")
 }
 
 /// The perf events of `counters`, each once, in order.
@@ -201,10 +258,19 @@ pub fn open(args: &Args) -> Result<Opened, String> {
     }
     let Counters { counters, stand_in } = chosen;
     let label = label(&counters, stand_in.is_some());
-    if mechanism == Mechanism::Ebpf {
-        return Ok(Opened::InKernel(InKernel {
-            cpus: counter_cpus(&counters),
+    let program = match mechanism {
+        Mechanism::Ebpf => Some(Program::Bpf {
             events: unique_events(&counters),
+        }),
+        Mechanism::Kernel => Some(Program::Ksample {
+            module: Module::at(&roots::KSAMPLE.path()),
+        }),
+        _ => None,
+    };
+    if let Some(program) = program {
+        return Ok(Opened::InKernel(InKernel {
+            program,
+            cpus: counter_cpus(&counters),
             label,
             stand_in,
             counters,

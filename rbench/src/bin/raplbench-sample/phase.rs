@@ -1,8 +1,10 @@
 //! One phase (one window) of a run: the sampler (or its null twin) sampling
 //! until the phase ends. A user-space mechanism runs a ticking thread
-//! (ticker.rs); ebpf runs the in-kernel BPF program and drains it
-//! (ebpf_drain.rs). Both feed the writer thread (writer.rs), and the phase
-//! ends after its time, or when COMMAND exits, or on SIGINT/SIGTERM.
+//! (ticker.rs); ebpf and kernel start an in-kernel sampler (the BPF
+//! program, the ksample module's timers) and drain it (drain.rs,
+//! ebpf_drain.rs, ksample_drain.rs). Both feed the writer thread
+//! (writer.rs), and the phase ends after its time, or when COMMAND exits,
+//! or on SIGINT/SIGTERM.
 //!
 //! The phase's clock starts once the producer runs (its timer armed, its
 //! ring buffer attached): the start time and the process's CPU time are
@@ -11,6 +13,7 @@
 
 use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use rbench::ebpf::{BpfConfig, BpfSampler};
+use rbench::ksample::{value_slots, Mode, Module};
 use rbench::CounterSource;
 use std::os::fd::OwnedFd;
 use std::process::Command;
@@ -18,9 +21,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Barrier};
 
+use crate::drain::ValueMap;
 use crate::ticker::{monotonic_ns, TickerSetup};
 use crate::writer::{cpu_now, CsvOut, ExtraCpu};
-use crate::{batch, ebpf_drain, signals, ticker, writer, Fail};
+use crate::{batch, ebpf_drain, ksample_drain, signals, ticker, writer, Fail};
 
 /// What one phase measured.
 #[derive(Debug)]
@@ -38,7 +42,7 @@ pub struct Ran {
     pub producer: ticker::TickerStats,
     /// What the writer counted.
     pub stats: writer::PhaseStats,
-    /// ebpf: what drives the program.
+    /// ebpf: what drives the program (None for the others).
     pub trigger: Option<String>,
 }
 
@@ -104,7 +108,7 @@ struct Running<P> {
     writer: std::thread::JoinHandle<(writer::PhaseStats, Option<CsvOut>)>,
     started: std::sync::mpsc::Receiver<Result<(), String>>,
     extra_cpu_ns: Option<ExtraCpu>,
-    /// The ticker's timer, to wake it when the phase stops (None: ebpf).
+    /// The ticker's timer, to wake it when the phase stops (None: a drain).
     timer: Option<Arc<OwnedFd>>,
 }
 
@@ -129,7 +133,7 @@ impl<P> Running<P> {
         };
         let wall_ns = monotonic_ns() - start_ns;
         self.stop.store(true, Ordering::Relaxed);
-        self.producer.thread().unpark(); // the ebpf drain sleeps parked
+        self.producer.thread().unpark(); // a drain sleeps parked
         if let Some(timer) = &self.timer {
             ticker::wake(timer); // the ticker waits on its timer for up to a period
         }
@@ -237,22 +241,59 @@ pub fn run_ticked(
     .finish(until)
 }
 
-/// What the BPF program samples, and which of its values are written.
+/// What samples in the kernel, and which of its values are written.
+pub enum Driver<'a> {
+    /// The BPF program, reading these perf events, each once; per domain,
+    /// the CPU whose samples carry it and the index of its value.
+    Bpf {
+        /// The perf events.
+        events: &'a [rbench::perf::PerfEventSpec],
+        /// Per domain, (CPU, value index).
+        map: Vec<(u32, usize)>,
+    },
+    /// The ksample module's timers, started in `mode` at `hz`; per domain,
+    /// the (package, MSR) it is (its value slot is known once started).
+    Ksample {
+        /// The module's files.
+        module: &'a Module,
+        /// Read, or the null sampler.
+        mode: Mode,
+        /// The rate.
+        hz: u32,
+        /// Per domain, (package, MSR).
+        wanted: Vec<(u32, u32)>,
+        /// The package whose records are written.
+        lead: u32,
+    },
+}
+
+/// What an in-kernel phase samples.
 pub struct InKernelSetup<'a> {
-    /// The perf events, each once.
-    pub events: &'a [rbench::perf::PerfEventSpec],
-    /// The CPUs they are sampled on (the first one's samples are written).
+    /// What samples.
+    pub driver: Driver<'a>,
+    /// The CPUs the timers run on (for ebpf the first one's samples are
+    /// written).
     pub cpus: &'a [usize],
-    /// The written domains and where each comes from.
+    /// The written domains.
     pub domains: Vec<rbench::Domain>,
-    /// Per domain, the CPU and the index of its value in a sample.
-    pub map: Vec<(u32, usize)>,
     /// Per domain, whether its delta_j is energy.
     pub yields_energy: Vec<bool>,
 }
 
-/// Starts the BPF program on `setup.cpus` and drains it until `until`;
-/// what was measured (with the trigger) and the output.
+/// The thread's body of a drain: it takes the stop flag, the batches, the
+/// start-up channel and the barrier it meets the writer at.
+type DrainBody = Box<
+    dyn FnOnce(
+            &AtomicBool,
+            batch::ProducerEnds,
+            std::sync::mpsc::SyncSender<Result<(), String>>,
+            Arc<Barrier>,
+        ) -> ticker::TickerStats
+        + Send,
+>;
+
+/// Starts the in-kernel sampler of `setup.driver` and drains it until
+/// `until`; what was measured (with the BPF trigger) and the output.
 pub fn run_in_kernel(
     setup: InKernelSetup,
     output: Option<CsvOut>,
@@ -260,30 +301,21 @@ pub fn run_in_kernel(
     until: &Until,
     banner: Option<String>,
 ) -> Result<(Ran, Option<CsvOut>), Fail> {
-    let config = BpfConfig {
-        period_ns,
-        cpus: Some(setup.cpus.to_vec()),
-        emit_samples: true,
-        ..BpfConfig::default()
+    let (body, extra, trigger) = match setup.driver {
+        Driver::Bpf { events, map } => start_bpf(events, map, setup.cpus, period_ns)?,
+        Driver::Ksample {
+            module,
+            mode,
+            hz,
+            wanted,
+            lead,
+        } => start_ksample(module, mode, hz, &wanted, lead)?,
     };
-    let sampler =
-        Arc::new(BpfSampler::start(setup.events, &config).map_err(|e| Fail::Setup(e.to_string()))?);
-    let trigger = sampler.trigger().to_string();
-    let domains = setup.domains;
-    let (producer_ends, writer_ends) = batch::pool(domains.len());
+    let (producer_ends, writer_ends) = batch::pool(setup.domains.len());
     let done = Arc::new(Barrier::new(2));
-    // the program's own time in its callbacks: not in any thread's schedstat
-    let busy = sampler.clone();
-    let busy_cpus = setup.cpus.to_vec();
-    let extra: ExtraCpu = Arc::new(move || {
-        busy_cpus
-            .iter()
-            .map(|&cpu| busy.tick_counts(cpu).map_or(0, |t| t.busy_ns))
-            .sum()
-    });
     let writer = start_writer(
         period_ns,
-        domains,
+        setup.domains,
         setup.yields_energy,
         output,
         Some(extra.clone()),
@@ -292,19 +324,15 @@ pub fn run_in_kernel(
     );
     let stop = Arc::new(AtomicBool::new(false));
     let (started_tx, started) = sync_channel(1);
-    let (stop_flag, drained) = (stop.clone(), sampler.clone());
-    let map = ebpf_drain::ValueMap {
-        domains: setup.map,
-        lead: setup.cpus.first().map_or(0, |&c| c as u32),
-    };
+    let stop_flag = stop.clone();
     let producer = std::thread::Builder::new()
         .name("drain".into())
-        .spawn(move || {
-            let stats = ebpf_drain::run(&drained, map, &stop_flag, producer_ends, started_tx, done);
-            (stats, ())
-        })
+        .spawn(move || (body(&stop_flag, producer_ends, started_tx, done), ()))
         .expect("spawn the drain thread");
-    let banner = banner.map(|b| format!("{b} ({trigger})"));
+    let banner = banner.map(|b| match &trigger {
+        Some(trigger) => format!("{b} ({trigger})"),
+        None => b,
+    });
     let ((), mut ran, output) = Running {
         banner,
         stop,
@@ -315,6 +343,68 @@ pub fn run_in_kernel(
         timer: None,
     }
     .finish(until)?;
-    ran.trigger = Some(trigger);
+    ran.trigger = trigger;
     Ok((ran, output))
+}
+
+/// Loads and starts the BPF program on `cpus`: the drain, the callbacks'
+/// own time (not in any thread's schedstat), and the trigger.
+fn start_bpf(
+    events: &[rbench::perf::PerfEventSpec],
+    map: Vec<(u32, usize)>,
+    cpus: &[usize],
+    period_ns: u64,
+) -> Result<(DrainBody, ExtraCpu, Option<String>), Fail> {
+    let config = BpfConfig {
+        period_ns,
+        cpus: Some(cpus.to_vec()),
+        emit_samples: true,
+        ..BpfConfig::default()
+    };
+    let sampler =
+        Arc::new(BpfSampler::start(events, &config).map_err(|e| Fail::Setup(e.to_string()))?);
+    let trigger = sampler.trigger().to_string();
+    let busy = sampler.clone();
+    let busy_cpus = cpus.to_vec();
+    let extra: ExtraCpu = Arc::new(move || {
+        busy_cpus
+            .iter()
+            .map(|&cpu| busy.tick_counts(cpu).map_or(0, |t| t.busy_ns))
+            .sum()
+    });
+    let map = ValueMap {
+        domains: map,
+        lead: cpus.first().map_or(0, |&c| c as u32),
+    };
+    let body: DrainBody = Box::new(move |stop, ends, started, done| {
+        ebpf_drain::run(&sampler, map, stop, ends, started, done)
+    });
+    Ok((body, extra, Some(trigger)))
+}
+
+/// Starts the ksample module's timers (stopped again by the guard the
+/// drain owns, whatever happens next): the drain and the callbacks' own
+/// time, the sum of the packages' busy_ns in the control file.
+fn start_ksample(
+    module: &Module,
+    mode: Mode,
+    hz: u32,
+    wanted: &[(u32, u32)],
+    lead: u32,
+) -> Result<(DrainBody, ExtraCpu, Option<String>), Fail> {
+    let setup = |e: rbench::Error| Fail::Setup(e.to_string());
+    let running = module.start(mode, hz).map_err(setup)?;
+    // the value slots of this start's records
+    let status = module.status().map_err(setup)?;
+    let map = ValueMap {
+        domains: value_slots(&status, wanted).map_err(setup)?,
+        lead,
+    };
+    let msrs: Vec<Vec<u32>> = status.packages.iter().map(|p| p.msrs.clone()).collect();
+    let busy = module.clone();
+    let extra: ExtraCpu = Arc::new(move || busy.status().map_or(0, |s| s.busy_ns()));
+    let body: DrainBody = Box::new(move |stop, ends, started, done| {
+        ksample_drain::run(running, msrs, map, stop, ends, started, done)
+    });
+    Ok((body, extra, None))
 }
