@@ -196,6 +196,10 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
         matrix = pd.DataFrame(np.nan, index=tools, columns=[f"NAS {b}" for b in benches])
         for r in rows:
             matrix.loc[r["op"], f"NAS {r.get('target')}"] = r["median"]
+        # a tool whose design a mechanism of this report follows says which
+        designs = {registry.mechanism(m).design: m for m in registry.MECHANISMS}
+        matrix.index = [f"{tool}\n(design of {designs[tool]})" if tool in designs else tool
+                        for tool in matrix.index]
         sns.heatmap(matrix, annot=True, fmt=".2f", cmap="rocket_r", ax=hax, linewidths=0.5,
                     annot_kws={"fontsize": 7.5},
                     cbar_kws={"label": "run-time overhead (%)", "shrink": 0.85})

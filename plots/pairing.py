@@ -34,7 +34,8 @@ SOURCE_NOTES = {
         "midpoint; CPU placement not stated"),
     "Diamond & Stoico 2026, Table 1": (
         "relative overhead of the median run time of a NAS benchmark with the tool sampling "
-        "RAPL at 1 kHz, over the median without any tool, 15 runs each; Intel 8809G"),
+        "RAPL at 1 kHz, over the median without any tool, 15 runs each; Intel 8809G "
+        "(NUC8i7HVK), NixOS 24.04"),
 }
 
 

@@ -15,6 +15,8 @@ default is the newest run, results/runs/latest. The report goes to
     latency.{md,csv,tex}         latency tables, one per machine
     reference.{md,csv,tex}       published figures beside the local ones
     reference-overhead.{md,csv,tex}  published tool overheads, and the local sampler's
+    reference-design.{md,csv,tex}    the kernel mechanism beside Ref_Rapl_Kernel, the
+                                 published design it follows (measured and published lines)
     machines.{md,csv,tex}        one table keyed by machine, ratios to the reference machine
     sampler.{md,csv,tex}         rates, jitter, missed ticks, CPU per tick (and above the
                                  null loop), overhead

@@ -2,6 +2,9 @@
 
 - reference / reference-overhead: the published figures of the papers beside
   each machine's own;
+- reference-design: a sampler mechanism that follows a published tool's
+  design (the registry's x-design: kernel follows Ref_Rapl_Kernel) beside
+  that tool's published overhead rows, each line saying where it comes from;
 - machines: one table keyed by machine, with ratios to a reference machine.
 
 Cells, captions and footnotes are those of the other tables
@@ -10,7 +13,7 @@ Cells, captions and footnotes are those of the other tables
 
 import math
 
-from results import liveness
+from results import liveness, registry, sampler
 from results import table as text_table
 from results.table import DASH, sig3
 
@@ -205,8 +208,11 @@ def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
         benches = list(dict.fromkeys(r.get("target") or "" for r in rows))
         cell = {(r["op"], r.get("target") or ""): r for r in rows}
         body, records = [], []
+        designs = {registry.mechanism(m).design: m for m in registry.MECHANISMS}
         for tool in tools:
-            line = [tool]
+            # a tool whose design a mechanism follows points to the table beside it
+            line = [f"{tool} (design of {designs[tool]}, compared in reference-design)"
+                    if tool in designs else tool]
             for bench in benches:
                 r = cell.get((tool, bench))
                 line.append(DASH if r is None or r["median"] is None else f"{r['median']:.2f}")
@@ -229,7 +235,157 @@ def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
         table = local_overhead_table(run)
         if table is not None:
             tables.append(table)
+    for m in registry.MECHANISMS:
+        table = design_table(runs, refs, m)
+        if table is not None:
+            tables.append(table)
     return tables
+
+
+# ---- a mechanism beside the published tool whose design it follows -----------------------
+
+DESIGN_CSV = ["kind", "machine", "hypervisor", "source", "sampler", "workload", "placement",
+              "time", "overhead_pct", "ci95_low", "ci95_high", "n", "ci_contains_zero",
+              "resolved", "resolution_note", "sampler_cpu_us_above_null",
+              "above_null_ci95_low", "above_null_ci95_high", "status", "stand_in", "liveness",
+              "reason", "what"]
+NOT_PUBLISHED = "not published"
+ZERO_NOTE = ("its 95% CI contains 0: at this n no slowdown can be told apart from none "
+             "(nor a speed-up)")
+NO_MECHANISM_NOTE = ("this run has no row of the {mechanism} mechanism (run before it "
+                     "existed, or without its steps)")
+NO_OVERHEAD_NOTE = "the overhead experiment has no row of {mechanism} in this run"
+PUBLISHED_NOTE = ("published, not measured here: {source}, as printed, on the paper's "
+                  "machine and NAS benchmarks, not this report's")
+PUBLISHED_NO_CI = ("the paper prints a median of 15 runs with the tool over a median of 15 "
+                   "without, and no confidence interval: whether it differs from 0 cannot be "
+                   "told from the table")
+
+
+def contains_zero(row: dict | None) -> bool | None:
+    """Whether an ok row's 95% CI contains 0 (None without a CI)."""
+    lo, hi = number(row, "ci95_low"), number(row, "ci95_high")
+    if lo is None or hi is None:
+        return None
+    return lo <= 0 <= hi
+
+
+def _overhead_cell(row: dict | None, notes: Notes) -> str:
+    """median (CI), with a mark when the CI contains 0."""
+    cell = median_ci(row)
+    return with_mark(cell, notes.mark(ZERO_NOTE)) if contains_zero(row) else cell
+
+
+def _local_design_lines(run: Run, mechanism: str, notes: Notes):
+    """(body lines, records) of `mechanism` in `run`: one line per placement of
+    its overhead rows; one line saying why there is none otherwise."""
+    mine = [r for r in run.rows if r["path"] == "sampler" and r["op"] == mechanism]
+    rate = next((r for r in mine if r["metric"] == "rate_hz"
+                 and sampler.role(r) == sampler.SAMPLER), None)
+    above = labels.above_null_row(run.rows, mechanism)
+    source = f"measured here: {run.label}"
+    name = f"{mechanism} (raplbench-sample)"
+    groups: dict[tuple, dict[str, dict]] = {}
+    for r in sorted((r for r in mine if r["metric"] == "overhead_pct"), key=text_table.sort_key):
+        groups.setdefault((labels.overhead_placement(r), r["cpu"]), {})[
+            labels.overhead_measure(r)] = r
+    body, records = [], []
+    base = {"kind": "measured", "machine": run.label, "hypervisor": run.machine.get("hypervisor"),
+            "source": None, "sampler": mechanism, "what": LOCAL_OVERHEAD_WHAT,
+            "sampler_cpu_us_above_null": number(above, "median"),
+            "above_null_ci95_low": number(above, "ci95_low"),
+            "above_null_ci95_high": number(above, "ci95_high")}
+    if not groups:
+        why = (NO_MECHANISM_NOTE if not mine else NO_OVERHEAD_NOTE).format(mechanism=mechanism)
+        if rate is not None and rate["status"] != "ok":
+            words = [row_notes(rate, notes)]
+        else:
+            words = [with_mark("not measured", notes.mark(why))]
+        body.append([source, name, DASH, DASH, DASH, DASH, DASH,
+                     median_ci(above) if above is not None else DASH, "; ".join(words)])
+        records.append({**base, "status": rate["status"] if rate else None,
+                        "reason": rate.get("reason") if rate and rate["status"] != "ok" else why})
+        return body, records
+    for (where, cpu), by in groups.items():
+        wall, cpu_row = by.get("wall time"), by.get("CPU time")
+        first = wall or cpu_row
+        words = [row_notes(first, notes)]
+        if rate is not None and rate["status"] != "ok" and rate.get("reason") != first.get("reason"):
+            words.append("self-report: " + row_notes(rate, notes))
+        target = first.get("target") or ""
+        # "<workload>: wall time"; rows from before the placements name what was sampled
+        workload = target.rsplit(": ", 1)[0] if where is not None else DASH
+        body.append([source, name, workload, DASH if where is None else f"{where} (CPU {cpu})",
+                     _overhead_cell(wall, notes), _overhead_cell(cpu_row, notes),
+                     str(first["n"]) if first["status"] == "ok" else DASH,
+                     median_ci(above) if above is not None else DASH,
+                     "; ".join(w for w in words if w)])
+        for measure, r in by.items():
+            res = r.get("resolution") or {}
+            records.append({**base, "workload": r.get("target"), "placement": where,
+                            "time": measure, "overhead_pct": number(r, "median"),
+                            "ci95_low": number(r, "ci95_low"), "ci95_high": number(r, "ci95_high"),
+                            "n": r["n"], "ci_contains_zero": contains_zero(r),
+                            "resolved": res.get("resolved"),
+                            "resolution_note": text_table.unresolved_note(r),
+                            "status": r["status"], "stand_in": r.get("stand_in"),
+                            "liveness": verdict_cell(r), "reason": r.get("reason")})
+    return body, records
+
+
+def design_table(runs: list[Run], refs: list[dict], mechanism: str) -> Table | None:
+    """`mechanism` (its overhead rows in every run that has sampler rows)
+    beside the published overhead rows of the tool whose design it follows
+    (the registry's x-design), one line each, labelled measured here or
+    published. None when the mechanism follows no published design, or
+    neither side has a row."""
+    tool = registry.mechanism(mechanism).design
+    if tool is None:
+        return None
+    published = [r for r in refs if r["metric"] == "overhead_pct" and r["op"] == tool]
+    local_runs = [run for run in runs if any(r["path"] == "sampler" for r in run.rows)]
+    if not published and not local_runs:
+        return None
+    notes, body, records = Notes(), [], []
+    for run in local_runs:
+        lines, recs = _local_design_lines(run, mechanism, notes)
+        body += lines
+        records += recs
+    for ref in published:
+        label = source_label(ref)
+        machine = labels.machine_name(ref["machine"])
+        source_mark = notes.mark(PUBLISHED_NOTE.format(source=label),
+                                 pairing.source_note(label) or ref["source"])
+        body.append([f"published: {label}", tool, f"NAS {ref.get('target')}", "not stated",
+                     with_mark(f"{ref['median']:.2f} %", notes.mark(PUBLISHED_NO_CI)),
+                     NOT_PUBLISHED, str(ref["n"]) if ref.get("n") else DASH, NOT_PUBLISHED,
+                     with_mark("published", source_mark)])
+        records.append({"kind": "published", "machine": machine, "hypervisor": None,
+                        "source": ref["source"], "sampler": tool,
+                        "workload": f"NAS {ref.get('target')}", "time": "run time",
+                        "overhead_pct": ref["median"], "n": ref["n"] or None,
+                        "ci_contains_zero": None, "status": ref["status"],
+                        "what": PUBLISHED_OVERHEAD_WHAT})
+    title = registry.mechanism(mechanism).title
+    caption = (f"The {mechanism} mechanism ({title}) follows the design of {tool}; each line "
+               f"says where it comes from. Measured here: {LOCAL_OVERHEAD_WHAT} at 1 kHz, "
+               f"the sampler pinned to the workload's CPU or another (for an in-kernel "
+               f"mechanism only its drain thread: its timer runs where the kernel runs it); "
+               f"the median of its pairs with a distribution-free 95% CI of the median; "
+               f"\"above null\" is its own CPU per tick above its bare timer, from its "
+               f"self-report. Published: {PUBLISHED_OVERHEAD_WHAT}, as printed: "
+               f"another machine, other workloads, no confidence interval; it shows what the "
+               f"design cost there, not a figure measured here. A CI that contains 0 cannot "
+               f"tell a slowdown from none; a row that is not resolved is not a finding; a "
+               f"mechanism that could not run here says why.")
+    return Table(
+        name="reference-design", key=f"design-{labels.slug(mechanism)}-{labels.slug(tool)}",
+        title=f"The {mechanism} mechanism beside {tool}, the published design it follows",
+        caption=caption,
+        columns=["source", "sampler", "workload", "sampler on", "wall time (95% CI)",
+                 "CPU time (95% CI)", "n", "CPU/tick above null", "note"],
+        align="lllllrrrl", body=body, footnotes=notes.list(), csv_columns=DESIGN_CSV,
+        records=records)
 
 
 # ---- machines side by side ----------------------------------------------------------------

@@ -89,6 +89,10 @@ def test_sampler_axes_have_units(runs, refs):
     fig = figures.overhead_figure(runs, refs)
     assert fig.axes[0].get_ylabel() == "slowdown of the workload (%)"
     assert "Diamond & Stoico 2026, Table 1" in fig.axes[1].get_title()
+    # the kernel mechanism among the local ones; the tool whose design it follows named
+    assert "kernel" in [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    tools = [t.get_text() for t in fig.axes[1].get_yticklabels()]
+    assert "Ref_Rapl_Kernel\n(design of kernel)" in tools and "Ref_Rapl_User" in tools
     plt.close(fig)
 
 

@@ -26,8 +26,9 @@ EXPECTED_FILES = {
     "latency-file-reads.png", "latency-perf-ebpf.png",
     "ladder-intel-xeon-gold-6330.png", "ladder-amd-epyc-7702-64-core.png",
     "reference.png", "machines.png", "sampler.png", "overhead.png",
-    *(f"{name}.{ext}" for name in ("latency", "reference", "reference-overhead", "machines",
-                                   "sampler") for ext in ("md", "csv", "tex")),
+    *(f"{name}.{ext}" for name in ("latency", "reference", "reference-overhead",
+                                   "reference-design", "machines", "sampler")
+      for ext in ("md", "csv", "tex")),
 }
 
 # (width, height) in pixels: figsize x 100 dpi, fixed by each figure's inputs.
