@@ -163,7 +163,7 @@ fn sampler_reports_on_this_machine_validate() {
     let empty = tmp("no-powercap");
     std::fs::create_dir_all(&empty).unwrap();
     let mut validated = 0;
-    for mechanism in ["powercap", "msr", "perf", "ebpf"] {
+    for mechanism in ["powercap", "msr", "perf", "ebpf", "kernel"] {
         // powercap on an empty root: the stand-in, whatever this machine has
         let env: &[(&str, &Path)] = if mechanism == "powercap" {
             &[("RAPLBENCH_POWERCAP_ROOT", &empty)]
