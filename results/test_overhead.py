@@ -1,7 +1,9 @@
 """The overhead experiment's background sampler: it is ready once the
 sampler says it samples, whatever it said before (a dead counter is named
 first, and sampling goes on), and a sampler that never starts is an error
-that quotes what it said."""
+that quotes what it said. The kernel mechanism's module is loaded once for
+the whole experiment and always removed; where it cannot load, its rows
+give the load script's reason."""
 
 import os
 import stat

@@ -1,7 +1,9 @@
 """The sampler step: raplbench-sample --report in PAIRS windows per
 mechanism (a full run 10 windows of 1 s, QUICK 10 of 0.1 s), its rows read
 back as written, and the three kinds of its rows (sampler, null sampler,
-above null) told apart by their target."""
+above null) told apart by their target; the kernel mechanism run with the
+ksample module loaded around it (fakes of kbench/load, rmmod and
+/proc/modules: results/test_ksample_module.py)."""
 
 import json
 import stat
