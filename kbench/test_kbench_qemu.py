@@ -82,7 +82,7 @@ def test_results_validate_and_are_tagged_emulated(boot):
     _, _, rows = boot
     assert list(schema.iter_file_errors(RESULTS)) == []
     assert {r["machine"]["hypervisor"] for r in rows} == {"qemu-tcg"}
-    assert {r["harness"] for r in rows} == {"kbench"}
+    assert {r["harness"] for r in rows} == {"kbench", "sampler"}  # the module's, the sampler's
 
 
 def test_rows_cover_every_operation(boot):
@@ -99,6 +99,8 @@ def test_rows_cover_every_operation(boot):
             for kind, _, lines in kbench.sections(boot[0]["report"]) if kind == "op"
             for header in [kbench.parse_op(lines)["header"]] if "batches_cut" in header}
     for r in rows:
+        if r["harness"] != "kbench":
+            continue
         assert r["status"] in ("ok", "unavailable"), r
         if r["status"] == "ok":
             assert r["n"] == kept.get(r["op"], 10), r
@@ -129,6 +131,8 @@ def test_energy_ops_carry_a_liveness_verdict(boot):
         else:
             assert "liveness" not in header and "liveness_probe" not in header, header
     for r in rows:
+        if r["harness"] == "sampler":  # the sampler's own verdicts: test_raplbench_sample_...
+            continue
         if r["path"] == "kinsn" and r["op"] in {f"rdmsr:{m}" for m in ENERGY_MSRS}:
             assert r["liveness"] in kbench.VERDICTS, r
         else:
@@ -232,8 +236,10 @@ def test_ksample_drains_read_every_record_once(boot, label, hz, seconds, values)
     assert (n["gaps"], n["duplicates"], n["never read"], n["overruns"]) == (0, 0, 0, 0), got
     assert n["time regressions"] == 0 and n["queued after"] == 0, got
     assert n["records"] == n["next_seq"] == n["fired"], got
-    # batched: about one read per 100 ms, not one per record
-    assert n["reads"] <= seconds * 10 * 2 + 2, got
+    # batched: a read takes, on average, at least a quarter of the records of
+    # a 100 ms poll (a drain reads until empty, so some reads take the few
+    # records that arrived during the previous one)
+    assert n["records"] / n["reads"] >= hz * 0.1 / 4, got
     # the emulated CPU keeps up with the timer within the periods it counts as missed
     assert n["records"] + n["missed"] >= 0.9 * hz * seconds, got
     lo, hi = (int(x) for x in got["nvalues"].split(".."))
@@ -291,6 +297,8 @@ def test_raplbench_sample_kernel_mechanism_end_to_end(boot, hz):
     print(f"kernel mechanism at {hz} Hz (emulated CPU): rate {rate['median']:.1f} Hz over "
           f"{rate['n']} windows; stderr:\n" + "\n".join(stderr))
     assert rate["status"] == "ok" and 0.5 * hz <= rate["median"] <= 1.1 * hz
+    # the energy MSRs' verdict, as the module read them (TCG: unit MSR 0 -> no-unit)
+    assert rate["liveness"] in kbench.VERDICTS, rate
 
 
 def test_the_sampler_leaves_the_module_stopped_and_refuses_nobody(boot):
