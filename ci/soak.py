@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from results import registry, rows, sampler
+from results import ksample_module, registry, rows, sampler
 
 MECHANISMS = registry.MECHANISMS  # the sampler's, from the schema's registry
 RSS_SLACK_KIB = 1024          # "flat": the end within 1 MiB of the start
@@ -163,7 +163,15 @@ def lost_samples(stderr: str) -> int:
 
 
 def soak_one(mechanism: str, seconds: float, out_dir: Path, stress: bool) -> Soak:
-    """Runs one mechanism at 1 kHz for `seconds` (stress-ng beside it)."""
+    """Runs one mechanism at 1 kHz for `seconds` (stress-ng beside it); the
+    kernel mechanism with the ksample module loaded for it (and removed)."""
+    with ksample_module.around(mechanism, out_dir / "ksample.log") as not_loaded:
+        if not_loaded is not None:
+            return Soak(mechanism, False, why_not=not_loaded.reason)
+        return _soak_loaded(mechanism, seconds, out_dir, stress)
+
+
+def _soak_loaded(mechanism: str, seconds: float, out_dir: Path, stress: bool) -> Soak:
     probe = subprocess.run([str(sampler.BINARY), "--mechanism", mechanism, "--duration", "0.2",
                             "--output", "/dev/null"], capture_output=True, text=True)
     if probe.returncode != 0:

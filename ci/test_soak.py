@@ -75,3 +75,20 @@ def test_a_short_soak_of_one_mechanism(tmp_path):
     assert code == 0 and result["passed"], result
     assert result["lost"] == 0 and result["counters"][0]["samples"] > 500
     assert "| powercap | **pass** (exit 0) | 0 |" in (tmp_path / "soak.md").read_text()
+
+
+def test_the_kernel_mechanism_is_not_run_with_the_reason_the_module_cannot_load(
+        tmp_path, monkeypatch):
+    from results import ksample_module
+    loads = []
+
+    def cannot_load(log=None):
+        loads.append(log)
+        return ksample_module.NotLoaded("unavailable", "the ksample module cannot be loaded "
+                                        "here: no module support")
+    monkeypatch.setattr(ksample_module, "load", cannot_load)
+    monkeypatch.setattr(ksample_module, "is_loaded", lambda: False)
+    result = soak.soak_one("kernel", 1.0, tmp_path, stress=False)
+    assert (result.ran, result.why_not) == (False, "the ksample module cannot be loaded here: "
+                                                   "no module support")
+    assert loads == [tmp_path / "ksample.log"]
