@@ -1,7 +1,7 @@
 """make soak: each sampler mechanism at 1 kHz for a long run under load
 (issue 14; not in CI: ten minutes per mechanism):
 
-    ci/soak [--minutes 10] [--mechanisms powercap,msr,perf,ebpf] [--no-stress]
+    ci/soak [--minutes 10] [--mechanisms powercap,msr,perf,ebpf,kernel] [--no-stress]
             [--out DIR]
 
 For each mechanism that samples on this machine, raplbench-sample runs at
