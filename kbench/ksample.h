@@ -10,7 +10,9 @@
  *   /proc/ksample/control  0600
  *     write, one command per write(2), a trailing newline allowed:
  *       "start <hz>"   sample every package at <hz> (1..10000), reading its
- *                      energy MSRs; EBUSY if already sampling
+ *                      energy MSRs; EBUSY while the process that started
+ *                      the running timers lives (once it is gone, killed
+ *                      before it could stop them, the start takes over)
  *       "null <hz>"    the same timers and records, no MSR read (nvalues 0):
  *                      the null sampler the real one is compared with
  *       "stop"         stop every timer (idempotent); queued records stay
@@ -57,6 +59,7 @@
  *   state: running                   (or stopped)
  *   mode: read                       (or null; the last start's)
  *   rate_hz: 1000                    (the last start's; 0 before any)
+ *   owner_pid: 4242                  (the process of the last start; 0 before any)
  *   record_size: 88
  *   ring_records: 16384
  *   packages: 1

@@ -24,6 +24,9 @@
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/topology.h>
@@ -47,6 +50,10 @@ static bool running;
 static unsigned int rate_hz;
 static bool mode_read = true;
 static unsigned int ring_size;
+/* The process that started the timers: while it lives, a start is EBUSY;
+ * once it is gone (a sampler killed before it could stop them), the next
+ * start stops them and takes over. */
+static struct pid *owner;
 
 static const u32 *energy_msrs(unsigned int *count, u32 *unit_msr)
 {
@@ -158,6 +165,16 @@ static void arm_here(void *data)
 	hrtimer_start(&p->timer, p->first, HRTIMER_MODE_ABS_PINNED_HARD);
 }
 
+static bool owner_alive(void)
+{
+	bool alive;
+
+	rcu_read_lock();
+	alive = pid_task(owner, PIDTYPE_TGID) != NULL;
+	rcu_read_unlock();
+	return alive;
+}
+
 bool ksample_running(void)
 {
 	return running;
@@ -179,8 +196,13 @@ int ksample_start(unsigned int hz, bool read)
 	unsigned int i;
 	int err;
 
-	if (running)
-		return -EBUSY;
+	if (running) {
+		if (owner_alive())
+			return -EBUSY;
+		pr_info("ksample: the process that started sampling (pid %d) is gone: its timers stop, a new start takes over\n",
+			pid_nr(owner));
+		ksample_stop();
+	}
 	for (i = 0; i < npackages; i++) {
 		struct ksample_package *p = &packages[i];
 
@@ -208,6 +230,8 @@ int ksample_start(unsigned int hz, bool read)
 			return err;
 		}
 	}
+	put_pid(owner);
+	owner = get_task_pid(current, PIDTYPE_TGID);
 	return 0;
 }
 
@@ -219,6 +243,7 @@ void ksample_show(struct seq_file *m)
 	seq_printf(m, "state: %s\n", running ? "running" : "stopped");
 	seq_printf(m, "mode: %s\n", mode_read ? "read" : "null");
 	seq_printf(m, "rate_hz: %u\n", rate_hz);
+	seq_printf(m, "owner_pid: %d\n", owner ? pid_nr(owner) : 0);
 	seq_printf(m, "record_size: %zu\n", sizeof(struct ksample_record));
 	seq_printf(m, "ring_records: %u\n", ring_size);
 	seq_printf(m, "packages: %u\n", npackages);
@@ -353,5 +378,7 @@ void ksample_teardown(void)
 		kvfree(packages[i].ring.slots);
 	kfree(packages);
 	packages = NULL;
+	put_pid(owner);
+	owner = NULL;
 	npackages = 0;
 }

@@ -216,11 +216,15 @@ def test_ksample_bad_control_writes_are_einval_and_start_nothing(boot):
     assert found["ksample state after bad writes"] == "stopped"
 
 
-def test_ksample_a_second_start_is_ebusy_and_stop_is_idempotent(boot):
+def test_ksample_a_second_start_is_ebusy_while_its_starter_lives_and_takes_over_after(boot):
     pairs = check_lines(boot[0]["ksample"])
     starts = [v for k, v in pairs if k == "write /proc/ksample/control start 100"]
-    assert starts == ["ok", "EBUSY"]
+    assert starts == ["EBUSY", "ok"]  # while ksample-check samples; after it ended
     assert dict(pairs)["ksample state while sampling"] == "running"
+    # the writer of "start 100" exited at once: "start 200" takes over its timers
+    assert dict(pairs)["write /proc/ksample/control start 200"] == "ok"
+    assert dict(pairs)["ksample rate after a takeover"] == "200"
+    assert "is gone: its timers stop, a new start takes over" in boot[0]["unload"]
     assert [v for k, v in pairs if k == "write /proc/ksample/control stop"] == ["ok", "ok"]
 
 

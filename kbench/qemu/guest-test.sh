@@ -8,7 +8,8 @@
 #   stress   offline CPU, concurrent and interrupted writers, 100 load/unload
 #            cycles, readers racing rmmod
 #   ksample  the in-kernel sampler module: modes, bad control writes,
-#            non-root opens, drains at 1 and 10 kHz and of the null mode
+#            non-root opens, a second start (EBUSY while its starter lives,
+#            a takeover once it is gone), drains at 1 and 10 kHz and of the null mode
 #            (ksample-check), a slow reader on a small ring, raplbench-sample
 #            --mechanism kernel at 1 and 10 kHz (as root and as nobody), a
 #            bad module parameter, rmmod while sampling with a reader polling
@@ -125,10 +126,17 @@ check "ksample state after bad writes" "$(sed -n 's/^state: //p' $C)"
 # a non-root user can open neither file
 $K/kbench-read read-as 65534 $C
 $K/kbench-read read-as 65534 /proc/ksample/records
-# a second start while sampling is EBUSY; stop twice is fine
-$K/kbench-read write $C "start 100"
+# a start while the process that started sampling lives is EBUSY ...
+$K/ksample-check drain owner start 100 2 100 > /dev/null &
+sleep 1
 $K/kbench-read write $C "start 100"
 check "ksample state while sampling" "$(sed -n 's/^state: //p' $C)"
+wait
+# ... and once it is gone (here: a writer that exited), a start takes over;
+# stop twice is fine
+$K/kbench-read write $C "start 100"
+$K/kbench-read write $C "start 200"
+check "ksample rate after a takeover" "$(sed -n 's/^rate_hz: //p' $C)"
 $K/kbench-read write $C "stop"
 $K/kbench-read write $C "stop"
 # drains every 100 ms: every seq read once, nothing dropped

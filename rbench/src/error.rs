@@ -142,10 +142,11 @@ pub enum Error {
         errno: Errno,
     },
 
-    /// "start" refused with EBUSY: the module's timers already run.
+    /// "start" refused with EBUSY: the module's timers run for a process
+    /// that still lives (once it is gone, a start takes over).
     #[error(
-        "{path}: start refused (EBUSY): another sampler is using the ksample module; wait for \
-         it to end (if none runs, one was killed before it could stop the timers: echo stop > \
+        "{path}: start refused (EBUSY): another process is sampling with the ksample module \
+         (its pid is the control file's owner_pid); wait for it to end, or stop it (echo stop > \
          {path})"
     )]
     KsampleBusy {

@@ -332,7 +332,7 @@ mod tests {
         };
         assert!(busy
             .to_string()
-            .contains("another sampler is using the ksample module"));
+            .contains("another process is sampling with the ksample module"));
         let denied = Error::KsamplePermission {
             path: "/proc/ksample/records".into(),
             errno: Errno::EPERM,
