@@ -185,6 +185,15 @@ impl Drain {
             let _ = ends.full.send(batch);
         }
     }
+
+    /// The end of a drain: the last batch handed over, the writer told
+    /// there is no more (hung up), both threads met at `done`; what was counted.
+    pub fn finish(mut self, done: &std::sync::Barrier) -> TickerStats {
+        self.hand_over();
+        self.ends = None;
+        done.wait();
+        self.stats
+    }
 }
 
 #[cfg(test)]

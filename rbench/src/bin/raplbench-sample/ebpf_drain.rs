@@ -84,10 +84,7 @@ pub fn run(
         .filter_map(|&cpu| sampler.tick_counts(cpu).ok())
         .map(|t| t.ring_drops)
         .sum::<u64>();
-    drain.hand_over();
-    drain.ends = None; // hang up
-    done.wait();
-    drain.stats
+    drain.finish(&done)
 }
 
 #[cfg(test)]

@@ -141,10 +141,7 @@ pub fn run(
             drain.stats.first_error.get_or_insert(e.to_string());
         }
     }
-    drain.hand_over();
-    drain.ends = None; // hang up
-    done.wait();
-    drain.stats
+    drain.finish(&done)
 }
 
 #[cfg(test)]
