@@ -20,7 +20,8 @@
 //! thing to read or the reason it cannot run; the benchmark opens and
 //! times each row alike, in the rounds of [`schedule`], and writes the
 //! [`manifest`] that maps its benchmarks onto result rows. The sampler writes its own result rows
-//! ([`schema_row`], [`summary`]).
+//! ([`schema_row`], [`summary`]). [`victim`] is the probe that measures
+//! what reads cost the CPU they target (the `raplbench-victim` binary).
 
 #![warn(missing_docs)]
 
@@ -46,6 +47,7 @@ pub mod summary;
 mod sysfs;
 #[cfg(test)]
 mod testutil;
+pub mod victim;
 
 pub use error::Error;
 pub use source::{CounterSource, Domain, Joined};

@@ -1,0 +1,270 @@
+//! The victim probe: what a neighbour's reads cost the CPU they target.
+//!
+//! A thread pinned to the target CPU spins on TSC reads and records every
+//! gap between consecutive reads above a threshold, as hiccup and jitter
+//! detectors do (sysjitter, hwlatdetect, cyclictest's measuring loop): an
+//! interrupt, an IPI, a VM exit or a preemption on that CPU shows up as a
+//! gap; the loop itself never leaves user space.
+//!
+//! - [`calibrate`]: the TSC frequency against CLOCK_MONOTONIC, the loop's
+//!   own iteration time on this CPU (p50, p99, p99.9) and the threshold
+//!   rule, `max(4 × p99.9, 200 ns)`.
+//! - [`gaps`]: the accounting per second of wall time (cut by TSC
+//!   deadline): stolen time (each gap minus one normal iteration), count,
+//!   p50, p99 and max of the gaps; a bounded, preallocated gap buffer whose
+//!   overflow is counted.
+//! - [`run`] (here): calibration then measurement on the calling thread,
+//!   until the duration has passed or `stop` is set.
+//!
+//! **RDTSC, not RDTSCP or LFENCE;RDTSC.** The loop times itself: between
+//! two reads there is nothing to keep in order but the reads, so a
+//! serialized read buys nothing and lengthens every iteration (LFENCE waits
+//! for the pipeline to drain: tens of cycles), which coarsens the loop's
+//! resolution. An unserialized RDTSC may execute a few tens of cycles early
+//! or late, far below the threshold (≥ 200 ns); sysjitter spins on a plain
+//! RDTSC for the same reason. A read that appears to go backwards is taken
+//! as a zero delta.
+
+pub mod calibrate;
+pub mod gaps;
+
+use core::arch::x86_64::_rdtsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use calibrate::Calibration;
+use gaps::{GapStats, Gaps, Measured};
+
+/// How long the calibration loop runs.
+pub const CALIBRATION_WINDOW: Duration = Duration::from_millis(150);
+/// Gaps kept for the percentiles (8 MiB); more are counted, not kept.
+pub const MAX_GAPS: usize = 1 << 20;
+
+/// What to run.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup {
+    /// The CPU to measure (the calling thread is pinned there).
+    pub cpu: usize,
+    /// How long to measure, seconds (> 0).
+    pub duration_s: f64,
+    /// The threshold, ns, instead of the calibrated rule.
+    pub threshold_ns: Option<f64>,
+    /// Room for this many gaps.
+    pub max_gaps: usize,
+    /// How long to calibrate.
+    pub calibration: Duration,
+}
+
+impl Setup {
+    /// `duration_s` on `cpu` with the defaults.
+    pub fn new(cpu: usize, duration_s: f64) -> Setup {
+        Setup {
+            cpu,
+            duration_s,
+            threshold_ns: None,
+            max_gaps: MAX_GAPS,
+            calibration: CALIBRATION_WINDOW,
+        }
+    }
+}
+
+/// What a run measured.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The calibration.
+    pub calibration: Calibration,
+    /// The threshold applied, ns (whole delta between reads).
+    pub threshold_ns: f64,
+    /// One normal iteration (the calibrated median), subtracted from each
+    /// gap, ns.
+    pub normal_iteration_ns: f64,
+    /// The seconds and the kept gaps, in TSC cycles.
+    pub measured: Measured,
+    /// Whether `stop` ended the run before its duration.
+    pub stopped: bool,
+}
+
+/// Pins the calling thread to `setup.cpu`, calibrates, then measures for
+/// `setup.duration_s` or until `stop` is set (checked every iteration: a
+/// relaxed load of a line no one writes until then). Nothing in the
+/// measuring loop allocates, formats or enters the kernel.
+pub fn run(setup: &Setup, stop: &AtomicBool) -> Result<Probe, crate::Error> {
+    crate::cpu::pin_to_cpu(setup.cpu)?;
+    let calibration = calibrate::calibrate(setup.calibration);
+    let threshold_ns = setup.threshold_ns.unwrap_or(calibration.rule_threshold_ns);
+    let hz = calibration.tsc_ghz * 1e9;
+    let normal = calibration.cycles(calibration.iteration_p50_ns);
+    let run_cycles = (setup.duration_s * hz) as u64;
+    let max_seconds = setup.duration_s.ceil() as usize + 1;
+    let mut gaps = Gaps::new(
+        calibration.cycles(threshold_ns),
+        normal,
+        hz.round() as u64,
+        setup.max_gaps,
+        max_seconds,
+    );
+    let mut stopped = stop.load(Ordering::Relaxed);
+    // SAFETY (every _rdtsc): RDTSC exists on every x86_64 CPU.
+    let mut prev = unsafe { _rdtsc() };
+    gaps.start(prev);
+    let end = prev + run_cycles;
+    while !stopped {
+        let now = unsafe { _rdtsc() };
+        gaps.step(prev, now);
+        prev = now;
+        if now >= end {
+            break;
+        }
+        stopped = stop.load(Ordering::Relaxed);
+    }
+    Ok(Probe {
+        calibration,
+        threshold_ns,
+        normal_iteration_ns: normal as f64 * calibration.ns_per_cycle(),
+        measured: gaps.finish(prev),
+        stopped,
+    })
+}
+
+/// The JSON document of a run (machine-independent fields).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Report {
+    /// The CPU measured.
+    pub cpu: usize,
+    /// The duration asked for, s.
+    pub duration_s: f64,
+    /// The calibration.
+    pub calibration: Calibration,
+    /// The threshold applied to the delta between reads, ns.
+    pub threshold_ns: f64,
+    /// "rule: max(4 x p99.9, 200 ns)" or "--threshold-ns".
+    pub threshold_source: String,
+    /// One normal iteration, subtracted from each gap, ns.
+    pub normal_iteration_ns: f64,
+    /// Per second of wall time (the last one may be shorter).
+    pub seconds: Vec<GapStats>,
+    /// Over the run.
+    pub total: GapStats,
+    /// Gaps counted but not kept for the percentiles (the buffer was full).
+    pub gaps_not_kept: u64,
+    /// The signal that ended the run early, if one did.
+    pub stopped_by: Option<String>,
+}
+
+impl Report {
+    /// The report of `probe`.
+    pub fn new(setup: &Setup, probe: &Probe, stopped_by: Option<String>) -> Report {
+        let (seconds, total) = probe.measured.stats(probe.calibration.ns_per_cycle());
+        Report {
+            cpu: setup.cpu,
+            duration_s: setup.duration_s,
+            calibration: probe.calibration,
+            threshold_ns: probe.threshold_ns,
+            threshold_source: match setup.threshold_ns {
+                Some(_) => "--threshold-ns".into(),
+                None => format!(
+                    "rule: max({} x iteration p99.9, {} ns)",
+                    calibrate::K,
+                    calibrate::FLOOR_NS
+                ),
+            },
+            normal_iteration_ns: probe.normal_iteration_ns,
+            gaps_not_kept: total.not_kept,
+            seconds,
+            total,
+            stopped_by,
+        }
+    }
+
+    /// The human summary: the calibration, one line per second, the total.
+    pub fn summary(&self) -> Vec<String> {
+        let c = &self.calibration;
+        let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+        let mut lines = vec![
+            format!(
+                "CPU {}: TSC {:.4} GHz{}; loop iteration p50 {:.1} ns, p99 {:.1} ns, p99.9 {:.1} ns \
+                 ({} iterations in {} ms); threshold {:.0} ns ({})",
+                self.cpu,
+                c.tsc_ghz,
+                match c.invariant_tsc {
+                    Some(false) => " (not invariant: constant_tsc/nonstop_tsc missing)",
+                    _ => "",
+                },
+                c.iteration_p50_ns,
+                c.iteration_p99_ns,
+                c.iteration_p999_ns,
+                c.iterations,
+                c.window_ns / 1_000_000,
+                self.threshold_ns,
+                self.threshold_source
+            ),
+            "second  wall_ms  stolen_ns  gaps  p50_ns  p99_ns  max_ns".into(),
+        ];
+        let row = |label: String, s: &GapStats| {
+            format!(
+                "{label:>6}  {:>7.1}  {:>9}  {:>4}  {:>6}  {:>6}  {:>6}",
+                s.wall_ns as f64 / 1e6,
+                s.stolen_ns,
+                s.count,
+                opt(s.p50_ns),
+                opt(s.p99_ns),
+                opt(s.max_ns)
+            )
+        };
+        for (i, s) in self.seconds.iter().enumerate() {
+            lines.push(row(i.to_string(), s));
+        }
+        lines.push(row("total".into(), &self.total));
+        if self.gaps_not_kept > 0 {
+            lines.push(format!(
+                "{} gaps did not fit the buffer: counted in stolen, count and max, missing from p50/p99",
+                self.gaps_not_kept
+            ));
+        }
+        if let Some(signal) = &self.stopped_by {
+            lines.push(format!("stopped early by {signal}"));
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_run_on_an_allowed_cpu_is_consistent() {
+        let Some(&cpu) = crate::cpu::allowed_cpus().first() else {
+            return eprintln!("skipped: no CPU to pin to");
+        };
+        let mut setup = Setup::new(cpu, 0.05);
+        setup.calibration = Duration::from_millis(20);
+        let probe = run(&setup, &AtomicBool::new(false)).unwrap();
+        let r = Report::new(&setup, &probe, None);
+        assert!(!probe.stopped);
+        assert!(r.threshold_ns >= r.calibration.iteration_p99_ns);
+        assert!(r.total.wall_ns >= 50_000_000, "{:?}", r.total);
+        assert!(r.total.stolen_ns <= r.total.wall_ns);
+        assert_eq!(
+            r.seconds.iter().map(|s| s.count).sum::<u64>(),
+            r.total.count
+        );
+        assert_eq!(r.summary().len(), 2 + r.seconds.len() + 1);
+    }
+
+    #[test]
+    fn a_stop_set_before_the_run_measures_nothing() {
+        let Some(&cpu) = crate::cpu::allowed_cpus().first() else {
+            return eprintln!("skipped: no CPU to pin to");
+        };
+        let mut setup = Setup::new(cpu, 10.0);
+        setup.calibration = Duration::from_millis(5);
+        setup.threshold_ns = Some(1000.0);
+        let probe = run(&setup, &AtomicBool::new(true)).unwrap();
+        assert!(probe.stopped);
+        assert!(probe.measured.seconds.is_empty());
+        let r = Report::new(&setup, &probe, Some("SIGINT".into()));
+        assert_eq!((r.threshold_ns, r.total.count), (1000.0, 0));
+        assert_eq!(r.threshold_source, "--threshold-ns");
+    }
+}
