@@ -109,7 +109,7 @@ const struct kbench_op *kbench_ops(int *count)
 }
 
 /* cpuid through inline asm: the kernel's cpuid() helpers moved between headers */
-static __always_inline void cpuid_leaf(u32 leaf)
+static __always_inline void kb_cpuid(u32 leaf)
 {
 	u32 a = leaf, b, c = 0, d;
 
@@ -168,7 +168,7 @@ static noinline s64 time_##kind(u32 arg, unsigned int iterations,		\
 DEFINE_OP_TIMER(nop, NOPS(FAST_SMALL), NOPS(FAST_LARGE))
 DEFINE_OP_TIMER(mov, MOVS(FAST_SMALL), MOVS(FAST_LARGE))
 DEFINE_OP_TIMER(rdtsc, RDTSCS(TSC_SMALL), RDTSCS(TSC_LARGE))
-DEFINE_OP_TIMER(cpuid, ONE(cpuid_leaf(arg);), NINE(cpuid_leaf(arg);))
+DEFINE_OP_TIMER(cpuid, ONE(kb_cpuid(arg);), NINE(kb_cpuid(arg);))
 DEFINE_OP_TIMER(rdmsr, ONE(*errs += !!rdmsr_once(arg);), NINE(*errs += !!rdmsr_once(arg);))
 
 static s64 time_batch(const struct kbench_op *op, unsigned int iterations, u64 deadline,
