@@ -1,0 +1,155 @@
+//! Command line of raplbench-victim.
+
+use clap::Parser;
+use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  # 10 s on CPU 1: stolen time and gaps per second on stderr, and a JSON document
+  raplbench-victim --cpu 1 --duration 10 --json victim.json
+
+  # the same with a fixed threshold instead of the calibrated one
+  raplbench-victim --cpu 1 --duration 10 --threshold-ns 500
+
+  # what IPIs cost CPU 1: a neighbour on CPU 0 reads CPU 1's cpuid device
+  taskset -c 0 sh -c 'while :; do dd if=/dev/cpu/1/cpuid bs=16 count=1 status=none >/dev/null; done' &
+  raplbench-victim --cpu 1 --duration 5
+
+A thread pinned to --cpu first runs its loop of TSC reads for 150 ms to
+calibrate: the TSC frequency against CLOCK_MONOTONIC, the loop's iteration
+time (p50, p99, p99.9) and the threshold, max(4 x p99.9, 200 ns). It then
+spins for --duration seconds and records every delta between consecutive
+reads above the threshold: a gap. Per second of wall time (cut by TSC
+deadline): the time stolen (each gap minus one normal iteration, the
+calibrated median), the number of gaps and their p50, p99 and max.
+
+JSON (--json): {cpu, duration_s, calibration{window_ns, tsc_ghz,
+invariant_tsc, iterations, iteration_p50_ns, iteration_p99_ns,
+iteration_p999_ns, rule_threshold_ns}, threshold_ns, threshold_source,
+normal_iteration_ns, seconds:[{wall_ns, stolen_ns, count, p50_ns, p99_ns,
+max_ns, not_kept}], total{the same}, gaps_not_kept, stopped_by}. p50/p99/max
+are null where there was no gap. Up to 1048576 gaps are kept for the
+percentiles; more are still counted, summed and maxed (gaps_not_kept).
+
+Exit status: 0; 2 for bad options (an offline CPU, a CPU outside this
+process's affinity mask, a duration or threshold that is not > 0) or a JSON
+file that cannot be written; 1 when the probe failed. SIGINT and SIGTERM
+stop the run cleanly: what was measured is reported and written.";
+
+/// Measures what the rest of the machine steals from one CPU: a pinned
+/// loop of TSC reads, every gap above a calibrated threshold.
+#[derive(Debug, Parser)]
+#[command(name = "raplbench-victim", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// The CPU to measure (online, in this process's affinity mask)
+    #[arg(long)]
+    pub cpu: usize,
+
+    /// Seconds to measure, after calibration (0 < S <= 86400)
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: f64,
+
+    /// The gap threshold in ns, instead of max(4 x iteration p99.9, 200 ns)
+    #[arg(long, value_parser = parse_threshold)]
+    pub threshold_ns: Option<f64>,
+
+    /// Write the JSON document here
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+fn parse_duration(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
+        _ => Err(format!("'{text}' is not a number of seconds in (0, 86400]")),
+    }
+}
+
+fn parse_threshold(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(ns) if ns.is_finite() && ns > 0.0 && ns <= 1e9 => Ok(ns),
+        _ => Err(format!("'{text}' is not a number of ns in (0, 1e9]")),
+    }
+}
+
+/// Why `cpu` cannot be measured, given the online CPUs and those this
+/// process may run on; None when it can.
+pub fn cpu_problem(cpu: usize, online: &[usize], allowed: &[usize]) -> Option<String> {
+    let list = |cpus: &[usize]| {
+        cpus.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    if !online.contains(&cpu) {
+        Some(format!(
+            "--cpu {cpu}: not an online CPU (online: {})",
+            list(online)
+        ))
+    } else if !allowed.contains(&cpu) {
+        Some(format!(
+            "--cpu {cpu}: not in this process's affinity mask (allowed: {}; see taskset or the cgroup's cpuset)",
+            list(allowed)
+        ))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from([&["raplbench-victim"][..], args].concat())
+    }
+
+    #[test]
+    fn accepts_the_documented_forms() {
+        let a = parse(&["--cpu", "1", "--duration", "0.3"]).unwrap();
+        assert_eq!((a.cpu, a.duration, a.threshold_ns), (1, 0.3, None));
+        let b = parse(&[
+            "--cpu",
+            "0",
+            "--duration",
+            "10",
+            "--threshold-ns",
+            "500",
+            "--json",
+            "v.json",
+        ])
+        .unwrap();
+        assert_eq!(b.threshold_ns, Some(500.0));
+        assert_eq!(b.json, Some(PathBuf::from("v.json")));
+    }
+
+    #[test]
+    fn refuses_bad_options_with_exit_status_2() {
+        for bad in [
+            &["--duration", "1"][..],
+            &["--cpu", "0"],
+            &["--cpu", "-1", "--duration", "1"],
+            &["--cpu", "0", "--duration", "0"],
+            &["--cpu", "0", "--duration", "-2"],
+            &["--cpu", "0", "--duration", "nan"],
+            &["--cpu", "0", "--duration", "inf"],
+            &["--cpu", "0", "--duration", "1", "--threshold-ns", "0"],
+            &["--cpu", "0", "--duration", "1", "--threshold-ns", "x"],
+        ] {
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_cpu_must_be_online_and_allowed() {
+        assert_eq!(cpu_problem(1, &[0, 1], &[0, 1]), None);
+        let offline = cpu_problem(5, &[0, 1], &[0, 1]).unwrap();
+        assert!(
+            offline.contains("not an online CPU (online: 0,1)"),
+            "{offline}"
+        );
+        let masked = cpu_problem(1, &[0, 1], &[0]).unwrap();
+        assert!(masked.contains("affinity mask (allowed: 0;"), "{masked}");
+    }
+}

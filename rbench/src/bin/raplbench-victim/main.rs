@@ -1,0 +1,108 @@
+//! raplbench-victim: the victim probe (rbench::victim) on one CPU: what the
+//! rest of the machine steals from it, per second, as gaps in a pinned loop
+//! of TSC reads.
+//!
+//! Threads: the main thread checks the options, opens the JSON file, then
+//! waits in sigtimedwait (raplbench-sample's signals.rs, shared) for
+//! SIGINT/SIGTERM, which stay blocked in every thread; the probe thread
+//! pins itself to --cpu, calibrates and spins. A stop signal sets a flag
+//! the spinning loop reads every iteration; the run then ends within one
+//! iteration and what it measured is reported and written.
+
+/// A line on stderr, prefixed with the program's name. Never panics (a
+/// closed stderr pipe must not lose the JSON).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "raplbench-victim: {}", format_args!($($arg)*));
+    }};
+}
+
+mod cli;
+#[path = "../raplbench-sample/signals.rs"]
+#[allow(dead_code)]
+mod signals;
+
+use clap::Parser;
+use rbench::cpu::Cpus;
+use rbench::victim::{self, calibrate::monotonic_ns, Report, Setup};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use cli::Args;
+
+/// How often the main thread looks whether the probe has finished.
+const POLL_NS: u64 = 20_000_000;
+
+fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        s => format!("signal {s}"),
+    }
+}
+
+/// Exit status and message.
+fn run(args: Args) -> Result<(), (i32, String)> {
+    let cpus = Cpus::from_env();
+    if let Some(why) = cli::cpu_problem(args.cpu, &cpus.online(), &cpus.allowed()) {
+        return Err((2, why));
+    }
+    let mut json = match &args.json {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .map_err(|e| (2, format!("cannot write --json {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    // blocked first, so that the probe thread inherits the mask and the
+    // main thread takes them in sigtimedwait
+    signals::block_in_this_thread().ok();
+    signals::install().map_err(|e| (2, format!("cannot install signal handlers: {e}")))?;
+
+    let mut setup = Setup::new(args.cpu, args.duration);
+    setup.threshold_ns = args.threshold_ns;
+    let stop = Arc::new(AtomicBool::new(false));
+    let probe = {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("victim".into())
+            .spawn(move || victim::run(&setup, &stop))
+            .map_err(|e| (1, format!("cannot start the probe thread: {e}")))?
+    };
+    let mut stopped_by = None;
+    while !probe.is_finished() {
+        if let signals::Woken::Stop(s) = signals::wait(Some(monotonic_ns() + POLL_NS), monotonic_ns)
+        {
+            stopped_by.get_or_insert(s);
+            stop.store(true, Ordering::Relaxed);
+        }
+    }
+    let probe = match probe.join() {
+        Ok(Ok(probe)) => probe,
+        Ok(Err(e)) => return Err((1, format!("the probe failed: {e}"))),
+        Err(_) => return Err((1, "the probe thread panicked".into())),
+    };
+    // a stop that came after the loop had ended by itself cut nothing short
+    let stopped_by = stopped_by.filter(|_| probe.stopped).map(signal_name);
+    let report = Report::new(&setup, &probe, stopped_by);
+    for line in report.summary() {
+        say!("{line}");
+    }
+    if let (Some(file), Some(path)) = (json.as_mut(), &args.json) {
+        let text = serde_json::to_string_pretty(&report).expect("a report serializes");
+        writeln!(file, "{text}")
+            .and_then(|()| file.sync_all())
+            .map_err(|e| (1, format!("writing --json {} failed: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Args::parse(); // bad options: clap's message, exit status 2
+    if let Err((code, why)) = run(args) {
+        say!("{why}");
+        std::process::exit(code);
+    }
+}
