@@ -8,7 +8,7 @@
 //!
 //! - [`calibrate`]: the TSC frequency against CLOCK_MONOTONIC, the loop's
 //!   own iteration time on this CPU (p50, p99, p99.9) and the threshold
-//!   rule, `max(4 × p99.9, 200 ns)`.
+//!   rule, `max(4 × p99, 200 ns)`.
 //! - [`gaps`]: the accounting per second of wall time (cut by TSC
 //!   deadline): stolen time (each gap minus one normal iteration), count,
 //!   p50, p99 and max of the gaps; a bounded, preallocated gap buffer whose
@@ -137,7 +137,7 @@ pub struct Report {
     pub calibration: Calibration,
     /// The threshold applied to the delta between reads, ns.
     pub threshold_ns: f64,
-    /// "rule: max(4 x p99.9, 200 ns)" or "--threshold-ns".
+    /// "rule: max(4 x p99, 200 ns)" or "--threshold-ns".
     pub threshold_source: String,
     /// One normal iteration, subtracted from each gap, ns.
     pub normal_iteration_ns: f64,
@@ -163,7 +163,7 @@ impl Report {
             threshold_source: match setup.threshold_ns {
                 Some(_) => "--threshold-ns".into(),
                 None => format!(
-                    "rule: max({} x iteration p99.9, {} ns)",
+                    "rule: max({} x iteration p99, {} ns)",
                     calibrate::K,
                     calibrate::FLOOR_NS
                 ),
@@ -211,6 +211,14 @@ impl Report {
                 opt(s.max_ns)
             )
         };
+        if c.interrupted_share > 0.01 {
+            lines.push(format!(
+                "{:.1}% of the calibration's iterations were above the threshold: it was \
+                 interrupted often enough to raise the threshold; calibrate on a quiet CPU \
+                 or give --threshold-ns",
+                100.0 * c.interrupted_share
+            ));
+        }
         for (i, s) in self.seconds.iter().enumerate() {
             lines.push(row(i.to_string(), s));
         }
@@ -249,7 +257,7 @@ mod tests {
             r.seconds.iter().map(|s| s.count).sum::<u64>(),
             r.total.count
         );
-        assert_eq!(r.summary().len(), 2 + r.seconds.len() + 1);
+        assert!(r.summary().len() > 2 + r.seconds.len());
     }
 
     #[test]

@@ -17,7 +17,7 @@ Examples:
 
 A thread pinned to --cpu first runs its loop of TSC reads for 150 ms to
 calibrate: the TSC frequency against CLOCK_MONOTONIC, the loop's iteration
-time (p50, p99, p99.9) and the threshold, max(4 x p99.9, 200 ns). It then
+time (p50, p99, p99.9) and the threshold, max(4 x p99, 200 ns). It then
 spins for --duration seconds and records every delta between consecutive
 reads above the threshold: a gap. Per second of wall time (cut by TSC
 deadline): the time stolen (each gap minus one normal iteration, the
@@ -25,7 +25,8 @@ calibrated median), the number of gaps and their p50, p99 and max.
 
 JSON (--json): {cpu, duration_s, calibration{window_ns, tsc_ghz,
 invariant_tsc, iterations, iteration_p50_ns, iteration_p99_ns,
-iteration_p999_ns, rule_threshold_ns}, threshold_ns, threshold_source,
+iteration_p999_ns, rule_threshold_ns,
+interrupted_share}, threshold_ns, threshold_source,
 normal_iteration_ns, seconds:[{wall_ns, stolen_ns, count, p50_ns, p99_ns,
 max_ns, not_kept}], total{the same}, gaps_not_kept, stopped_by}. p50/p99/max
 are null where there was no gap. Up to 1048576 gaps are kept for the
@@ -49,7 +50,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_duration)]
     pub duration: f64,
 
-    /// The gap threshold in ns, instead of max(4 x iteration p99.9, 200 ns)
+    /// The gap threshold in ns, instead of max(4 x iteration p99, 200 ns)
     #[arg(long, value_parser = parse_threshold)]
     pub threshold_ns: Option<f64>,
 
