@@ -33,6 +33,8 @@
 //! `--threshold-ns` replaces the rule.
 
 use core::arch::x86_64::_rdtsc;
+
+use crate::clock::monotonic_ns;
 use std::time::Duration;
 
 /// K of the threshold rule.
@@ -72,17 +74,6 @@ pub fn histogram_quantile(counts: &[u64], above: u64, q: f64) -> Result<u64, u64
 /// The TSC frequency from two (CLOCK_MONOTONIC ns, TSC) stamps.
 pub fn tsc_hz(a: (u64, u64), b: (u64, u64)) -> f64 {
     (b.1 - a.1) as f64 / (b.0 - a.0) as f64 * 1e9
-}
-
-/// CLOCK_MONOTONIC in ns.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// A (CLOCK_MONOTONIC ns, TSC) pair taken together: the TSC read before and

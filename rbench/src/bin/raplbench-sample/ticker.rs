@@ -46,16 +46,7 @@ pub struct TickerStats {
     pub first_error: Option<String>,
 }
 
-/// CLOCK_MONOTONIC now, in ns.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use rbench::clock::monotonic_ns;
 
 fn timespec(ns: u64) -> libc::timespec {
     libc::timespec {

@@ -24,8 +24,9 @@ mod cli;
 mod signals;
 
 use clap::Parser;
+use rbench::clock::monotonic_ns;
 use rbench::cpu::Cpus;
-use rbench::victim::{self, calibrate::monotonic_ns, Report, Setup};
+use rbench::victim::{self, Report, Setup};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -1,0 +1,14 @@
+//! CLOCK_MONOTONIC, the clock every timestamp of the suite is on (the
+//! samplers' deadlines and samples, the kernel's ktime_get_ns, the victim
+//! probe's TSC calibration).
+
+/// CLOCK_MONOTONIC now, in ns.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
