@@ -175,11 +175,6 @@ static bool owner_alive(void)
 	return alive;
 }
 
-bool ksample_running(void)
-{
-	return running;
-}
-
 void ksample_stop(void)
 {
 	unsigned int i;

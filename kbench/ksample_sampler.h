@@ -59,8 +59,6 @@ void ksample_teardown(void);
 int ksample_start(unsigned int hz, bool read);
 /* Stops every timer and waits for running callbacks. Caller holds the lock. */
 void ksample_stop(void);
-/* Whether the timers run. */
-bool ksample_running(void);
 /* The control file's text. Caller holds the lock. */
 void ksample_show(struct seq_file *m);
 /* Copies up to `room` queued records to `buf`, oldest first, package by
