@@ -45,6 +45,12 @@ WORSE_WHEN = {
     "missed_ticks": HIGHER,
     "overhead_pct": HIGHER,
     "cpu_us_per_sample": HIGHER,
+    "stolen_ns_per_read": HIGHER,
+    "victim_gap_p99_ns": HIGHER,
+    "victim_gap_max_ns": HIGHER,
+    "wakeups_per_s": HIGHER,
+    "busy_pct": HIGHER,
+    "deep_idle_pct": LOWER,   # less time in the deepest C-state: more power
 }
 assert WORSE_WHEN.keys() == rowlib.METRIC_UNITS.keys()
 
@@ -53,8 +59,10 @@ assert WORSE_WHEN.keys() == rowlib.METRIC_UNITS.keys()
 # measurement (latency and cycles: one median per repetition). WINDOWS: one
 # summary per window of one sampler run (the self-report's alternating
 # windows: rate, the window's median interval error, missed ticks, CPU per
-# tick). PAIRS: one difference per pair of adjacent runs (the overhead
-# experiment, the self-report's "above null" rows): a value near 0, whose
+# tick; the victim's gap p99 and max in each window a neighbour ran).
+# PAIRS: one difference per pair of adjacent runs (the overhead experiment,
+# the self-report's "above null" rows, the victim's stolen time and the idle
+# machine's cost above their no-neighbour windows): a value near 0, whose
 # relative change means nothing, so it is judged in the metric's unit.
 REPETITIONS, WINDOWS, PAIRS = "repetitions", "windows", "pairs"
 SAMPLES_ARE = {
@@ -65,6 +73,12 @@ SAMPLES_ARE = {
     "missed_ticks": WINDOWS,
     "cpu_us_per_sample": WINDOWS,
     "overhead_pct": PAIRS,
+    "stolen_ns_per_read": PAIRS,
+    "victim_gap_p99_ns": WINDOWS,
+    "victim_gap_max_ns": WINDOWS,
+    "wakeups_per_s": PAIRS,
+    "busy_pct": PAIRS,
+    "deep_idle_pct": PAIRS,
 }
 assert SAMPLES_ARE.keys() == WORSE_WHEN.keys()
 
@@ -80,6 +94,16 @@ METRIC_RULES = {
     "missed_ticks": {"threshold_pct": 100.0, "threshold_abs": 5.0, "min_effect": 0.474},
     "cpu_us_per_sample": {"threshold_pct": 25.0, "threshold_abs": 2.0, "min_effect": 0.474},
     "overhead_pct": {"threshold_pct": 0.0, "threshold_abs": 3.0},
+    # The victim probe (results/victim.py): stolen time per read is a
+    # difference above the no-reader windows, judged in ns; its gap
+    # percentiles are per window, large moves only. The idle machine's cost
+    # (results/idle_cost.py): differences above the no-sampler windows.
+    "stolen_ns_per_read": {"threshold_pct": 0.0, "threshold_abs": 1000.0},
+    "victim_gap_p99_ns": {"threshold_pct": 100.0, "threshold_abs": 5000.0, "min_effect": 0.474},
+    "victim_gap_max_ns": {"threshold_pct": 200.0, "threshold_abs": 50000.0, "min_effect": 0.474},
+    "wakeups_per_s": {"threshold_pct": 0.0, "threshold_abs": 200.0},
+    "busy_pct": {"threshold_pct": 0.0, "threshold_abs": 1.0},
+    "deep_idle_pct": {"threshold_pct": 0.0, "threshold_abs": 5.0},
 }
 
 # The sampler's self-report has three kinds of row (results/sampler.py,
