@@ -26,9 +26,10 @@ measures the causes, per mechanism and frequency (10, 100, 1000 and
   can beat against; they are kept in the raw file. steal is not busy (the
   hypervisor ran something else).
 - deep_idle_pct: residency of the deepest cpuidle state (the highest-
-  numbered state*/ of each CPU, e.g. C6 on a bare-metal Intel box, "haltpoll
-  idle" in a KVM guest with cpuidle-haltpoll), summed over the CPUs, in % of
-  the machine's CPU time. Unavailable where the kernel exposes no states.
+  numbered state*/ of each CPU that is not disabled, e.g. C6 on a bare-metal
+  Intel box, "haltpoll idle" in a KVM guest with cpuidle-haltpoll), summed
+  over the CPUs, in % of the machine's CPU time. Unavailable where the
+  kernel exposes no states.
 
 Design, as the overhead experiment's (results/overhead.py): for each
 mechanism and frequency, PAIRS pairs of a window with the sampler running
@@ -101,7 +102,7 @@ def window_s(quick: bool) -> float:
 def settle_s(quick: bool) -> float:
     """Seconds between a sampler's readiness (or its exit) and the window's
     first snapshot."""
-    return 0.1 if quick else 0.1
+    return 0.1
 
 
 def frequencies(quick: bool) -> tuple[int, ...]:
@@ -175,7 +176,7 @@ def online_cpus(sys_root: Path) -> list[int]:
 
 def read_cpuidle_states(sys_root: Path, cpu: int) -> list[dict]:
     """The cpuidle states of `cpu` in index order: [{"name", "time_us",
-    "usage"}]; [] where the kernel exposes none."""
+    "usage", "disabled"}]; [] where the kernel exposes none."""
     states = []
     found = glob.glob(str(cpuidle_dir(sys_root, cpu) / "state[0-9]*"))
     for path in sorted(found, key=lambda p: int(os.path.basename(p)[5:])):
@@ -183,10 +184,25 @@ def read_cpuidle_states(sys_root: Path, cpu: int) -> list[dict]:
         try:
             states.append({"name": (p / "name").read_text().strip(),
                            "time_us": int((p / "time").read_text()),
-                           "usage": int((p / "usage").read_text())})
+                           "usage": int((p / "usage").read_text()),
+                           "disabled": _flag(p / "disable")})
         except (OSError, ValueError):
             continue
     return states
+
+
+def _flag(path: Path) -> bool:
+    try:
+        return path.read_text().strip() not in ("", "0")
+    except OSError:
+        return False
+
+
+def deepest(states: list[dict]) -> int:
+    """The index of the deepest state a CPU may enter: the highest-numbered
+    one not disabled (the highest-numbered one when all are)."""
+    enabled = [i for i, s in enumerate(states) if not s.get("disabled")]
+    return enabled[-1] if enabled else len(states) - 1
 
 
 def no_cpuidle_reason(sys_root: Path = SYS) -> str:
@@ -244,6 +260,7 @@ def window(a: dict, b: dict, clk_tck: int | None = None) -> dict:
         if begin is None or len(begin["states"]) != len(end["states"]):
             continue  # a CPU that came or went, or whose states changed
         cpuidle[cpu] = {"wall_us": (end["t_ns"] - begin["t_ns"]) / 1e3,
+                        "deepest": deepest(end["states"]),
                         "states": [{"name": e["name"], "time_us": e["time_us"] - s["time_us"],
                                     "usage": e["usage"] - s["usage"]}
                                    for s, e in zip(begin["states"], end["states"])]}
@@ -255,8 +272,9 @@ def window(a: dict, b: dict, clk_tck: int | None = None) -> dict:
                       for c in cpuidle.values())
         cpu_us = sum(c["wall_us"] for c in cpuidle.values())
         busy_pct = 100.0 * busy_us / 1e6 / wall_s
-        deep_idle_pct = 100.0 * sum(c["states"][-1]["time_us"] for c in cpuidle.values()) / cpu_us
-        names = sorted({c["states"][-1]["name"] for c in cpuidle.values()})
+        deep_idle_pct = 100.0 * sum(c["states"][c["deepest"]]["time_us"]
+                                    for c in cpuidle.values()) / cpu_us
+        names = sorted({c["states"][c["deepest"]]["name"] for c in cpuidle.values()})
         idle_source, deep_state = "cpuidle residency", ", ".join(names)
     else:
         idle_s = (stat.get("idle", 0) + stat.get("iowait", 0)) / clk_tck

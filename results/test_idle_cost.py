@@ -71,7 +71,9 @@ def test_cpuidle_states_of_a_bare_metal_intel_box():
     assert idle_cost.online_cpus(INTEL) == [0, 1]
     got = idle_cost.read_cpuidle_states(INTEL, 0)
     assert [s["name"] for s in got] == ["POLL", "C1", "C6"]
-    assert got[2] == {"name": "C6", "time_us": 58192231, "usage": 40211}
+    assert got[2] == {"name": "C6", "time_us": 58192231, "usage": 40211, "disabled": False}
+    assert idle_cost.deepest(got) == 2
+    assert idle_cost.deepest([{**s, "disabled": s["name"] == "C6"} for s in got]) == 1
 
 
 def test_cpuidle_states_of_this_guest_and_of_a_vm_without_any():
@@ -97,14 +99,15 @@ def test_snapshot_of_fixture_roots(visit):
 
 # --- windows ----------------------------------------------------------------------------------
 
-def snap(t_s, loc, hrtimer, idle_ticks, c6_us=None, poll_us=0, c1_us=0):
+def snap(t_s, loc, hrtimer, idle_ticks, c6_us=None, poll_us=0, c1_us=0, c6_disabled=False):
     """A synthetic snapshot at t_s seconds: 2 CPUs; cpuidle states only when
     c6_us is given (the same on each CPU)."""
     cpuidle = {} if c6_us is None else {
         str(c): {"t_ns": int(t_s * 1e9), "states": [
             {"name": "POLL", "time_us": poll_us, "usage": 0},
             {"name": "C1", "time_us": c1_us, "usage": 0},
-            {"name": "C6", "time_us": c6_us, "usage": 0}]} for c in (0, 1)}
+            {"name": "C6", "time_us": c6_us, "usage": 0, "disabled": c6_disabled}]}
+        for c in (0, 1)}
     return {"t_ns": int(t_s * 1e9), "read_ns": 1000, "interrupts": {"LOC": loc, "ERR": 0},
             "softirqs": {"HRTIMER": hrtimer}, "ncpu": 2, "cpuidle": cpuidle,
             "stat": {"user": 0, "nice": 0, "system": 0, "idle": idle_ticks, "iowait": 0,
@@ -122,6 +125,13 @@ def test_a_window_with_cpuidle_states():
     assert w["deep_idle_pct"] == pytest.approx(90.0)  # 3.6 s of C6 in 4 s of CPU time
     assert (w["idle_source"], w["deep_state"]) == ("cpuidle residency", "C6")
     assert w["cpuidle"]["0"]["states"][2] == {"name": "C6", "time_us": 1_800_000, "usage": 0}
+
+
+def test_a_disabled_deepest_state_is_not_the_deep_state():
+    a = snap(0.0, loc=0, hrtimer=0, idle_ticks=0, c6_us=0, c6_disabled=True)
+    b = snap(1.0, loc=0, hrtimer=0, idle_ticks=0, c6_us=0, c1_us=900_000, c6_disabled=True)
+    w = idle_cost.window(a, b, clk_tck=100)
+    assert w["deep_state"] == "C1" and w["deep_idle_pct"] == pytest.approx(90.0)
 
 
 def test_a_window_without_cpuidle_states_takes_idle_from_proc_stat():
