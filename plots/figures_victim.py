@@ -1,0 +1,386 @@
+"""The victim side (issue 16): what a read costs the CPU it reads, beside
+what it costs the reader, and what a sampler costs an idle machine by
+frequency. The rows are read by victim_rows.py.
+
+- victim_figure: a row per route (path, op, what it reads, the reader's
+  placement as the latency figures name it, where the victim ran); left,
+  the route's reader-side latency (gbench and criterion, median and 95%
+  CI); right, the time stolen from the victim per read, flat out and at
+  1 kHz, median and 95% CI. A route the victim step could not run keeps its
+  row (a grey x, "not measured"); a point whose CI holds 0 is hollow,
+  "within noise".
+- idle_figure: x the sampling frequency (log), a line per mechanism;
+  panels for wakeups per second and busy % above the no-sampler baseline,
+  and the deepest C-state's residency where the machine exposes one (else
+  the panel says it does not).
+"""
+
+from plots.figures_common import (EMULATED_COLOR, EMULATED_FACE, LATENCY_AXIS, NOT_OK_COLOR,
+                                  PLACEMENT_COLORS, darker, figure_legend, log_ticks,
+                                  rung_bands, title_run, wrap)
+
+import math  # noqa: E402
+
+import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
+import numpy as np  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter, SymmetricalLogLocator  # noqa: E402
+
+from results import registry  # noqa: E402
+
+from plots import labels  # noqa: E402
+from plots import victim_rows as vr  # noqa: E402
+from plots.runs import Run  # noqa: E402
+
+_CB = sns.color_palette("colorblind", 10)
+# the neighbour's rate (right panel): not the placement colours of the left panel
+RATE_STYLE = {vr.FLAT_OUT: (_CB[4], "D"), "1000 Hz": (_CB[5], "o")}
+OTHER_RATE_STYLE = (_CB[7], "v")
+HARNESS_MARKERS = {"gbench": "o", "criterion": "s"}
+MECHANISM_COLORS = dict(zip(registry.MECHANISMS, (_CB[0], _CB[1], _CB[2], _CB[3], _CB[4])))
+NOISE_LABEL = "95% CI holds 0: within noise, not resolved (hollow)"
+NOT_MEASURED_LABEL = "not measured: unavailable / error (reason in the table)"
+STOLEN_AXIS = "time stolen from the victim CPU per read (ns)"
+IDLE_WIDTH = 12.0
+
+
+def victim_size(n_routes: list[int]) -> tuple[float, float]:
+    """12 in wide; 0.5 in per route row, plus titles and legend per machine."""
+    return 12.0, 1.9 + sum(1.0 + 0.5 * n for n in n_routes)
+
+
+def idle_size(n_runs: int) -> tuple[float, float]:
+    return IDLE_WIDTH, 1.7 + 3.6 * n_runs
+
+
+# ---- scales --------------------------------------------------------------------------------
+
+def _plain(value: float) -> str:
+    if value == 0:
+        return "0"
+    sign = "−" if value < 0 else ""
+    v = abs(value)
+    text = f"{v:,.0f}".replace(",", "\u2009") if v >= 1 else f"{v:.10f}".rstrip("0")
+    return sign + text
+
+
+def scale_axis(ax, values: list[float], resolved: list[float], axis: str = "x",
+               unit: str = "") -> str:
+    """Set a linear, log or symmetric log scale for `values` (medians and CI
+    bounds); `resolved` are the medians whose CI excludes 0. Log where the
+    positive values span more than 1.5 decades and none is ≤ 0; symmetric
+    log (linear within ±t, t the power of ten at or below the smallest
+    resolved median) where they span it and some are ≤ 0. Returns the
+    words for the axis label ("", "log scale", "symmetric log scale: linear
+    within ±t")."""
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    if not values:
+        return ""
+    hi = max(abs(v) for v in values)
+    positive = [abs(v) for v in resolved if v is not None and v != 0] or [hi]
+    floor = 10 ** math.floor(math.log10(min(positive))) if min(positive) > 0 else 1.0
+    set_scale = ax.set_xscale if axis == "x" else ax.set_yscale
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    if hi <= 0 or hi / floor < 30:
+        return ""
+    set_lim = ax.set_xlim if axis == "x" else ax.set_ylim
+    if min(values) > 0:
+        set_scale("log")
+        set_lim(min(values) / 1.6, hi * 1.6)
+        return "log scale"
+    set_scale("symlog", linthresh=floor, linscale=0.6)
+    set_lim(min(min(values) * 1.8, -floor), max(max(values) * 1.8, floor))
+    target.set_major_locator(SymmetricalLogLocator(base=10, linthresh=floor,
+                                                   subs=(1.0,)))
+    target.set_major_formatter(FuncFormatter(lambda v, _: _plain(v)))
+    target.set_minor_formatter(NullFormatter())
+    return f"symmetric log scale, linear within ±{_plain(floor)}{' ' + unit if unit else ''}"
+
+
+def _errorbar(ax, x, y, row, color, marker, hollow, size=6, horizontal=True, zorder=5):
+    """A median with its 95% CI; hollow (white face, dashed bar) when the CI
+    holds 0."""
+    lo, hi = row["median"] - row["ci95_low"], row["ci95_high"] - row["median"]
+    err = [[max(lo, 0)], [max(hi, 0)]]
+    kwargs = dict(fmt=marker, ms=size, color=color, mec=color, capsize=3, lw=1.6,
+                  mfc="white" if hollow else color, mew=1.4, zorder=zorder)
+    if horizontal:
+        bars = ax.errorbar([row["median"]], [y], xerr=err, **kwargs)
+    else:
+        bars = ax.errorbar([x], [row["median"]], yerr=err, **kwargs)
+    if hollow:
+        for line in bars.lines[2]:
+            line.set_linestyle("--")
+    return bars
+
+
+# ---- the victim figure ---------------------------------------------------------------------
+
+def _route_label(w: vr.Where, stand_in: bool) -> str:
+    what = labels.short_target(w.route)
+    first = f"{w.path} {labels.op_label(w.op)}" + (f" · {what}" if what else "")
+    if stand_in:
+        first += " (stand-in)"
+    place = vr.placement_of(w)
+    cpus = (f"{w.cpu}→{w.target_cpu}" if w.target_cpu is not None
+            else (f"CPU {w.cpu}" if w.cpu is not None else ""))
+    if place == labels.NO_TARGET:
+        second = place + (f" (reader on CPU {w.cpu})" if w.cpu is not None else "")
+    else:
+        second = f"{place} {cpus}"
+    second += f"; {vr.victim_label(w)}"
+    return f"{first}\n{second}"
+
+
+def _routes(run: Run) -> list[tuple[tuple, list[vr.Experiment]]]:
+    """[(route key, its experiments by rate)] of a run's route rows, in order."""
+    found: dict[tuple, list[vr.Experiment]] = {}
+    for e in vr.victim_experiments(run.rows, sampler=False):
+        found.setdefault(vr.route_key(e.where), []).append(e)
+    return list(found.items())
+
+
+def victim_runs(runs: list[Run]) -> list[tuple[Run, list]]:
+    return [(run, routes) for run in runs if (routes := _routes(run))]
+
+
+def _rate_style(label: str):
+    return RATE_STYLE.get(label, OTHER_RATE_STYLE)
+
+
+def victim_figure(runs: list[Run]) -> plt.Figure | None:
+    """Reader-side latency and victim-side stolen time per read, a row per
+    route and victim placement, a pair of panels per machine."""
+    drawn = victim_runs(runs)
+    if not drawn:
+        return None
+    sizes = [len(routes) for _, routes in drawn]
+    fig = plt.figure(figsize=victim_size(sizes), layout="constrained")
+    grid = fig.add_gridspec(len(drawn), 2, height_ratios=[1.0 + 0.5 * n for n in sizes],
+                            width_ratios=(1, 1.15))
+    flags = {"harness": set(), "places": set(), "rates": set(), "noise": False,
+             "not_ok": False, "no_latency": False}
+    for i, (run, routes) in enumerate(drawn):
+        lat = fig.add_subplot(grid[i, 0])
+        stolen = fig.add_subplot(grid[i, 1], sharey=lat)
+        _victim_panels(lat, stolen, run, routes, flags)
+        title_run(lat, run, width=50)
+    fig.suptitle("What a read costs the CPU it reads (victim side) beside what it costs the "
+                 "reader, per route")
+    figure_legend(fig, _victim_legend(flags), ncols=4)
+    return fig
+
+
+def _victim_panels(lat, stolen, run, routes, flags):
+    n = len(routes)
+    ticks = []
+    values, resolved = [], []
+    for y, (key, exps) in enumerate(routes):
+        w = exps[0].where
+        stand_in = any(labels.is_stand_in(e.first) for e in exps)
+        ticks.append(_route_label(w, stand_in))
+        # reader side: the route's latency rows
+        found = vr.latency_rows(run.rows, w)
+        place = vr.placement_of(w)
+        if not any(r["status"] == "ok" for r in found.values()):
+            lat.plot([0.02], [y], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
+                     transform=lat.get_yaxis_transform(), clip_on=False, zorder=4)
+            flags["no_latency"] = True
+        for j, (harness, r) in enumerate(found.items()):
+            if r["status"] != "ok":
+                continue
+            offset = (j - (len(found) - 1) / 2) * 0.22
+            _errorbar(lat, None, y + offset, r, darker(PLACEMENT_COLORS[place], 0.85),
+                      HARNESS_MARKERS.get(harness, "^"), False)
+            flags["harness"].add(harness)
+            flags["places"].add(place)
+        # victim side: stolen ns per read, one mark per rate
+        rates = sorted(exps, key=lambda e: (not e.where.rate_known, e.where.rate_hz is not None,
+                                            e.where.rate_hz or 0))
+        not_ok = []
+        for j, e in enumerate(rates):
+            r = e.get(vr.STOLEN)
+            offset = (j - (len(rates) - 1) / 2) * 0.24
+            label = e.where.rate_label
+            color, marker = _rate_style(label)
+            if r is None or r["status"] != "ok":
+                not_ok.append(label)
+                stolen.plot([0.015], [y + offset], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
+                            transform=stolen.get_yaxis_transform(), clip_on=False, zorder=4)
+                continue
+            noise = vr.within_noise(r)
+            _errorbar(stolen, None, y + offset, r, color, marker, noise)
+            flags["rates"].add(label)
+            flags["noise"] |= noise
+            values += [r["median"], r["ci95_low"], r["ci95_high"]]
+            if not noise:
+                resolved.append(r["median"])
+        if not_ok:
+            flags["not_ok"] = True
+            status = sorted({(e.get(vr.STOLEN) or e.first)["status"] for e in exps
+                             if e.where.rate_label in not_ok})
+            stolen.text(0.04, y, f"not measured ({', '.join(not_ok)}): {'/'.join(status)}, "
+                        "reason in the victim table", transform=stolen.get_yaxis_transform(),
+                        va="center", ha="left", fontsize=7.5, color=NOT_OK_COLOR)
+    for ax in (lat, stolen):
+        rung_bands(ax, n)
+        ax.set_ylim(n - 0.5, -0.5)
+    lat.set_yticks(range(n), ticks, fontsize=7.5)
+    stolen.tick_params(axis="y", labelleft=False)
+    lat.set_xscale("log")
+    log_ticks(lat, "x")
+    lat.set_xlabel(wrap(f"reader side: {LATENCY_AXIS}", 60))
+    words = scale_axis(stolen, values, resolved, unit="ns")
+    stolen.axvline(0, color="0.5", lw=0.8, zorder=1)
+    stolen.set_xlabel(wrap(f"victim side: {STOLEN_AXIS}" + (f" ({words})" if words else ""),
+                           70))
+    stolen.set_title("stolen ns per read: median, 95% CI over pairs of windows", fontsize=9)
+    if run.emulated:
+        for ax in (lat, stolen):
+            ax.set_facecolor(EMULATED_FACE)
+
+
+def _victim_legend(flags):
+    handles = [Patch(facecolor=darker(PLACEMENT_COLORS[p], 0.85), edgecolor="0.3",
+                     label=f"latency, reader on the {p}" if p != labels.NO_TARGET
+                     else f"latency, {p} counter") for p in labels.PLACEMENTS
+               if p in flags["places"]]
+    handles += [Line2D([], [], ls="", marker=HARNESS_MARKERS[h], ms=6, color="0.3",
+                       label=f"{h} latency") for h in vr.LATENCY_HARNESSES if h in flags["harness"]]
+    for label in sorted(flags["rates"], key=lambda s: (s != vr.FLAT_OUT, s)):
+        color, marker = _rate_style(label)
+        handles.append(Line2D([], [], ls="", marker=marker, ms=6, color=color,
+                              label=f"stolen, reader {label}"))
+    if flags["noise"]:
+        handles.append(Line2D([], [], ls="--", marker="o", ms=6, mfc="white", color="0.3",
+                              label=NOISE_LABEL))
+    if flags["not_ok"] or flags["no_latency"]:
+        handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
+                              label=NOT_MEASURED_LABEL))
+    return handles
+
+
+# ---- the idle figure -----------------------------------------------------------------------
+
+IDLE_PANELS = ((vr.WAKEUPS, "wakeups per second above baseline",
+                "Wakeups: interrupts + softirqs"),
+               (vr.BUSY, "busy % of one CPU above baseline",
+                "CPU time of the whole machine"),
+               (vr.DEEP_IDLE, "deepest C-state residency above baseline (% of CPU time)",
+                "Deep idle (C-state residency)"))
+
+
+def idle_runs(runs: list[Run]) -> list[tuple[Run, list[vr.Experiment]]]:
+    return [(run, exps) for run in runs if (exps := vr.idle_experiments(run.rows))]
+
+
+def _baseline_text(exps, metric) -> str:
+    values = [vr.baseline(e.get(metric)) for e in exps]
+    values = [v for v in values if v is not None]
+    if not values:
+        return ""
+    unit = next(e.get(metric)["unit"] for e in exps if vr.baseline(e.get(metric)) is not None)
+    return f" (baseline {_plain(float(np.median(values)))} {unit})"
+
+
+def idle_figure(runs: list[Run]) -> plt.Figure | None:
+    """Wakeups and busy % above baseline against the sampling frequency, a
+    line per mechanism, a row of panels per machine."""
+    drawn = idle_runs(runs)
+    if not drawn:
+        return None
+    deep = any(e.get(vr.DEEP_IDLE) is not None for _, exps in drawn for e in exps)
+    ncols = 3 if deep else 2
+    fig, axes = plt.subplots(len(drawn), ncols, figsize=idle_size(len(drawn)), squeeze=False,
+                             layout="constrained")
+    flags = {"mechanisms": {}, "noise": False, "unavailable": set()}
+    for i, (run, exps) in enumerate(drawn):
+        for j, (metric, ylabel, title) in enumerate(IDLE_PANELS[:ncols]):
+            _idle_panel(axes[i, j], run, exps, metric, ylabel, title, flags)
+        if len(drawn) > 1:  # the machine of each row, above its first panel's title
+            first = axes[i, 0]
+            first.set_title(f"{run.label}\n{first.get_title()}", fontsize=9,
+                            color=EMULATED_COLOR if run.emulated else "black")
+    title = ("What a sampler costs an otherwise idle machine, by sampling frequency: medians "
+             "of pairs of windows with and without it, 95% CI")
+    if len(drawn) == 1:
+        run = drawn[0][0]
+        title += f"\n{run.label}: {labels.platform(run.machine)}, Linux {run.machine.get('kernel')}"
+    fig.suptitle(title)
+    figure_legend(fig, _idle_legend(flags), ncols=4)
+    return fig
+
+
+def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
+    rows = [(e, e.get(metric)) for e in exps if e.get(metric) is not None]
+    ok = [(e, r) for e, r in rows if r["status"] == "ok" and e.where.rate_hz]
+    if not ok:
+        reasons = list(dict.fromkeys(r["reason"] for _, r in rows if r.get("reason")))
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+        text = ("not measured on this machine: " + reasons[0]) if reasons else "no row"
+        if metric == vr.DEEP_IDLE:
+            text = ("No C-state residency to show: " + reasons[0]) if reasons else \
+                "No C-state residency to show: no deep_idle_pct row"
+        ax.text(0.5, 0.5, wrap(text, 44), transform=ax.transAxes, ha="center", va="center",
+                fontsize=8, color=NOT_OK_COLOR)
+        ax.set_title(title + _baseline_text(exps, metric), fontsize=9)
+        for e, r in rows:
+            flags["unavailable"].add(e.where.op)
+        return
+    by_mech: dict[str, list] = {}
+    for e, r in ok:
+        by_mech.setdefault(e.where.op, []).append((e.where.rate_hz, r, e))
+    values, resolved = [], []
+    for op, points in sorted(by_mech.items(), key=lambda kv: vr._mechanism_rank(kv[0])):
+        points.sort(key=lambda p: p[0])
+        stand_in = any(labels.is_stand_in(r) for _, r, _ in points)
+        color = MECHANISM_COLORS.get(op, "0.3")
+        ax.plot([p[0] for p in points], [p[1]["median"] for p in points], color=color,
+                ls="--" if stand_in else "-", lw=1.4, zorder=3)
+        for rate, r, _ in points:
+            noise = vr.within_noise(r)
+            _errorbar(ax, rate, None, r, color, "o", noise, size=5, horizontal=False)
+            flags["noise"] |= noise
+            values += [r["median"], r["ci95_low"], r["ci95_high"]]
+            if not noise:
+                resolved.append(r["median"])
+        flags["mechanisms"][op] = flags["mechanisms"].get(op, False) or stand_in
+    for e, r in rows:
+        if r["status"] != "ok":
+            flags["unavailable"].add(e.where.op)
+    ax.set_xscale("log")
+    rates = sorted({p[0] for pts in by_mech.values() for p in pts})
+    ax.set_xticks(rates, [_plain(r) for r in rates])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(rates[0] / 2, rates[-1] * 2)
+    words = scale_axis(ax, values, resolved, axis="y", unit=ok[0][1]["unit"])
+    if words == "log scale":
+        log_ticks(ax, "y")
+    ax.axhline(0, color="0.5", lw=0.8, zorder=1)
+    ax.set_xlabel("sampling frequency (Hz, log scale)")
+    ax.set_ylabel(ylabel + (f"\n({words})" if words else ""), fontsize=8.5)
+    ax.set_title(title + _baseline_text(exps, metric), fontsize=9)
+    if run.emulated:
+        ax.set_facecolor(EMULATED_FACE)
+        ax.title.set_color(EMULATED_COLOR)
+
+
+def _idle_legend(flags):
+    handles = []
+    for op in sorted(flags["mechanisms"], key=vr._mechanism_rank):
+        stand_in = flags["mechanisms"][op]
+        handles.append(Line2D([], [], ls="--" if stand_in else "-", marker="o", ms=5,
+                              color=MECHANISM_COLORS.get(op, "0.3"),
+                              label=f"{op} (stand-in, dashed)" if stand_in else op))
+    if flags["noise"]:
+        handles.append(Line2D([], [], ls="--", marker="o", ms=5, mfc="white", color="0.3",
+                              label=NOISE_LABEL))
+    missing = sorted(flags["unavailable"] - set(flags["mechanisms"]), key=vr._mechanism_rank)
+    if missing:
+        handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
+                              label=f"not measured: {', '.join(missing)} (reason in the table)"))
+    return handles

@@ -1,0 +1,212 @@
+"""Reading the victim and idle steps' rows (issue 16): which rows make one
+experiment, which route or mechanism and placement it is, and which latency
+rows stand beside it. Pure functions of rows, no I/O, no drawing: the
+victim figures (figures_victim.py) and tables (report_tables.py) share them.
+
+Row format (results/README.md; results/victim.py, results/idle_cost.py):
+
+- harness `victim`: `target` "<route target> @ 1000 Hz; victim CPU v" or
+  "<route target> @ flat out; victim CPU v" (path `sampler`: the sampler's
+  target without its rate); metrics stolen_ns_per_read, victim_gap_p99_ns,
+  victim_gap_max_ns; `parameters` {rate_hz, victim_cpu, placement,
+  reads_per_s, baseline_median}. A row that is not ok has no parameters:
+  its rate and victim CPU are read from its target, and a row whose target
+  says neither (a whole path that could not run) stands alone.
+- harness `idle`: path `sampler`, `target` "<sampler target> @ N Hz";
+  metrics wakeups_per_s, busy_pct, deep_idle_pct; `parameters` {rate_hz,
+  baseline_median, window_s}.
+"""
+
+import dataclasses
+import re
+
+from results import registry
+
+from plots import labels
+
+VICTIM, IDLE = "victim", "idle"
+STOLEN, GAP_P99, GAP_MAX = "stolen_ns_per_read", "victim_gap_p99_ns", "victim_gap_max_ns"
+VICTIM_METRICS = (STOLEN, GAP_P99, GAP_MAX)
+WAKEUPS, BUSY, DEEP_IDLE = "wakeups_per_s", "busy_pct", "deep_idle_pct"
+IDLE_METRICS = (WAKEUPS, BUSY, DEEP_IDLE)
+FLAT_OUT = "flat out"
+IS_TARGET, ELSEWHERE = "victim-is-target", "victim-elsewhere"
+# the latency rows a route is shown beside, in this order
+LATENCY_HARNESSES = ("gbench", "criterion")
+
+_TARGET = re.compile(r"^(?P<route>.*?)\s*@ (?P<rate>flat out|[0-9.]+ Hz)"
+                     r"(?:; victim CPU (?P<victim>\d+))?$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Where:
+    """What a victim or idle row is about: its route (or mechanism), where
+    it ran and, for the victim, where the victim ran. rate_hz None: flat
+    out (or, with rate_known False, not said)."""
+    path: str
+    op: str
+    route: str | None        # the route's (or sampler's) target, without rate and victim
+    cpu: int | None
+    target_cpu: int | None
+    stand_in: str | None
+    rate_hz: float | None
+    rate_known: bool
+    victim_cpu: int | None
+    placement: str | None    # IS_TARGET, ELSEWHERE, None (not said)
+
+    @property
+    def rate_label(self) -> str:
+        if not self.rate_known:
+            return "—"
+        return FLAT_OUT if self.rate_hz is None else f"{self.rate_hz:g} Hz"
+
+    @property
+    def is_sampler(self) -> bool:
+        return self.path == "sampler"
+
+
+def parse_target(target: str | None) -> tuple[str | None, bool, float | None, int | None]:
+    """(route part, rate known, rate in Hz or None for flat out, victim CPU)
+    of a victim or idle target; the route part is everything before " @ "."""
+    m = _TARGET.match(target or "")
+    if not m:
+        return (target or None), False, None, None
+    rate = None if m["rate"] == FLAT_OUT else float(m["rate"].removesuffix(" Hz"))
+    victim = int(m["victim"]) if m["victim"] is not None else None
+    return (m["route"] or None), True, rate, victim
+
+
+def where(row: dict) -> Where:
+    """The Where of a victim or idle row: its parameters where it has them,
+    else what its target says."""
+    route, known, rate, victim = parse_target(row.get("target"))
+    params = row.get("parameters") or {}
+    if "rate_hz" in params:
+        known, rate = True, params["rate_hz"]
+    if params.get("victim_cpu") is not None:
+        victim = params["victim_cpu"]
+    placement = params.get("placement")
+    if placement is None and victim is not None and row["harness"] == VICTIM:
+        placement = IS_TARGET if victim == row.get("target_cpu") else ELSEWHERE
+    return Where(path=row["path"], op=row["op"], route=route, cpu=row.get("cpu"),
+                 target_cpu=row.get("target_cpu"), stand_in=row.get("stand_in"),
+                 rate_hz=None if rate is None else float(rate), rate_known=known,
+                 victim_cpu=victim, placement=placement)
+
+
+@dataclasses.dataclass
+class Experiment:
+    """The rows of one victim experiment (or one mechanism at one frequency
+    on the idle machine), by metric."""
+    where: Where
+    rows: dict[str, dict]
+
+    def get(self, metric: str) -> dict | None:
+        return self.rows.get(metric)
+
+    @property
+    def first(self) -> dict:
+        return next(iter(self.rows.values()))
+
+    @property
+    def ok(self) -> bool:
+        return any(r["status"] == "ok" for r in self.rows.values())
+
+
+def _path_rank(path: str) -> int:
+    return registry.PATHS.index(path) if path in registry.PATHS else len(registry.PATHS)
+
+
+def _mechanism_rank(op: str) -> int:
+    return registry.MECHANISMS.index(op) if op in registry.MECHANISMS else len(registry.MECHANISMS)
+
+
+def _nulls_last(value):
+    return (value is None, value if value is not None else 0)
+
+
+def route_sort_key(w: Where) -> tuple:
+    """Registry order of paths (mechanisms for the sampler), then op, the
+    reader on the counter's CPU before another, the victim on the target
+    before elsewhere, flat out before 1 kHz."""
+    return (_path_rank(w.path), _mechanism_rank(w.op) if w.is_sampler else 0, w.op,
+            w.route or "", labels.PLACEMENTS.index(placement_of(w)), _nulls_last(w.cpu),
+            _nulls_last(w.target_cpu), w.placement != IS_TARGET, _nulls_last(w.victim_cpu),
+            not w.rate_known, w.rate_hz is not None, w.rate_hz or 0)
+
+
+def placement_of(w: Where) -> str:
+    """The reader's placement as the latency figures name it: same CPU,
+    other CPU, not per-CPU."""
+    return labels.placement({"cpu": w.cpu, "target_cpu": w.target_cpu})
+
+
+def experiments(rows: list[dict], harness: str) -> list[Experiment]:
+    """The experiments of one run's `harness` rows (victim or idle), sorted."""
+    groups: dict[Where, dict[str, dict]] = {}
+    for r in rows:
+        if r["harness"] == harness:
+            groups.setdefault(where(r), {})[r["metric"]] = r
+    return [Experiment(w, by_metric) for w, by_metric in
+            sorted(groups.items(), key=lambda item: route_sort_key(item[0]))]
+
+
+def victim_experiments(rows: list[dict], sampler: bool | None = None) -> list[Experiment]:
+    """The victim experiments: the routes (sampler False), the sampler
+    mechanisms as neighbours (True), or both (None)."""
+    return [e for e in experiments(rows, VICTIM)
+            if sampler is None or e.where.is_sampler == sampler]
+
+
+def idle_experiments(rows: list[dict]) -> list[Experiment]:
+    return experiments(rows, IDLE)
+
+
+def route_key(w: Where) -> tuple:
+    """A route in one victim placement, whatever the rate: one row of the
+    victim figure."""
+    return (w.path, w.op, w.route, w.cpu, w.target_cpu, w.stand_in, w.victim_cpu, w.placement)
+
+
+def latency_rows(rows: list[dict], w: Where) -> dict[str, dict]:
+    """{harness: latency row} of the reader-side latency rows of the route a
+    victim row reads: same path, op, CPU, target CPU and target (the
+    victim target's route part, before " @ ")."""
+    found = {}
+    for r in rows:
+        if (r["metric"] == "latency" and r["harness"] in LATENCY_HARNESSES
+                and r["path"] == w.path and r["op"] == w.op and r.get("cpu") == w.cpu
+                and r.get("target_cpu") == w.target_cpu and r.get("target") == w.route):
+            found.setdefault(r["harness"], r)
+    return {h: found[h] for h in LATENCY_HARNESSES if h in found}
+
+
+def within_noise(row: dict | None) -> bool:
+    """An ok row whose 95% CI holds 0: the difference is not told apart from
+    the machine's own noise."""
+    return (row is not None and row["status"] == "ok" and row.get("ci95_low") is not None
+            and row.get("ci95_high") is not None and row["ci95_low"] <= 0 <= row["ci95_high"])
+
+
+def baseline(row: dict | None):
+    """The no-neighbour (no-sampler) median a row's value is read against."""
+    if row is None or row["status"] != "ok":
+        return None
+    return (row.get("parameters") or {}).get("baseline_median")
+
+
+def reads_per_s(e: Experiment):
+    for r in e.rows.values():
+        value = (r.get("parameters") or {}).get("reads_per_s")
+        if value is not None:
+            return value
+    return None
+
+
+def victim_label(w: Where) -> str:
+    """"victim on CPU 0, the target" / "victim on CPU 1" / "victim CPU not said"."""
+    if w.victim_cpu is None:
+        return "victim CPU not said"
+    if w.placement == IS_TARGET:
+        return f"victim on CPU {w.victim_cpu}, the target"
+    return f"victim on CPU {w.victim_cpu}"
