@@ -9,7 +9,13 @@
 - reference / reference-overhead and machines: in report_tables_compare.py;
 - sampler: rates, jitter, missed ticks, CPU per tick and CPU above the null
   loop per mechanism and its null loop (a row "above null: <target>" joins
-  its sampler's line; the overhead rows have their own table).
+  its sampler's line; the overhead rows have their own table);
+- victim, victim-sampler: what a route's reads (a sampler mechanism's
+  ticks) cost the victim probe's CPU, per placement and rate, with the
+  victim's gap p99 and max beside their no-neighbour baseline; idle-cost:
+  what each mechanism costs an idle machine per sampling frequency (rows
+  read by plots/victim_rows.py). A difference whose 95% CI holds 0 says
+  "within noise".
 
 Numbers are formatted as in the terminal table (results/table.py): 3
 significant digits, ns scaled to µs / ms when large.
@@ -20,6 +26,7 @@ from results import table as text_table
 from results.table import DASH, sig3
 
 from plots import labels
+from plots import victim_rows as vr
 from plots.runs import Run
 from plots.tables import Notes, Table, with_mark
 
@@ -250,3 +257,185 @@ def sampler_table(run: Run) -> Table | None:
                           *(SAMPLER_HEADERS[m] for m in SAMPLER_METRICS), "n", "note"],
                  align="llll" + "r" * (len(SAMPLER_METRICS) + 1) + "l", body=body,
                  footnotes=notes.list(), csv_columns=SAMPLER_CSV, records=records)
+
+
+# ---- the victim side and the idle machine (issue 16) ---------------------------------------
+
+WITHIN_NOISE = "within noise"
+VICTIM_NOISE_NOTE = ("within noise: the 95% CI of the difference holds 0 (the victim's own "
+                     "noise between windows is larger than what the neighbour costs it); "
+                     "not a finding of a cost, nor of none")
+IDLE_NOISE_NOTE = ("within noise: the 95% CI of the difference holds 0 (the idle machine's own "
+                   "variation between windows is larger than what the sampler adds)")
+VICTIM_METHOD = (
+    "The victim probe: a thread pinned to the victim CPU spins on RDTSC and records every gap "
+    "above a threshold calibrated on its own loop (max(4 × the loop iteration's p99, 200 ns)); "
+    "a gap's stolen time is its length minus one normal iteration. Windows in which the "
+    "neighbour reads (or samples) alternate with windows in which it does not (AB BA); stolen "
+    "ns per read = (stolen ns per second with the neighbour − without) × the window's wall "
+    "time ÷ the reads it issued, one sample per pair of windows (median and distribution-free "
+    "95% CI). The victim's gap p99 and max are per window with the neighbour (median, CI), "
+    "beside the median of the windows without it (baseline). Placement: the victim on the "
+    "CPU whose counter is read, from another CPU (an IPI route lands on it), or on another CPU "
+    "than the one read. Stand-ins are not the real counters: their cost is that of the "
+    "substitute's route (footnoted)")
+VICTIM_CSV = ["machine", "run_id", "date", "harness", "path", "op", "route_target", "target",
+              "cpu", "target_cpu", "victim_cpu", "placement", "rate_hz", "reads_per_s",
+              "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
+              "baseline_median", "within_noise", "stand_in", "liveness", "liveness_note",
+              "reason"]
+IDLE_CSV = ["machine", "run_id", "date", "harness", "path", "op", "route_target", "target", "cpu",
+            "rate_hz", "window_s", "metric", "unit", "status", "median", "ci95_low",
+            "ci95_high", "n", "baseline_median", "within_noise", "stand_in", "liveness",
+            "liveness_note", "reason"]
+
+
+def _rate_cell(w: vr.Where) -> str:
+    return w.rate_label
+
+
+def _with_noise(row: dict | None, notes: Notes, note: str) -> str:
+    """"5.2 µs (5.19–5.21 µs)"; "within noise [^k]" after it when the CI holds 0."""
+    text = median_ci(row)
+    if vr.within_noise(row):
+        text += f" {with_mark(WITHIN_NOISE, notes.mark(note))}"
+    return text
+
+
+def _value(row: dict | None) -> str:
+    return value_cells(row)[0] if row is not None else DASH
+
+
+def _baseline_cell(row: dict | None) -> str:
+    base = vr.baseline(row)
+    if base is None:
+        return DASH
+    return median_ci({"status": "ok", "unit": row["unit"], "median": base})
+
+
+def _experiment_notes(e: vr.Experiment, notes: Notes) -> str:
+    """The notes of an experiment's rows, each once ("stand-in [^1]; unavailable [^3]")."""
+    words = []
+    for r in e.rows.values():
+        for w in filter(None, row_notes(r, notes).split("; ")):
+            if w not in words:
+                words.append(w)
+    return "; ".join(words)
+
+
+def _victim_records(run: Run, e: vr.Experiment) -> list[dict]:
+    w = e.where
+    return [{"machine": run.label, "run_id": r["run_id"], "date": run.date,
+             "harness": r["harness"], "path": r["path"], "op": r["op"], "route_target": w.route,
+             "target": r.get("target"), "cpu": r.get("cpu"), "target_cpu": r.get("target_cpu"),
+             "victim_cpu": w.victim_cpu, "placement": w.placement, "window_s":
+             (r.get("parameters") or {}).get("window_s"),
+             "rate_hz": w.rate_hz if w.rate_known else None, "reads_per_s": vr.reads_per_s(e),
+             "metric": r["metric"], "unit": r["unit"], "status": r["status"],
+             "median": number(r, "median"), "ci95_low": number(r, "ci95_low"),
+             "ci95_high": number(r, "ci95_high"), "n": r["n"], "baseline_median": vr.baseline(r),
+             "within_noise": vr.within_noise(r) if r["status"] == "ok" else None,
+             "stand_in": r.get("stand_in"), "liveness": verdict_cell(r),
+             "liveness_note": r.get("liveness_note"), "reason": r.get("reason")}
+            for r in e.rows.values()]
+
+
+def _victim_where_cell(w: vr.Where) -> str:
+    if w.victim_cpu is None:
+        return DASH
+    return f"CPU {w.victim_cpu} ({'the target' if w.placement == vr.IS_TARGET else 'elsewhere'})"
+
+
+def victim_table(run: Run, sampler: bool = False) -> Table | None:
+    """Stolen ns per read, the victim's gap p99 and max per route (sampler
+    False: table "victim") or per sampler mechanism at 1 kHz (True:
+    "victim-sampler"), a line per experiment; None without such rows."""
+    exps = vr.victim_experiments(run.rows, sampler=sampler)
+    if not exps:
+        return None
+    notes, body, records = Notes(), [], []
+    for e in exps:
+        w = e.where
+        stolen, p99, gap_max = e.get(vr.STOLEN), e.get(vr.GAP_P99), e.get(vr.GAP_MAX)
+        reads = vr.reads_per_s(e)
+        first = [labels.op_label(w.op) if sampler else f"{w.path} {labels.op_label(w.op)}",
+                 labels.cell_target(w.route), text_table.cpus(e.first)]
+        if not sampler:
+            first.append(labels.placement({"cpu": w.cpu, "target_cpu": w.target_cpu}))
+        body.append([*first, _victim_where_cell(w), _rate_cell(w),
+                     f"{reads:,.0f}".replace(",", " ") if reads is not None else DASH,
+                     _with_noise(stolen, notes, VICTIM_NOISE_NOTE),
+                     f"{median_ci(p99)} / {_baseline_cell(p99)}" if p99 else DASH,
+                     f"{_value(gap_max)} / {_baseline_cell(gap_max)}" if gap_max else DASH,
+                     str(stolen["n"]) if stolen is not None and stolen["status"] == "ok" else DASH,
+                     _experiment_notes(e, notes)])
+        records += _victim_records(run, e)
+    if sampler:
+        what, per = "sampler mechanism at 1 kHz", "tick"
+        how = ("Stolen per tick: per tick of the sampler, its thread pinned to the CPU given "
+               f"({DASH}: an in-kernel timer, ebpf's on every CPU); victim: the CPU of the "
+               "counters and of the sampler's thread (the target), or another; ticks/s: the "
+               "median ticks per second in the windows with the sampler")
+    else:
+        what, per = "route", "read"
+        how = ("Stolen per read: per read of a reader pinned to a CPU (cpu→target: the reader "
+               "and the CPU whose counter it reads; reader: same CPU, other CPU or a counter "
+               "of no CPU, as the latency tables say); rate: the reader's, flat out or 1 kHz; "
+               "reads/s: the median reads per second in the windows with the reader")
+    caption = (f"{machine_caption(run)}. What each {what} costs the CPU of the victim probe. "
+               f"{VICTIM_METHOD}. {how}. Gap p99 and max: with the neighbour / without it. A "
+               f"line whose CI holds 0 says {WITHIN_NOISE}; an experiment that could not run "
+               f"shows {DASH} and its reason.{predates_caption(e.first for e in exps)}")
+    columns = (["mechanism", "target", "thread CPU"] if sampler
+               else ["route", "target", "cpu→target", "reader"])
+    columns += ["victim", "rate", f"{per}s/s", f"stolen per {per} (95% CI)",
+                "victim gap p99 (95% CI) / baseline", "max gap / baseline", "n", "note"]
+    name = "victim-sampler" if sampler else "victim"
+    title = ("What a sampler's ticks cost another CPU" if sampler
+             else "What a read costs the CPU it reads")
+    return Table(name=name, key=f"{name}-{labels.slug(run.label)}", title=f"{title}, {run.label}",
+                 caption=caption, columns=columns,
+                 align="l" * (len(columns) - 6) + "rrrrrl", body=body,
+                 footnotes=notes.list(), csv_columns=VICTIM_CSV, records=records)
+
+
+def idle_cost_table(run: Run) -> Table | None:
+    """Wakeups per second, busy % and deep idle above the no-sampler baseline
+    per mechanism and sampling frequency; None without idle rows."""
+    exps = vr.idle_experiments(run.rows)
+    if not exps:
+        return None
+    notes, body, records = Notes(), [], []
+    for e in exps:
+        w = e.where
+        wake, busy, deep = e.get(vr.WAKEUPS), e.get(vr.BUSY), e.get(vr.DEEP_IDLE)
+        ns = sorted({str(r["n"]) for r in e.rows.values() if r["status"] == "ok"})
+        body.append([labels.op_label(w.op), labels.cell_target(w.route),
+                     DASH if w.cpu is None else str(w.cpu), _rate_cell(w),
+                     _with_noise(wake, notes, IDLE_NOISE_NOTE), _baseline_cell(wake),
+                     _with_noise(busy, notes, IDLE_NOISE_NOTE), _baseline_cell(busy),
+                     _with_noise(deep, notes, IDLE_NOISE_NOTE) if deep is not None else "",
+                     "/".join(ns) or DASH, _experiment_notes(e, notes)])
+        records += [{k: v for k, v in rec.items() if k in IDLE_CSV}
+                    for rec in _victim_records(run, e)]
+    caption = (f"{machine_caption(run)}. What each sampler mechanism costs an otherwise idle "
+               f"machine, by sampling frequency: windows with the sampler running alternate "
+               f"with windows without it (AB BA); each value is the median of the pairs' "
+               f"differences (with − without) and its distribution-free 95% CI, beside the "
+               f"median of the windows without it (baseline). Wakeups: interrupts and softirqs "
+               f"per second of the whole machine (/proc/interrupts, /proc/softirqs); busy: CPU "
+               f"time of the whole machine (/proc/stat, all but idle and iowait) in % of one "
+               f"CPU; deep idle: time in the deepest cpuidle state, in % of the CPU time, where "
+               f"the kernel exposes C-states (a VM's idle is the hypervisor's: {DASH} and the "
+               f"reason). Thread CPU: the CPU the sampler's thread is pinned to ({DASH}: "
+               f"in-kernel timers, ebpf on every CPU). A difference whose CI holds 0 says "
+               f"{WITHIN_NOISE}. Stand-ins are not the real counters (footnoted): their cost is "
+               f"that of the substitute's route.{predates_caption(e.first for e in exps)}")
+    columns = ["mechanism", "target", "thread CPU", "frequency",
+               "wakeups/s above baseline (95% CI)", "baseline wakeups/s",
+               "busy % above baseline (95% CI)", "baseline busy %",
+               "deep idle above baseline (95% CI)", "n", "note"]
+    return Table(name="idle-cost", key=f"idle-cost-{labels.slug(run.label)}",
+                 title=f"What a sampler costs an idle machine, {run.label}", caption=caption,
+                 columns=columns, align="llll" + "rrrrrr" + "l", body=body,
+                 footnotes=notes.list(), csv_columns=IDLE_CSV, records=records)
