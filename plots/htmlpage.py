@@ -34,6 +34,30 @@ ol.notes { font-size: .82em; color: #333; }
 nav a { margin-right: 1em; }
 """
 
+# the intros of the victim-side sections (issue 16): what the numbers are
+VICTIM_INTRO = (
+    "Every other figure is taken from the reader's side. Here, what a read costs another CPU: "
+    "a victim probe pinned to one CPU spins on RDTSC and counts every gap above a threshold "
+    "calibrated on its own loop (max(4 × the iteration's p99, 200 ns)); a gap's stolen time is "
+    "its length minus one normal iteration. A reader pinned to a CPU reads a route flat out or "
+    "at 1 kHz in windows that alternate with windows in which it reads nothing; stolen ns per "
+    "read is the stolen time per second with the reader minus without, times the window, "
+    "divided by its reads (one sample per pair of windows, median and 95% CI). The victim sits "
+    "on the CPU whose counter is read from another CPU (an IPI route lands on it), or on "
+    "another CPU. A CI that holds 0 is within noise (hollow in the figure). Stand-ins "
+    "(/dev/cpu/N/cpuid for the msr device, msr/tsc/ for the RAPL perf events, a sysfs counter "
+    "for powercap) are not the real counters: they take the same kernel route, and their cost "
+    "is the substitute's. The second table puts each sampler mechanism at 1 kHz in the "
+    "reader's place (stolen ns per tick).")
+IDLE_INTRO = (
+    "Each sampler mechanism at 10 Hz to 10 kHz on an otherwise idle machine, in windows that "
+    "alternate with windows without it: wakeups (interrupts and softirqs of the whole machine "
+    "per second), CPU time (busy % of one CPU) and, where the kernel exposes cpuidle states, "
+    "the deepest C-state's residency, each as the difference with − without (median of the "
+    "pairs and 95% CI) beside the no-sampler baseline. A virtual machine exposes no C-states "
+    "(its idle is the hypervisor's): there, wakeups and CPU time stand in. Stand-in mechanisms "
+    "(dashed) read a substitute counter, not the real one.")
+
 
 def img(png: Path, alt: str) -> str:
     data = base64.b64encode(png.read_bytes()).decode("ascii")

@@ -12,6 +12,9 @@ default is the newest run, results/runs/latest. The report goes to
     reference.png                published figures beside every machine
     machines.png                 machines side by side (two runs or more)
     sampler.png, overhead.png    the 1 kHz sampler (when sampler rows exist)
+    victim.png                   (victim rows) reader-side latency beside the time a read
+                                 steals from the CPU it reads, per route
+    idle-cost.png                (idle rows) what a sampler costs an idle machine, by frequency
     latency.{md,csv,tex}         latency tables, one per machine
     reference.{md,csv,tex}       published figures beside the local ones
     reference-overhead.{md,csv,tex}  published tool overheads, and the local sampler's
@@ -20,6 +23,11 @@ default is the newest run, results/runs/latest. The report goes to
     machines.{md,csv,tex}        one table keyed by machine, ratios to the reference machine
     sampler.{md,csv,tex}         rates, jitter, missed ticks, CPU per tick (and above the
                                  null loop), overhead
+    victim.{md,csv,tex}          stolen ns per read per route, placement and rate; the
+                                 victim's gap p99 and max beside their baseline
+    victim-sampler.{md,csv,tex}  the same per sampler mechanism at 1 kHz (stolen ns per tick)
+    idle-cost.{md,csv,tex}       wakeups/s, busy % and deep idle above baseline per
+                                 mechanism and sampling frequency
     figures.json                 each figure's file, pixel size and description
 
 Exit status 0, or 2 with a message naming the file when the input is bad
@@ -31,7 +39,8 @@ import json
 import sys
 from pathlib import Path
 
-from plots import figures, htmlpage, labels, report_tables, report_tables_compare, tables
+from plots import (figures, figures_victim, htmlpage, labels, report_tables,
+                   report_tables_compare, tables)
 from plots.runs import (REFERENCE_DIR, InputError, Run, RunFileError, default_out,
                         default_run, load_references, load_runs)
 
@@ -134,8 +143,30 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
         sections.append({"id": "sampler", "title": "The 1 kHz sampler and other rates",
                          "figures": sampler_figs, "tables": sampler_tables})
 
+    victim_tables = [t for run in runs for t in (report_tables.victim_table(run),
+                                                  report_tables.victim_table(run, sampler=True))
+                     if t]
+    victim_fig = figure(figures_victim.victim_figure(runs), "victim.png",
+                        "Per route: the reader-side latency (ns per read, log scale; gbench and "
+                        "criterion, median and 95% CI) beside the time a read steals from the "
+                        "victim CPU (ns per read, flat out and at 1 kHz, median and 95% CI; "
+                        "hollow: the CI holds 0, within noise; x: not measured)")
+    if victim_tables or victim_fig:
+        sections.append({"id": "victim", "title": "What a read costs the CPU it reads",
+                         "intro": htmlpage.VICTIM_INTRO,
+                         "figures": [victim_fig] if victim_fig else [], "tables": victim_tables})
+    idle_tables = [t for t in (report_tables.idle_cost_table(run) for run in runs) if t]
+    idle_fig = figure(figures_victim.idle_figure(runs), "idle-cost.png",
+                      "Per sampler mechanism against the sampling frequency (log): wakeups per "
+                      "second and busy % above the no-sampler baseline (and deep idle where the "
+                      "machine has C-states), median and 95% CI; dashed: a stand-in")
+    if idle_tables or idle_fig:
+        sections.append({"id": "idle-cost", "title": "What a sampler costs an idle machine",
+                         "intro": htmlpage.IDLE_INTRO,
+                         "figures": [idle_fig] if idle_fig else [], "tables": idle_tables})
+
     files = write_tables(out, latency_tables + ref_tables + overhead + machine_tables
-                         + sampler_tables)
+                         + sampler_tables + victim_tables + idle_tables)
     files = [m["file"] for m in manifest] + files + ["figures.json"]
     (out / "figures.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
                                       encoding="utf-8")

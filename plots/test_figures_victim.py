@@ -1,0 +1,256 @@
+"""The victim side (issue 16): the victim and idle-cost figures and tables
+built from the KVM guest fixture (plots/fixtures/kvm-victim), its rows
+matched to their routes' latency, "within noise" where a CI holds 0,
+unavailable experiments kept with their reason, and the report's files."""
+
+import csv
+import io
+import re
+
+import matplotlib.pyplot as plt
+import pytest
+
+from plots import figures_victim, label_overlap, report, report_tables, tables
+from plots import victim_rows as vr
+from plots.fixtures import AMD, KVM_VICTIM, emulated_copy
+from plots.runs import Run, load_runs
+from plots.test_figures import all_figures
+from plots.test_report import md_table, png_size
+
+VM_LABEL = "AMD EPYC [VM]"
+
+
+@pytest.fixture(scope="module")
+def vm():
+    return load_runs([KVM_VICTIM])
+
+
+@pytest.fixture(scope="module")
+def vm_and_emulated(vm):
+    """The guest beside a copy of itself as if emulated: two machines' panels."""
+    copy = emulated_copy(vm[0].rows)
+    return vm + [Run(vm[0].path, copy, label="AMD EPYC [emulated]")]
+
+
+@pytest.fixture(scope="module")
+def vm_report(tmp_path_factory, vm, refs):
+    out = tmp_path_factory.mktemp("victim-report")
+    result = report.build(vm, refs, out)
+    return out, result
+
+
+def route_rows(run, sampler=False):
+    return [r for r in run.rows if r["harness"] == vr.VICTIM and (r["path"] == "sampler") == sampler]
+
+
+# ---- reading the rows ----------------------------------------------------------------------
+
+def test_targets_are_parsed_into_route_rate_and_victim():
+    assert vr.parse_target("cpuid:0x0 @ flat out; victim CPU 0") == ("cpuid:0x0", True, None, 0)
+    assert vr.parse_target("msr/tsc/ @ 1000 Hz; victim CPU 1") == ("msr/tsc/", True, 1000.0, 1)
+    assert vr.parse_target("msr/tsc/ @ 100 Hz") == ("msr/tsc/", True, 100.0, None)
+    assert vr.parse_target("@ 1000 Hz") == (None, True, 1000.0, None)  # a sampler that did not run
+    assert vr.parse_target(None) == (None, False, None, None)
+
+
+def test_every_route_row_finds_its_latency_rows(vm):
+    run = vm[0]
+    exps = vr.victim_experiments(run.rows, sampler=False)
+    assert exps
+    for e in exps:
+        found = vr.latency_rows(run.rows, e.where)
+        assert set(found) == {"gbench", "criterion"}, e.where
+        for r in found.values():
+            assert (r["path"], r["op"], r["cpu"], r["target_cpu"], r["target"]) == (
+                e.where.path, e.where.op, e.where.cpu, e.where.target_cpu, e.where.route)
+
+
+def test_unavailable_rows_take_rate_and_placement_from_their_target(vm):
+    bad = [e for e in vr.victim_experiments(vm[0].rows, sampler=False) if not e.ok]
+    assert bad
+    for e in bad:
+        assert e.where.rate_known and e.where.victim_cpu is not None
+        assert e.where.placement == (vr.IS_TARGET if e.where.victim_cpu == e.where.target_cpu
+                                     else vr.ELSEWHERE)
+
+
+# ---- the figures ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layout", ["vm", "vm + emulated"])
+def test_figures_build_without_overlapping_labels(vm, vm_and_emulated, refs, layout):
+    plt.close("all")
+    runs = vm if layout == "vm" else vm_and_emulated
+    made = {"victim": figures_victim.victim_figure(runs),
+            "idle": figures_victim.idle_figure(runs)}
+    if layout == "vm":  # the other figures of a run with victim and idle rows (sampler.png)
+        made.update(all_figures(runs, refs))
+    assert made["victim"] is not None and made["idle"] is not None
+    for name, fig in made.items():
+        assert label_overlap.overlapping_texts(fig) == [], f"{layout}: {name}"
+        plt.close(fig)
+
+
+def test_victim_figure_has_a_row_per_route_and_placement(vm):
+    fig = figures_victim.victim_figure(vm)
+    lat, stolen = fig.axes[:2]
+    ticks = [t.get_text() for t in lat.get_yticklabels()]
+    routes = {vr.route_key(vr.where(r)) for r in route_rows(vm[0])}
+    assert len(ticks) == len(routes)
+    assert lat.get_xscale() == "log" and "ns per operation (log scale)" in lat.get_xlabel()
+    assert "stolen" in stolen.get_xlabel()
+    # the placement and stand-in as the latency figures name them, the victim's CPU
+    assert any("other CPU 1→0" in t and "victim on CPU 0, the target" in t for t in ticks)
+    assert any("same CPU 0→0" in t and "victim on CPU 1" in t for t in ticks)
+    assert all("(stand-in)" in t for t in ticks)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert figures_victim.NOISE_LABEL in legend
+    assert figures_victim.NOT_MEASURED_LABEL in legend
+    assert {"stolen, reader flat out", "stolen, reader 1000 Hz"} <= set(legend)
+    plt.close(fig)
+
+
+def test_an_unavailable_route_keeps_its_row_and_says_so(vm):
+    fig = figures_victim.victim_figure(vm)
+    lat, stolen = fig.axes[:2]
+    ticks = [t.get_text() for t in lat.get_yticklabels()]
+    bad = next(e for e in vr.victim_experiments(vm[0].rows, sampler=False) if not e.ok)
+    row = next(i for i, t in enumerate(ticks) if t.startswith(f"{bad.where.path} {bad.where.op}")
+               and f"{bad.where.cpu}→{bad.where.target_cpu}" in t)
+    notes = [t for t in stolen.texts if t.get_text().startswith("not measured")]
+    assert any(t.get_position()[1] == row for t in notes)
+    plt.close(fig)
+
+
+def test_points_whose_ci_holds_zero_are_hollow(vm):
+    fig = figures_victim.victim_figure(vm)
+    stolen = fig.axes[1]
+    markers = [line for line in stolen.lines if line.get_xydata().shape[0] == 1
+               and line.get_marker() in ("D", "o")]
+    hollow = [m for m in markers if m.get_markerfacecolor() in ("white", (1.0, 1.0, 1.0, 1.0))]
+    noise = [r for r in route_rows(vm[0])
+             if r["metric"] == vr.STOLEN and vr.within_noise(r)]
+    resolved = [r for r in route_rows(vm[0])
+                if r["metric"] == vr.STOLEN and r["status"] == "ok" and not vr.within_noise(r)]
+    assert noise and resolved
+    assert len(hollow) == len(noise)
+    assert len(markers) - len(hollow) == len(resolved)
+    plt.close(fig)
+
+
+def test_idle_figure_lines_per_mechanism_and_no_c_states_note(vm):
+    fig = figures_victim.idle_figure(vm)
+    wake, busy, deep = fig.axes[:3]
+    assert wake.get_xscale() == "log" and "frequency" in wake.get_xlabel()
+    assert "wakeups per second above baseline" in wake.get_ylabel()
+    assert "busy % of one CPU above baseline" in busy.get_ylabel()
+    assert any("No C-state residency" in t.get_text() for t in deep.texts)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    mechanisms = {r["op"] for r in vm[0].rows if r["harness"] == vr.IDLE and r["status"] == "ok"}
+    for op in mechanisms:
+        assert f"{op} (stand-in, dashed)" in legend  # every mechanism on the guest is a stand-in
+    assert any(t.startswith("not measured: kernel") for t in legend)
+    plt.close(fig)
+
+
+def test_no_victim_rows_no_figures(runs):
+    assert figures_victim.victim_figure(runs) is None
+    assert figures_victim.idle_figure(runs) is None
+    assert report_tables.victim_table(runs[0]) is None
+    assert report_tables.idle_cost_table(runs[0]) is None
+
+
+# ---- the tables ----------------------------------------------------------------------------
+
+def test_victim_table_has_a_line_per_experiment_and_says_within_noise(vm):
+    run = vm[0]
+    table = report_tables.victim_table(run)
+    exps = vr.victim_experiments(run.rows, sampler=False)
+    assert len(table.body) == len(exps)
+    header, body, notes = md_table(tables.to_markdown([table]), VM_LABEL)
+    col = {name: i for i, name in enumerate(header)}
+    stolen = col["stolen per read (95% CI)"]
+    for e, line in zip(exps, body):
+        r = e.get(vr.STOLEN)
+        assert ("within noise" in line[stolen]) == vr.within_noise(r)
+        if r["status"] != "ok":
+            assert line[stolen] == "—"
+    k = re.search(r"within noise \[(\d+)\]", "\n".join(" ".join(b) for b in body)).group(1)
+    assert notes[k].startswith("within noise: the 95% CI")
+    # an IPI route (the cpuid stand-in from the other CPU) resolved, in µs
+    ipi = next(b for b in body if b[col["route"]] == "msr-dev pread"
+               and b[col["cpu→target"]] == "1→0" and b[col["rate"]] == "flat out")
+    assert ipi[stolen].split(" (")[0].endswith(" µs") and "within noise" not in ipi[stolen]
+    assert ipi[col["victim"]] == "CPU 0 (the target)"
+
+
+def test_unavailable_experiments_keep_their_line_and_reason(vm):
+    run = vm[0]
+    for table, sampler in ((report_tables.victim_table(run), False),
+                           (report_tables.victim_table(run, sampler=True), True)):
+        header, body, notes = md_table(tables.to_markdown([table]), VM_LABEL)
+        col = {name: i for i, name in enumerate(header)}
+        bad = [r for r in route_rows(run, sampler) if r["status"] != "ok"]
+        assert bad
+        lines = [b for b in body if "unavailable" in b[col["note"]]]
+        assert len(lines) == len(bad)
+        for line in lines:
+            k = re.search(r"unavailable \[(\d+)\]", line[col["note"]]).group(1)
+            assert any(notes[k] == f"unavailable: {r['reason']}" for r in bad)
+            assert line[col["n"]] == "—"
+
+
+def test_victim_sampler_table(vm):
+    run = vm[0]
+    table = report_tables.victim_table(run, sampler=True)
+    assert table.name == "victim-sampler"
+    mechanisms = [b[0] for b in table.body]
+    assert set(mechanisms) == {r["op"] for r in route_rows(run, sampler=True)}
+    assert "ticks/s" in table.columns
+
+
+def test_idle_cost_table(vm):
+    run = vm[0]
+    table = report_tables.idle_cost_table(run)
+    header, body, notes = md_table(tables.to_markdown([table]), VM_LABEL)
+    col = {name: i for i, name in enumerate(header)}
+    exps = vr.idle_experiments(run.rows)
+    assert len(body) == len(exps)
+    assert {b[col["frequency"]] for b in body} >= {"10 Hz", "100 Hz", "1000 Hz", "10000 Hz"}
+    assert any("within noise" in b[col["wakeups/s above baseline (95% CI)"]]
+               or "within noise" in b[col["busy % above baseline (95% CI)"]] for b in body)
+    deep = next(r for r in run.rows if r["metric"] == vr.DEEP_IDLE and r["status"] != "ok")
+    assert f"unavailable: {deep['reason']}" in notes.values()
+    assert all(b[col["deep idle above baseline (95% CI)"]] == "—" for b in body)
+
+
+def test_csv_is_long_form_with_numbers_in_base_units(vm):
+    run = vm[0]
+    records = list(csv.DictReader(io.StringIO(tables.to_csv([report_tables.victim_table(run)]))))
+    assert len(records) == len(route_rows(run))
+    ok = [r for r in records if r["status"] == "ok" and r["metric"] == vr.STOLEN]
+    assert all(r["within_noise"] in ("True", "False") and r["placement"] for r in ok)
+    bad = [r for r in records if r["status"] != "ok"]
+    assert all(r["median"] == "" and r["reason"] for r in bad)
+
+
+# ---- the report ----------------------------------------------------------------------------
+
+def test_the_report_writes_the_victim_files_and_sections(vm_report):
+    out, result = vm_report
+    for name in ("victim", "victim-sampler", "idle-cost"):
+        for ext in ("md", "csv", "tex"):
+            assert (out / f"{name}.{ext}").is_file() and f"{name}.{ext}" in result["files"]
+    sizes = {m["file"]: (m["width"], m["height"]) for m in result["figures"]}
+    for name in ("victim.png", "idle-cost.png"):
+        assert png_size(out / name) == sizes[name]
+    page = (out / "index.html").read_text()
+    assert '<h2 id="victim">' in page and '<h2 id="idle-cost">' in page
+    assert "are not the real counters" in page
+    tex = (out / "victim.tex").read_text()
+    assert r"\label{tab:raplbench-victim-amd-epyc-vm}" in tex
+    assert tex.isascii()
+
+
+def test_a_report_without_victim_rows_has_no_victim_files(tmp_path, refs):
+    result = report.build(load_runs([AMD]), refs, tmp_path)
+    assert not any(f.startswith(("victim", "idle-cost")) for f in result["files"])
