@@ -55,7 +55,11 @@ the idle time came from), "deep_state" (the deepest state's name)}. Every
 registered mechanism gets rows: measured, or unavailable (or error) with the
 reason. The kernel mechanism runs with the ksample module loaded for the
 whole experiment (results/ksample_module.py). Every window's snapshot
-deltas are kept in raw/idle-cost.json, so every number can be recomputed.
+deltas are kept in raw/idle-cost.json, so every number can be recomputed:
+each /proc/interrupts and /proc/softirqs line (summed over the CPUs), the
+wakeups per second on each CPU (where they land: a timer pinned to one CPU
+or armed on all), the /proc/stat cpu fields, each CPU's cpuidle residency
+per state.
 """
 
 from __future__ import annotations
@@ -112,35 +116,68 @@ def frequencies(quick: bool) -> tuple[int, ...]:
 # --- parsers: pure functions of the files' text -------------------------------------------
 
 
-def parse_interrupts(text: str) -> dict[str, int]:
-    """/proc/interrupts -> {line label: count summed over the CPUs}. The
-    header names the CPU columns; each line has that many counts after its
-    label (fewer only on the ERR and MIS lines, single error totals that
-    are left out)."""
+def _cpu_columns(header: str) -> list[int]:
+    """The CPU numbers of a header line ("CPU0 CPU1 CPU3": [0, 1, 3])."""
+    return [int(w[3:]) for w in header.split() if re.fullmatch(r"CPU\d+", w)]
+
+
+def parse_interrupts_per_cpu(text: str) -> dict[str, dict[int, int]]:
+    """/proc/interrupts -> {line label: {cpu: count}}. The header names the
+    CPU columns; each line has that many counts after its label (fewer only
+    on the ERR and MIS lines, single error totals that are left out)."""
     lines = text.splitlines()
     if not lines:
         return {}
-    ncpu = len(lines[0].split())
+    cpus = _cpu_columns(lines[0])
     out = {}
     for line in lines[1:]:
         label, sep, rest = line.partition(":")
         if not sep:
             continue
-        words = rest.split()[:ncpu]
-        if len(words) < ncpu or not all(w.isdigit() for w in words):
+        words = rest.split()[:len(cpus)]
+        if len(words) < len(cpus) or not all(w.isdigit() for w in words):
             continue  # ERR, MIS: one number, not per CPU
-        out[label.strip()] = sum(int(w) for w in words)
+        out[label.strip()] = {cpu: int(w) for cpu, w in zip(cpus, words)}
     return out
+
+
+def parse_softirqs_per_cpu(text: str) -> dict[str, dict[int, int]]:
+    """/proc/softirqs -> {softirq: {cpu: count}}."""
+    lines = text.splitlines()
+    if not lines:
+        return {}
+    cpus = _cpu_columns(lines[0])
+    out = {}
+    for line in lines[1:]:
+        label, sep, rest = line.partition(":")
+        if sep:
+            out[label.strip()] = {cpu: int(w) for cpu, w in zip(cpus, rest.split())}
+    return out
+
+
+def totals(per_cpu: dict[str, dict[int, int]]) -> dict[str, int]:
+    """{label: count summed over the CPUs}."""
+    return {label: sum(counts.values()) for label, counts in per_cpu.items()}
+
+
+def by_cpu(*per_cpu: dict[str, dict[int, int]]) -> dict[str, int]:
+    """{cpu (a string, as JSON keys are): every line's count summed}."""
+    out: dict[str, int] = {}
+    for table in per_cpu:
+        for counts in table.values():
+            for cpu, n in counts.items():
+                out[str(cpu)] = out.get(str(cpu), 0) + n
+    return out
+
+
+def parse_interrupts(text: str) -> dict[str, int]:
+    """/proc/interrupts -> {line label: count summed over the CPUs}."""
+    return totals(parse_interrupts_per_cpu(text))
 
 
 def parse_softirqs(text: str) -> dict[str, int]:
     """/proc/softirqs -> {softirq: count summed over the CPUs}."""
-    out = {}
-    for line in text.splitlines()[1:]:
-        label, sep, rest = line.partition(":")
-        if sep:
-            out[label.strip()] = sum(int(w) for w in rest.split() if w.isdigit())
-    return out
+    return totals(parse_softirqs_per_cpu(text))
 
 
 STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
@@ -233,12 +270,14 @@ def snapshot(proc_root: Path = PROC, sys_root: Path = SYS, visit: bool = True) -
     finally:
         if visit:
             os.sched_setaffinity(0, allowed)
-    interrupts = parse_interrupts((proc_root / "interrupts").read_text())
-    softirqs = parse_softirqs((proc_root / "softirqs").read_text())
+    interrupts = parse_interrupts_per_cpu((proc_root / "interrupts").read_text())
+    softirqs = parse_softirqs_per_cpu((proc_root / "softirqs").read_text())
     stat, ncpu = parse_stat((proc_root / "stat").read_text())
     end = time.monotonic_ns()
-    return {"t_ns": (start + end) // 2, "read_ns": end - start, "interrupts": interrupts,
-            "softirqs": softirqs, "stat": stat, "ncpu": ncpu, "cpuidle": cpuidle}
+    return {"t_ns": (start + end) // 2, "read_ns": end - start,
+            "interrupts": totals(interrupts), "softirqs": totals(softirqs),
+            "wakeups_by_cpu": by_cpu(interrupts, softirqs),
+            "stat": stat, "ncpu": ncpu, "cpuidle": cpuidle}
 
 
 def _delta(a: dict, b: dict) -> dict:
@@ -265,6 +304,10 @@ def window(a: dict, b: dict, clk_tck: int | None = None) -> dict:
                                     "usage": e["usage"] - s["usage"]}
                                    for s, e in zip(begin["states"], end["states"])]}
     wakeups = sum(interrupts.values()) + sum(softirqs.values())
+    # where they land: {cpu: wakeups per s}
+    by_cpu_per_s = {cpu: n / wall_s
+                    for cpu, n in _delta(a.get("wakeups_by_cpu", {}),
+                                         b.get("wakeups_by_cpu", {})).items()}
     ncpu = b["ncpu"]
     if cpuidle:
         # each CPU over its own read times: busy = its wall time minus its residency
@@ -281,7 +324,7 @@ def window(a: dict, b: dict, clk_tck: int | None = None) -> dict:
         busy_pct = 100.0 * (ncpu * wall_s - idle_s) / wall_s
         deep_idle_pct, idle_source, deep_state = None, "/proc/stat idle + iowait", None
     return {"wall_s": wall_s, "ncpu": ncpu, "interrupts": interrupts, "softirqs": softirqs,
-            "stat": stat, "cpuidle": cpuidle,
+            "stat": stat, "cpuidle": cpuidle, "wakeups_per_s_by_cpu": by_cpu_per_s,
             "wakeups_per_s": wakeups / wall_s, "busy_pct": busy_pct,
             "deep_idle_pct": deep_idle_pct, "idle_source": idle_source,
             "deep_state": deep_state}
@@ -471,9 +514,10 @@ def cell_rows(common: dict, cell: Cell, stand_in, seconds: float,
 def raw_record(cells: list[Cell], seconds: float, settle: float, k: int,
                elapsed: float) -> dict:
     def slim(w):
-        return {key: w[key] for key in ("wall_s", "ncpu", "wakeups_per_s", "busy_pct",
-                                        "deep_idle_pct", "idle_source", "deep_state",
-                                        "interrupts", "softirqs", "stat", "cpuidle")}
+        keys = ("wall_s", "ncpu", "wakeups_per_s", "wakeups_per_s_by_cpu", "busy_pct",
+                "deep_idle_pct", "idle_source", "deep_state", "interrupts", "softirqs", "stat",
+                "cpuidle")
+        return {key: w.get(key) for key in keys}
     return {"window_s": seconds, "settle_s": settle, "pairs": k, "elapsed_s": round(elapsed, 3),
             "clk_tck": os.sysconf("SC_CLK_TCK"),
             "cells": [{"mechanism": c.mechanism, "rate_hz": c.hz, "label": c.label,

@@ -51,6 +51,18 @@ def test_interrupts_on_more_cpus_than_columns_of_text():
     assert idle_cost.parse_interrupts("") == {}
 
 
+def test_per_cpu_counts_and_where_wakeups_land():
+    text = ("           CPU0       CPU2\n"
+            "LOC:          1          2   Local timer interrupts\n"
+            "ERR:          7\n")
+    per_cpu = idle_cost.parse_interrupts_per_cpu(text)
+    assert per_cpu == {"LOC": {0: 1, 2: 2}}
+    soft = idle_cost.parse_softirqs_per_cpu("   CPU0 CPU2\n HRTIMER: 10 20\n")
+    assert idle_cost.by_cpu(per_cpu, soft) == {"0": 11, "2": 22}
+    real = idle_cost.parse_softirqs_per_cpu((PROC / "softirqs").read_text())
+    assert real["HRTIMER"] == {0: 251786, 1: 65681}
+
+
 def test_softirqs_sum_over_cpus():
     got = idle_cost.parse_softirqs((PROC / "softirqs").read_text())
     assert got["HRTIMER"] == 251786 + 65681
@@ -92,6 +104,7 @@ def test_snapshot_of_fixture_roots(visit):
     snap = idle_cost.snapshot(PROC, INTEL, visit=visit)
     assert os.sched_getaffinity(0) == before  # restored after the visits
     assert snap["ncpu"] == 2 and snap["interrupts"]["LOC"] == 560538
+    assert snap["wakeups_by_cpu"]["1"] > 175109  # CPU1's LOC and more
     assert set(snap["cpuidle"]) == {"0", "1"}
     assert snap["cpuidle"]["1"]["states"][2]["time_us"] == 60012877
     assert idle_cost.snapshot(PROC, NO_CPUIDLE, visit=visit)["cpuidle"] == {}
@@ -109,6 +122,7 @@ def snap(t_s, loc, hrtimer, idle_ticks, c6_us=None, poll_us=0, c1_us=0, c6_disab
             {"name": "C6", "time_us": c6_us, "usage": 0, "disabled": c6_disabled}]}
         for c in (0, 1)}
     return {"t_ns": int(t_s * 1e9), "read_ns": 1000, "interrupts": {"LOC": loc, "ERR": 0},
+            "wakeups_by_cpu": {"0": (loc + hrtimer) // 2, "1": (loc + hrtimer) // 2},
             "softirqs": {"HRTIMER": hrtimer}, "ncpu": 2, "cpuidle": cpuidle,
             "stat": {"user": 0, "nice": 0, "system": 0, "idle": idle_ticks, "iowait": 0,
                      "irq": 0, "softirq": 0, "steal": 0}}
@@ -125,6 +139,7 @@ def test_a_window_with_cpuidle_states():
     assert w["deep_idle_pct"] == pytest.approx(90.0)  # 3.6 s of C6 in 4 s of CPU time
     assert (w["idle_source"], w["deep_state"]) == ("cpuidle residency", "C6")
     assert w["cpuidle"]["0"]["states"][2] == {"name": "C6", "time_us": 1_800_000, "usage": 0}
+    assert w["wakeups_per_s_by_cpu"] == {"0": 1500.0, "1": 1500.0}
 
 
 def test_a_disabled_deepest_state_is_not_the_deep_state():
