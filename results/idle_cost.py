@@ -87,7 +87,8 @@ QUICK_FREQUENCIES = (1000,)
 IN_KERNEL = ("ebpf", ksample_module.MECHANISM)  # no sampling thread of their own
 METRICS = (("wakeups_per_s", "/s"), ("busy_pct", "%"), ("deep_idle_pct", "%"))
 RAW_NAME = "idle-cost.json"
-STOP_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 30.0  # after SIGINT, before it is killed
+START_TIMEOUT_S = 30.0  # before its banner, before it is killed
 PROC, SYS = Path("/proc"), Path("/sys")
 
 
@@ -362,14 +363,22 @@ class Background:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True)
         said = []
-        while line := self.proc.stderr.readline():
-            got = parse_banner(line)
-            if got is not None:
-                self.label, self.cpu = got
-                return
-            said.append(line.strip().removeprefix("raplbench-sample: "))
+        # a sampler that neither starts nor exits is killed (readline then ends)
+        watchdog = threading.Timer(START_TIMEOUT_S, self.proc.kill)
+        watchdog.start()
+        try:
+            while line := self.proc.stderr.readline():
+                got = parse_banner(line)
+                if got is not None:
+                    self.label, self.cpu = got
+                    return
+                said.append(line.strip().removeprefix("raplbench-sample: "))
+        finally:
+            watchdog.cancel()
         self.proc.wait()
         self.proc.stderr.close()
+        if self.proc.returncode == -signal.SIGKILL and not said:
+            said = [f"did not start sampling within {START_TIMEOUT_S:g} s; killed"]
         raise SamplerFailed((said or [f"exited with status {self.proc.returncode}, "
                                       "no message"])[-1])
 

@@ -206,6 +206,14 @@ sys.exit(2)
         idle_cost.Background("perf", 1000, 5)
 
 
+def test_a_sampler_that_never_starts_is_killed(tmp_path, monkeypatch):
+    fake_sampler(tmp_path, monkeypatch, "time.sleep(60)")
+    monkeypatch.setattr(idle_cost, "START_TIMEOUT_S", 0.3)
+    with pytest.raises(idle_cost.SamplerFailed,
+                       match=r"^did not start sampling within 0.3 s; killed$"):
+        idle_cost.Background("perf", 1000, 5)
+
+
 def test_a_sampler_that_died_in_its_window_is_a_failure(tmp_path, monkeypatch):
     fake_sampler(tmp_path, monkeypatch, """
 print("raplbench-sample: sampling perf (msr/tsc/) at 100 Hz on CPU 1", file=sys.stderr, flush=True)
