@@ -254,3 +254,11 @@ def test_the_report_writes_the_victim_files_and_sections(vm_report):
 def test_a_report_without_victim_rows_has_no_victim_files(tmp_path, refs):
     result = report.build(load_runs([AMD]), refs, tmp_path)
     assert not any(f.startswith(("victim", "idle-cost")) for f in result["files"])
+
+
+def test_rows_that_say_no_more_than_each_other_stay_apart(vm):
+    """Two failed frequencies of one mechanism, both with a null target
+    (results/idle_cost.py: the sampler never named its counters)."""
+    failed = [r for r in vm[0].rows if r["harness"] == vr.IDLE and r["op"] == "kernel"]
+    exps = vr.idle_experiments(failed + [dict(r) for r in failed])
+    assert len(exps) == 2 and all(set(e.rows) == set(vr.IDLE_METRICS) for e in exps)

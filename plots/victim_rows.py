@@ -143,12 +143,19 @@ def placement_of(w: Where) -> str:
 
 def experiments(rows: list[dict], harness: str) -> list[Experiment]:
     """The experiments of one run's `harness` rows (victim or idle), sorted."""
-    groups: dict[Where, dict[str, dict]] = {}
+    groups: list[Experiment] = []
     for r in rows:
-        if r["harness"] == harness:
-            groups.setdefault(where(r), {})[r["metric"]] = r
-    return [Experiment(w, by_metric) for w, by_metric in
-            sorted(groups.items(), key=lambda item: route_sort_key(item[0]))]
+        if r["harness"] != harness:
+            continue
+        w = where(r)
+        # rows that say no more than each other (not ok, target null: a rate
+        # that failed before the sampler named its counters) stay apart
+        same = next((e for e in groups if e.where == w and r["metric"] not in e.rows), None)
+        if same is None:
+            groups.append(Experiment(w, {r["metric"]: r}))
+        else:
+            same.rows[r["metric"]] = r
+    return sorted(groups, key=lambda e: route_sort_key(e.where))
 
 
 def victim_experiments(rows: list[dict], sampler: bool | None = None) -> list[Experiment]:
