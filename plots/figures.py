@@ -37,11 +37,12 @@ from plots.figures_reference import (OTHER, RUNGS, SAME_OR_NONE, ladder_figure, 
                                      reference_figure, reference_quantities, rung_of, rung_row)
 from plots.figures_sampler import (MECHANISM_ORDER, overhead_figure, sampler_category,
                                    sampler_figure, sampler_rows)
+from plots.figures_victim import idle_figure, victim_figure
 
 __all__ = [
     # the figures
     "latency_figure", "ladder_figure", "reference_figure", "machines_figure", "sampler_figure",
-    "overhead_figure",
+    "overhead_figure", "victim_figure", "idle_figure",
     # sizes and saving
     "DPI", "latency_size", "LADDER_SIZE", "reference_size", "machines_size", "SAMPLER_SIZE",
     "OVERHEAD_SIZE", "pixels", "save",

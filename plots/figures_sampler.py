@@ -22,7 +22,8 @@ from plots.runs import Run, source_label  # noqa: E402
 
 
 def sampler_rows(runs: list[Run]) -> list[tuple[Run, dict]]:
-    return [(run, r) for run in runs for r in run.rows if r["path"] == "sampler"]
+    return [(run, r) for run in runs for r in run.rows
+            if r["path"] == "sampler" and r["harness"] in ("sampler", "hyperfine")]
 
 
 def sampler_category(row: dict) -> str:

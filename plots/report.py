@@ -39,7 +39,7 @@ import json
 import sys
 from pathlib import Path
 
-from plots import (figures, figures_victim, htmlpage, labels, report_tables,
+from plots import (figures, htmlpage, labels, report_tables,
                    report_tables_compare, tables)
 from plots.runs import (REFERENCE_DIR, InputError, Run, RunFileError, default_out,
                         default_run, load_references, load_runs)
@@ -146,7 +146,7 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
     victim_tables = [t for run in runs for t in (report_tables.victim_table(run),
                                                   report_tables.victim_table(run, sampler=True))
                      if t]
-    victim_fig = figure(figures_victim.victim_figure(runs), "victim.png",
+    victim_fig = figure(figures.victim_figure(runs), "victim.png",
                         "Per route: the reader-side latency (ns per read, log scale; gbench and "
                         "criterion, median and 95% CI) beside the time a read steals from the "
                         "victim CPU (ns per read, flat out and at 1 kHz, median and 95% CI; "
@@ -156,7 +156,7 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
                          "intro": htmlpage.VICTIM_INTRO,
                          "figures": [victim_fig] if victim_fig else [], "tables": victim_tables})
     idle_tables = [t for t in (report_tables.idle_cost_table(run) for run in runs) if t]
-    idle_fig = figure(figures_victim.idle_figure(runs), "idle-cost.png",
+    idle_fig = figure(figures.idle_figure(runs), "idle-cost.png",
                       "Per sampler mechanism against the sampling frequency (log): wakeups per "
                       "second and busy % above the no-sampler baseline (and deep idle where the "
                       "machine has C-states), median and 95% CI; dashed: a stand-in")
