@@ -7,7 +7,8 @@ print the latency table.
 Steps, in order: gbench (ubench) and criterion (rbench), taking turns in
 legs (run_latency), the one that leads drawn at random (SWAPPED_STEPS);
 kbench (the module, where it loads), sampler (raplbench-sample's
-self-report per mechanism), overhead (hyperfine: a stress-ng workload with
+self-report per mechanism), victim (raplbench-interfere: what each route's
+reads and each mechanism cost another CPU), overhead (hyperfine: a stress-ng workload with
 and without the sampler).
 `make bench-all` then writes the report (python -m plots.report).
 
@@ -42,7 +43,7 @@ from pathlib import Path
 import pandas as pd
 
 from results import (agreement, checks, child, criterion, gbench, kbench, machine, manifest,
-                     overhead, registry, rows, sampler, schema, table)
+                     overhead, registry, rows, sampler, schema, table, victim)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -58,6 +59,8 @@ class Run:
     tsc_khz_hints: list = dataclasses.field(default_factory=list)
     # {mechanism: stand_in} of the mechanisms the sampler could run here
     sampler_mechanisms: dict | None = None
+    # the sampler step's rows (their targets name each mechanism's counters)
+    sampler_rows: list = dataclasses.field(default_factory=list)
 
 
 def failed_rows(run: Run, harness: str, paths, reason: str, status="error") -> list[dict]:
@@ -316,7 +319,15 @@ def run_latency(run: Run, names: list[str]) -> dict[str, list[dict]]:
 def run_sampler(run: Run) -> list[dict]:
     got = sampler.run_all(run.common, run.raw_dir, run.run_dir / "machine.json", run.quick)
     run.sampler_mechanisms = sampler.stand_ins(got)
+    run.sampler_rows = got
     return got
+
+
+def run_victim(run: Run) -> list[dict]:
+    if run.sampler_mechanisms is None:  # the sampler step did not run: find out now
+        run_sampler(run)
+    return victim.run(run.common, run.raw_dir, run.quick, run.sampler_rows,
+                      run.sampler_mechanisms)
 
 
 def run_overhead(run: Run) -> list[dict]:
@@ -336,6 +347,7 @@ HARNESSES = [
     ("criterion", "rbench, Criterion", run_criterion),
     ("kbench", "the kernel module", run_kbench),
     ("sampler", "raplbench-sample self-report, idle machine", run_sampler),
+    ("victim", "raplbench-interfere: what a neighbour's reads cost another CPU", run_victim),
     ("overhead", "hyperfine: the sampler under a stress-ng workload", run_overhead),
 ]
 # The rows a step stands for when it crashes: (harness, paths).
@@ -344,6 +356,7 @@ STEP_ROWS = {
     "kbench": (kbench.HARNESS, kbench.PATHS),
     "criterion": (criterion.HARNESS, criterion.PATHS),
     "sampler": (sampler.HARNESS, ("sampler",)),
+    "victim": (victim.HARNESS, victim.ROUTE_PATHS + ("sampler",)),
     "overhead": (overhead.HARNESS, ("sampler",)),
 }
 assert STEP_ROWS.keys() == {name for name, _, _ in HARNESSES}
