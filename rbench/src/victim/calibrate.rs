@@ -78,7 +78,7 @@ pub fn tsc_hz(a: (u64, u64), b: (u64, u64)) -> f64 {
 
 /// A (CLOCK_MONOTONIC ns, TSC) pair taken together: the TSC read before and
 /// after the clock, the tightest of 5 tries, its midpoint.
-fn stamp() -> (u64, u64) {
+pub fn stamp() -> (u64, u64) {
     let mut best = (u64::MAX, 0, 0);
     for _ in 0..5 {
         // SAFETY: RDTSC exists on every x86_64 CPU.

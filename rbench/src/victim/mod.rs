@@ -29,7 +29,7 @@ pub mod calibrate;
 pub mod gaps;
 
 use core::arch::x86_64::_rdtsc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use calibrate::Calibration;
@@ -47,6 +47,9 @@ pub struct Setup {
     pub cpu: usize,
     /// How long to measure, seconds (> 0).
     pub duration_s: f64,
+    /// How long each window of the report is, seconds (> 0; 1 for
+    /// raplbench-victim's seconds).
+    pub window_s: f64,
     /// The threshold, ns, instead of the calibrated rule.
     pub threshold_ns: Option<f64>,
     /// Room for this many gaps.
@@ -61,6 +64,7 @@ impl Setup {
         Setup {
             cpu,
             duration_s,
+            window_s: 1.0,
             threshold_ns: None,
             max_gaps: MAX_GAPS,
             calibration: CALIBRATION_WINDOW,
@@ -95,19 +99,43 @@ pub fn run(setup: &Setup, stop: &AtomicBool) -> Result<Probe, crate::Error> {
     let hz = calibration.tsc_ghz * 1e9;
     let normal = calibration.cycles(calibration.iteration_p50_ns);
     let run_cycles = (setup.duration_s * hz) as u64;
-    let max_seconds = setup.duration_s.ceil() as usize + 1;
-    let mut gaps = Gaps::new(
+    let max_seconds = (setup.duration_s / setup.window_s).ceil() as usize + 1;
+    let gaps = Gaps::new(
         calibration.cycles(threshold_ns),
         normal,
-        hz.round() as u64,
+        (setup.window_s * hz).round() as u64,
         setup.max_gaps,
         max_seconds,
     );
+    let (measured, stopped) = spin(gaps, run_cycles, stop, &AtomicU64::new(0));
+    Ok(Probe {
+        calibration,
+        threshold_ns,
+        normal_iteration_ns: normal as f64 * calibration.ns_per_cycle(),
+        measured,
+        stopped,
+    })
+}
+
+/// The measuring loop on the calling thread (pinned and calibrated
+/// already): from its first TSC read, which opens the first window and is
+/// published in `started` (a release store, before the loop), for
+/// `run_cycles` TSC cycles or until `stop` is set (checked every
+/// iteration: a relaxed load of a line no one writes until then). Whether
+/// `stop` ended it comes back with what it measured. Nothing in the loop
+/// allocates, formats or enters the kernel.
+pub fn spin(
+    mut gaps: Gaps,
+    run_cycles: u64,
+    stop: &AtomicBool,
+    started: &AtomicU64,
+) -> (Measured, bool) {
     let mut stopped = stop.load(Ordering::Relaxed);
     // SAFETY (every _rdtsc): RDTSC exists on every x86_64 CPU.
     let mut prev = unsafe { _rdtsc() };
     gaps.start(prev);
-    let end = prev + run_cycles;
+    started.store(prev, Ordering::Release);
+    let end = prev.saturating_add(run_cycles);
     while !stopped {
         let now = unsafe { _rdtsc() };
         gaps.step(prev, now);
@@ -117,13 +145,7 @@ pub fn run(setup: &Setup, stop: &AtomicBool) -> Result<Probe, crate::Error> {
         }
         stopped = stop.load(Ordering::Relaxed);
     }
-    Ok(Probe {
-        calibration,
-        threshold_ns,
-        normal_iteration_ns: normal as f64 * calibration.ns_per_cycle(),
-        measured: gaps.finish(prev),
-        stopped,
-    })
+    (gaps.finish(prev), stopped)
 }
 
 /// The JSON document of a run (machine-independent fields).
