@@ -32,6 +32,7 @@ pub mod discovery;
 pub mod ebpf;
 pub mod error;
 pub mod hint;
+pub mod interfere;
 pub mod ksample;
 pub mod liveness;
 pub mod manifest;

@@ -1,0 +1,287 @@
+//! The neighbour of a route experiment: the calling thread (pinned to the
+//! row's CPU, its reader open) follows the victim's window grid and reads
+//! only inside the on windows, flat out or at a fixed rate, counting the
+//! reads (and, at a rate, the deadlines missed) per window. Between on
+//! windows it sleeps, the reader still open.
+//!
+//! At a rate the deadlines are absolute CLOCK_MONOTONIC times from the
+//! window's start (clock_nanosleep with TIMER_ABSTIME: a fixed grid that
+//! does not drift, as raplbench-sample's ticker); a wake-up past the next
+//! deadline skips the deadlines it missed and counts them.
+
+use core::arch::x86_64::_rdtsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::schedule::{Grid, Role};
+use super::ticks::TscClock;
+use crate::clock::monotonic_ns;
+use crate::plan::Reader;
+
+/// How fast the reader reads in its on windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// Back to back.
+    FlatOut,
+    /// One read per period, on absolute deadlines.
+    Rate {
+        /// The period, ns.
+        period_ns: u64,
+    },
+}
+
+/// Reads between two looks at the TSC, flat out: the window's end is
+/// overrun by at most this many reads.
+const BATCH: u64 = 8;
+/// The longest sleep between two looks at the stop flag.
+const NAP_NS: u64 = 50_000_000;
+
+/// One window's reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Count {
+    /// Reads issued in the window.
+    pub reads: u64,
+    /// Deadlines missed (at a rate).
+    pub missed: u64,
+}
+
+/// What the reader did over the windows.
+#[derive(Debug, Clone, Default)]
+pub struct Driven {
+    /// Per window.
+    pub counts: Vec<Count>,
+    /// The first read that failed, in words (the run ended there).
+    pub error: Option<String>,
+    /// Whether `stop` ended it early.
+    pub stopped: bool,
+}
+
+/// Sleeps until CLOCK_MONOTONIC `until_ns` or `stop`, looking at `stop`
+/// at least every [`NAP_NS`]; whether it was stopped.
+pub fn sleep_until(until_ns: u64, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        let now = monotonic_ns();
+        if now >= until_ns {
+            return false;
+        }
+        nanosleep_abs(until_ns.min(now + NAP_NS));
+    }
+}
+
+/// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until `ns`.
+fn nanosleep_abs(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: a valid timespec; an early return (EINTR) is fine: callers loop.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+}
+
+/// Follows `grid` for the windows of `roles`, reading with `reader` at
+/// `pace` inside the on windows only, until the last window ends, a read
+/// fails or `stop` is set.
+pub fn drive(
+    reader: &mut dyn Reader,
+    roles: &[Role],
+    grid: &Grid,
+    clock: &TscClock,
+    pace: Pace,
+    stop: &AtomicBool,
+) -> Driven {
+    let mut out = Driven {
+        counts: vec![Count::default(); roles.len()],
+        ..Driven::default()
+    };
+    for (k, role) in roles.iter().enumerate() {
+        let (start, end) = grid.bounds(k);
+        let (start_ns, end_ns) = (clock.mono_of(start), clock.mono_of(end));
+        if *role != Role::On {
+            out.stopped = sleep_until(end_ns, stop);
+        } else {
+            out.stopped = sleep_until(start_ns, stop);
+            if !out.stopped {
+                let result = match pace {
+                    Pace::FlatOut => flat_out(reader, end, stop, &mut out.counts[k]),
+                    Pace::Rate { period_ns } => at_rate(
+                        reader,
+                        start_ns,
+                        end_ns,
+                        period_ns,
+                        stop,
+                        &mut out.counts[k],
+                    ),
+                };
+                if let Err(e) = result {
+                    out.error = Some(e.to_string());
+                    return out;
+                }
+                out.stopped = stop.load(Ordering::Relaxed);
+            }
+        }
+        if out.stopped {
+            break;
+        }
+    }
+    out
+}
+
+/// Reads back to back until the TSC reaches `end`.
+fn flat_out(
+    reader: &mut dyn Reader,
+    end: u64,
+    stop: &AtomicBool,
+    count: &mut Count,
+) -> Result<(), crate::Error> {
+    // SAFETY (every _rdtsc): RDTSC exists on every x86_64 CPU.
+    while unsafe { _rdtsc() } < end && !stop.load(Ordering::Relaxed) {
+        reader.read_n(BATCH)?;
+        count.reads += BATCH;
+    }
+    Ok(())
+}
+
+/// One read per period from `start_ns` until `end_ns`.
+fn at_rate(
+    reader: &mut dyn Reader,
+    start_ns: u64,
+    end_ns: u64,
+    period_ns: u64,
+    stop: &AtomicBool,
+    count: &mut Count,
+) -> Result<(), crate::Error> {
+    let mut next = start_ns;
+    while next < end_ns && !stop.load(Ordering::Relaxed) {
+        nanosleep_abs(next);
+        let now = monotonic_ns();
+        if now < next {
+            continue; // woken early (a signal): sleep again
+        }
+        if now >= end_ns {
+            break;
+        }
+        let behind = (now - next) / period_ns;
+        count.missed += behind;
+        next += behind * period_ns;
+        reader.read()?;
+        count.reads += 1;
+        next += period_ns;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts its reads; fails at read `fail_at`.
+    struct Fake {
+        reads: u64,
+        fail_at: u64,
+    }
+
+    impl Reader for Fake {
+        fn read(&mut self) -> Result<(), crate::Error> {
+            self.reads += 1;
+            if self.reads == self.fail_at {
+                return Err(crate::Error::Unavailable("it broke".into()));
+            }
+            Ok(())
+        }
+    }
+
+    fn grid_from_now(window_ms: u64) -> (Grid, TscClock) {
+        let (mono_ns, tsc) = crate::victim::calibrate::stamp();
+        // a rough TSC frequency is enough: the test times itself in ns
+        let clock = TscClock {
+            mono_ns,
+            tsc,
+            tsc_ghz: 1.0,
+        };
+        (
+            Grid {
+                start_tsc: tsc,
+                window_cycles: window_ms * 1_000_000,
+            },
+            clock,
+        )
+    }
+
+    #[test]
+    fn reads_only_in_on_windows_at_a_rate() {
+        // at 1 GHz "TSC" the grid's windows are 20 ms of CLOCK_MONOTONIC
+        let (grid, clock) = grid_from_now(20);
+        let mut fake = Fake {
+            reads: 0,
+            fail_at: 0,
+        };
+        let roles = [Role::Settle, Role::Off, Role::On];
+        let pace = Pace::Rate {
+            period_ns: 1_000_000,
+        };
+        let d = drive(
+            &mut fake,
+            &roles,
+            &grid,
+            &clock,
+            pace,
+            &AtomicBool::new(false),
+        );
+        assert_eq!((d.error, d.stopped), (None, false));
+        assert_eq!(d.counts[0], Count::default());
+        assert_eq!(d.counts[1], Count::default());
+        let on = d.counts[2];
+        // 20 deadlines in the window: each read or missed
+        assert!(
+            on.reads + on.missed <= 20 && on.reads + on.missed >= 18,
+            "{on:?}"
+        );
+        assert_eq!(fake.reads, on.reads);
+    }
+
+    #[test]
+    fn a_failing_read_ends_the_run_with_the_reason() {
+        let (grid, clock) = grid_from_now(5);
+        let mut fake = Fake {
+            reads: 0,
+            fail_at: 3,
+        };
+        let d = drive(
+            &mut fake,
+            &[Role::On, Role::On],
+            &grid,
+            &clock,
+            Pace::FlatOut,
+            &AtomicBool::new(false),
+        );
+        assert!(d.error.unwrap().contains("it broke"));
+    }
+
+    #[test]
+    fn a_stop_ends_it_at_once() {
+        let (grid, clock) = grid_from_now(10_000);
+        let mut fake = Fake {
+            reads: 0,
+            fail_at: 0,
+        };
+        let d = drive(
+            &mut fake,
+            &[Role::Off, Role::On],
+            &grid,
+            &clock,
+            Pace::FlatOut,
+            &AtomicBool::new(true),
+        );
+        assert!(d.stopped);
+        assert_eq!(fake.reads, 0);
+    }
+}

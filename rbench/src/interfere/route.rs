@@ -1,0 +1,236 @@
+//! Route experiments: every planned row of the Criterion plan's paths
+//! (powercap, msr-dev, perf, ebpf-lookup, ebpf-mmap) at each rate, read by
+//! the calling thread (pinned to the row's CPU) while the victim measures
+//! its CPU.
+//!
+//! The plan is built path by path (each path's planner of
+//! [`crate::paths::PATHS`] on one [`Machine`], as
+//! [`crate::plan::Plan::for_this_machine`] does) and each path's rows are
+//! dropped once measured: the BPF sampler that the eBPF rows keep running
+//! (its timer fires on every CPU) runs only during their own experiments.
+//! Rows are not `Send`, so the reader is the calling thread.
+
+use std::sync::atomic::AtomicBool;
+
+use super::placement::victim_cpu;
+use super::reader::{drive, Pace};
+use super::report::{self, Experiment, Neighbour};
+use super::schedule::route_windows;
+use super::ticks::TscClock;
+use super::victim_side::{Calibrations, Victim};
+use crate::cpu::{pin_to_cpu, AffinityGuard};
+use crate::manifest::Status;
+use crate::paths::{Machine, PATHS};
+use crate::plan::{Plan, Planned};
+
+/// The paths whose rows are neighbours.
+pub const ROUTE_PATHS: &[&str] = &["powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap"];
+
+/// A `--only` item: a path, or a path and an op.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Only {
+    /// The path.
+    pub path: String,
+    /// The op, if given.
+    pub op: Option<String>,
+}
+
+impl Only {
+    /// Parses `PATH` or `PATH/OP`; the path must be one of [`ROUTE_PATHS`].
+    pub fn parse(text: &str) -> Result<Only, String> {
+        let (path, op) = match text.split_once('/') {
+            Some((p, o)) => (p, Some(o.to_string())),
+            None => (text, None),
+        };
+        if !ROUTE_PATHS.contains(&path) {
+            return Err(format!(
+                "'{path}' is not a route path (one of {}; the sampler is --sampler MECH)",
+                ROUTE_PATHS.join(", ")
+            ));
+        }
+        Ok(Only {
+            path: path.into(),
+            op,
+        })
+    }
+
+    /// Whether it selects the row of `path` and `op`.
+    pub fn selects(&self, path: &str, op: &str) -> bool {
+        self.path == path && self.op.as_deref().is_none_or(|o| o == op)
+    }
+}
+
+/// Whether the row of `path` and `op` is a neighbour under `only` (empty:
+/// every route path).
+pub fn selected(only: &[Only], path: &str, op: &str) -> bool {
+    ROUTE_PATHS.contains(&path) && (only.is_empty() || only.iter().any(|o| o.selects(path, op)))
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RouteSettings {
+    /// Rates (None: flat out), one experiment each per row.
+    pub rates: Vec<Option<u32>>,
+    /// Pairs of windows per experiment.
+    pub pairs: usize,
+    /// One window, s.
+    pub window_s: f64,
+    /// `--only` (empty: every row).
+    pub only: Vec<Only>,
+}
+
+/// Runs every selected row at every rate, calling `done` with each
+/// experiment as it ends; returns how many rows `only` selected. Stops
+/// (before the next experiment, or within one window) once `stop` is set.
+pub fn run_routes(
+    settings: &RouteSettings,
+    calibrations: &mut Calibrations,
+    stop: &AtomicBool,
+    done: &mut dyn FnMut(Experiment),
+) -> usize {
+    let _affinity = AffinityGuard::save();
+    let machine = Machine::from_env();
+    let allowed = crate::cpu::allowed_cpus();
+    let mut selected_rows = 0;
+    for planner in PATHS {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let mut plan = Plan::default();
+        planner(&machine, &mut plan);
+        plan.rows
+            .retain(|r| selected(&settings.only, &r.meta.path, &r.meta.op));
+        selected_rows += plan.rows.len();
+        for row in &plan.rows {
+            for &rate in &settings.rates {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return selected_rows;
+                }
+                done(experiment(
+                    row,
+                    rate,
+                    settings,
+                    &allowed,
+                    calibrations,
+                    stop,
+                ));
+            }
+        }
+    }
+    selected_rows
+}
+
+/// One row at one rate.
+fn experiment(
+    row: &Planned,
+    rate: Option<u32>,
+    settings: &RouteSettings,
+    allowed: &[usize],
+    calibrations: &mut Calibrations,
+    stop: &AtomicBool,
+) -> Experiment {
+    let neighbour = Neighbour::Route(row.meta.clone());
+    let not_run = |victim, status, reason: String| {
+        Experiment::not_run(neighbour.clone(), rate, victim, status, reason)
+    };
+    let reader_cpu = row
+        .meta
+        .cpu
+        .or_else(|| allowed.first().copied())
+        .unwrap_or(0);
+    let victim = victim_cpu(reader_cpu, row.meta.target_cpu, allowed);
+    let reads = match (&row.reads, victim.clone()) {
+        (Err(reason), v) => return not_run(v.ok(), Status::Unavailable, reason.clone()),
+        (Ok(_), Err(why)) => return not_run(None, Status::Unavailable, why),
+        (Ok(reads), Ok(_)) => reads,
+    };
+    let (victim_cpu, placement) =
+        victim.unwrap_or((0, super::placement::Placement::VictimElsewhere));
+    let v = Some((victim_cpu, placement));
+    let calibration = match calibrations.of(victim_cpu) {
+        Ok(c) => c,
+        Err(e) => return not_run(v, Status::Error, format!("calibrating the victim: {e}")),
+    };
+    if let Err(e) = pin_to_cpu(reader_cpu) {
+        return not_run(v, Status::Unavailable, e.to_string());
+    }
+    let mut reader = match reads.open() {
+        Ok(r) => r,
+        Err(e) => return not_run(v, Status::Unavailable, format!("cannot open it: {e}")),
+    };
+    if let Err(e) = reader.read() {
+        return not_run(v, Status::Unavailable, format!("its first read fails: {e}"));
+    }
+    let (roles, at) = route_windows(settings.pairs);
+    let victim = match Victim::start(
+        victim_cpu,
+        calibration,
+        settings.window_s,
+        Some(roles.len()),
+        0,
+    ) {
+        Ok(victim) => victim,
+        Err(e) => return not_run(v, Status::Error, e),
+    };
+    let clock = TscClock::now(calibration.calibration.tsc_ghz);
+    let pace = rate.map_or(Pace::FlatOut, |r| Pace::Rate {
+        period_ns: 1_000_000_000 / u64::from(r.max(1)),
+    });
+    let driven = drive(&mut *reader, &roles, &victim.grid, &clock, pace, stop);
+    if driven.error.is_some() || driven.stopped {
+        victim.stop();
+    }
+    let no_data = reader.no_data();
+    drop(reader);
+    let windows = match victim.join(roles.len()) {
+        Ok(w) => w,
+        Err(e) => return not_run(v, Status::Error, e),
+    };
+    if let Some(e) = driven.error {
+        return not_run(
+            v,
+            Status::Error,
+            format!("a read failed while measured: {e}"),
+        );
+    }
+    if let Some(e) = no_data {
+        return not_run(v, Status::Error, e);
+    }
+    Experiment {
+        neighbour,
+        rate_hz: rate,
+        victim_cpu: Some(victim_cpu),
+        placement: Some(placement),
+        status: Status::Ok,
+        reason: None,
+        pairs: report::pairs(&at, &windows, &driven.counts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_selects_paths_and_ops() {
+        let only = [
+            Only::parse("msr-dev").unwrap(),
+            Only::parse("perf/read").unwrap(),
+        ];
+        assert!(selected(&only, "msr-dev", "pread"));
+        assert!(selected(&only, "perf", "read"));
+        assert!(!selected(&only, "perf", "group-read"));
+        assert!(!selected(&only, "powercap", "pread"));
+        assert!(selected(&[], "ebpf-mmap", "load"));
+        assert!(!selected(&[], "sampler", "ebpf"));
+        let err = Only::parse("sampler").unwrap_err();
+        assert!(err.contains("--sampler"), "{err}");
+        assert_eq!(
+            Only::parse("ebpf-mmap/load").unwrap(),
+            Only {
+                path: "ebpf-mmap".into(),
+                op: Some("load".into())
+            }
+        );
+    }
+}

@@ -1,0 +1,399 @@
+//! Sampler experiments: the neighbour is a `raplbench-sample` child
+//! process, started and stopped by the calling thread on the victim's
+//! window grid ([`SamplerSchedule`]): per pair an off window, a settle
+//! window that starts it (lengthened until it prints its "sampling ..."
+//! banner), the on window, a teardown window that stops it with SIGINT
+//! (lengthened until it has exited). Its ticks in the on window are the
+//! distinct times in its CSV ([`super::ticks`]).
+//!
+//! raplbench-sample stopped by SIGINT writes every sample, renames its CSV
+//! into place and exits with 130 (128 + the signal, the shell's
+//! convention), or 0 if its duration ended first. Any other status, or an
+//! exit before it was stopped, ends the experiment: status 2 (it could not
+//! start sampling) makes it unavailable, anything else an error, with the
+//! last line of its stderr.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use super::placement::Placement;
+use super::reader::sleep_until;
+use super::report::{self, Experiment, Neighbour, SamplerNeighbour};
+use super::schedule::{Action, Role, SamplerSchedule};
+use super::ticks::{count_ticks, TscClock};
+use super::victim_side::{CpuCalibration, Victim};
+use crate::manifest::Status;
+
+/// How long the sampler may take to start sampling, or to exit once
+/// stopped, s.
+pub const CHILD_TIMEOUT_S: f64 = 10.0;
+/// The --duration given to the sampler (it is stopped long before).
+pub const CHILD_DURATION_S: u32 = 86_400;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct SamplerSettings {
+    /// raplbench-sample.
+    pub bin: PathBuf,
+    /// Its --mechanism.
+    pub mechanism: String,
+    /// Its --frequency.
+    pub rate_hz: u32,
+    /// Pairs of windows.
+    pub pairs: usize,
+    /// One window, s.
+    pub window_s: f64,
+    /// Where its CSVs go (one per pair, removed once counted).
+    pub tmp_dir: PathBuf,
+}
+
+impl SamplerSettings {
+    /// Its arguments, writing the CSV to `csv`.
+    pub fn args(&self, csv: &str) -> Vec<String> {
+        [
+            "--mechanism",
+            &self.mechanism,
+            "--frequency",
+            &self.rate_hz.to_string(),
+            "--duration",
+            &CHILD_DURATION_S.to_string(),
+            "--output",
+            csv,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+}
+
+/// The banner's target and CPU: `sampling <mech> (<label>) at <N> Hz[ on
+/// CPU <c>...]` gives `"<label> @ <N> Hz"` and, for a sampling thread
+/// (not for the in-kernel mechanisms), c.
+pub fn parse_banner(line: &str, mechanism: &str, rate_hz: u32) -> Option<(String, Option<usize>)> {
+    let at = line.find("sampling ")?;
+    let rest = line[at..].strip_prefix(&format!("sampling {mechanism} ("))?;
+    let hz = format!(") at {rate_hz} Hz");
+    let end = rest.rfind(&hz)?;
+    let label = &rest[..end];
+    let tail = &rest[end + hz.len()..];
+    let in_kernel = matches!(mechanism, "ebpf" | "kernel");
+    let cpu = tail
+        .strip_prefix(" on CPU ")
+        .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .filter(|_| !in_kernel);
+    Some((format!("{label} @ {rate_hz} Hz"), cpu))
+}
+
+/// Whether an exit status is a clean end of a sampler that was stopped.
+pub fn clean_exit(code: Option<i32>) -> bool {
+    matches!(code, Some(0) | Some(130) | Some(143))
+}
+
+/// A running sampler and the thread that reads its stderr.
+struct Running {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+    sampling: Arc<AtomicBool>,
+    reader: Option<JoinHandle<()>>,
+    csv: PathBuf,
+}
+
+impl Running {
+    fn start(settings: &SamplerSettings, csv: &Path) -> Result<Running, String> {
+        let _ = std::fs::remove_file(csv);
+        let mut child = Command::new(&settings.bin)
+            .args(settings.args(&csv.to_string_lossy()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", settings.bin.display()))?;
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sampling = Arc::new(AtomicBool::new(false));
+        let reader = child.stderr.take().map(|stderr| {
+            let (lines, sampling) = (lines.clone(), sampling.clone());
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if line.contains(": sampling ") {
+                        sampling.store(true, Ordering::Release);
+                    }
+                    if let Ok(mut l) = lines.lock() {
+                        l.push(line);
+                    }
+                }
+            })
+        });
+        Ok(Running {
+            child,
+            lines,
+            sampling,
+            reader,
+            csv: csv.to_path_buf(),
+        })
+    }
+
+    fn exited(&mut self) -> Option<Option<i32>> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(status.code()),
+            Ok(None) => None,
+            Err(_) => Some(None),
+        }
+    }
+
+    fn interrupt(&self) {
+        // SAFETY: signalling our own child, which we have not reaped.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+    }
+
+    /// Kills it (if still running), reaps it, and gives its stderr lines.
+    fn finish(mut self) -> Vec<String> {
+        if self.exited().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        let lines = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
+        lines
+    }
+}
+
+/// The reason a sampler ended as it did: its status and its stderr's last
+/// line.
+fn child_reason(code: Option<i32>, lines: &[String], when: &str) -> (Status, String) {
+    let last = lines
+        .last()
+        .map_or("(nothing on stderr)".to_string(), |l| l.clone());
+    let status = match code {
+        Some(c) => format!("exit status {c}"),
+        None => "killed by a signal".into(),
+    };
+    let kind = if code == Some(2) {
+        Status::Unavailable
+    } else {
+        Status::Error
+    };
+    (kind, format!("raplbench-sample {when} ({status}): {last}"))
+}
+
+/// One sampler experiment with the victim on `victim_cpu`.
+pub fn run_sampler(
+    settings: &SamplerSettings,
+    victim_cpu: usize,
+    calibration: CpuCalibration,
+    stop: &AtomicBool,
+) -> Experiment {
+    let mut neighbour = SamplerNeighbour {
+        mechanism: settings.mechanism.clone(),
+        cpu: None,
+        sampler_args: settings.args("<tmp csv>"),
+        target: None,
+    };
+    let placement = Some((victim_cpu, Placement::VictimElsewhere));
+    let rate = Some(settings.rate_hz);
+    let fail = |n: &SamplerNeighbour, status, reason| {
+        Experiment::not_run(
+            Neighbour::Sampler(n.clone()),
+            rate,
+            placement,
+            status,
+            reason,
+        )
+    };
+    let timeout_windows = (CHILD_TIMEOUT_S / settings.window_s).ceil() as usize;
+    let max_windows = 1 + settings.pairs * (4 + 2 * timeout_windows);
+    let victim = match Victim::start(
+        victim_cpu,
+        calibration,
+        settings.window_s,
+        None,
+        max_windows,
+    ) {
+        Ok(v) => v,
+        Err(e) => return fail(&neighbour, Status::Error, e),
+    };
+    let clock = TscClock::now(calibration.calibration.tsc_ghz);
+    let mut schedule = SamplerSchedule::new(settings.pairs);
+    let mut running: Option<Running> = None;
+    let mut interrupted = false;
+    let mut current_on: Option<usize> = None;
+    let mut on_windows: Vec<(usize, u64)> = Vec::new(); // (window, ticks)
+    let mut waited = 0usize;
+    let mut failure: Option<(Status, String)> = None;
+    let mut pair_no = 0;
+    let mut windows = 0;
+    loop {
+        let (start, _) = victim.grid.bounds(windows);
+        if sleep_until(clock.mono_of(start), stop) {
+            break;
+        }
+        // a sampler that exited: stopped (count its on window's ticks) or not
+        if let Some(code) = running.as_mut().and_then(Running::exited) {
+            let Some(r) = running.take() else { break };
+            let csv = r.csv.clone();
+            let lines = r.finish();
+            if let Some((target, cpu)) = lines
+                .iter()
+                .find_map(|l| parse_banner(l, &settings.mechanism, settings.rate_hz))
+            {
+                neighbour.target = Some(target);
+                neighbour.cpu = cpu;
+            }
+            let counted = match (interrupted, clean_exit(code), current_on.take()) {
+                (false, _, _) => Err(child_reason(code, &lines, "exited before it was stopped")),
+                (true, false, _) => Err(child_reason(code, &lines, "failed")),
+                (true, true, None) => Ok(()),
+                (true, true, Some(w)) => {
+                    let (a, b) = victim.grid.bounds(w);
+                    std::fs::read_to_string(&csv)
+                        .map_err(|e| format!("reading its CSV {}: {e}", csv.display()))
+                        .and_then(|t| count_ticks(&t, clock.mono_of(a), clock.mono_of(b)))
+                        .map(|n| on_windows.push((w, n)))
+                        .map_err(|e| (Status::Error, e))
+                }
+            };
+            let _ = std::fs::remove_file(&csv);
+            if let Err(f) = counted {
+                failure = Some(f);
+                break;
+            }
+        }
+        let sampling = running
+            .as_ref()
+            .is_some_and(|r| r.sampling.load(Ordering::Acquire));
+        let Some((k, role, action)) = schedule.next(sampling, running.is_none()) else {
+            break;
+        };
+        windows = k + 1;
+        waited = match (role, action) {
+            (Role::Settle | Role::Teardown, Action::Nothing) if running.is_some() => waited + 1,
+            _ => 0,
+        };
+        if waited > timeout_windows {
+            let lines = running.take().map(Running::finish).unwrap_or_default();
+            let what = if role == Role::Settle {
+                "did not start sampling"
+            } else {
+                "did not exit once stopped"
+            };
+            failure = Some((
+                Status::Error,
+                format!(
+                    "raplbench-sample {what} within {CHILD_TIMEOUT_S} s (killed): {}",
+                    lines.last().cloned().unwrap_or_default()
+                ),
+            ));
+            break;
+        }
+        match action {
+            Action::StartChild => {
+                let csv = settings.tmp_dir.join(format!("pair-{pair_no}.csv"));
+                pair_no += 1;
+                interrupted = false;
+                match Running::start(settings, &csv) {
+                    Ok(r) => running = Some(r),
+                    Err(e) => {
+                        failure = Some((Status::Error, e));
+                        break;
+                    }
+                }
+            }
+            Action::StopChild => {
+                if let Some(r) = &running {
+                    r.interrupt();
+                    interrupted = true;
+                }
+            }
+            Action::Nothing => {}
+        }
+        if role == Role::On {
+            current_on = Some(k);
+        }
+    }
+    if let Some(r) = running.take() {
+        r.interrupt();
+        let _ = r.finish();
+    }
+    victim.stop();
+    let stats = match victim.join(windows) {
+        Ok(s) => s,
+        Err(e) => return fail(&neighbour, Status::Error, e),
+    };
+    if let Some((status, reason)) = failure {
+        return fail(&neighbour, status, reason);
+    }
+    let mut counts = vec![super::reader::Count::default(); windows];
+    let expected = (settings.window_s * f64::from(settings.rate_hz)).round() as u64;
+    for &(w, ticks) in &on_windows {
+        if let Some(c) = counts.get_mut(w) {
+            c.reads = ticks;
+            c.missed = expected.saturating_sub(ticks);
+        }
+    }
+    // only pairs whose on window was counted
+    let at: Vec<_> = schedule
+        .pairs()
+        .iter()
+        .copied()
+        .filter(|p| on_windows.iter().any(|x| x.0 == p.on))
+        .collect();
+    Experiment {
+        neighbour: Neighbour::Sampler(neighbour),
+        rate_hz: rate,
+        victim_cpu: Some(victim_cpu),
+        placement: Some(Placement::VictimElsewhere),
+        status: Status::Ok,
+        reason: None,
+        pairs: report::pairs(&at, &stats, &counts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_banner_gives_the_target_and_the_cpu() {
+        let b = "raplbench-sample: sampling perf (msr/tsc/) at 1000 Hz on CPU 0";
+        assert_eq!(
+            parse_banner(b, "perf", 1000),
+            Some(("msr/tsc/ @ 1000 Hz".into(), Some(0)))
+        );
+        let e = "raplbench-sample: sampling ebpf (msr/tsc/) at 1000 Hz on CPU 0 (bpf_timer (CPU-pinned, absolute deadlines))";
+        assert_eq!(
+            parse_banner(e, "ebpf", 1000),
+            Some(("msr/tsc/ @ 1000 Hz".into(), None))
+        );
+        let p = "raplbench-sample: sampling powercap (a (b) c) at 100 Hz";
+        assert_eq!(
+            parse_banner(p, "powercap", 100),
+            Some(("a (b) c @ 100 Hz".into(), None))
+        );
+        assert_eq!(
+            parse_banner("raplbench-sample: frozen counter", "perf", 1000),
+            None
+        );
+        assert_eq!(parse_banner(b, "perf", 100), None);
+    }
+
+    #[test]
+    fn a_stopped_sampler_exits_0_or_128_plus_the_signal() {
+        assert!(clean_exit(Some(0)) && clean_exit(Some(130)) && clean_exit(Some(143)));
+        assert!(!clean_exit(Some(1)) && !clean_exit(Some(3)) && !clean_exit(None));
+        let (s, why) = child_reason(Some(2), &["x".into(), "no BPF here".into()], "failed");
+        assert_eq!(
+            (s, why.as_str()),
+            (
+                Status::Unavailable,
+                "raplbench-sample failed (exit status 2): no BPF here"
+            )
+        );
+        assert_eq!(child_reason(Some(3), &[], "failed").0, Status::Error);
+    }
+}

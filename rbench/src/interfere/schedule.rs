@@ -1,0 +1,348 @@
+//! The windows of an experiment: what each window of the victim's grid is
+//! for (settle, off, on, teardown), the order of each pair, and which grid
+//! window a window the victim closed covers. Pure functions and a state
+//! machine, no clock.
+//!
+//! **The grid**: the victim opens its first window at its first TSC read
+//! (published to the other threads) and closes window k at the first read
+//! at or past `start + (k + 1) × W` ([`crate::victim::gaps`]); the reader
+//! and the sampler's controller follow the same boundaries.
+//!
+//! **Pairs**: each pair is two windows, one with the neighbour reading (on)
+//! and one without (off), the order alternating pair by pair (off-on,
+//! on-off, off-on, ...) so that a drift linear in time weighs on both
+//! sides alike. One leading window settles each experiment and is
+//! discarded.
+
+use serde::Serialize;
+
+/// What a window of the grid is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Excluded: the experiment's first window, or a sampler starting.
+    Settle,
+    /// The neighbour is idle (the reader is open, not reading).
+    Off,
+    /// The neighbour reads.
+    On,
+    /// Excluded: a sampler stopping.
+    Teardown,
+}
+
+/// The order of a pair's two windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Order {
+    /// The off window first.
+    #[serde(rename = "off-on")]
+    OffOn,
+    /// The on window first.
+    #[serde(rename = "on-off")]
+    OnOff,
+}
+
+/// Pair `pair`'s order: off-on for even pairs, on-off for odd ones.
+pub fn order(pair: usize) -> Order {
+    if pair % 2 == 0 {
+        Order::OffOn
+    } else {
+        Order::OnOff
+    }
+}
+
+/// Where a pair's windows are on the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairAt {
+    /// Its order.
+    pub order: Order,
+    /// The off window's index.
+    pub off: usize,
+    /// The on window's index.
+    pub on: usize,
+}
+
+/// A route experiment: one settle window, then `pairs` pairs of adjacent
+/// windows. The roles of every window and where each pair is.
+pub fn route_windows(pairs: usize) -> (Vec<Role>, Vec<PairAt>) {
+    let mut roles = vec![Role::Settle];
+    let mut at = Vec::with_capacity(pairs);
+    for p in 0..pairs {
+        let first = roles.len();
+        let order = order(p);
+        let (off, on) = match order {
+            Order::OffOn => (first, first + 1),
+            Order::OnOff => (first + 1, first),
+        };
+        roles.extend(match order {
+            Order::OffOn => [Role::Off, Role::On],
+            Order::OnOff => [Role::On, Role::Off],
+        });
+        at.push(PairAt { order, off, on });
+    }
+    (roles, at)
+}
+
+/// The victim's window grid, in TSC cycles: window k is
+/// `[start + k × window, start + (k + 1) × window)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    /// The victim's first read.
+    pub start_tsc: u64,
+    /// One window.
+    pub window_cycles: u64,
+}
+
+impl Grid {
+    /// Window `k`'s bounds.
+    pub fn bounds(&self, k: usize) -> (u64, u64) {
+        let start = self.start_tsc + k as u64 * self.window_cycles;
+        (start, start + self.window_cycles)
+    }
+
+    /// The grid window a window the victim measured (from the read
+    /// `start_tsc` that opened it to the read `end_tsc` that closed it)
+    /// stands for: `Some(k)` when it opened in window k and was closed by
+    /// the first read past k's end; None when a gap made it span a
+    /// deadline (it mixes two windows) or the run ended within it.
+    pub fn window_of(&self, start_tsc: u64, end_tsc: u64) -> Option<usize> {
+        let at = |t: u64| {
+            t.checked_sub(self.start_tsc)
+                .map(|d| d / self.window_cycles)
+        };
+        match (at(start_tsc), at(end_tsc)) {
+            (Some(k), Some(e)) if e == k + 1 => Some(k as usize),
+            _ => None,
+        }
+    }
+}
+
+/// What the sampler's controller does at the start of a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing.
+    Nothing,
+    /// Start the sampler (the window settles it).
+    StartChild,
+    /// Stop the sampler (SIGINT; the window tears it down).
+    StopChild,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Lead,
+    Off,
+    Start,
+    Wait,
+    On,
+    Stop,
+    Drain,
+    Done,
+}
+
+/// The windows of a sampler experiment, decided window by window: per
+/// pair an off window, and a settle window that starts the sampler
+/// (repeated until it says it samples), the on window, a teardown window
+/// that stops it (repeated until it has exited); off first in even pairs,
+/// last in odd ones. One settle window leads.
+#[derive(Debug, Clone)]
+pub struct SamplerSchedule {
+    pairs: usize,
+    pair: usize,
+    phase: Phase,
+    window: usize,
+    off: usize,
+    on: usize,
+    done: Vec<PairAt>,
+}
+
+impl SamplerSchedule {
+    /// `pairs` pairs.
+    pub fn new(pairs: usize) -> SamplerSchedule {
+        SamplerSchedule {
+            pairs,
+            pair: 0,
+            phase: if pairs == 0 { Phase::Done } else { Phase::Lead },
+            window: 0,
+            off: 0,
+            on: 0,
+            done: Vec::new(),
+        }
+    }
+
+    fn pair_start(&self) -> Phase {
+        match order(self.pair) {
+            Order::OffOn => Phase::Off,
+            Order::OnOff => Phase::Start,
+        }
+    }
+
+    fn end_pair(&mut self) -> Phase {
+        self.done.push(PairAt {
+            order: order(self.pair),
+            off: self.off,
+            on: self.on,
+        });
+        self.pair += 1;
+        if self.pair < self.pairs {
+            self.pair_start()
+        } else {
+            Phase::Done
+        }
+    }
+
+    /// The next window's index, role and action, given whether the
+    /// sampler says it samples and whether it has exited; None once every
+    /// pair is done.
+    pub fn next(&mut self, sampling: bool, exited: bool) -> Option<(usize, Role, Action)> {
+        let k = self.window;
+        let (role, action) = loop {
+            match self.phase {
+                Phase::Done => return None,
+                Phase::Lead => {
+                    self.phase = self.pair_start();
+                    break (Role::Settle, Action::Nothing);
+                }
+                Phase::Off => {
+                    self.off = k;
+                    self.phase = match order(self.pair) {
+                        Order::OffOn => Phase::Start,
+                        Order::OnOff => self.end_pair(),
+                    };
+                    break (Role::Off, Action::Nothing);
+                }
+                Phase::Start => {
+                    self.phase = Phase::Wait;
+                    break (Role::Settle, Action::StartChild);
+                }
+                Phase::Wait if !sampling => break (Role::Settle, Action::Nothing),
+                Phase::Wait => self.phase = Phase::On,
+                Phase::On => {
+                    self.on = k;
+                    self.phase = Phase::Stop;
+                    break (Role::On, Action::Nothing);
+                }
+                Phase::Stop => {
+                    self.phase = Phase::Drain;
+                    break (Role::Teardown, Action::StopChild);
+                }
+                Phase::Drain if !exited => break (Role::Teardown, Action::Nothing),
+                Phase::Drain => {
+                    self.phase = match order(self.pair) {
+                        Order::OffOn => self.end_pair(),
+                        Order::OnOff => Phase::Off,
+                    }
+                }
+            }
+        };
+        self.window += 1;
+        Some((k, role, action))
+    }
+
+    /// The pairs completed so far.
+    pub fn pairs(&self) -> &[PairAt] {
+        &self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Action::*;
+    use Role::*;
+
+    #[test]
+    fn route_pairs_alternate_after_one_settle_window() {
+        let (roles, at) = route_windows(3);
+        assert_eq!(roles, [Settle, Off, On, On, Off, Off, On]);
+        let orders: Vec<Order> = at.iter().map(|p| p.order).collect();
+        assert_eq!(orders, [Order::OffOn, Order::OnOff, Order::OffOn]);
+        for p in &at {
+            assert_eq!((roles[p.off], roles[p.on]), (Off, On));
+            assert_eq!(p.off.abs_diff(p.on), 1, "adjacent");
+        }
+        assert_eq!(route_windows(0), (vec![Settle], vec![]));
+    }
+
+    #[test]
+    fn victim_windows_map_onto_the_grid() {
+        let g = Grid {
+            start_tsc: 1000,
+            window_cycles: 100,
+        };
+        assert_eq!(g.bounds(2), (1200, 1300));
+        assert_eq!(g.window_of(1000, 1100), Some(0));
+        assert_eq!(g.window_of(1100, 1203), Some(1)); // closed a little late
+        assert_eq!(g.window_of(1203, 1300), Some(2));
+        // a gap across a deadline: the window spans two
+        assert_eq!(g.window_of(1300, 1512), None);
+        // the run ended inside it; before the grid
+        assert_eq!(g.window_of(1512, 1580), None);
+        assert_eq!(g.window_of(900, 1100), None);
+    }
+
+    /// Runs the sampler schedule with the sampler starting after `start`
+    /// settle windows and exiting after `stop` teardown windows.
+    fn sampler_run(pairs: usize, start: usize, stop: usize) -> (Vec<(Role, Action)>, Vec<PairAt>) {
+        let mut s = SamplerSchedule::new(pairs);
+        let mut out = Vec::new();
+        let (mut since_start, mut since_stop) = (None::<usize>, None::<usize>);
+        loop {
+            let sampling = since_start.is_some_and(|n| n >= start);
+            let exited = since_stop.is_some_and(|n| n >= stop);
+            let Some((k, role, action)) = s.next(sampling, exited) else {
+                break;
+            };
+            assert_eq!(k, out.len());
+            match action {
+                StartChild => (since_start, since_stop) = (Some(0), None),
+                StopChild => (since_stop, since_start) = (Some(0), None),
+                Nothing => {}
+            }
+            since_start = since_start.map(|n| n + 1);
+            since_stop = since_stop.map(|n| n + 1);
+            out.push((role, action));
+        }
+        (out, s.pairs().to_vec())
+    }
+
+    #[test]
+    fn a_sampler_pair_is_off_settle_on_teardown_alternating() {
+        let (w, pairs) = sampler_run(2, 1, 1);
+        let roles: Vec<Role> = w.iter().map(|x| x.0).collect();
+        assert_eq!(
+            roles,
+            [Settle, Off, Settle, On, Teardown, Settle, On, Teardown, Off]
+        );
+        assert_eq!(
+            (w[2].1, w[4].1, w[5].1, w[7].1),
+            (StartChild, StopChild, StartChild, StopChild)
+        );
+        assert_eq!(
+            pairs,
+            [
+                PairAt {
+                    order: Order::OffOn,
+                    off: 1,
+                    on: 3
+                },
+                PairAt {
+                    order: Order::OnOff,
+                    off: 8,
+                    on: 6
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_slow_sampler_lengthens_settle_and_teardown() {
+        let (w, pairs) = sampler_run(1, 3, 2);
+        let roles: Vec<Role> = w.iter().map(|x| x.0).collect();
+        assert_eq!(
+            roles,
+            [Settle, Off, Settle, Settle, Settle, On, Teardown, Teardown]
+        );
+        assert_eq!(pairs[0].on, 5);
+        assert!(SamplerSchedule::new(0).next(true, true).is_none());
+    }
+}
