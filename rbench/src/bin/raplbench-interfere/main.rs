@@ -1,0 +1,238 @@
+//! raplbench-interfere: what a neighbour's reads of an energy counter cost
+//! another CPU, measured with the victim probe (rbench::interfere).
+//!
+//! Threads: the main thread checks the options, then runs the experiments
+//! one by one (for a route it is the reader, pinned to the row's CPU: plan
+//! rows are not Send; for the sampler it starts and stops the child); the
+//! victim runs on its own pinned thread per experiment. SIGINT and SIGTERM
+//! stay blocked in every thread; a watcher thread takes them with
+//! sigtimedwait (raplbench-sample's signals.rs) and sets the stop flag
+//! that every loop looks at. What was measured is then written, with
+//! `stopped_by`, and the status is 128 + the signal.
+
+/// A line on stderr, prefixed with the program's name. Never panics.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "raplbench-interfere: {}", format_args!($($arg)*));
+    }};
+}
+
+mod cli;
+#[path = "../raplbench-sample/signals.rs"]
+#[allow(dead_code)]
+mod signals;
+
+use clap::Parser;
+use rbench::clock::monotonic_ns;
+use rbench::cpu::Cpus;
+use rbench::interfere::report::{summary_line, Document, Experiment};
+use rbench::interfere::route::{run_routes, Only, RouteSettings};
+use rbench::interfere::sampler::{run_sampler, SamplerSettings};
+use rbench::interfere::victim_side::Calibrations;
+use rbench::manifest::Status;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+
+use cli::Args;
+
+/// How often the watcher looks whether the run is over.
+const POLL_NS: u64 = 50_000_000;
+
+fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        s => format!("signal {s}"),
+    }
+}
+
+/// The signal watcher: sets `stop` (and records the signal) on SIGINT or
+/// SIGTERM, until `done`.
+fn watch_signals(
+    stop: Arc<AtomicBool>,
+    signal: Arc<AtomicI32>,
+    done: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if let signals::Woken::Stop(s) =
+                    signals::wait(Some(monotonic_ns() + POLL_NS), monotonic_ns)
+                {
+                    let _ = signal.compare_exchange(0, s, Ordering::SeqCst, Ordering::SeqCst);
+                    stop.store(true, Ordering::SeqCst);
+                }
+            }
+        })
+}
+
+/// The raplbench-sample beside this program.
+fn default_sampler_bin() -> Result<PathBuf, String> {
+    let me = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    Ok(me.with_file_name("raplbench-sample"))
+}
+
+/// The experiments, each reported on stderr as it ends.
+fn experiments(args: &Args, doc: &mut Document, stop: &AtomicBool) -> Result<(), (i32, String)> {
+    let mut calibrations = Calibrations::default();
+    let mut report = |e: Experiment| {
+        say!("{}", summary_line(&e));
+        doc.experiments.push(e);
+    };
+    match &args.sampler {
+        None => {
+            let only = args
+                .only
+                .iter()
+                .map(|o| Only::parse(o))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| (2, format!("--only: {e}")))?;
+            let settings = RouteSettings {
+                rates: args.rates.clone(),
+                pairs: args.pairs as usize,
+                window_s: args.window_s,
+                only,
+            };
+            let rows = run_routes(&settings, &mut calibrations, stop, &mut report);
+            if rows == 0 && !stop.load(Ordering::Relaxed) {
+                return Err((
+                    2,
+                    format!(
+                        "--only {} selects no planned row of this machine",
+                        args.only.join(",")
+                    ),
+                ));
+            }
+        }
+        Some(mechanism) => {
+            let bin = match &args.sampler_bin {
+                Some(b) => b.clone(),
+                None => default_sampler_bin().map_err(|e| (2, e))?,
+            };
+            let tmp_dir = std::env::temp_dir().join(format!(
+                "raplbench-interfere-{}-{}",
+                // SAFETY: geteuid has no preconditions.
+                unsafe { libc::geteuid() },
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&tmp_dir)
+                .map_err(|e| (1, format!("cannot create {}: {e}", tmp_dir.display())))?;
+            let settings = SamplerSettings {
+                bin,
+                mechanism: mechanism.clone(),
+                rate_hz: args.rate,
+                pairs: args.pairs as usize,
+                window_s: args.window_s,
+                tmp_dir: tmp_dir.clone(),
+            };
+            let victims = if args.victim_cpu.is_empty() {
+                Cpus::from_env().allowed()
+            } else {
+                args.victim_cpu.clone()
+            };
+            for v in victims {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let e = match calibrations.of(v) {
+                    Ok(c) => run_sampler(&settings, v, c, stop),
+                    Err(why) => Experiment::not_run(
+                        rbench::interfere::report::Neighbour::Sampler(
+                            rbench::interfere::report::SamplerNeighbour {
+                                mechanism: mechanism.clone(),
+                                cpu: None,
+                                sampler_args: settings.args("<tmp csv>"),
+                                target: None,
+                            },
+                        ),
+                        Some(args.rate),
+                        None,
+                        Status::Error,
+                        format!("calibrating the victim on CPU {v}: {why}"),
+                    ),
+                };
+                report(e);
+            }
+            let _ = std::fs::remove_dir_all(&tmp_dir);
+        }
+    }
+    doc.calibrations = calibrations
+        .by_cpu
+        .iter()
+        .map(|(cpu, c)| (cpu.to_string(), *c))
+        .collect();
+    Ok(())
+}
+
+/// Exit status and message.
+fn run(args: Args) -> Result<i32, (i32, String)> {
+    let cpus = Cpus::from_env();
+    for &v in &args.victim_cpu {
+        if let Some(why) = cli::cpu_problem(v, &cpus.online(), &cpus.allowed()) {
+            return Err((2, why));
+        }
+    }
+    let mut json = std::fs::File::create(&args.json).map_err(|e| {
+        (
+            1,
+            format!("cannot write --json {}: {e}", args.json.display()),
+        )
+    })?;
+    // blocked first, so that every thread inherits the mask and only the
+    // watcher takes them
+    signals::block_in_this_thread().ok();
+    signals::install().map_err(|e| (2, format!("cannot install signal handlers: {e}")))?;
+    let (stop, signal, done) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicI32::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let watcher = watch_signals(stop.clone(), signal.clone(), done.clone())
+        .map_err(|e| (1, format!("cannot start the signal thread: {e}")))?;
+    let mut doc = Document::new(args.window_s, args.pairs as usize);
+    let started = monotonic_ns();
+    let result = experiments(&args, &mut doc, &stop);
+    done.store(true, Ordering::Relaxed);
+    let _ = watcher.join();
+    result?;
+    let code = match signal.load(Ordering::SeqCst) {
+        0 => 0,
+        s => {
+            doc.stopped_by = Some(signal_name(s));
+            say!("stopped by {}: writing what was measured", signal_name(s));
+            128 + s
+        }
+    };
+    let text = serde_json::to_string_pretty(&doc)
+        .map_err(|e| (1, format!("cannot serialize the document: {e}")))?;
+    writeln!(json, "{text}")
+        .and_then(|()| json.sync_all())
+        .map_err(|e| {
+            (
+                1,
+                format!("writing --json {} failed: {e}", args.json.display()),
+            )
+        })?;
+    say!(
+        "{} experiments in {:.1} s, written to {}",
+        doc.experiments.len(),
+        (monotonic_ns() - started) as f64 / 1e9,
+        args.json.display()
+    );
+    Ok(code)
+}
+
+fn main() {
+    let args = Args::parse(); // bad options: clap's message, exit status 2
+    std::process::exit(match run(args) {
+        Ok(code) => code,
+        Err((code, why)) => {
+            say!("{why}");
+            code
+        }
+    });
+}
