@@ -8,7 +8,8 @@ Steps, in order: gbench (ubench) and criterion (rbench), taking turns in
 legs (run_latency), the one that leads drawn at random (SWAPPED_STEPS);
 kbench (the module, where it loads), sampler (raplbench-sample's
 self-report per mechanism), victim (raplbench-interfere: what each route's
-reads and each mechanism cost another CPU), overhead (hyperfine: a stress-ng workload with
+reads and each mechanism cost another CPU), idle (what each mechanism costs
+an idle machine: wakeups, CPU time, C-state residency by frequency), overhead (hyperfine: a stress-ng workload with
 and without the sampler).
 `make bench-all` then writes the report (python -m plots.report).
 
@@ -42,8 +43,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import (agreement, checks, child, criterion, gbench, kbench, machine, manifest,
-                     overhead, registry, rows, sampler, schema, table, victim)
+from results import (agreement, checks, child, criterion, gbench, idle_cost, kbench, machine,
+                     manifest, overhead, registry, rows, sampler, schema, table, victim)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -330,6 +331,12 @@ def run_victim(run: Run) -> list[dict]:
                       run.sampler_mechanisms)
 
 
+def run_idle(run: Run) -> list[dict]:
+    if run.sampler_mechanisms is None:  # the sampler step did not run: find out now
+        run_sampler(run)
+    return idle_cost.run(run.common, run.raw_dir, run.quick, run.sampler_mechanisms)
+
+
 def run_overhead(run: Run) -> list[dict]:
     if run.sampler_mechanisms is None:  # the sampler step did not run: find out now
         run_sampler(run)
@@ -348,6 +355,7 @@ HARNESSES = [
     ("kbench", "the kernel module", run_kbench),
     ("sampler", "raplbench-sample self-report, idle machine", run_sampler),
     ("victim", "raplbench-interfere: what a neighbour's reads cost another CPU", run_victim),
+    ("idle", "what each sampler costs an idle machine, by frequency", run_idle),
     ("overhead", "hyperfine: the sampler under a stress-ng workload", run_overhead),
 ]
 # The rows a step stands for when it crashes: (harness, paths).
@@ -357,6 +365,7 @@ STEP_ROWS = {
     "criterion": (criterion.HARNESS, criterion.PATHS),
     "sampler": (sampler.HARNESS, ("sampler",)),
     "victim": (victim.HARNESS, victim.ROUTE_PATHS + ("sampler",)),
+    "idle": (idle_cost.HARNESS, ("sampler",)),
     "overhead": (overhead.HARNESS, ("sampler",)),
 }
 assert STEP_ROWS.keys() == {name for name, _, _ in HARNESSES}

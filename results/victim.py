@@ -303,8 +303,9 @@ def sampler_not_ok(common: dict, mechanism: str, reason: str, status="unavailabl
                            metric=STOLEN, unit="ns", reason=reason, status=status)
 
 
-# the route paths raplbench-interfere reads (its rows' paths; registry: x-harnesses)
-ROUTE_PATHS = ("powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap")
+# the route paths raplbench-interfere reads: the registry's paths of this
+# harness but the sampler (whose neighbours are the mechanisms)
+ROUTE_PATHS = tuple(p for p in registry.paths_of(HARNESS) if p != "sampler")
 
 
 def run(common: dict, raw_dir: Path, quick: bool, sampler_rows, mechanisms: dict) -> list[dict]:
