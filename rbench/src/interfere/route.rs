@@ -88,7 +88,6 @@ pub fn run_routes(
     stop: &AtomicBool,
     done: &mut dyn FnMut(Experiment),
 ) -> usize {
-    let _affinity = AffinityGuard::save();
     let machine = Machine::from_env();
     let allowed = crate::cpu::allowed_cpus();
     let mut selected_rows = 0;
@@ -106,6 +105,8 @@ pub fn run_routes(
                 if stop.load(std::sync::atomic::Ordering::Relaxed) {
                     return selected_rows;
                 }
+                // the next path's plan reads this thread's CPU mask: restored
+                let _restore = AffinityGuard::save();
                 done(experiment(
                     row,
                     rate,
