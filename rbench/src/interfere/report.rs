@@ -189,25 +189,29 @@ pub fn rate_label(rate_hz: Option<u32>) -> String {
 /// CPU, and the medians over its pairs (reads per second, stolen ms per
 /// s with and without, stolen per read), or why it did not run.
 pub fn summary_line(e: &Experiment) -> String {
-    let who = match &e.neighbour {
-        Neighbour::Route(m) => format!(
-            "{}/{} {}",
-            m.path,
-            m.op,
-            m.target.as_deref().unwrap_or("(no target)")
+    let (who, rate) = match &e.neighbour {
+        Neighbour::Route(m) => (
+            format!(
+                "{}/{} {}",
+                m.path,
+                m.op,
+                m.target.as_deref().unwrap_or("(no target)")
+            ),
+            format!(" @ {}", rate_label(e.rate_hz)),
         ),
-        Neighbour::Sampler(s) => format!(
-            "sampler {} {}",
-            s.mechanism,
-            s.target.as_deref().unwrap_or("")
-        )
-        .trim_end()
-        .to_string(),
+        // its target names its rate
+        Neighbour::Sampler(s) => match &s.target {
+            Some(t) => (format!("sampler {} ({t})", s.mechanism), String::new()),
+            None => (
+                format!("sampler {}", s.mechanism),
+                format!(" @ {}", rate_label(e.rate_hz)),
+            ),
+        },
     };
     let victim = e
         .victim_cpu
         .map_or("no victim CPU".into(), |v| format!("victim CPU {v}"));
-    let head = format!("{who} @ {}, {victim}", rate_label(e.rate_hz));
+    let head = format!("{who}{rate}, {victim}");
     if let Some(reason) = &e.reason {
         let status = serde_json::to_value(e.status)
             .ok()
@@ -240,9 +244,13 @@ pub fn summary_line(e: &Experiment) -> String {
             .filter_map(Pair::stolen_ns_per_read)
             .collect(),
     );
+    let unit = match e.neighbour {
+        Neighbour::Route(_) => "reads",
+        Neighbour::Sampler(_) => "ticks",
+    };
     match (reads, on, off) {
         (Some(r), Some(on), Some(off)) => format!(
-            "{head}: {r:.0} reads/s, stolen {on:.1} ms/s vs {off:.1} ms/s baseline: {} per read",
+            "{head}: {r:.0} {unit}/s, stolen {on:.1} ms/s vs {off:.1} ms/s baseline: {} per read",
             per_read.map_or("-".into(), |ns| format!("{:.2} us", ns / 1e3))
         ),
         _ => format!("{head}: no pair measured"),
@@ -455,6 +463,9 @@ mod tests {
             "msr-dev/pread cpuid:0x0 @ flat out, victim CPU 0: 40000 reads/s, stolen 208.0 ms/s \
              vs 8.0 ms/s baseline: 5.00 us per read"
         );
-        assert!(summary_line(&doc.experiments[1]).ends_with("victim CPU 1: unavailable: no BPF"));
+        assert_eq!(
+            summary_line(&doc.experiments[1]),
+            "sampler ebpf @ 1000 Hz, victim CPU 1: unavailable: no BPF"
+        );
     }
 }
