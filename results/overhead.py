@@ -90,8 +90,9 @@ def workload_s(quick: bool) -> float:
 
 def budget_s(quick: bool) -> float:
     """Seconds the paired rounds may take (calibration and warm-up apart):
-    make bench-overhead stays within 10 minutes with the sampler step."""
-    return 20.0 if quick else 420.0
+    make bench-overhead stays within 10 minutes with the sampler step; a
+    QUICK run's whole bench-all within about a minute after the build."""
+    return 12.0 if quick else 420.0
 
 
 def min_pairs(quick: bool) -> int:

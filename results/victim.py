@@ -74,8 +74,8 @@ FULL = Settings(pairs=10, window_s=0.25, rates=("1000", "max"), sampler_pairs=6,
                 sampler_window_s=0.5)
 # QUICK: flat out only (the figure that tells IPI from no-IPI routes), few
 # short windows; too few pairs for a finding (the report says so).
-QUICK = Settings(pairs=3, window_s=0.1, rates=("max",), sampler_pairs=2,
-                 sampler_window_s=0.25)
+QUICK = Settings(pairs=3, window_s=0.07, rates=("max",), sampler_pairs=1,
+                 sampler_window_s=0.1)
 
 
 def settings(quick: bool) -> Settings:
