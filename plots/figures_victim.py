@@ -40,7 +40,7 @@ RATE_STYLE = {vr.FLAT_OUT: (_CB[4], "D"), "1000 Hz": (_CB[5], "o")}
 OTHER_RATE_STYLE = (_CB[7], "v")
 HARNESS_MARKERS = {"gbench": "o", "criterion": "s"}
 MECHANISM_COLORS = dict(zip(registry.MECHANISMS, (_CB[0], _CB[1], _CB[2], _CB[3], _CB[4])))
-NOISE_LABEL = "95% CI holds 0: within noise, not resolved (hollow)"
+NOISE_LABEL = "95% CI holds 0 (within noise) or too few pairs: not resolved (hollow)"
 NOT_MEASURED_LABEL = "not measured: unavailable / error (reason in the table)"
 STOLEN_AXIS = "time stolen from the victim CPU per read (ns)"
 IDLE_WIDTH = 12.0
@@ -210,7 +210,7 @@ def _victim_panels(lat, stolen, run, routes, flags):
                 stolen.plot([0.015], [y + offset], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
                             transform=stolen.get_yaxis_transform(), clip_on=False, zorder=4)
                 continue
-            noise = vr.within_noise(r)
+            noise = vr.not_resolved(r)
             _errorbar(stolen, None, y + offset, r, color, marker, noise)
             flags["rates"].add(label)
             flags["noise"] |= noise
@@ -342,7 +342,7 @@ def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
         ax.plot([p[0] for p in points], [p[1]["median"] for p in points], color=color,
                 ls="--" if stand_in else "-", lw=1.4, zorder=3)
         for rate, r, _ in points:
-            noise = vr.within_noise(r)
+            noise = vr.not_resolved(r)
             _errorbar(ax, rate, None, r, color, "o", noise, size=5, horizontal=False)
             flags["noise"] |= noise
             values += [r["median"], r["ci95_low"], r["ci95_high"]]

@@ -262,6 +262,9 @@ def sampler_table(run: Run) -> Table | None:
 # ---- the victim side and the idle machine (issue 16) ---------------------------------------
 
 WITHIN_NOISE = "within noise"
+TOO_FEW = "too few pairs"
+TOO_FEW_NOTE = (f"too few pairs: fewer than {vr.MIN_CI_N}, so the interval is their min–max, "
+                "which covers less than 95% (a QUICK run); not a finding")
 VICTIM_NOISE_NOTE = ("within noise: the 95% CI of the difference holds 0 (the victim's own "
                      "noise between windows is larger than what the neighbour costs it); "
                      "not a finding of a cost, nor of none")
@@ -299,6 +302,8 @@ def _with_noise(row: dict | None, notes: Notes, note: str) -> str:
     text = median_ci(row)
     if vr.within_noise(row):
         text += f" {with_mark(WITHIN_NOISE, notes.mark(note))}"
+    elif vr.too_few(row):
+        text += f" {with_mark(TOO_FEW, notes.mark(TOO_FEW_NOTE))}"
     return text
 
 

@@ -262,3 +262,18 @@ def test_rows_that_say_no_more_than_each_other_stay_apart(vm):
     failed = [r for r in vm[0].rows if r["harness"] == vr.IDLE and r["op"] == "kernel"]
     exps = vr.idle_experiments(failed + [dict(r) for r in failed])
     assert len(exps) == 2 and all(set(e.rows) == set(vr.IDLE_METRICS) for e in exps)
+
+
+def test_too_few_pairs_for_a_ci_are_not_a_finding(vm):
+    """A QUICK run's 3 pairs: their 'CI' is the min-max (covers 75%), so a
+    line says 'too few pairs', never a resolved cost, even when 0 is outside."""
+    import copy
+    run = copy.deepcopy(vm[0])
+    ipi = next(r for r in route_rows(run) if r["metric"] == vr.STOLEN and r["status"] == "ok"
+               and not vr.within_noise(r))
+    ipi.update(samples=ipi["samples"][:3], n=3)
+    assert vr.too_few(ipi) and vr.not_resolved(ipi) and not vr.within_noise(ipi)
+    header, body, notes = md_table(tables.to_markdown([report_tables.victim_table(run)]), VM_LABEL)
+    line = " ".join(" ".join(b) for b in body)
+    k = re.search(r"too few pairs \[(\d+)\]", line).group(1)
+    assert "not a finding" in notes[k]

@@ -95,16 +95,16 @@ PROC, SYS = Path("/proc"), Path("/sys")
 
 
 def pairs(quick: bool) -> int:
-    """Pairs per mechanism and frequency: 6 is the fewest whose order
-    statistics give a 95% CI (results/stats.py)."""
-    return 2 if quick else 6
+    """Pairs per mechanism and frequency: 10, the fewest the gate compares
+    (ci/gate_stats.py, MIN_SAMPLES); QUICK's 2 are a smoke test."""
+    return 2 if quick else 10
 
 
 def window_s(quick: bool) -> float:
     """Seconds of one window. On the 2-vCPU KVM guest, four mechanisms: the
-    full step (x four frequencies x 6 pairs, 192 windows) takes 165 s;
-    QUICK (1000 Hz, 2 pairs, 16 windows) about 5 s."""
-    return 0.2 if quick else 0.75
+    full step (x four frequencies x 10 pairs, 320 windows) takes about
+    3.5 minutes; QUICK (1000 Hz, 2 pairs, 16 windows) about 5 s."""
+    return 0.2 if quick else 0.5
 
 
 def settle_s(quick: bool) -> float:
