@@ -177,6 +177,7 @@ def _victim_panels(lat, stolen, run, routes, flags):
     n = len(routes)
     ticks = []
     values, resolved = [], []
+    any_latency = False
     for y, (key, exps) in enumerate(routes):
         w = exps[0].where
         stand_in = any(labels.is_stand_in(e.first) for e in exps)
@@ -195,6 +196,7 @@ def _victim_panels(lat, stolen, run, routes, flags):
             _errorbar(lat, None, y + offset, r, darker(PLACEMENT_COLORS[place], 0.85),
                       HARNESS_MARKERS.get(harness, "^"), False)
             flags["harness"].add(harness)
+            any_latency = True
             flags["places"].add(place)
         # victim side: stolen ns per read, one mark per rate
         rates = sorted(exps, key=lambda e: (not e.where.rate_known, e.where.rate_hz is not None,
@@ -229,8 +231,13 @@ def _victim_panels(lat, stolen, run, routes, flags):
         ax.set_ylim(n - 0.5, -0.5)
     lat.set_yticks(range(n), ticks, fontsize=7.5)
     stolen.tick_params(axis="y", labelleft=False)
-    lat.set_xscale("log")
-    log_ticks(lat, "x")
+    if any_latency:
+        lat.set_xscale("log")
+        log_ticks(lat, "x")
+    else:  # a run without the latency steps (bench_all --only victim): nothing to scale
+        lat.set_xticks([])
+        lat.text(0.5, 0.5, "no latency rows in this run", ha="center", va="center",
+                 transform=lat.transAxes, fontsize=9, color=NOT_OK_COLOR)
     lat.set_xlabel(wrap(f"reader side: {LATENCY_AXIS}", 60))
     words = scale_axis(stolen, values, resolved, unit="ns")
     stolen.axvline(0, color="0.5", lw=0.8, zorder=1)

@@ -277,3 +277,13 @@ def test_too_few_pairs_for_a_ci_are_not_a_finding(vm):
     line = " ".join(" ".join(b) for b in body)
     k = re.search(r"too few pairs \[(\d+)\]", line).group(1)
     assert "not a finding" in notes[k]
+
+
+def test_a_run_of_the_victim_step_alone_draws_its_figure(vm):
+    """bench_all --only victim: no latency rows to put beside the victim's."""
+    only = Run(vm[0].path, [r for r in vm[0].rows if r["harness"] == vr.VICTIM], label=VM_LABEL)
+    fig = figures_victim.victim_figure([only])
+    assert fig is not None
+    fig.canvas.draw()
+    assert any("no latency rows" in t.get_text() for ax in fig.axes for t in ax.texts)
+    plt.close(fig)
