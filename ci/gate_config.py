@@ -12,7 +12,8 @@ import tomllib
 from pathlib import Path
 
 from ci import gate_liveness
-from ci.gate_stats import ABOVE_NULL_RULES, METRIC_RULES, WORSE_WHEN, Rule
+from ci.gate_stats import (ABOVE_NULL_RULES, METRIC_RULES, REPETITIONS, SAMPLES_ARE, WORSE_WHEN,
+                           Rule)
 from results import registry, sampler, schema
 
 
@@ -92,14 +93,15 @@ class Config:
         """[defaults], overridden key by key by the built-in rule of the
         metric (gate_stats.METRIC_RULES), then for the sampler's `above
         null` rows gate_stats.ABOVE_NULL_RULES, then [metrics.<metric>], then
-        [paths.<path>], then [cross_cpu] (for a row reading another CPU's
-        counter), then every [rows."<pattern>"] matching its id, in file
+        [paths.<path>], then [cross_cpu] (for a latency or cycles row reading
+        another CPU's counter: the reader's own time of an IPI route; not the
+        victim's rows of the same placement, judged in their unit), then every [rows."<pattern>"] matching its id, in file
         order: the last setting of a key wins."""
         layers = [METRIC_RULES.get(row["metric"], {})]
         if row["path"] == "sampler" and sampler.role(row) == sampler.ABOVE_NULL:
             layers.append(ABOVE_NULL_RULES.get(row["metric"], {}))
         layers += [self.metrics.get(row["metric"], {}), self.paths.get(row["path"], {})]
-        if is_cross_cpu(row):
+        if is_cross_cpu(row) and SAMPLES_ARE.get(row["metric"]) == REPETITIONS:
             layers.append(self.cross_cpu)
         rid = row_id(row)
         layers += [rule for pattern, rule in self.rows if fnmatch.fnmatchcase(rid, pattern)]
