@@ -234,4 +234,28 @@ mod tests {
             }
         );
     }
+
+    /// The route paths are the registry's paths that the victim harness
+    /// covers, the sampler apart (results/schema.json, x-harnesses; the
+    /// Python step, results/victim.py, takes them from there).
+    #[test]
+    fn route_paths_are_the_registry_paths_of_the_victim_harness() {
+        let schema: serde_json::Value =
+            serde_json::from_str(crate::schema_row::SCHEMA_JSON).unwrap();
+        let registry: Vec<&str> = schema["$defs"]["path"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| {
+                p["x-harnesses"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|h| h == "victim")
+            })
+            .map(|p| p["const"].as_str().unwrap())
+            .filter(|p| *p != "sampler")
+            .collect();
+        assert_eq!(ROUTE_PATHS, registry.as_slice());
+    }
 }
