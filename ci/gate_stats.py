@@ -94,11 +94,17 @@ METRIC_RULES = {
     "missed_ticks": {"threshold_pct": 100.0, "threshold_abs": 5.0, "min_effect": 0.474},
     "cpu_us_per_sample": {"threshold_pct": 25.0, "threshold_abs": 2.0, "min_effect": 0.474},
     "overhead_pct": {"threshold_pct": 0.0, "threshold_abs": 3.0},
-    # The victim probe (results/victim.py): stolen time per read is a
-    # difference above the no-reader windows, judged in ns; its gap
-    # percentiles are per window, large moves only. The idle machine's cost
-    # (results/idle_cost.py): differences above the no-sampler windows.
-    "stolen_ns_per_read": {"threshold_pct": 0.0, "threshold_abs": 1000.0},
+    # The victim probe (results/victim.py): stolen time per read, a
+    # difference above the no-reader windows. Near 0 (no-IPI routes) only
+    # threshold_abs can decide; on an IPI route the host moves it: the
+    # cpuid stand-in's 1->0 read stole 11.8 us and 19.1 us in two full runs
+    # 10 minutes apart (and 13-19 us in others the same hour), so it must
+    # also double. One IPI more per read (6-12 us here) passes both. The
+    # idle machine's cost (results/idle_cost.py): differences above the
+    # no-sampler windows, in their unit; one more wakeup per tick at 1 kHz
+    # is +1000/s, a timerfd tick at 1 kHz +2-3 points busy.
+    "stolen_ns_per_read": {"threshold_pct": 100.0, "threshold_abs": 2000.0},
+    # compared and listed, never gated (not_gated_why, GAP_METRICS)
     "victim_gap_p99_ns": {"threshold_pct": 100.0, "threshold_abs": 5000.0, "min_effect": 0.474},
     "victim_gap_max_ns": {"threshold_pct": 200.0, "threshold_abs": 50000.0, "min_effect": 0.474},
     "wakeups_per_s": {"threshold_pct": 0.0, "threshold_abs": 200.0},
@@ -123,9 +129,20 @@ ABOVE_NULL_RULES = {
 }
 
 
+# The victim's gap percentiles measure the host more than the code: with no
+# neighbour at all the gap p99 was 30-65 us and the max 45-130 us (host
+# preemptions of the vCPU), and any other task on the victim's CPU makes
+# them milliseconds. The cost of a route or mechanism is gated on its
+# stolen_ns_per_read.
+GAP_METRICS = ("victim_gap_p99_ns", "victim_gap_max_ns")
+
+
 def not_gated_why(row) -> str | None:
     """Why a row is compared but never fails the gate, or None: the rows
     that measure the machine's floor rather than the code (above)."""
+    if row["metric"] in GAP_METRICS:
+        return ("the victim's gap percentiles: the host's preemptions, reported, not gated; "
+                "the cost is gated on stolen_ns_per_read")
     if row["path"] != "sampler":
         return None
     kind = sampler.role(row)
