@@ -42,6 +42,31 @@ pub fn allowed_cpus() -> Vec<usize> {
     Cpus::from_env().allowed()
 }
 
+/// Why `cpu`, given by the option `flag` (`--cpu`, `--victim-cpu`), cannot
+/// be pinned to: not online, or outside this process's affinity mask;
+/// None when it can. The message names the CPUs that would do.
+pub fn cpu_problem(flag: &str, cpu: usize, online: &[usize], allowed: &[usize]) -> Option<String> {
+    let list = |cpus: &[usize]| {
+        cpus.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    if !online.contains(&cpu) {
+        Some(format!(
+            "{flag} {cpu}: not an online CPU (online: {})",
+            list(online)
+        ))
+    } else if !allowed.contains(&cpu) {
+        Some(format!(
+            "{flag} {cpu}: not in this process's affinity mask (allowed: {}; see taskset or the cgroup's cpuset)",
+            list(allowed)
+        ))
+    } else {
+        None
+    }
+}
+
 /// Pins the calling thread to `cpu`.
 pub fn pin_to_cpu(cpu: usize) -> Result<(), Error> {
     let mut set = CpuSet::new();
@@ -191,6 +216,21 @@ pub fn cpu_signature() -> CpuSignature {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cpu_must_be_online_and_allowed() {
+        assert_eq!(cpu_problem("--cpu", 1, &[0, 1], &[0, 1]), None);
+        let offline = cpu_problem("--cpu", 5, &[0, 1], &[0, 1]).unwrap();
+        assert!(
+            offline.contains("--cpu 5: not an online CPU (online: 0,1)"),
+            "{offline}"
+        );
+        let masked = cpu_problem("--victim-cpu", 1, &[0, 1], &[0]).unwrap();
+        assert!(
+            masked.contains("--victim-cpu 1: not in this process's affinity mask (allowed: 0;"),
+            "{masked}"
+        );
+    }
 
     #[test]
     fn parses_kernel_cpu_lists() {

@@ -107,30 +107,6 @@ pub struct Args {
     pub victim_cpu: Vec<usize>,
 }
 
-/// Why `cpu` cannot host the victim, given the online CPUs and those this
-/// process may run on; None when it can.
-pub fn cpu_problem(cpu: usize, online: &[usize], allowed: &[usize]) -> Option<String> {
-    let list = |cpus: &[usize]| {
-        cpus.iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    if !online.contains(&cpu) {
-        Some(format!(
-            "--victim-cpu {cpu}: not an online CPU (online: {})",
-            list(online)
-        ))
-    } else if !allowed.contains(&cpu) {
-        Some(format!(
-            "--victim-cpu {cpu}: not in this process's affinity mask (allowed: {})",
-            list(allowed)
-        ))
-    } else {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,16 +168,5 @@ mod tests {
         ] {
             assert_eq!(parse(bad).unwrap_err().exit_code(), 2, "{bad:?}");
         }
-    }
-
-    #[test]
-    fn a_victim_cpu_must_be_online_and_allowed() {
-        assert_eq!(cpu_problem(1, &[0, 1], &[0, 1]), None);
-        assert!(cpu_problem(4, &[0, 1], &[0, 1])
-            .unwrap()
-            .contains("not an online CPU"));
-        assert!(cpu_problem(1, &[0, 1], &[0])
-            .unwrap()
-            .contains("affinity mask"));
     }
 }

@@ -172,7 +172,9 @@ fn experiments(args: &Args, doc: &mut Document, stop: &AtomicBool) -> Result<(),
 fn run(args: Args) -> Result<i32, (i32, String)> {
     let cpus = Cpus::from_env();
     for &v in &args.victim_cpu {
-        if let Some(why) = cli::cpu_problem(v, &cpus.online(), &cpus.allowed()) {
+        if let Some(why) =
+            rbench::cpu::cpu_problem("--victim-cpu", v, &cpus.online(), &cpus.allowed())
+        {
             return Err((2, why));
         }
     }

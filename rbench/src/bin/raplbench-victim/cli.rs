@@ -73,30 +73,6 @@ fn parse_threshold(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Why `cpu` cannot be measured, given the online CPUs and those this
-/// process may run on; None when it can.
-pub fn cpu_problem(cpu: usize, online: &[usize], allowed: &[usize]) -> Option<String> {
-    let list = |cpus: &[usize]| {
-        cpus.iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    if !online.contains(&cpu) {
-        Some(format!(
-            "--cpu {cpu}: not an online CPU (online: {})",
-            list(online)
-        ))
-    } else if !allowed.contains(&cpu) {
-        Some(format!(
-            "--cpu {cpu}: not in this process's affinity mask (allowed: {}; see taskset or the cgroup's cpuset)",
-            list(allowed)
-        ))
-    } else {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,17 +116,5 @@ mod tests {
             let err = parse(bad).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{bad:?}");
         }
-    }
-
-    #[test]
-    fn a_cpu_must_be_online_and_allowed() {
-        assert_eq!(cpu_problem(1, &[0, 1], &[0, 1]), None);
-        let offline = cpu_problem(5, &[0, 1], &[0, 1]).unwrap();
-        assert!(
-            offline.contains("not an online CPU (online: 0,1)"),
-            "{offline}"
-        );
-        let masked = cpu_problem(1, &[0, 1], &[0]).unwrap();
-        assert!(masked.contains("affinity mask (allowed: 0;"), "{masked}");
     }
 }

@@ -47,7 +47,8 @@ fn signal_name(signal: i32) -> String {
 /// Exit status and message.
 fn run(args: Args) -> Result<(), (i32, String)> {
     let cpus = Cpus::from_env();
-    if let Some(why) = cli::cpu_problem(args.cpu, &cpus.online(), &cpus.allowed()) {
+    if let Some(why) = rbench::cpu::cpu_problem("--cpu", args.cpu, &cpus.online(), &cpus.allowed())
+    {
         return Err((2, why));
     }
     let mut json = match &args.json {
