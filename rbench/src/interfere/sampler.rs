@@ -14,6 +14,7 @@
 //! last line of its stderr.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,8 +72,9 @@ impl SamplerSettings {
 }
 
 /// The banner's target and CPU: `sampling <mech> (<label>) at <N> Hz[ on
-/// CPU <c>...]` gives `"<label> @ <N> Hz"` and, for a sampling thread
-/// (not for the in-kernel mechanisms), c.
+/// CPU <c>...]` gives `"<label> @ <N> Hz"` and c, the CPU its ticks run on
+/// (the sampling thread's, or for ebpf the CPU its bpf_timer is pinned to);
+/// None when it names none (an unpinned thread).
 pub fn parse_banner(line: &str, mechanism: &str, rate_hz: u32) -> Option<(String, Option<usize>)> {
     let at = line.find("sampling ")?;
     let rest = line[at..].strip_prefix(&format!("sampling {mechanism} ("))?;
@@ -80,13 +82,27 @@ pub fn parse_banner(line: &str, mechanism: &str, rate_hz: u32) -> Option<(String
     let end = rest.rfind(&hz)?;
     let label = &rest[..end];
     let tail = &rest[end + hz.len()..];
-    let in_kernel = matches!(mechanism, "ebpf" | "kernel");
     let cpu = tail
         .strip_prefix(" on CPU ")
         .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|n| n.parse().ok())
-        .filter(|_| !in_kernel);
+        .and_then(|n| n.parse().ok());
     Some((format!("{label} @ {rate_hz} Hz"), cpu))
+}
+
+/// Whether the mechanism ticks in the kernel (no sampling thread to name
+/// as the row's CPU).
+fn in_kernel(mechanism: &str) -> bool {
+    matches!(mechanism, "ebpf" | "kernel")
+}
+
+/// Where the victim sits against the sampler's ticks: on the CPU they run
+/// on, or elsewhere (also when they run on no CPU in particular).
+pub fn sampler_placement(tick_cpu: Option<usize>, victim_cpu: usize) -> Placement {
+    if tick_cpu == Some(victim_cpu) {
+        Placement::VictimIsTarget
+    } else {
+        Placement::VictimElsewhere
+    }
 }
 
 /// Whether an exit status is a clean end of a sampler that was stopped.
@@ -106,28 +122,54 @@ struct Running {
 impl Running {
     fn start(settings: &SamplerSettings, csv: &Path) -> Result<Running, String> {
         let _ = std::fs::remove_file(csv);
-        let mut child = Command::new(&settings.bin)
+        let mut command = Command::new(&settings.bin);
+        command
             .args(settings.args(&csv.to_string_lossy()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: prctl is async-signal-safe; between fork and exec the child
+        // only asks to be sent SIGTERM when this process dies, so a sampler
+        // given a day's --duration never outlives a killed raplbench-interfere.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = command
             .spawn()
             .map_err(|e| format!("cannot run {}: {e}", settings.bin.display()))?;
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sampling = Arc::new(AtomicBool::new(false));
-        let reader = child.stderr.take().map(|stderr| {
-            let (lines, sampling) = (lines.clone(), sampling.clone());
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if line.contains(": sampling ") {
-                        sampling.store(true, Ordering::Release);
-                    }
-                    if let Ok(mut l) = lines.lock() {
-                        l.push(line);
+        let reader = match child.stderr.take() {
+            None => None,
+            Some(stderr) => {
+                let (lines, sampling) = (lines.clone(), sampling.clone());
+                let spawned = std::thread::Builder::new()
+                    .name("sampler-stderr".into())
+                    .spawn(move || {
+                        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                            if line.contains(": sampling ") {
+                                sampling.store(true, Ordering::Release);
+                            }
+                            if let Ok(mut l) = lines.lock() {
+                                l.push(line);
+                            }
+                        }
+                    });
+                match spawned {
+                    Ok(handle) => Some(handle),
+                    Err(e) => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err(format!("cannot start a thread to read its stderr: {e}"));
                     }
                 }
-            })
-        });
+            }
+        };
         Ok(Running {
             child,
             lines,
@@ -189,6 +231,8 @@ pub fn run_sampler(
     calibration: CpuCalibration,
     stop: &AtomicBool,
 ) -> Experiment {
+    // the CPU its ticks run on, from its banner (None until then, or unpinned)
+    let mut tick_cpu: Option<usize> = None;
     let mut neighbour = SamplerNeighbour {
         mechanism: settings.mechanism.clone(),
         cpu: None,
@@ -243,7 +287,8 @@ pub fn run_sampler(
                 .find_map(|l| parse_banner(l, &settings.mechanism, settings.rate_hz))
             {
                 neighbour.target = Some(target);
-                neighbour.cpu = cpu;
+                neighbour.cpu = cpu.filter(|_| !in_kernel(&settings.mechanism));
+                tick_cpu = cpu;
             }
             let counted = match (interrupted, clean_exit(code), current_on.take()) {
                 (false, _, _) => Err(child_reason(code, &lines, "exited before it was stopped")),
@@ -347,7 +392,7 @@ pub fn run_sampler(
         neighbour: Neighbour::Sampler(neighbour),
         rate_hz: rate,
         victim_cpu: Some(victim_cpu),
-        placement: Some(Placement::VictimElsewhere),
+        placement: Some(sampler_placement(tick_cpu, victim_cpu)),
         status: Status::Ok,
         reason: None,
         pairs: report::pairs(&at, &stats, &counts),
@@ -368,8 +413,9 @@ mod tests {
         let e = "raplbench-sample: sampling ebpf (msr/tsc/) at 1000 Hz on CPU 0 (bpf_timer (CPU-pinned, absolute deadlines))";
         assert_eq!(
             parse_banner(e, "ebpf", 1000),
-            Some(("msr/tsc/ @ 1000 Hz".into(), None))
+            Some(("msr/tsc/ @ 1000 Hz".into(), Some(0)))
         );
+        assert!(in_kernel("ebpf") && !in_kernel("perf"));
         let p = "raplbench-sample: sampling powercap (a (b) c) at 100 Hz";
         assert_eq!(
             parse_banner(p, "powercap", 100),
@@ -380,6 +426,13 @@ mod tests {
             None
         );
         assert_eq!(parse_banner(b, "perf", 100), None);
+    }
+
+    #[test]
+    fn the_victim_is_the_target_where_the_ticks_run() {
+        assert_eq!(sampler_placement(Some(0), 0), Placement::VictimIsTarget);
+        assert_eq!(sampler_placement(Some(0), 1), Placement::VictimElsewhere);
+        assert_eq!(sampler_placement(None, 0), Placement::VictimElsewhere);
     }
 
     #[test]
