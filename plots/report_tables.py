@@ -378,8 +378,9 @@ def victim_table(run: Run, sampler: bool = False) -> Table | None:
     if sampler:
         what, per = "sampler mechanism at 1 kHz", "tick"
         how = ("Stolen per tick: per tick of the sampler, its thread pinned to the CPU given "
-               f"({DASH}: an in-kernel timer, ebpf's on every CPU); victim: the CPU of the "
-               "counters and of the sampler's thread (the target), or another; ticks/s: the "
+               f"({DASH}: unpinned, or an in-kernel timer: ebpf's bpf_timer on the CPU of its "
+               "events, one per package; kernel's hrtimer on each package's lead CPU); "
+               "victim: the CPU its ticks run on (the target), or another; ticks/s: the "
                "median ticks per second in the windows with the sampler")
     else:
         what, per = "route", "read"
@@ -388,7 +389,9 @@ def victim_table(run: Run, sampler: bool = False) -> Table | None:
                "of no CPU, as the latency tables say); rate: the reader's, flat out or 1 kHz; "
                "reads/s: the median reads per second in the windows with the reader")
     caption = (f"{machine_caption(run)}. What each {what} costs the CPU of the victim probe. "
-               f"{VICTIM_METHOD}. {how}. Gap p99 and max: with the neighbour / without it. A "
+               f"{VICTIM_METHOD}. {how}. Gap p99 and max: of the lengths of the victim's gaps, "
+               f"with the neighbour / without it (many short IPI gaps lower the p99: read it "
+               f"beside the stolen time). A "
                f"line whose CI holds 0 says {WITHIN_NOISE}; an experiment that could not run "
                f"shows {DASH} and its reason.{predates_caption(e.first for e in exps)}")
     columns = (["mechanism", "target", "thread CPU"] if sampler
@@ -428,12 +431,15 @@ def idle_cost_table(run: Run) -> Table | None:
                f"with windows without it (AB BA); each value is the median of the pairs' "
                f"differences (with − without) and its distribution-free 95% CI, beside the "
                f"median of the windows without it (baseline). Wakeups: interrupts and softirqs "
-               f"per second of the whole machine (/proc/interrupts, /proc/softirqs); busy: CPU "
-               f"time of the whole machine (/proc/stat, all but idle and iowait) in % of one "
+               f"per second of the whole machine (/proc/interrupts, /proc/softirqs: a bpf_timer "
+               f"tick counts twice, its timer interrupt and its HRTIMER softirq); busy: CPU "
+               f"time of the whole machine (online CPUs × wall time minus idle time, from the "
+               f"cpuidle residency where the kernel has states, else /proc/stat) in % of one "
                f"CPU; deep idle: time in the deepest cpuidle state, in % of the CPU time, where "
                f"the kernel exposes C-states (a VM's idle is the hypervisor's: {DASH} and the "
                f"reason). Thread CPU: the CPU the sampler's thread is pinned to ({DASH}: "
-               f"in-kernel timers, ebpf on every CPU). A difference whose CI holds 0 says "
+               f"unpinned, or in-kernel timers: ebpf's on the CPU of its events, one per "
+               f"package). A difference whose CI holds 0 says "
                f"{WITHIN_NOISE}. Stand-ins are not the real counters (footnoted): their cost is "
                f"that of the substitute's route.{predates_caption(e.first for e in exps)}")
     columns = ["mechanism", "target", "thread CPU", "frequency",

@@ -68,7 +68,9 @@ def test_a_route_experiment_gives_three_valid_rows():
     stolen, p99, _ = got
     assert stolen["n"] == 6
     assert stolen["median"] == pytest.approx((122.5 + 0.9 * 2.5) * 1e6 / 25000)  # pairs: 122.5 + 0.9 i ms
-    assert stolen["parameters"]["baseline_median"] == pytest.approx(2.75e6 / 0.25, rel=0.01)
+    assert stolen["parameters"]["baseline_stolen_ns_per_s"] == pytest.approx(2.75e6 / 0.25,
+                                                                          rel=0.01)
+    assert "baseline_median" not in stolen["parameters"]  # not a per-read figure
     assert p99["samples"] == [6000 + i for i in range(6)]
     assert p99["parameters"]["baseline_median"] == 5000
 

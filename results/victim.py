@@ -171,13 +171,17 @@ def sampler_key(experiment: dict, known: SamplerTarget | None) -> Key:
                stand_in=known.stand_in if known else None)
 
 
-def parameters(experiment: dict, baseline) -> dict:
+def parameters(experiment: dict, **baseline) -> dict:
+    """The row's parameters; `baseline`: baseline_median=... (a gap row:
+    the same statistic in the windows without the neighbour, in the row's
+    unit) or baseline_stolen_ns_per_s=... (the stolen row: what the victim
+    lost per second without it, not a per-read figure)."""
     seconds = [p["on"]["wall_ns"] / 1e9 for p in experiment.get("pairs", ())]
     reads = [p["on"].get("reads") or 0 for p in experiment.get("pairs", ())]
     per_s = [r / s for r, s in zip(reads, seconds) if s > 0]
     return {"rate_hz": experiment.get("rate_hz"), "victim_cpu": experiment["victim_cpu"],
             "placement": experiment.get("placement"), "reads_per_s": _median(per_s),
-            "baseline_median": baseline}
+            **baseline}
 
 
 def experiment_rows(common: dict, experiment: dict, key: Key) -> list[dict]:
@@ -200,14 +204,15 @@ def experiment_rows(common: dict, experiment: dict, key: Key) -> list[dict]:
     if not stolen:
         return not_ok("the neighbour issued no read in any window", "error")
     out = [rows.measured_row(common, **where, metric=STOLEN, unit="ns", samples=stolen,
-                             parameters=parameters(experiment, _median(
+                             parameters=parameters(experiment, baseline_stolen_ns_per_s=_median(
                                  [_per_ns(p["off"]) * 1e9 for p in experiment["pairs"]])))]
     for metric, field in ((P99, "p99_ns"), (MAX, "max_ns")):
         on = window_values(experiment, "on", field)
         if on:
             out.append(rows.measured_row(
                 common, **where, metric=metric, unit="ns", samples=on,
-                parameters=parameters(experiment, _median(window_values(experiment, "off", field)))))
+                parameters=parameters(experiment, baseline_median=_median(
+                    window_values(experiment, "off", field)))))
     return out
 
 
