@@ -72,9 +72,6 @@ import json
 import os
 import random
 import re
-import signal
-import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -86,11 +83,8 @@ PATH = "sampler"
 MECHANISMS = registry.MECHANISMS
 FREQUENCIES = (10, 100, 1000, 10000)
 QUICK_FREQUENCIES = (1000,)
-IN_KERNEL = ("ebpf", ksample_module.MECHANISM)  # no sampling thread of their own
 METRICS = (("wakeups_per_s", "/s"), ("busy_pct", "%"), ("deep_idle_pct", "%"))
 RAW_NAME = "idle-cost.json"
-STOP_TIMEOUT_S = 30.0  # after SIGINT, before it is killed
-START_TIMEOUT_S = 30.0  # before its banner, before it is killed
 PROC, SYS = Path("/proc"), Path("/sys")
 
 
@@ -334,90 +328,6 @@ def window(a: dict, b: dict, clk_tck: int | None = None) -> dict:
             "deep_state": deep_state}
 
 
-# --- the sampler in the background ------------------------------------------------------------
-
-BANNER = re.compile(r"raplbench-sample: sampling (\S+) \((.*)\) at (\d+) Hz"
-                    r"(?: on CPU ([\d,]+))?(?: \(.*\))?\s*$")
-
-
-def parse_banner(line: str) -> tuple[str, int | None] | None:
-    """The sampler's banner -> (its counters' label, the CPU its thread is
-    pinned to, or None), or None for another line."""
-    m = BANNER.match(line.strip())
-    if not m:
-        return None
-    cpus = m.group(4)
-    cpu = int(cpus) if cpus and "," not in cpus else None
-    return m.group(2), cpu
-
-
-class SamplerFailed(RuntimeError):
-    """The sampler did not start sampling, or died before it was stopped."""
-
-
-class Background:
-    """raplbench-sample on `mechanism` at `hz`, no output file, running
-    until stopped; ready once its banner says it samples (label, cpu)."""
-
-    def __init__(self, mechanism: str, hz: int, duration_s: float):
-        cmd = [str(sampler_step.BINARY), "--mechanism", mechanism, "--frequency", str(hz),
-               "--duration", f"{duration_s:g}"]
-        self.mechanism = mechanism
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True)
-        said = []
-        # a sampler that neither starts nor exits is killed (readline then ends)
-        watchdog = threading.Timer(START_TIMEOUT_S, self.proc.kill)
-        watchdog.start()
-        try:
-            while line := self.proc.stderr.readline():
-                got = parse_banner(line)
-                if got is not None:
-                    self.label, self.cpu = got
-                    return
-                said.append(line.strip().removeprefix("raplbench-sample: "))
-        finally:
-            watchdog.cancel()
-        self.proc.wait()
-        self.proc.stderr.close()
-        if self.proc.returncode == -signal.SIGKILL and not said:
-            said = [f"did not start sampling within {START_TIMEOUT_S:g} s; killed"]
-        raise SamplerFailed((said or [f"exited with status {self.proc.returncode}, "
-                                      "no message"])[-1])
-
-    def stop(self) -> None:
-        """SIGINT, and its exit; SamplerFailed when it had died before or
-        failed (a dead sampler would show as no cost)."""
-        died = self.proc.poll()
-        if died is None:
-            self.proc.send_signal(signal.SIGINT)
-        # the rest of stderr (not communicate(): the banner's readline may
-        # have buffered lines beyond it), read while it exits
-        rest = []
-        reader = threading.Thread(target=lambda: rest.append(self.proc.stderr.read()),
-                                  daemon=True)
-        reader.start()
-        try:
-            self.proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()  # never leave a sampler running behind the step
-            self.proc.wait()
-            raise SamplerFailed(f"did not stop within {STOP_TIMEOUT_S:g} s of SIGINT; "
-                                "killed") from None
-        finally:
-            reader.join(timeout=STOP_TIMEOUT_S)
-        err = "".join(rest)
-        self.proc.stderr.close()
-        last = ([x.removeprefix("raplbench-sample: ") for x in err.splitlines() if x.strip()]
-                or ["no message"])[-1]
-        if died is not None:
-            raise SamplerFailed(f"exited (status {died}) before it was stopped: {last}")
-        # 130: stopped by SIGINT, every sample written; 3: it lost samples
-        # (missed ticks): its cost stands
-        if self.proc.returncode not in (0, 128 + signal.SIGINT, sampler_step.EXIT_LOST):
-            raise SamplerFailed(f"exited with status {self.proc.returncode}: {last}")
-
-
 # --- the experiment ----------------------------------------------------------------------------
 
 
@@ -451,18 +361,20 @@ def one_pair(cell: Cell, sampler_first: bool, seconds: float, settle: float,
         if not sampled:
             got[False] = measure_window(settle, seconds, proc_root, sys_root, clk_tck)
             continue
+        # no output file; its banner gives the label and CPU of the rows
         try:
-            background = Background(cell.mechanism, cell.hz, settle + seconds + 60)
-        except SamplerFailed as e:
-            cell.failed = str(e)
+            background = sampler_step.Background(cell.mechanism, frequency=cell.hz,
+                                                 duration_s=settle + seconds + 60)
+        except sampler_step.SamplerFailed as e:
+            cell.failed = e.reason
             return
         try:
             got[True] = measure_window(settle, seconds, proc_root, sys_root, clk_tck)
         finally:
             try:
-                background.stop()
-            except SamplerFailed as e:
-                cell.failed = str(e)
+                background.stop(require_clean_exit=True)
+            except sampler_step.SamplerFailed as e:
+                cell.failed = e.reason
         if cell.failed:
             return
         cell.label, cell.cpu = background.label, background.cpu
@@ -499,7 +411,7 @@ def cell_rows(common: dict, cell: Cell, stand_in, seconds: float,
               sys_root: Path = SYS) -> list[dict]:
     """The three rows of one measured (or failed) cell."""
     target = None if cell.label is None else f"{cell.label} @ {cell.hz} Hz"
-    cpu = None if cell.mechanism in IN_KERNEL else cell.cpu
+    cpu = None if cell.mechanism in sampler_step.IN_KERNEL else cell.cpu
     out = []
     for metric, unit in METRICS:
         key = dict(harness=HARNESS, path=PATH, op=cell.mechanism, target=target, cpu=cpu,

@@ -64,22 +64,14 @@ import json
 import os
 import random
 import shutil
-import signal
-import subprocess
-import threading
 import time
 from pathlib import Path
 
 from results import child, ksample_module, rows, sampler, stats
 
 HARNESS = "hyperfine"
-# How long a background sampler may take to stop after SIGINT before it is killed.
-STOP_TIMEOUT_S = 30.0
 TARGET_HALF_WIDTH = 0.5  # percentage points: Diamond & Stoico report 0.25 % to 46.75 %
 WALL, CPU = "wall time", "CPU time"
-# mechanisms that sample in the kernel: raplbench-sample has no sampling
-# thread to place (it refuses --cpu), only a drain thread, placed by affinity
-IN_KERNEL = ("ebpf", ksample_module.MECHANISM)
 
 
 def workload_s(quick: bool) -> float:
@@ -150,60 +142,6 @@ def time_once(command: list[str], out: Path) -> tuple[float, float]:
     return result["times"][0], result["user"] + result["system"]
 
 
-class BackgroundSampler:
-    """raplbench-sample on `mechanism`, pinned to `cpu`, running until
-    stopped; ready once it says on stderr that it is sampling. stop() raises
-    when the sampler died before it was stopped: a dead sampler would show
-    as an overhead of about 0 %."""
-
-    def __init__(self, mechanism: str, csv: Path, cpu: int | None = None):
-        self.mechanism = mechanism
-        cmd = [str(sampler.BINARY), "--mechanism", mechanism, "--output", str(csv),
-               "--duration", "3600"]
-        if cpu is not None and mechanism not in IN_KERNEL:
-            # the in-kernel mechanisms have no sampling thread (raplbench-sample
-            # refuses --cpu): the affinity below places their drain thread
-            cmd += ["--cpu", str(cpu)]
-        self.proc = subprocess.Popen(
-            cmd, stderr=subprocess.PIPE, text=True,
-            preexec_fn=None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu})))
-        # "raplbench-sample: sampling ..." once it samples; lines before it
-        # name dead counters (it still samples), or say why it cannot start
-        said = []
-        self.tail = []  # what it says after the banner, drained so it never blocks on stderr
-        while line := self.proc.stderr.readline():
-            if line.startswith("raplbench-sample: sampling"):
-                self.drain = threading.Thread(target=self.tail.extend, args=(self.proc.stderr,),
-                                              daemon=True)
-                self.drain.start()
-                return
-            said.append(line.strip())
-        self.drain = None
-        self.stop(check=False)
-        raise RuntimeError(f"raplbench-sample --mechanism {mechanism} did not start "
-                           f"sampling: {' '.join(said) or 'no output'}")
-
-    def stop(self, check: bool = True):
-        died = self.proc.poll()
-        if died is None:
-            self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()  # never leave a sampler running behind the experiment
-            self.proc.wait()
-            raise RuntimeError(f"raplbench-sample --mechanism {self.mechanism} did not stop "
-                               f"within {STOP_TIMEOUT_S:g} s of SIGINT; killed") from None
-        if self.drain is not None:
-            self.drain.join(timeout=30)
-        err = "".join(self.tail)
-        self.proc.stderr.close()
-        if check and died is not None:
-            raise RuntimeError(f"raplbench-sample --mechanism {self.mechanism} exited "
-                               f"(status {died}) while the workload ran: "
-                               f"{(err or '').strip() or 'no output'}")
-
-
 @dataclasses.dataclass
 class Condition:
     """One mechanism in one placement, and the pairs measured so far."""
@@ -247,8 +185,11 @@ def one_pair(c: Condition, base: list[str], raw_dir: Path, sampled_first: bool,
         if not sampled:
             times[False] = time_once(base, out)
             continue
-        background = BackgroundSampler(c.mechanism, raw_dir / f"overhead-{c.tag}.csv",
-                                       c.placement.sampler_cpu)
+        # pinned to the placement's CPU (an in-kernel mechanism's drain thread
+        # only); stop() raises when it died while the workload ran: a dead
+        # sampler would show as an overhead of about 0 %
+        background = sampler.Background(c.mechanism, output=raw_dir / f"overhead-{c.tag}.csv",
+                                        cpu=c.placement.sampler_cpu)
         try:
             times[True] = time_once(base, out)
         finally:

@@ -33,6 +33,12 @@ the load script's reason, as kbench's rows are; a load that fails otherwise
 (a broken build) gives an "error" row. Its null sampler ("null: ...") is
 the same module's timer without the MSR read.
 
+raplbench-sample also runs in the background of other steps (the overhead
+experiment, results/overhead.py; the idle cost, results/idle_cost.py):
+Background starts it, is ready once its banner says it samples, and stops
+it with SIGINT, failing loudly when it could not start or died before it
+was stopped (a dead sampler would show as no cost).
+
 The self-report rows are taken as the sampler wrote them: schema 2 rows carry
 the liveness verdict of the energy counters the mechanism reads (the worst of
 them, with a note naming each counter that is not live; null for the null
@@ -43,6 +49,11 @@ verdict (null).
 """
 
 import json
+import os
+import re
+import signal
+import subprocess
+import threading
 from pathlib import Path
 
 from results import child, ksample_module, registry, rows
@@ -142,3 +153,135 @@ def stand_ins(sampler_rows) -> dict[str, str | None]:
     sampler's own rate rows: not the null sampler's, nor those above it)."""
     return {r["op"]: r["stand_in"] for r in sampler_rows
             if r["status"] == "ok" and r["metric"] == "rate_hz" and role(r) == SAMPLER}
+
+
+# --- raplbench-sample in the background (the overhead and idle-cost steps) --------------------
+
+# mechanisms that sample in the kernel: raplbench-sample has no sampling
+# thread to place (it refuses --cpu), only a drain thread, placed by affinity
+IN_KERNEL = ("ebpf", ksample_module.MECHANISM)
+START_TIMEOUT_S = 30.0  # before its banner, before it is killed
+STOP_TIMEOUT_S = 30.0   # after SIGINT, before it is killed
+SAY = "raplbench-sample: "  # how each of its stderr lines begins
+BANNER_PREFIX = SAY + "sampling"  # its banner, once it samples (main.rs prints no other such line)
+BANNER = re.compile(r"raplbench-sample: sampling (\S+) \((.*)\) at (\d+) Hz"
+                    r"(?: on CPU ([\d,]+))?(?: \(.*\))?\s*$")
+
+
+def parse_banner(line: str) -> tuple[str, int | None] | None:
+    """The sampler's banner -> (its counters' label, the CPU its thread is
+    pinned to, or None), or None for another line."""
+    m = BANNER.match(line.strip())
+    if not m:
+        return None
+    cpus = m.group(4)
+    cpu = int(cpus) if cpus and "," not in cpus else None
+    return m.group(2), cpu
+
+
+class SamplerFailed(RuntimeError):
+    """A background sampler did not start sampling, did not stop, died
+    before it was stopped, or exited with a failure. str(): the command
+    and everything it said; `reason`: the short form a row gives (its last
+    line without the "raplbench-sample: " prefix, or what happened)."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = message if reason is None else reason
+
+
+class Background:
+    """raplbench-sample on `mechanism`, running until stopped: at
+    `frequency` (None: its default), writing `output` (None: no output
+    file, stdout discarded), pinned to `cpu` (None: where the scheduler
+    puts it). Ready once its banner says it samples: `label` (its
+    counters) and `cpu` (the CPU its sampling thread is pinned to, or
+    None) come from the banner (both None for a banner parse_banner does
+    not read). Lines before the banner name dead counters (it still
+    samples) or say why it cannot start: SamplerFailed quotes them, also
+    when it neither starts nor exits within start_timeout_s (it is killed).
+    Its stderr is drained after the banner, so that it never blocks."""
+
+    def __init__(self, mechanism: str, *, frequency: int | None = None,
+                 duration_s: float = 3600, output: Path | None = None, cpu: int | None = None,
+                 start_timeout_s: float = START_TIMEOUT_S,
+                 stop_timeout_s: float = STOP_TIMEOUT_S):
+        self.mechanism = mechanism
+        self.stop_timeout_s = stop_timeout_s
+        self.command = f"raplbench-sample --mechanism {mechanism}" + (
+            "" if frequency is None else f" --frequency {frequency}")
+        cmd = [str(BINARY), "--mechanism", mechanism]
+        if frequency is not None:
+            cmd += ["--frequency", str(frequency)]
+        if output is not None:
+            cmd += ["--output", str(output)]
+        cmd += ["--duration", f"{duration_s:g}"]
+        if cpu is not None and mechanism not in IN_KERNEL:
+            # the in-kernel mechanisms have no sampling thread (raplbench-sample
+            # refuses --cpu): the affinity below places their drain thread
+            cmd += ["--cpu", str(cpu)]
+        self.label: str | None = None
+        self.cpu: int | None = None
+        self.tail: list[str] = []  # what it says after the banner
+        self.drain: threading.Thread | None = None
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            preexec_fn=None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu})))
+        said = []
+        # a sampler that neither starts nor exits is killed (readline then ends)
+        watchdog = threading.Timer(start_timeout_s, self.proc.kill)
+        watchdog.start()
+        try:
+            while line := self.proc.stderr.readline():
+                if line.startswith(BANNER_PREFIX):
+                    self.label, self.cpu = parse_banner(line) or (None, None)
+                    self.drain = threading.Thread(target=self.tail.extend,
+                                                  args=(self.proc.stderr,), daemon=True)
+                    self.drain.start()
+                    return
+                said.append(line.strip())
+            self.proc.wait()  # one that closed its stderr and runs on: the watchdog kills it
+        finally:
+            watchdog.cancel()
+        self.proc.stderr.close()
+        if self.proc.returncode == -signal.SIGKILL and not said:
+            reason = f"did not start sampling within {start_timeout_s:g} s; killed"
+            raise SamplerFailed(f"{self.command} {reason}", reason)
+        reason = ([x.removeprefix(SAY) for x in said if x]
+                  or [f"exited with status {self.proc.returncode}, no message"])[-1]
+        raise SamplerFailed(f"{self.command} did not start sampling: "
+                            f"{' '.join(x for x in said if x) or reason}", reason)
+
+    def stop(self, check: bool = True, require_clean_exit: bool = False) -> int:
+        """SIGINT, and its exit status once it exited. SamplerFailed when it
+        did not stop within stop_timeout_s (it is killed: never left
+        running behind a step); with `check`, also when it had died before
+        (a dead sampler would show as no cost) and, with
+        `require_clean_exit`, when its exit status is not a clean stop (0;
+        130, stopped by SIGINT; EXIT_LOST, it missed ticks: its cost stands)."""
+        died = self.proc.poll()
+        if died is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=self.stop_timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            reason = f"did not stop within {self.stop_timeout_s:g} s of SIGINT; killed"
+            raise SamplerFailed(f"{self.command} {reason}", reason) from None
+        finally:
+            if self.drain is not None:
+                self.drain.join(timeout=self.stop_timeout_s)
+            self.proc.stderr.close()
+        err = "".join(self.tail).strip()
+        last = ([x.strip().removeprefix(SAY) for x in err.splitlines() if x.strip()]
+                or ["no message"])[-1]
+        status = self.proc.returncode
+        if check and died is not None:
+            raise SamplerFailed(f"{self.command} exited (status {died}) before it was stopped: "
+                                f"{err or 'no output'}",
+                                f"exited (status {died}) before it was stopped: {last}")
+        if check and require_clean_exit and status not in (0, 128 + signal.SIGINT, EXIT_LOST):
+            raise SamplerFailed(f"{self.command} exited with status {status}: "
+                                f"{err or 'no output'}", f"exited with status {status}: {last}")
+        return status

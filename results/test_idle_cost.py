@@ -10,6 +10,7 @@ import json
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -158,23 +159,7 @@ def test_a_window_without_cpuidle_states_takes_idle_from_proc_stat():
     assert w["idle_source"] == "/proc/stat idle + iowait"
 
 
-# --- the sampler's banner and the background sampler ------------------------------------------
-
-@pytest.mark.parametrize("line,expected", [
-    ("raplbench-sample: sampling powercap (/sys/class/net/lo/statistics/rx_bytes) at 1000 Hz\n",
-     ("/sys/class/net/lo/statistics/rx_bytes", None)),
-    ("raplbench-sample: sampling msr (cpuid:0x0) at 10 Hz on CPU 0", ("cpuid:0x0", 0)),
-    ("raplbench-sample: sampling perf (power/energy-pkg/,power/energy-ram/) at 10000 Hz on CPU 3",
-     ("power/energy-pkg/,power/energy-ram/", 3)),
-    ("raplbench-sample: sampling ebpf (msr/tsc/) at 1000 Hz on CPU 0 "
-     "(bpf_timer (CPU-pinned, absolute deadlines))", ("msr/tsc/", 0)),
-    ("raplbench-sample: sampling kernel (package-0,package-1) at 100 Hz on CPU 0,8",
-     ("package-0,package-1", None)),
-    ("raplbench-sample: counter X is frozen", None),
-])
-def test_the_banner_names_the_target_and_the_cpu(line, expected):
-    assert idle_cost.parse_banner(line) == expected
-
+# --- the sampler in the background (results/sampler.py's Background, tested there) -----------
 
 def fake_sampler(tmp_path, monkeypatch, body: str):
     script = tmp_path / "raplbench-sample"
@@ -183,48 +168,60 @@ def fake_sampler(tmp_path, monkeypatch, body: str):
     monkeypatch.setattr(sampler, "BINARY", script)
 
 
-def test_background_ready_on_its_banner_and_stopped_by_sigint(tmp_path, monkeypatch):
+def bare_windows(monkeypatch):
+    """measure_window without /proc: every window the same."""
+    def measure(settle, seconds, proc_root, sys_root, clk_tck):
+        return {"wakeups_per_s": 500.0, "busy_pct": 1.0, "deep_idle_pct": 99.0}
+    monkeypatch.setattr(idle_cost, "measure_window", measure)
+
+
+def test_a_pair_runs_the_sampler_at_the_cells_frequency_without_output(tmp_path, monkeypatch):
+    """The cell takes the label and CPU of the sampler's banner."""
     fake_sampler(tmp_path, monkeypatch, """
 signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
+with open(sys.argv[0] + ".args", "w") as f:
+    f.write(" ".join(sys.argv[1:]))
 print("raplbench-sample: counter power/energy-psys/ is frozen", file=sys.stderr, flush=True)
 print("raplbench-sample: sampling perf (msr/tsc/) at 100 Hz on CPU 1", file=sys.stderr, flush=True)
 time.sleep(60)
 """)
-    bg = idle_cost.Background("perf", 100, 5)
-    assert (bg.label, bg.cpu) == ("msr/tsc/", 1) and bg.proc.poll() is None
-    assert bg.proc.args[1:] == ["--mechanism", "perf", "--frequency", "100", "--duration", "5"]
-    bg.stop()
-    assert bg.proc.returncode == 130
+    bare_windows(monkeypatch)
+    cell = idle_cost.Cell("perf", 100)
+    idle_cost.one_pair(cell, sampler_first=True, seconds=0.5, settle=0.1)
+    assert cell.failed is None and len(cell.pairs) == 1
+    assert (cell.label, cell.cpu) == ("msr/tsc/", 1)
+    args = (tmp_path / "raplbench-sample.args").read_text()
+    assert args == "--mechanism perf --frequency 100 --duration 60.6"
 
 
-def test_a_sampler_that_cannot_start_says_why(tmp_path, monkeypatch):
-    fake_sampler(tmp_path, monkeypatch, """
+@pytest.mark.parametrize("body,failed", [
+    ("""
 print("raplbench-sample: no 'power' PMU: cannot open perf events", file=sys.stderr)
 sys.exit(2)
-""")
-    with pytest.raises(idle_cost.SamplerFailed, match="^no 'power' PMU: cannot open perf events$"):
-        idle_cost.Background("perf", 1000, 5)
-
-
-def test_a_sampler_that_never_starts_is_killed(tmp_path, monkeypatch):
-    fake_sampler(tmp_path, monkeypatch, "time.sleep(60)")
-    monkeypatch.setattr(idle_cost, "START_TIMEOUT_S", 0.3)
-    with pytest.raises(idle_cost.SamplerFailed,
-                       match=r"^did not start sampling within 0.3 s; killed$"):
-        idle_cost.Background("perf", 1000, 5)
-
-
-def test_a_sampler_that_died_in_its_window_is_a_failure(tmp_path, monkeypatch):
-    fake_sampler(tmp_path, monkeypatch, """
+""", "no 'power' PMU: cannot open perf events"),
+    ("""
 print("raplbench-sample: sampling perf (msr/tsc/) at 100 Hz on CPU 1", file=sys.stderr, flush=True)
 print("raplbench-sample: read failed: EIO", file=sys.stderr, flush=True)
 sys.exit(1)
-""")
-    bg = idle_cost.Background("perf", 100, 5)
-    bg.proc.wait()
-    with pytest.raises(idle_cost.SamplerFailed, match=r"exited \(status 1\) before it was "
-                                                      r"stopped: read failed: EIO"):
-        bg.stop()
+""", "exited (status 1) before it was stopped: read failed: EIO"),
+    ("""
+signal.signal(signal.SIGINT, lambda *_: sys.exit(1))
+print("raplbench-sample: sampling perf (msr/tsc/) at 100 Hz on CPU 1", file=sys.stderr, flush=True)
+time.sleep(60)
+""", "exited with status 1: no message"),
+])
+def test_a_sampler_that_fails_ends_the_cell_with_its_reason(tmp_path, monkeypatch, body, failed):
+    """Could not start, died in its window, or stopped with a failure: the
+    cell stops taking pairs; its rows give the sampler's last line."""
+    fake_sampler(tmp_path, monkeypatch, body)
+
+    def measure(settle, seconds, proc_root, sys_root, clk_tck):
+        time.sleep(0.2)  # a sampler that dies has died by the window's end
+        return {"wakeups_per_s": 500.0, "busy_pct": 1.0, "deep_idle_pct": 99.0}
+    monkeypatch.setattr(idle_cost, "measure_window", measure)
+    cell = idle_cost.Cell("perf", 100)
+    idle_cost.one_pair(cell, sampler_first=True, seconds=0.1, settle=0.0)
+    assert cell.failed == failed and cell.pairs == []
 
 
 # --- pairs and rows ---------------------------------------------------------------------------
@@ -284,13 +281,17 @@ def fake_windows(monkeypatch):
     calls = []
 
     class FakeBackground:
-        def __init__(self, mechanism, hz, duration_s):
+        def __init__(self, mechanism, *, frequency, duration_s):
+            hz = frequency
             if mechanism == "msr" and hz == 10000:
-                raise idle_cost.SamplerFailed("cannot keep up")
+                raise sampler.SamplerFailed(
+                    f"raplbench-sample --mechanism msr --frequency {hz} did not start sampling: "
+                    "raplbench-sample: cannot keep up", "cannot keep up")
             self.mechanism, self.hz, self.label, self.cpu = mechanism, hz, "L", 0
             calls.append(("start", mechanism, hz))
 
-        def stop(self):
+        def stop(self, require_clean_exit=False):
+            assert require_clean_exit
             calls.append(("stop", self.mechanism, self.hz))
 
     def measure(settle, seconds, proc_root, sys_root, clk_tck):
@@ -303,7 +304,7 @@ def fake_windows(monkeypatch):
         return {**base, "wakeups_per_s": 500.0 + hz, "busy_pct": 1.0 + hz / 1000,
                 "deep_idle_pct": 99.0 - hz / 1000}
 
-    monkeypatch.setattr(idle_cost, "Background", FakeBackground)
+    monkeypatch.setattr(sampler, "Background", FakeBackground)
     monkeypatch.setattr(idle_cost, "measure_window", measure)
     return calls
 
@@ -338,7 +339,8 @@ def test_run_gives_every_registered_mechanism_rows_and_keeps_the_raw_windows(tmp
         ("msr", hz) for hz in (10, 100, 1000)}
     errors = [r for r in got if r["status"] == "error"]
     assert {r["op"] for r in errors} == {"msr"} and len(errors) == 3
-    assert "cannot keep up" in errors[0]["reason"]
+    assert errors[0]["reason"] == ("raplbench-sample --mechanism msr --frequency 10000: "
+                                   "cannot keep up")
     unavailable = {r["op"]: r for r in got if r["status"] == "unavailable"}
     assert set(unavailable) == set(registry.MECHANISMS) - {"perf", "msr"}
     assert unavailable["kernel"]["reason"] == f"the ksample module cannot be loaded here: {REASON}"

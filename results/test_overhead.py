@@ -1,9 +1,9 @@
-"""The overhead experiment's background sampler: it is ready once the
-sampler says it samples, whatever it said before (a dead counter is named
-first, and sampling goes on), and a sampler that never starts is an error
-that quotes what it said. The kernel mechanism's module is loaded once for
-the whole experiment and always removed; where it cannot load, its rows
-give the load script's reason."""
+"""The overhead experiment: a sampler that dies while the workload runs
+is an error quoting what it said (the background sampler itself is
+tested in results/test_sampler.py); placements, keys, resolution and the
+paired rounds. The kernel mechanism's module is loaded once for the whole
+experiment and always removed; where it cannot load, its rows give the
+load script's reason."""
 
 import os
 import stat
@@ -23,58 +23,39 @@ def fake_sampler(tmp_path, monkeypatch, body: str):
     monkeypatch.setattr(sampler, "BINARY", script)
 
 
-def test_ready_after_the_banner_even_when_dead_counters_come_first(tmp_path, monkeypatch):
-    fake_sampler(tmp_path, monkeypatch, """
-signal.signal(signal.SIGINT, lambda *_: sys.exit(130))  # before the banner: stop() may follow at once
-print("raplbench-sample: powercap counter intel-rapl:0/package-0 is frozen: ...", file=sys.stderr, flush=True)
-print("raplbench-sample: sampling powercap (intel-rapl:0) at 1000 Hz on CPU 0", file=sys.stderr, flush=True)
-time.sleep(60)
-""")
-    background = overhead.BackgroundSampler("powercap", tmp_path / "out.csv")
-    assert background.proc.poll() is None  # still sampling
-    background.stop()
-    assert background.proc.returncode == 130
-
-
-def test_a_sampler_that_never_starts_is_an_error_quoting_it(tmp_path, monkeypatch):
-    fake_sampler(tmp_path, monkeypatch, """
-print("raplbench-sample: counter X is frozen", file=sys.stderr)
-print("raplbench-sample: --require-live: 1 counter(s) not live (see above)", file=sys.stderr)
-sys.exit(2)
-""")
-    with pytest.raises(RuntimeError) as failed:
-        overhead.BackgroundSampler("perf", tmp_path / "out.csv")
-    assert str(failed.value) == (
-        "raplbench-sample --mechanism perf did not start sampling: raplbench-sample: counter X "
-        "is frozen raplbench-sample: --require-live: 1 counter(s) not live (see above)")
-
-
 def test_a_sampler_that_dies_while_the_workload_runs_is_an_error(tmp_path, monkeypatch):
-    """A sampler that died after its banner would show as about 0 % overhead."""
+    """A sampler that died after its banner would show as about 0 % overhead:
+    one_pair raises (a RuntimeError, which bench_all turns into error rows),
+    quoting what it said. Its sampler was started pinned, writing the
+    condition's CSV."""
     fake_sampler(tmp_path, monkeypatch, """
-print("raplbench-sample: sampling perf at 1000 Hz on CPU 0", file=sys.stderr, flush=True)
+print("raplbench-sample: sampling perf (msr/tsc/) at 1000 Hz on CPU 1", file=sys.stderr, flush=True)
 print("raplbench-sample: read failed: EIO", file=sys.stderr, flush=True)
 sys.exit(1)
 """)
-    background = overhead.BackgroundSampler("perf", tmp_path / "out.csv")
-    background.proc.wait()
-    with pytest.raises(RuntimeError, match=r"exited \(status 1\) while the workload ran: "
-                                           r"raplbench-sample: read failed: EIO"):
-        background.stop()
+    started = []
+    real = sampler.Background
 
+    def spy(*args, **kwargs):
+        started.append(real(*args, **kwargs))
+        return started[-1]
 
-def test_a_sampler_that_ignores_sigint_is_killed_not_left_running(tmp_path, monkeypatch):
-    """Issue 14: a TimeoutExpired left the child running behind the run."""
-    fake_sampler(tmp_path, monkeypatch, """
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-print("raplbench-sample: sampling perf at 1000 Hz on CPU 0", file=sys.stderr, flush=True)
-time.sleep(60)
-""")
-    monkeypatch.setattr(overhead, "STOP_TIMEOUT_S", 0.5)
-    background = overhead.BackgroundSampler("perf", tmp_path / "out.csv")
-    with pytest.raises(RuntimeError, match="did not stop within 0.5 s of SIGINT; killed"):
-        background.stop()
-    assert background.proc.returncode == -9  # SIGKILL: not running any more
+    def fake_time(command, out):
+        if out.name.endswith("-sampled.json"):
+            started[-1].proc.wait()  # it dies while the workload runs
+        return 1.0, 1.0
+
+    monkeypatch.setattr(sampler, "Background", spy)
+    monkeypatch.setattr(overhead, "time_once", fake_time)
+    cpu = max(os.sched_getaffinity(0))
+    c = overhead.Condition("perf", overhead.Placement("other CPU", cpu, 0))
+    with pytest.raises(RuntimeError, match=r"^raplbench-sample --mechanism perf exited \(status 1\) "
+                                           r"before it was stopped: .*read failed: EIO$"):
+        overhead.one_pair(c, ["true"], tmp_path, sampled_first=False)
+    args = started[0].proc.args
+    assert args[args.index("--output") + 1] == str(tmp_path / "overhead-perf-other.csv")
+    assert args[args.index("--cpu") + 1] == str(cpu) and "--frequency" not in args
+    assert c.wall == []
 
 
 def test_placements_pin_the_workload_to_the_last_cpu():
@@ -129,8 +110,9 @@ def test_rounds_stop_for_a_resolved_condition_and_at_the_budget(tmp_path, monkey
     msr_pairs = []
 
     class FakeSampler:
-        def __init__(self, mechanism, csv, cpu=None):
+        def __init__(self, mechanism, *, output, cpu=None):
             calls.append(("start", mechanism, cpu))
+            assert output.name == f"overhead-{mechanism}-{'same' if cpu == 1 else 'other'}.csv"
             self.mechanism = mechanism
 
         def stop(self):
@@ -150,7 +132,7 @@ def test_rounds_stop_for_a_resolved_condition_and_at_the_budget(tmp_path, monkey
 
     monkeypatch.setattr(overhead, "calibrate", lambda target, cpu: 123)
     monkeypatch.setattr(overhead, "time_once", fake_time)
-    monkeypatch.setattr(overhead, "BackgroundSampler", FakeSampler)
+    monkeypatch.setattr(sampler, "Background", FakeSampler)
     monkeypatch.setattr(overhead.time, "monotonic", lambda: clock[0])
     monkeypatch.setattr(overhead.shutil, "which", lambda tool: "/usr/bin/" + tool)
     monkeypatch.setattr(overhead, "budget_s", lambda quick: 200.0)
@@ -182,7 +164,7 @@ def fake_experiment(tmp_path, monkeypatch, fake: FakeModule, fail_on=None):
     calls = []
 
     class FakeSampler:
-        def __init__(self, mechanism, csv, cpu=None):
+        def __init__(self, mechanism, *, output, cpu=None):
             calls.append(("start", mechanism, cpu, fake.state()))
             self.mechanism = mechanism
 
@@ -196,7 +178,7 @@ def fake_experiment(tmp_path, monkeypatch, fake: FakeModule, fail_on=None):
 
     monkeypatch.setattr(overhead, "calibrate", lambda target, cpu: 123)
     monkeypatch.setattr(overhead, "time_once", fake_time)
-    monkeypatch.setattr(overhead, "BackgroundSampler", FakeSampler)
+    monkeypatch.setattr(sampler, "Background", FakeSampler)
     monkeypatch.setattr(overhead.shutil, "which", lambda tool: "/usr/bin/" + tool)
     monkeypatch.setattr(overhead, "budget_s", lambda quick: 0.0)
     return calls
@@ -247,25 +229,3 @@ def test_without_hyperfine_nothing_is_loaded(tmp_path, monkeypatch):
     got = overhead.run(COMMON, tmp_path, True, {"kernel": None}, allowed_cpus={0, 1})
     assert [r["op"] for r in got] == list(sampler.MECHANISMS)
     assert all("hyperfine" in r["reason"] for r in got) and fake.calls() == []
-
-
-@pytest.mark.parametrize("mechanism,placed_by_option", [("perf", True), ("ebpf", False),
-                                                        ("kernel", False)])
-def test_only_a_user_space_sampling_thread_is_placed_with_cpu(tmp_path, monkeypatch, mechanism,
-                                                               placed_by_option):
-    """The in-kernel mechanisms tick in the kernel (raplbench-sample refuses
-    --cpu): their drain thread is placed by the process's affinity."""
-    fake_sampler(tmp_path, monkeypatch, """
-signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
-import os
-print("raplbench-sample: sampling", sys.argv[1:], sorted(os.sched_getaffinity(0)),
-      file=sys.stderr, flush=True)
-time.sleep(60)
-""")
-    cpu = max(os.sched_getaffinity(0))
-    background = overhead.BackgroundSampler(mechanism, tmp_path / "out.csv", cpu)
-    args = background.proc.args
-    background.stop(check=False)
-    assert ("--cpu" in args) is placed_by_option
-    if placed_by_option:
-        assert args[args.index("--cpu") + 1] == str(cpu)

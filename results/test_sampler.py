@@ -3,11 +3,18 @@ mechanism (a full run 10 windows of 1 s, QUICK 10 of 0.1 s), its rows read
 back as written, and the three kinds of its rows (sampler, null sampler,
 above null) told apart by their target; the kernel mechanism run with the
 ksample module loaded around it (fakes of kbench/load, rmmod and
-/proc/modules: results/test_ksample_module.py)."""
+/proc/modules: results/test_ksample_module.py). And Background, the
+sampler run in the background of the overhead and idle-cost steps (fake
+samplers): ready on its banner, whatever it said before; an error quoting
+it when it never starts, dies before it is stopped, or (when asked) stops
+with a failure; killed when it neither starts nor stops; pinned with --cpu
+only where it has a sampling thread."""
 
 import json
+import os
 import stat
 import sys
+import time
 
 import pytest
 
@@ -170,3 +177,198 @@ def test_run_all_gives_every_registered_mechanism_rows(tmp_path, monkeypatch):
     assert [r["op"] for r in got] == list(registry.MECHANISMS)
     kernel = got[-1]
     assert kernel["op"] == "kernel" and kernel["status"] == "unavailable"
+
+
+# --- raplbench-sample in the background (the overhead and idle-cost steps) --------------------
+
+@pytest.mark.parametrize("line,expected", [
+    ("raplbench-sample: sampling powercap (/sys/class/net/lo/statistics/rx_bytes) at 1000 Hz\n",
+     ("/sys/class/net/lo/statistics/rx_bytes", None)),
+    ("raplbench-sample: sampling msr (cpuid:0x0) at 10 Hz on CPU 0", ("cpuid:0x0", 0)),
+    ("raplbench-sample: sampling perf (power/energy-pkg/,power/energy-ram/) at 10000 Hz on CPU 3",
+     ("power/energy-pkg/,power/energy-ram/", 3)),
+    ("raplbench-sample: sampling ebpf (msr/tsc/) at 1000 Hz on CPU 0 "
+     "(bpf_timer (CPU-pinned, absolute deadlines))", ("msr/tsc/", 0)),
+    ("raplbench-sample: sampling kernel (package-0,package-1) at 100 Hz on CPU 0,8",
+     ("package-0,package-1", None)),
+    ("raplbench-sample: counter X is frozen", None),
+])
+def test_the_banner_names_the_target_and_the_cpu(line, expected):
+    assert sampler.parse_banner(line) == expected
+
+
+def background_script(tmp_path, monkeypatch, body: str):
+    """A stand-in raplbench-sample for Background: a Python script with `body`."""
+    script = tmp_path / "raplbench-sample"
+    script.write_text(f"#!{sys.executable}\nimport os, signal, sys, time\n{body}\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(sampler, "BINARY", script)
+
+
+def test_background_is_ready_on_its_banner_even_when_dead_counters_come_first(tmp_path,
+                                                                                monkeypatch):
+    background_script(tmp_path, monkeypatch, """
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))  # before the banner: stop() may follow at once
+print("raplbench-sample: counter power/energy-psys/ is frozen", file=sys.stderr, flush=True)
+print("raplbench-sample: sampling perf (msr/tsc/) at 100 Hz on CPU 1", file=sys.stderr, flush=True)
+time.sleep(60)
+""")
+    bg = sampler.Background("perf", frequency=100, duration_s=5)
+    assert (bg.label, bg.cpu) == ("msr/tsc/", 1) and bg.proc.poll() is None  # still sampling
+    assert bg.proc.args[1:] == ["--mechanism", "perf", "--frequency", "100", "--duration", "5"]
+    assert bg.stop() == 130 and bg.proc.returncode == 130
+
+
+def test_a_banner_it_cannot_parse_still_means_ready(tmp_path, monkeypatch):
+    background_script(tmp_path, monkeypatch, """
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
+print("raplbench-sample: sampling perf at 1000 Hz", file=sys.stderr, flush=True)
+time.sleep(60)
+""")
+    bg = sampler.Background("perf", output=tmp_path / "out.csv")
+    assert (bg.label, bg.cpu) == (None, None)
+    assert bg.proc.args[1:] == ["--mechanism", "perf", "--output", str(tmp_path / "out.csv"),
+                                "--duration", "3600"]
+    assert bg.stop(require_clean_exit=True) == 130
+
+
+def test_a_sampler_that_never_starts_is_an_error_quoting_it(tmp_path, monkeypatch):
+    background_script(tmp_path, monkeypatch, """
+print("raplbench-sample: counter X is frozen", file=sys.stderr)
+print("raplbench-sample: --require-live: 1 counter(s) not live (see above)", file=sys.stderr)
+sys.exit(2)
+""")
+    with pytest.raises(sampler.SamplerFailed) as failed:
+        sampler.Background("perf", frequency=1000)
+    # str(): the command and all it said (the overhead experiment's error);
+    # reason: its last line (the idle-cost step's error rows)
+    assert str(failed.value) == (
+        "raplbench-sample --mechanism perf --frequency 1000 did not start sampling: "
+        "raplbench-sample: counter X is frozen "
+        "raplbench-sample: --require-live: 1 counter(s) not live (see above)")
+    assert failed.value.reason == "--require-live: 1 counter(s) not live (see above)"
+    assert isinstance(failed.value, RuntimeError)  # what bench_all's overhead step catches
+
+
+def test_a_sampler_that_exits_silently_says_its_status(tmp_path, monkeypatch):
+    background_script(tmp_path, monkeypatch, "sys.exit(2)")
+    with pytest.raises(sampler.SamplerFailed) as failed:
+        sampler.Background("perf")
+    assert failed.value.reason == "exited with status 2, no message"
+    assert str(failed.value) == ("raplbench-sample --mechanism perf did not start sampling: "
+                                 "exited with status 2, no message")
+
+
+def test_a_sampler_that_neither_starts_nor_exits_is_killed(tmp_path, monkeypatch):
+    background_script(tmp_path, monkeypatch, "time.sleep(60)")
+    with pytest.raises(sampler.SamplerFailed,
+                       match=r"^raplbench-sample --mechanism perf did not start sampling "
+                             r"within 0.3 s; killed$") as failed:
+        sampler.Background("perf", start_timeout_s=0.3)
+    assert failed.value.reason == "did not start sampling within 0.3 s; killed"
+
+
+def test_a_sampler_that_died_before_it_was_stopped_is_an_error(tmp_path, monkeypatch):
+    """A sampler that died after its banner would show as no cost."""
+    background_script(tmp_path, monkeypatch, """
+print("raplbench-sample: sampling perf (msr/tsc/) at 100 Hz on CPU 1", file=sys.stderr, flush=True)
+print("raplbench-sample: read failed: EIO", file=sys.stderr, flush=True)
+sys.exit(1)
+""")
+    bg = sampler.Background("perf", frequency=100)
+    bg.proc.wait()
+    with pytest.raises(sampler.SamplerFailed) as failed:
+        bg.stop()
+    assert str(failed.value) == ("raplbench-sample --mechanism perf --frequency 100 exited "
+                                 "(status 1) before it was stopped: "
+                                 "raplbench-sample: read failed: EIO")
+    assert failed.value.reason == "exited (status 1) before it was stopped: read failed: EIO"
+
+
+def test_unchecked_a_dead_sampler_gives_its_status(tmp_path, monkeypatch):
+    background_script(tmp_path, monkeypatch, """
+print("raplbench-sample: sampling perf (msr/tsc/) at 100 Hz on CPU 1", file=sys.stderr, flush=True)
+sys.exit(1)
+""")
+    bg = sampler.Background("perf")
+    bg.proc.wait()
+    assert bg.stop(check=False) == 1
+
+
+@pytest.mark.parametrize("status,clean", [(0, True), (130, True), (sampler.EXIT_LOST, True),
+                                          (1, False)])
+def test_a_clean_exit_is_required_only_when_asked(tmp_path, monkeypatch, status, clean):
+    """The idle-cost step asks (a failed sampler's cost is no finding); the
+    overhead experiment does not."""
+    background_script(tmp_path, monkeypatch, f"""
+def stop(*_):
+    print("raplbench-sample: flush failed", file=sys.stderr, flush=True)
+    sys.exit({status})
+signal.signal(signal.SIGINT, stop)
+print("raplbench-sample: sampling perf (msr/tsc/) at 100 Hz on CPU 1", file=sys.stderr, flush=True)
+time.sleep(60)
+""")
+    assert sampler.Background("perf").stop() == status
+    bg = sampler.Background("perf", frequency=100)
+    if clean:
+        assert bg.stop(require_clean_exit=True) == status
+        return
+    with pytest.raises(sampler.SamplerFailed) as failed:
+        bg.stop(require_clean_exit=True)
+    assert failed.value.reason == f"exited with status {status}: flush failed"
+
+
+def test_a_sampler_that_ignores_sigint_is_killed_not_left_running(tmp_path, monkeypatch):
+    """Issue 14: a TimeoutExpired left the child running behind the run."""
+    background_script(tmp_path, monkeypatch, """
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+print("raplbench-sample: sampling perf (msr/tsc/) at 1000 Hz on CPU 0", file=sys.stderr, flush=True)
+time.sleep(60)
+""")
+    bg = sampler.Background("perf", stop_timeout_s=0.5)
+    with pytest.raises(sampler.SamplerFailed, match="did not stop within 0.5 s of SIGINT; killed"):
+        bg.stop(check=False)
+    assert bg.proc.returncode == -9  # SIGKILL: not running any more
+
+
+def test_stderr_is_drained_while_it_samples(tmp_path, monkeypatch):
+    """A sampler that says much after its banner never blocks on a full pipe."""
+    background_script(tmp_path, monkeypatch, """
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
+print("raplbench-sample: sampling perf (msr/tsc/) at 1000 Hz on CPU 0", file=sys.stderr, flush=True)
+for i in range(20000):
+    print(f"raplbench-sample: tick {i} late", file=sys.stderr)
+sys.stderr.flush()
+open(sys.argv[0] + ".done", "w").close()
+time.sleep(60)
+""")
+    bg = sampler.Background("perf")
+    done = tmp_path / "raplbench-sample.done"
+    for _ in range(200):
+        if done.exists():
+            break
+        time.sleep(0.05)
+    assert done.exists()
+    assert bg.stop() == 130 and len(bg.tail) == 20000
+
+
+@pytest.mark.parametrize("mechanism,placed_by_option", [("perf", True), ("ebpf", False),
+                                                        ("kernel", False)])
+def test_only_a_user_space_sampling_thread_is_placed_with_cpu(tmp_path, monkeypatch, mechanism,
+                                                               placed_by_option):
+    """The in-kernel mechanisms tick in the kernel (raplbench-sample refuses
+    --cpu): their drain thread is placed by the process's affinity."""
+    background_script(tmp_path, monkeypatch, """
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
+print("raplbench-sample: sampling", sys.argv[1:], sorted(os.sched_getaffinity(0)),
+      file=sys.stderr, flush=True)
+time.sleep(60)
+""")
+    cpu = max(os.sched_getaffinity(0))
+    bg = sampler.Background(mechanism, output=tmp_path / "out.csv", cpu=cpu)
+    args = bg.proc.args
+    bg.stop()
+    assert ("--cpu" in args) is placed_by_option
+    if placed_by_option:
+        assert args[args.index("--cpu") + 1] == str(cpu)
+    assert sampler.IN_KERNEL == ("ebpf", "kernel")
