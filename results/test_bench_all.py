@@ -144,7 +144,8 @@ def test_both_harnesses_time_rows_on_one_schedule(quick):
 @pytest.mark.parametrize("quick", [True, False])
 def test_the_legs_share_out_every_block(quick):
     s = bench_all.schedule(quick)
-    assert s.legs >= 5
+    # both orders at least once (g c, c g, g c); a full run more often
+    assert s.legs >= (3 if quick else 5)
     assert sum(s.leg_blocks()) == s.blocks and min(s.leg_blocks()) >= 1
     assert bench_all.Schedule(blocks=11, block_s=1, warmup_s=0, legs=3).leg_blocks() == [4, 4, 3]
 
