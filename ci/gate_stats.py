@@ -97,9 +97,10 @@ METRIC_RULES = {
     # The victim probe (results/victim.py): stolen time per read, a
     # difference above the no-reader windows. Near 0 (no-IPI routes) only
     # threshold_abs can decide; on an IPI route the host moves it: the
-    # cpuid stand-in's 1->0 read stole 11.8 us and 19.1 us in two full runs
-    # 10 minutes apart (and 13-19 us in others the same hour), so it must
-    # also double. One IPI more per read (6-12 us here) passes both. The
+    # cpuid stand-in's 1->0 read stole 11.8 us and 17.2 us in two full runs
+    # 30 minutes apart on a quiet machine (13-19 us in others the same
+    # hour), so it must also double; the two runs gated against each other
+    # gave no regression. One IPI more per read (6-12 us here) passes both. The
     # idle machine's cost (results/idle_cost.py): differences above the
     # no-sampler windows, in their unit; one more wakeup per tick at 1 kHz
     # is +1000/s, a timerfd tick at 1 kHz +2-3 points busy.
