@@ -140,17 +140,10 @@ def parse_interrupts_per_cpu(text: str) -> dict[str, dict[int, int]]:
 
 
 def parse_softirqs_per_cpu(text: str) -> dict[str, dict[int, int]]:
-    """/proc/softirqs -> {softirq: {cpu: count}}."""
-    lines = text.splitlines()
-    if not lines:
-        return {}
-    cpus = _cpu_columns(lines[0])
-    out = {}
-    for line in lines[1:]:
-        label, sep, rest = line.partition(":")
-        if sep:
-            out[label.strip()] = {cpu: int(w) for cpu, w in zip(cpus, rest.split())}
-    return out
+    """/proc/softirqs -> {softirq: {cpu: count}}: the same table as
+    /proc/interrupts (a header of CPU columns, a label and a count per CPU
+    on each line), without the trailing descriptions."""
+    return parse_interrupts_per_cpu(text)
 
 
 def totals(per_cpu: dict[str, dict[int, int]]) -> dict[str, int]:
