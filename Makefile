@@ -8,12 +8,16 @@ BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps build ubench gbench-effect bench-all bench-overhead soak report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
+.PHONY: all deps venv build ubench gbench-effect bench-all bench-overhead soak report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
 
 all: build
 
 deps:
 	@ci/deps
+
+# the Python environment alone (make report: drawing needs no apt-get, no root)
+venv:
+	@ci/deps --python
 
 CARGO ?= $(shell command -v cargo || echo $$HOME/.cargo/bin/cargo)
 
@@ -54,7 +58,7 @@ soak: build
 
 # make report [RUNS="run_dir_or_results.jsonl ..."] [OUT=dir] [REFERENCE_MACHINE=name|index]
 # figures, latency tables (md, csv, tex) and index.html; default: the newest run
-report: deps
+report: venv
 	@$(PY) -m plots.report $(RUNS) $(if $(OUT),--out "$(OUT)") $(if $(REFERENCE_MACHINE),--reference-machine "$(REFERENCE_MACHINE)")
 
 test: build test-ubench test-rbench test-python

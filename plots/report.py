@@ -180,7 +180,8 @@ def main(argv=None) -> int:
                                      description="Write the report of one or more runs.")
     parser.add_argument("runs", nargs="*", metavar="RUN",
                         help="run directories or results.jsonl files (default: results/runs/latest)")
-    parser.add_argument("--out", help="output directory (default: <first run>/report)")
+    parser.add_argument("--out", help="output directory (default: <run>/report for one run; "
+                        "results/reports/<time>-<n>-runs/ for several)")
     parser.add_argument("--reference-machine", metavar="M",
                         help="machine the ratios are relative to: 1-based index, or part of its "
                              "label, model name or run id (default: the first run)")
@@ -195,7 +196,7 @@ def main(argv=None) -> int:
     except (InputError, RunFileError) as e:
         print(f"report: {e}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else default_out(run_args[0])
+    out = Path(args.out) if args.out else default_out(run_args)
     done = build(runs, refs, out, reference)
     print(f"report: {len(done['files'])} files in {out}/ "
           f"({len(done['figures'])} figures; open {out}/index.html)")

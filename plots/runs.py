@@ -12,6 +12,7 @@ at all) raises InputError.
 
 import dataclasses
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 from results import runfile
@@ -21,6 +22,9 @@ from plots import labels
 
 REPO = Path(__file__).resolve().parent.parent
 RUNS_DIR = REPO / "results" / "runs"
+# where a report of several runs goes by default: a directory of its own,
+# never one run's report/ (which `make bench-all` wrote for that run alone)
+REPORTS_DIR = REPO / "results" / "reports"
 REFERENCE_DIR = REPO / "results" / "reference"
 MAX_ERRORS_SHOWN = 5
 
@@ -92,10 +96,22 @@ def default_run() -> Path:
     return latest
 
 
-def default_out(run_arg) -> Path:
-    """<run dir>/report for a run directory, <file's dir>/report for a file."""
-    path = Path(run_arg)
-    return (path if path.is_dir() else path.parent) / "report"
+def default_out(run_args, reports_dir: Path = REPORTS_DIR, now=None) -> Path:
+    """One run: <run dir>/report for a run directory, <file's dir>/report
+    for a file. Several: a new directory reports_dir/<UTC time>-<n>-runs
+    (a suffix -2, -3, ... when it exists), so that a comparison never
+    overwrites the report of one of its runs."""
+    run_args = list(run_args)
+    if len(run_args) == 1:
+        path = Path(run_args[0])
+        return (path if path.is_dir() else path.parent) / "report"
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    out = reports_dir / f"{stamp}-{len(run_args)}-runs"
+    k = 2
+    while out.exists():
+        out = reports_dir / f"{stamp}-{len(run_args)}-runs-{k}"
+        k += 1
+    return out
 
 
 def load_references(directory=REFERENCE_DIR) -> list[dict]:

@@ -390,3 +390,21 @@ def test_default_is_the_newest_run(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(runs_mod, "RUNS_DIR", tmp_path / "none")
     assert report.main([]) == 2
     assert "no run yet" in capsys.readouterr().err
+
+
+def test_one_run_reports_into_itself_several_into_a_new_directory(tmp_path):
+    """Issue 17: a report of several runs overwrote the first run's report/."""
+    from datetime import datetime, timezone
+    from plots.runs import default_out
+    a, b = tmp_path / "run-a", tmp_path / "run-b"
+    a.mkdir()
+    b.mkdir()
+    assert default_out([a]) == a / "report"
+    assert default_out([a / "results.jsonl"]) == a / "report"
+    now = datetime(2026, 11, 24, 8, 0, 0, tzinfo=timezone.utc)
+    reports = tmp_path / "reports"
+    first = default_out([a, b], reports, now)
+    assert first == reports / "20261124T080000Z-2-runs"
+    first.mkdir(parents=True)
+    assert default_out([a, b], reports, now) == reports / "20261124T080000Z-2-runs-2"
+    assert not (a / "report").exists()
