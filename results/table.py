@@ -74,15 +74,27 @@ def cpus(row, none: str | None = DASH) -> str | None:
 KEPT_PREFIXES = (sampler.ABOVE_NULL_PREFIX, sampler.NULL_PREFIX)
 
 
+# Where a shortened target may start: after a path separator or a space, so
+# that the cut never falls inside a word ("…lass/net/lo/…" did).
+BOUNDARIES = "/ "
+
+
 def shorten(text, width: int = TARGET_WIDTH) -> str:
     """Keep the end of a long target: the file or event name is there; and
-    its beginning if that says what the row is ("null: ", "above null: ")."""
+    its beginning if that says what the row is ("null: ", "above null: ").
+    The kept end starts at a boundary ("…/statistics/rx_bytes"), so it may
+    be a little shorter than `width`; a tail with no boundary is cut where
+    the width falls."""
     if text is None:
         return DASH
     if len(text) <= width:
         return text
     prefix = next((p for p in KEPT_PREFIXES if text.startswith(p)), "")
-    return prefix + "…" + text[-(width - 1 - len(prefix)):]
+    tail = text[-(width - 1 - len(prefix)):]
+    cut = next((i for i, c in enumerate(tail) if c in BOUNDARIES and i > 0), None)
+    if cut is not None and tail[0] not in BOUNDARIES and tail[cut - 1] not in BOUNDARIES:
+        tail = tail[cut:] if tail[cut] == "/" else tail[cut + 1:]
+    return prefix + "…" + tail
 
 
 def sort_key(row):
