@@ -247,7 +247,12 @@ def sampler_table(run: Run) -> Table | None:
                f"rows (target \"null: ...\") are the same loop reading nothing, measured in "
                f"windows alternating with the sampler's; CPU above null: the sampler's CPU "
                f"per tick minus its null window's, one difference per pair of windows, with "
-               f"its 95% CI. Medians of n repetitions; an empty cell was not measured. A "
+               f"its 95% CI. Medians of n repetitions; n lists every count of the line's "
+               f"rows when they differ (\"10/20\": 10 windows of the self-report, 20 pairs "
+               f"of the overhead experiment). cpu→target: the CPU the sampler's thread was "
+               f"pinned to and the CPU whose counter it read; \"?→0\": an in-kernel or "
+               f"unpinned sampler (no thread CPU) reading CPU 0's counter; a single number: "
+               f"a counter of no CPU. An empty cell was not measured. A "
                f"mechanism whose energy counter is frozen or has no energy unit is "
                f"footnoted: it ticked, but sampled no energy."
                f"{predates_caption(rows)}")
