@@ -7,8 +7,8 @@ frequency. The rows are read by victim_rows.py.
   the route's reader-side latency (gbench and criterion, median and 95%
   CI); right, the time stolen from the victim per read, flat out and at
   1 kHz, median and 95% CI. A route the victim step could not run keeps its
-  row (a grey x, "not measured"); a point whose CI holds 0 is hollow,
-  "within noise".
+  row (a grey x, "not measured"); a point whose CI holds 0 ("within
+  noise") or that has fewer than 6 pairs (too few for a CI) is hollow.
 - idle_figure: x the sampling frequency (log), a line per mechanism;
   panels for wakeups per second and busy % above the no-sampler baseline,
   and the deepest C-state's residency where the machine exposes one (else

@@ -150,7 +150,7 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
                         "Per route: the reader-side latency (ns per read, log scale; gbench and "
                         "criterion, median and 95% CI) beside the time a read steals from the "
                         "victim CPU (ns per read, flat out and at 1 kHz, median and 95% CI; "
-                        "hollow: the CI holds 0, within noise; x: not measured)")
+                        "hollow: the CI holds 0, within noise, or too few pairs for a CI; x: not measured)")
     if victim_tables or victim_fig:
         sections.append({"id": "victim", "title": "What a read costs the CPU it reads",
                          "intro": htmlpage.VICTIM_INTRO,
