@@ -135,6 +135,25 @@ def _mitigations(root) -> dict | None:
     return {name: line for name, line in status.items() if line is not None}
 
 
+def cpu_list(text: str | None) -> list[int]:
+    """The CPUs of a kernel cpu list ("0-3,8,10-11"); [] when absent or malformed."""
+    cpus = []
+    for part in (text or "").split(","):
+        lo, sep, hi = part.strip().partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            return []
+        cpus += range(int(lo), int(hi if sep else lo) + 1)
+    return cpus
+
+
+def _packages(root, online: list[int]) -> int | None:
+    """How many packages the online CPUs sit in, from topology; None when
+    any online CPU has no readable physical_package_id."""
+    ids = {_int(_read(root, f"sys/devices/system/cpu/cpu{n}/topology/physical_package_id"))
+           for n in online}
+    return None if not ids or None in ids else len(ids)
+
+
 _REFINED = re.compile(r"tsc: Refined TSC clocksource calibration: (\d+(?:\.\d+)?) MHz")
 _DETECTED = re.compile(r"tsc: Detected (\d+(?:\.\d+)?) MHz")
 
@@ -184,6 +203,7 @@ def collect(root="/", tsc_khz_hint=None) -> dict:
     info = cpuinfo(root)
     flag = "hypervisor" in info.get("flags", "").split()
     cpu = "sys/devices/system/cpu"
+    online = cpu_list(_read(root, f"{cpu}/online"))
     return {
         "hostname": _read(root, "proc/sys/kernel/hostname") or (socket.gethostname() if live else None),
         "cpu_vendor": info.get("vendor_id"),
@@ -199,6 +219,8 @@ def collect(root="/", tsc_khz_hint=None) -> dict:
         "boost": _boost(root),
         "tsc_khz": _tsc_khz(root, flag, tsc_khz_hint),
         "mitigations": _mitigations(root),
+        "online_cpus": len(online) if online else None,
+        "packages": _packages(root, online),
     }
 
 

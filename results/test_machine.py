@@ -43,6 +43,8 @@ def test_intel_bare_metal(machine_root):
         "governor": "performance",
         "boost": True,  # intel_pstate/no_turbo = 0
         "tsc_khz": 2000000,  # cpuid 0x15: 25 MHz crystal * 160 / 2
+        "online_cpus": 4,  # online: 0-3
+        "packages": 2,  # physical_package_id 0, 0, 1, 1
     }
     assert len(m["mitigations"]) == 13
     assert m["mitigations"]["mmio_stale_data"] == "Mitigation: Clear CPU buffers; SMT vulnerable"
@@ -65,6 +67,8 @@ def test_amd_bare_metal(machine_root):
         "governor": "schedutil",
         "boost": True,  # cpufreq/boost = 1
         "tsc_khz": None,  # no leaf 0x15 on AMD, no hypervisor, no hint
+        "online_cpus": 2,  # online: 0-1
+        "packages": None,  # no topology directory in this tree
     }
     assert m["mitigations"]["spec_rstack_overflow"] == "Mitigation: Safe RET"
     assert schema.validate_machine(m) == []
@@ -72,7 +76,22 @@ def test_amd_bare_metal(machine_root):
 
 def test_field_order_is_the_schema_order(machine_root):
     m = machine.collect(machine_root("machine-amd"))
-    assert list(m) == schema.SCHEMA["$defs"]["machine"]["required"]
+    optional = ["online_cpus", "packages"]  # absent from runs made before them
+    assert list(m) == schema.SCHEMA["$defs"]["machine"]["required"] + optional
+
+
+@pytest.mark.parametrize("text, cpus", [
+    ("0", [0]), ("0-3", [0, 1, 2, 3]), ("0-1,4,6-7\n", [0, 1, 4, 6, 7]),
+    ("", []), (None, []), ("0-", []), ("x", []),
+])
+def test_cpu_list(text, cpus):
+    assert machine.cpu_list(text) == cpus
+
+
+def test_a_run_made_before_the_cpu_count_still_validates(machine_root):
+    m = machine.collect(machine_root("machine-amd"))
+    del m["online_cpus"], m["packages"]
+    assert schema.validate_machine(m) == []
 
 
 def test_tsc_hint_is_the_last_resort(machine_root):
