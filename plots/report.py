@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 
 from plots import (figures, htmlpage, labels, report_tables,
-                   report_tables_compare, tables)
+                   report_tables_compare, tables, tables_latex)
 from plots.runs import (REFERENCE_DIR, InputError, Run, RunFileError, default_out,
                         default_run, load_references, load_runs)
 
@@ -70,7 +70,7 @@ def write_tables(out: Path, all_tables: list[tables.Table]) -> list[str]:
     for name in names:
         group = [t for t in all_tables if t.name == name]
         for ext, render in (("md", tables.to_markdown), ("csv", tables.to_csv),
-                            ("tex", tables.to_latex)):
+                            ("tex", tables_latex.to_latex)):
             (out / f"{name}.{ext}").write_text(render(group), encoding="utf-8")
             written.append(f"{name}.{ext}")
     return written

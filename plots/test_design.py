@@ -8,7 +8,7 @@ import csv
 import io
 
 from plots import report_tables_compare as compare
-from plots import tables
+from plots.tables_latex import to_latex
 from plots.fixtures import AMD, INTEL, KVM_FROZEN, emulated_copy
 from plots.runs import Run, load_runs
 from plots.test_report import md_table
@@ -121,4 +121,4 @@ def test_published_lines_alone_when_no_run_sampled(refs):
     latency_only = Run(intel.path, [r for r in intel.rows if r["path"] != "sampler"], label="x")
     table = compare.design_table([latency_only], refs, "kernel")
     assert len(table.body) == 6 and all(line[0].startswith("published: ") for line in table.body)
-    assert tables.to_latex([table])  # renders
+    assert to_latex([table])  # renders

@@ -4,7 +4,8 @@ import csv
 import io
 
 from plots.report_tables_compare import distinct
-from plots.tables import Notes, Table, latex_escape, to_csv, to_html, to_latex, to_markdown
+from plots.tables import Notes, Table, to_csv, to_html, to_markdown
+from plots.tables_latex import latex_escape, to_latex
 
 
 def sample_table():
