@@ -44,3 +44,32 @@ def test_fixtures_carry_liveness_verdicts_and_one_run_predates_them():
     old = read_rows(SCHEMA1_INTEL / "results.jsonl")
     assert all(r["schema_version"] == "1" and "liveness" not in r for r in old)
     assert list(iter_file_errors(SCHEMA1_INTEL / "results.jsonl")) == []
+
+
+def test_fixtures_carry_cpu_counts_and_one_run_predates_them():
+    """online_cpus and packages as results.machine reads them from the trees
+    (intel 4/2, amd 2/unknown) and the guests of issue 17 (16 and 2 vCPUs,
+    their "other CPU" rows 15→0 and 1→0); schema1-intel predates both."""
+    from plots.fixtures import KVM_VICTIM
+    from results import machine as machine_mod
+
+    def machine(run):
+        return read_rows(run / "results.jsonl")[0]["machine"]
+
+    for run, tree in ((INTEL, "machine-intel"), (AMD, "machine-amd")):
+        live = machine_mod.collect(make_fixtures.TREES / tree)
+        assert (machine(run)["online_cpus"], machine(run)["packages"]) == (
+            live["online_cpus"], live["packages"])
+    assert (machine(INTEL)["online_cpus"], machine(INTEL)["packages"]) == (4, 2)
+    for run, vcpus, other in ((KVM_FROZEN, 16, 15), (KVM_VICTIM, 2, 1)):
+        assert machine(run)["hypervisor"] == "kvm" and machine(run)["online_cpus"] == vcpus
+        others = {r["cpu"] for r in read_rows(run / "results.jsonl")
+                  if r["metric"] == "latency" and r["status"] == "ok"
+                  and r["target_cpu"] is not None and r["cpu"] != r["target_cpu"]}
+        assert others == {other}
+    assert "online_cpus" not in machine(SCHEMA1_INTEL)
+    # issue 17's pair: perf and eBPF on the msr/tsc/ stand-in there, energy-psys (frozen) here
+    perf = {(r["target"], bool(r["stand_in"]), r["liveness"])
+            for run in (KVM_VICTIM, KVM_FROZEN) for r in read_rows(run / "results.jsonl")
+            if r["path"] == "perf" and r["metric"] == "latency"}
+    assert perf == {("msr/tsc/", True, None), ("power/energy-psys/", False, "frozen")}
