@@ -1,0 +1,237 @@
+"""The report's significance tests, as Diamond & Stoico 2026 run them
+(section 3.4): Shapiro–Wilk for normality, Kruskal–Wallis across groups,
+Dunn's post-hoc test with Bonferroni correction pairwise, Cliff's delta as
+the effect size; and for two groups alone Mann–Whitney U, for one group
+against zero the Wilcoxon signed-rank test.
+
+Thin wrappers over scipy.stats and scikit-posthocs (no rank test is written
+here). Each returns a small dataclass; degenerate input (too few values,
+all values equal, one group, NaN) gives a result whose numbers are None and
+whose `note` says why, never an exception or a warning. NaN values are
+dropped before testing (the n's count what was tested).
+"""
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+import scikit_posthocs
+from scipy import stats
+
+ALPHA = 0.05
+# Romano, Kromrey, Coraggio & Skowronek 2006: |δ| < 0.147 negligible,
+# < 0.33 small, < 0.474 medium, else large
+MAGNITUDE_THRESHOLDS = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))
+
+
+def clean(values) -> np.ndarray:
+    """The finite values as floats (NaN and None dropped)."""
+    a = np.asarray([np.nan if v is None else v for v in values], dtype=float)
+    return a[np.isfinite(a)]
+
+
+def all_equal(a: np.ndarray) -> bool:
+    return a.size > 0 and bool(np.all(a == a[0]))
+
+
+# ---- normality ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Normality:
+    n: int
+    w: float | None          # Shapiro–Wilk W
+    p: float | None
+    note: str | None = None  # why there is no W
+
+    @property
+    def rejects(self) -> bool | None:
+        """Normality rejected at ALPHA (None: not tested)."""
+        return None if self.p is None else self.p < ALPHA
+
+
+def shapiro_wilk(values) -> Normality:
+    """Shapiro–Wilk (scipy.stats.shapiro); needs at least 3 values that are
+    not all equal."""
+    a = clean(values)
+    if a.size < 3:
+        return Normality(a.size, None, None, f"n = {a.size} < 3: Shapiro–Wilk needs 3 values")
+    if all_equal(a):
+        return Normality(a.size, None, None, "all values equal: no distribution to test")
+    res = stats.shapiro(a)
+    return Normality(a.size, float(res.statistic), float(res.pvalue))
+
+
+# ---- across k groups -----------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Omnibus:
+    ns: tuple[int, ...]
+    h: float | None           # Kruskal–Wallis H (tie-corrected)
+    df: int | None
+    p: float | None
+    note: str | None = None
+
+    @property
+    def significant(self) -> bool | None:
+        return None if self.p is None else self.p < ALPHA
+
+
+def kruskal_wallis(groups) -> Omnibus:
+    """Kruskal–Wallis H across groups (scipy.stats.kruskal), df = k − 1."""
+    gs = [clean(g) for g in groups]
+    ns = tuple(g.size for g in gs)
+    if len(gs) < 2:
+        return Omnibus(ns, None, None, None, f"{len(gs)} group: nothing to compare")
+    if min(ns) == 0:
+        return Omnibus(ns, None, None, None, "a group has no values")
+    if all_equal(np.concatenate(gs)):
+        return Omnibus(ns, None, None, None, "all values equal: no ranking to test")
+    res = stats.kruskal(*gs)
+    return Omnibus(ns, float(res.statistic), len(gs) - 1, float(res.pvalue))
+
+
+@dataclasses.dataclass(frozen=True)
+class Dunn:
+    """Dunn's test, two-sided, Bonferroni over all k(k−1)/2 pairs."""
+    ns: tuple[int, ...]
+    p_adj: np.ndarray | None  # k x k, symmetric, 1 on the diagonal
+    note: str | None = None
+
+    @property
+    def pairs(self) -> int:
+        k = len(self.ns)
+        return k * (k - 1) // 2
+
+    def p(self, i: int, j: int) -> float | None:
+        if self.p_adj is None:
+            return None
+        value = float(self.p_adj[i, j])
+        return None if math.isnan(value) else value
+
+
+def dunn_bonferroni(groups) -> Dunn:
+    """scikit_posthocs.posthoc_dunn(groups, p_adjust="bonferroni"): p values
+    in the order of `groups`."""
+    gs = [clean(g) for g in groups]
+    ns = tuple(g.size for g in gs)
+    if len(gs) < 2:
+        return Dunn(ns, None, f"{len(gs)} group: nothing to compare")
+    if min(ns) == 0:
+        return Dunn(ns, None, "a group has no values")
+    if all_equal(np.concatenate(gs)):
+        return Dunn(ns, None, "all values equal: no ranking to test")
+    frame = scikit_posthocs.posthoc_dunn([list(g) for g in gs], p_adjust="bonferroni")
+    # posthoc_dunn labels the groups 1..k; reindex so row i is groups[i]
+    labels = list(range(1, len(gs) + 1))
+    return Dunn(ns, frame.reindex(index=labels, columns=labels).to_numpy(dtype=float))
+
+
+def best_dunn_p_adj(n_i: int, n_j: int, ns) -> float:
+    """The smallest Bonferroni-adjusted p Dunn's test can give two groups of
+    n_i and n_j values whose values are contiguous in the joint ranking and
+    do not overlap (neighbours on a ladder that are fully separated): their
+    mean ranks differ by (n_i + n_j) / 2, whatever the data; the groups'
+    sizes are `ns` (all k of them). Above ALPHA, no neighbouring step of
+    such a ladder can be called significant by Dunn–Bonferroni."""
+    total, k = sum(ns), len(ns)
+    z = ((n_i + n_j) / 2) / math.sqrt(total * (total + 1) / 12 * (1 / n_i + 1 / n_j))
+    return min(1.0, k * (k - 1) / 2 * 2 * float(stats.norm.sf(z)))
+
+
+# ---- effect size ----------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Effect:
+    delta: float | None       # Cliff's delta of x against y, in [−1, 1]
+    magnitude: str | None     # Romano et al. 2006: negligible, small, medium, large
+
+
+def magnitude(delta: float) -> str:
+    for threshold, word in MAGNITUDE_THRESHOLDS:
+        if abs(delta) < threshold:
+            return word
+    return "large"
+
+
+def cliffs_delta(x, y) -> Effect:
+    """Cliff's delta δ = P(X > Y) − P(X < Y) over all m·n pairs, computed from
+    the Mann–Whitney U statistic of x (scipy.stats.mannwhitneyu: the number
+    of pairs with x > y, ties counting one half) as δ = 2U/(m·n) − 1.
+    Positive: x tends to be larger. Magnitude after Romano et al. 2006."""
+    a, b = clean(x), clean(y)
+    if a.size == 0 or b.size == 0:
+        return Effect(None, None)
+    u = float(stats.mannwhitneyu(a, b, alternative="two-sided").statistic)
+    delta = 2 * u / (a.size * b.size) - 1
+    return Effect(delta, magnitude(delta))
+
+
+# ---- two groups, one group against zero ------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class TwoSample:
+    n_x: int
+    n_y: int
+    u: float | None           # Mann–Whitney U of x
+    p: float | None           # two-sided
+    effect: Effect
+    note: str | None = None
+
+
+def mann_whitney(x, y) -> TwoSample:
+    """Two-sided Mann–Whitney U (scipy.stats.mannwhitneyu, exact where scipy
+    chooses it) and Cliff's delta of x against y."""
+    a, b = clean(x), clean(y)
+    if a.size == 0 or b.size == 0:
+        return TwoSample(a.size, b.size, None, None, Effect(None, None), "a group has no values")
+    effect = cliffs_delta(a, b)
+    if all_equal(np.concatenate([a, b])):
+        return TwoSample(a.size, b.size, None, None, effect, "all values equal: no ranking to test")
+    res = stats.mannwhitneyu(a, b, alternative="two-sided")
+    return TwoSample(a.size, b.size, float(res.statistic), float(res.pvalue), effect)
+
+
+@dataclasses.dataclass(frozen=True)
+class OneSample:
+    n: int
+    statistic: float | None   # Wilcoxon's T (the smaller signed-rank sum)
+    p: float | None           # two-sided, against a median of 0
+    note: str | None = None
+
+
+def wilcoxon_zero(values) -> OneSample:
+    """Wilcoxon signed-rank test of values against 0 (scipy.stats.wilcoxon,
+    two-sided; zeros dropped as Wilcoxon does, exact where scipy chooses it)."""
+    a = clean(values)
+    if np.count_nonzero(a) == 0:
+        return OneSample(a.size, None, None, "every value is 0" if a.size else "no values")
+    with warnings.catch_warnings():
+        # few values: scipy warns that its normal approximation is rough; p is still its answer
+        warnings.simplefilter("ignore", UserWarning)
+        res = stats.wilcoxon(a)
+    return OneSample(a.size, float(res.statistic), float(res.pvalue))
+
+
+# ---- wording ----------------------------------------------------------------------------------
+
+def p_text(p: float | None) -> str:
+    """"p < 0.001", "0.012", "1.00", or "—"."""
+    if p is None:
+        return "—"
+    if p < 0.001:
+        return "< 0.001"
+    return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
+
+
+def delta_text(effect: Effect) -> str:
+    """"1.00 (large)", "−0.21 (small)", or "—"."""
+    if effect.delta is None:
+        return "—"
+    return f"{effect.delta:.2f} ({effect.magnitude})".replace("-", "−")
+
+
+def verdict(p: float | None) -> str:
+    if p is None:
+        return "not tested"
+    return "significant" if p < ALPHA else "not significant"
