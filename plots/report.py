@@ -28,6 +28,11 @@ default is the newest run, results/runs/latest. The report goes to
     victim-sampler.{md,csv,tex}  the same per sampler mechanism at 1 kHz (stolen ns per tick)
     idle-cost.{md,csv,tex}       wakeups/s, busy % and deep idle above baseline per
                                  mechanism and sampling frequency
+    ladder-tests.{md,csv,tex}    per machine, the latency ladder's neighbouring steps tested
+                                 (Kruskal–Wallis, Dunn–Bonferroni, Cliff's delta)
+    overhead-tests.{md,csv,tex}  per machine, the sampler mechanisms' overheads tested, and
+                                 each against zero (Wilcoxon signed-rank)
+    machines-tests.{md,csv,tex}  (two runs or more) each quantity tested across machines
     figures.json                 each figure's file, pixel size and description
 
 Exit status 0, or 2 with a message naming the file when the input is bad
@@ -40,7 +45,7 @@ import sys
 from pathlib import Path
 
 from plots import (figures, htmlpage, labels, report_tables,
-                   report_tables_compare, tables, tables_latex)
+                   report_tables_compare, report_tables_stats, tables, tables_latex)
 from plots.runs import (REFERENCE_DIR, InputError, Run, RunFileError, default_out,
                         default_run, load_references, load_runs)
 
@@ -143,6 +148,17 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
         sections.append({"id": "sampler", "title": "The 1 kHz sampler and other rates",
                          "figures": sampler_figs, "tables": sampler_tables})
 
+    stats_tables = [t for t in ([report_tables_stats.ladder_table(run) for run in runs]
+                                + [report_tables_stats.overhead_table(run) for run in runs]
+                                + [report_tables_stats.machines_table(runs)]) if t]
+    if stats_tables:
+        sections.append({"id": "stats", "title": "Significance tests",
+                         "intro": "The latency ladder, the sampler overhead and the machines, "
+                                  "tested as Diamond & Stoico 2026 test theirs: Shapiro–Wilk, "
+                                  "Kruskal–Wallis, Dunn–Bonferroni and Cliff's delta "
+                                  "(results/README.md, \"Statistics of the report\").",
+                         "figures": [], "tables": stats_tables})
+
     victim_tables = [t for run in runs for t in (report_tables.victim_table(run),
                                                   report_tables.victim_table(run, sampler=True))
                      if t]
@@ -166,7 +182,7 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
                          "figures": [idle_fig] if idle_fig else [], "tables": idle_tables})
 
     files = write_tables(out, latency_tables + ref_tables + overhead + machine_tables
-                         + sampler_tables + victim_tables + idle_tables)
+                         + sampler_tables + stats_tables + victim_tables + idle_tables)
     files = [m["file"] for m in manifest] + files + ["figures.json"]
     (out / "figures.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
                                       encoding="utf-8")

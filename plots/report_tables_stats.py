@@ -1,0 +1,395 @@
+"""The report's significance tables, with the procedure of Diamond & Stoico
+2026 (section 3.4; tests in plots/significance.py):
+
+- ladder-tests, one per machine: the latency ladder (one row per quantity,
+  ordered by median), Shapiro–Wilk per rung, Kruskal–Wallis across all
+  rungs, then Dunn–Bonferroni and Cliff's delta for each neighbouring pair
+  ("cpuid < rdmsr PKG energy"), beside the Mann–Whitney U test of the pair
+  alone;
+- overhead-tests, one per machine with an overhead experiment: the same
+  across the sampler mechanisms (and a null loop where the run has one),
+  per workload, placement and time (wall, CPU), and each mechanism against
+  zero overhead (Wilcoxon signed-rank);
+- machines-tests (two runs or more): a quantity measured on several
+  machines, Mann–Whitney U for two, Kruskal–Wallis and Dunn–Bonferroni for
+  three or more, with Cliff's delta.
+
+A group is a row's `samples`: its repetitions (latency) or its pairs
+(overhead), taken as independent.
+"""
+
+from results import liveness, registry
+from results import table as text_table
+from results.table import DASH
+
+from plots import labels, pairing, report_tables_compare
+from plots import significance as sig
+from plots.report_tables import machine_caption
+from plots.runs import Run
+from plots.tables import Notes, Table
+
+CITE = "Diamond & Stoico 2026"
+STATS_CSV = ["table", "machine", "run_id", "condition", "test", "group_a", "group_b",
+             "target_a", "target_b", "harness_a", "harness_b", "n_a", "n_b", "median_a",
+             "median_b", "unit", "statistic", "df", "p", "p_adj", "pairs_adjusted",
+             "best_p_adj", "delta", "magnitude", "verdict", "note"]
+DELTA_NOTE = ("δ is Cliff's delta of the slower group against the faster (P(slower > faster) − "
+              "P(slower < faster), from the Mann–Whitney U), its magnitude after Romano et al. "
+              "2006 (|δ| < 0.147 negligible, < 0.33 small, < 0.474 medium, else large)")
+
+
+def samples(row: dict | None) -> list[float]:
+    """A row's repetitions, for testing (empty for a row that is not ok)."""
+    if row is None or row["status"] != "ok":
+        return []
+    return [v for v in row.get("samples") or [] if v is not None]
+
+
+def status_words(row: dict) -> str:
+    """" (stand-in)", " (frozen)", " (stand-in, frozen)" or ""."""
+    words = (["stand-in"] if labels.is_stand_in(row) else []) \
+        + ([liveness.tag(row)] if liveness.is_dead(row) else [])
+    return f" ({', '.join(words)})" if words else ""
+
+
+def median_cell(row: dict) -> str:
+    return text_table.median_and_interval(row)[0]
+
+
+def n_cell(*ns: int) -> str:
+    return "/".join(str(n) for n in ns)
+
+
+def record(table: str, run: Run | None, **fields) -> dict:
+    out = {"table": table, "machine": run.label if run else None,
+           "run_id": run.run_id if run else None}
+    out.update(fields)
+    return out
+
+
+def normality_sentence(groups: list[list[float]]) -> str:
+    """How many groups Shapiro–Wilk rejects normality in, and so why rank tests."""
+    results = [sig.shapiro_wilk(g) for g in groups]
+    tested = [r for r in results if r.rejects is not None]
+    rejected = sum(1 for r in tested if r.rejects)
+    untested = len(results) - len(tested)
+    text = (f"Shapiro–Wilk rejects normality at {sig.ALPHA} in {rejected} of {len(tested)} "
+            f"groups")
+    if untested:
+        text += f" ({untested} not testable: fewer than 3 values or all equal)"
+    if rejected:
+        text += ", so the groups are compared with rank tests, as in " + CITE
+    else:
+        text += ("; rank tests are used all the same, as in " + CITE + ", for one procedure "
+                 "on every machine (with few repetitions Shapiro–Wilk has little power)")
+    return text + ". "
+
+
+def small_n_sentence(best: list[float], k: int, ns: list[int]) -> str:
+    """Where Dunn–Bonferroni cannot call a ladder's step significant even when
+    the two rungs are fully separated: the smallest p_adj it could give, computed."""
+    if not best:
+        return ""
+    n_text = f"n = {ns[0]}" if len(set(ns)) == 1 else f"n = {min(ns)} to {max(ns)}"
+    floor = min(best)
+    if floor >= sig.ALPHA:
+        return (f"Small n: with {k} groups of {n_text}, Dunn–Bonferroni cannot call a step "
+                f"significant when the two rungs are separated from each other and from the "
+                f"rest, as on a ladder: such neighbours get p_adj ≥ {sig.p_text(floor)} (best "
+                f"p_adj); their difference is tested by the U test of the pair alone. ")
+    unreachable = sum(1 for b in best if b >= sig.ALPHA)
+    if unreachable:
+        return (f"Small n: with {k} groups of {n_text}, {unreachable} of {len(best)} steps "
+                f"cannot reach p_adj < {sig.ALPHA} in Dunn's test when their rungs are "
+                f"separated from each other and from the rest (best p_adj). ")
+    return ""
+
+
+def step_verdict(p_dunn: float | None, p_u: float | None) -> str:
+    """Dunn's verdict; "significant (U test)" where only the pair's own test is."""
+    if sig.verdict(p_dunn) == "significant":
+        return "significant"
+    if sig.verdict(p_u) == "significant":
+        return "significant (U test)"
+    return "not significant" if p_dunn is not None or p_u is not None else "not tested"
+
+
+# ---- the latency ladder ----------------------------------------------------------------------
+
+def ladder_label(row: dict) -> str:
+    """A rung: path, operation, what it read, placement; "(stand-in)" for a stand-in."""
+    key = pairing.quantity(row)
+    text = pairing.quantity_label(key)
+    target = labels.short_target(row.get("target"))
+    if target and not row["op"].startswith("rdmsr") and target not in text:
+        head, _, place = text.partition(" · ")
+        text = f"{head} {target}" + (f" · {place}" if place else "")
+    return text + status_words(row)
+
+
+def ladder_rows(run: Run) -> list[dict]:
+    """One ok latency row per quantity (path, op, what was read, placement;
+    pairing.preferred picks among harnesses: gbench, kbench, criterion),
+    ordered by median."""
+    by_quantity: dict[tuple, list[dict]] = {}
+    for r in run.rows:
+        if r["metric"] == "latency" and r["status"] == "ok" and r["op"] != "*" \
+                and len(samples(r)) > 0:
+            by_quantity.setdefault(tuple(pairing.quantity(r))[:4], []).append(r)
+    chosen = [pairing.preferred(rows, (rows[0]["path"], rows[0]["op"]))
+              for rows in by_quantity.values()]
+    return sorted(chosen, key=lambda r: (r["median"], ladder_label(r)))
+
+
+def ladder_table(run: Run) -> Table | None:
+    rows = ladder_rows(run)
+    if len(rows) < 2:
+        return None
+    groups = [samples(r) for r in rows]
+    ns = [len(g) for g in groups]
+    omnibus = sig.kruskal_wallis(groups)
+    dunn = sig.dunn_bonferroni(groups)
+    steps = len(rows) - 1
+    name = "ladder-tests"
+    body, best, records = [], [], []
+    for i in range(steps):
+        fast, slow = rows[i], rows[i + 1]
+        pair = sig.mann_whitney(groups[i + 1], groups[i])
+        u_adj = None if pair.p is None else min(1.0, pair.p * steps)
+        p_adj = dunn.p(i, i + 1)
+        best_p = sig.best_dunn_p_adj(ns[i], ns[i + 1], ns)
+        best.append(best_p)
+        body.append([f"{ladder_label(fast)} ({median_cell(fast)})",
+                     f"{ladder_label(slow)} ({median_cell(slow)})",
+                     n_cell(ns[i], ns[i + 1]), sig.p_text(p_adj), sig.p_text(best_p),
+                     sig.p_text(u_adj), sig.delta_text(pair.effect), step_verdict(p_adj, u_adj)])
+        records.append(record(
+            name, run, condition="latency ladder", test="dunn-bonferroni",
+            group_a=ladder_label(fast), group_b=ladder_label(slow),
+            target_a=fast.get("target"), target_b=slow.get("target"),
+            harness_a=fast["harness"], harness_b=slow["harness"], n_a=ns[i], n_b=ns[i + 1],
+            median_a=fast["median"], median_b=slow["median"], unit=fast["unit"],
+            p_adj=p_adj, pairs_adjusted=dunn.pairs, best_p_adj=best_p,
+            delta=pair.effect.delta, magnitude=pair.effect.magnitude,
+            verdict=sig.verdict(p_adj), note=dunn.note))
+        records.append(record(
+            name, run, condition="latency ladder", test="mann-whitney-u",
+            group_a=ladder_label(fast), group_b=ladder_label(slow),
+            target_a=fast.get("target"), target_b=slow.get("target"),
+            harness_a=fast["harness"], harness_b=slow["harness"], n_a=ns[i], n_b=ns[i + 1],
+            median_a=fast["median"], median_b=slow["median"], unit=fast["unit"],
+            statistic=pair.u, p=pair.p, p_adj=u_adj, pairs_adjusted=steps,
+            delta=pair.effect.delta, magnitude=pair.effect.magnitude,
+            verdict=sig.verdict(u_adj), note=pair.note))
+    records.insert(0, record(name, run, condition="latency ladder", test="kruskal-wallis",
+                             group_a=f"{len(rows)} groups", n_a=sum(ns), statistic=omnibus.h,
+                             df=omnibus.df, p=omnibus.p, verdict=sig.verdict(omnibus.p),
+                             note=omnibus.note))
+    kw = (f"Kruskal–Wallis across the {len(rows)} rungs: H = {omnibus.h:.1f}, df = {omnibus.df}, "
+          f"p {sig.p_text(omnibus.p) if omnibus.p < 0.001 else '= ' + sig.p_text(omnibus.p)} "
+          f"({sig.verdict(omnibus.p)}). " if omnibus.h is not None
+          else f"Kruskal–Wallis: not tested ({omnibus.note}). ")
+    caption = (f"{machine_caption(run)}. The latency ladder's significance, after {CITE}: one "
+               f"row per quantity (one harness per quantity: gbench, else kbench, else "
+               f"criterion), ordered by median; each group is the row's repetitions, taken as "
+               f"independent. {normality_sentence(groups)}{kw}"
+               f"Each step compares two neighbouring rungs: Dunn's test, two-sided, Bonferroni "
+               f"over all {dunn.pairs} pairs of the {len(rows)} rungs (scikit-posthocs; "
+               f"best p_adj: the smallest it could give that step, the two rungs' values "
+               f"separated from each other and from every other rung's); U p_adj: the "
+               f"Mann–Whitney U test of the two rungs alone, Bonferroni over the {steps} steps; "
+               f"{DELTA_NOTE}. The verdict is Dunn's at p_adj < {sig.ALPHA}, \"significant (U "
+               f"test)\" where only the U test is. {small_n_sentence(best, len(rows), ns)}")
+    return Table(name=name, key=f"ladder-tests-{labels.slug(run.label)}",
+                 title=f"Latency ladder, tested steps, {run.label}", caption=caption.strip(),
+                 columns=["faster (median)", "slower (median)", "n", "Dunn p_adj",
+                          "best p_adj", "U p_adj", "δ", "verdict"],
+                 align="llrrrrll", body=body, footnotes=[], csv_columns=STATS_CSV,
+                 records=records)
+
+
+# ---- the overhead experiment ------------------------------------------------------------------
+
+NULL_OPS = ("timer",)  # the bare timer loop, sampling nothing
+
+
+def is_null_loop(row: dict) -> bool:
+    return row["op"] in NULL_OPS or (row.get("target") or "").startswith("null:")
+
+
+def mechanism_label(row: dict) -> str:
+    text = f"null loop ({row['op']})" if is_null_loop(row) else row["op"]
+    return text + status_words(row)
+
+
+def overhead_conditions(run: Run) -> dict[tuple, list[dict]]:
+    """{(workload, placement, time): ok overhead rows, one per mechanism}."""
+    out: dict[tuple, list[dict]] = {}
+    for r in run.rows:
+        if r["metric"] != "overhead_pct" or not samples(r):
+            continue
+        workload = r["target"].rsplit(":", 1)[0] if r.get("parameters") and r.get("target") \
+            else None
+        key = (workload, labels.overhead_placement(r), labels.overhead_measure(r))
+        out.setdefault(key, []).append(r)
+    order = registry.MECHANISMS
+    for rows in out.values():
+        rows.sort(key=lambda r: (order.index(r["op"]) if r["op"] in order else len(order),
+                                 r["op"]))
+    return out
+
+
+def condition_label(key: tuple) -> str:
+    _, placement, measure = key
+    return f"{placement or 'not pinned'} · {measure}"
+
+
+def overhead_table(run: Run) -> Table | None:
+    conditions = overhead_conditions(run)
+    if not conditions:
+        return None
+    name = "overhead-tests"
+    body, records, all_groups = [], [], []
+    has_null = any(is_null_loop(r) for rows in conditions.values() for r in rows)
+    for key, rows in sorted(conditions.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+        cond = condition_label(key)
+        rows = sorted(rows, key=lambda r: (r["median"], r["op"]))
+        groups = [samples(r) for r in rows]
+        all_groups += groups
+        ns = [len(g) for g in groups]
+        base = dict(condition=" · ".join(str(x) for x in key if x), unit="%")
+        if len(rows) > 1:
+            omnibus, dunn = sig.kruskal_wallis(groups), sig.dunn_bonferroni(groups)
+            body.append([cond, f"all {len(rows)}: Kruskal–Wallis", n_cell(*ns),
+                         DASH if omnibus.h is None else f"H = {omnibus.h:.1f}, df {omnibus.df}",
+                         sig.p_text(omnibus.p), DASH, sig.verdict(omnibus.p)])
+            records.append(record(name, run, test="kruskal-wallis", group_a=f"{len(rows)} groups",
+                                  n_a=sum(ns), statistic=omnibus.h, df=omnibus.df, p=omnibus.p,
+                                  verdict=sig.verdict(omnibus.p), note=omnibus.note, **base))
+            for i in range(len(rows) - 1):
+                fast, slow = rows[i], rows[i + 1]
+                effect = sig.cliffs_delta(groups[i + 1], groups[i])
+                p_adj = dunn.p(i, i + 1)
+                body.append([cond, f"{mechanism_label(fast)} ({median_cell(fast)}) < "
+                                   f"{mechanism_label(slow)} ({median_cell(slow)})",
+                             n_cell(ns[i], ns[i + 1]), "Dunn–Bonferroni", sig.p_text(p_adj),
+                             sig.delta_text(effect), sig.verdict(p_adj)])
+                records.append(record(
+                    name, run, test="dunn-bonferroni", group_a=mechanism_label(fast),
+                    group_b=mechanism_label(slow), target_a=fast.get("target"),
+                    target_b=slow.get("target"), harness_a=fast["harness"],
+                    harness_b=slow["harness"], n_a=ns[i], n_b=ns[i + 1],
+                    median_a=fast["median"], median_b=slow["median"], p_adj=p_adj,
+                    pairs_adjusted=dunn.pairs, delta=effect.delta,
+                    magnitude=effect.magnitude, verdict=sig.verdict(p_adj), note=dunn.note,
+                    **base))
+        for r, g in zip(rows, groups):
+            zero = sig.wilcoxon_zero(g)
+            body.append([cond, f"{mechanism_label(r)} ({median_cell(r)}) vs 0", str(zero.n),
+                         "Wilcoxon" if zero.statistic is None
+                         else f"Wilcoxon T = {zero.statistic:g}",
+                         sig.p_text(zero.p), DASH, sig.verdict(zero.p)])
+            records.append(record(name, run, test="wilcoxon-signed-rank",
+                                  group_a=mechanism_label(r),
+                                  group_b="0", target_a=r.get("target"), harness_a=r["harness"],
+                                  n_a=zero.n, median_a=r["median"], statistic=zero.statistic,
+                                  p=zero.p, verdict=sig.verdict(zero.p), note=zero.note, **base))
+    null_text = ("The null loop (the bare timer, sampling nothing) is a group like the "
+                 "mechanisms. " if has_null else
+                 "This run's overhead experiment has no null-loop rows (it times each mechanism "
+                 "against the bare workload; the null loop is measured only in the sampler's "
+                 "self-report), so none is compared here. ")
+    workload = next((k[0] for k in conditions if k[0]), None)
+    caption = (f"{machine_caption(run)}. The sampler overhead's significance, after {CITE}: "
+               f"per condition (where the sampler was pinned, wall or CPU time"
+               + (f"; workload {workload}" if workload else "")
+               + f"), each mechanism's group is its overhead per pair of runs (%), taken as "
+               f"independent. {null_text}{normality_sentence(all_groups)}Kruskal–Wallis across "
+               f"the mechanisms of a condition; Dunn's test, two-sided, Bonferroni over all "
+               f"pairs of that condition's mechanisms (scikit-posthocs), for each neighbouring "
+               f"pair in median order; {DELTA_NOTE}. Each mechanism against zero overhead: the "
+               f"Wilcoxon signed-rank test, two-sided, not adjusted; \"not significant\" there "
+               f"means the pairs do not show an overhead distinguishable from none.")
+    return Table(name=name, key=f"overhead-tests-{labels.slug(run.label)}",
+                 title=f"Sampler overhead, tested, {run.label}", caption=caption.strip(),
+                 columns=["condition", "comparison (median)", "n", "test", "p", "δ", "verdict"],
+                 align="llrlrll", body=body, footnotes=[], csv_columns=STATS_CSV,
+                 records=records)
+
+
+# ---- machines side by side --------------------------------------------------------------------
+
+def machines_table(runs: list[Run]) -> Table | None:
+    """A quantity measured ok on two machines or more: is one faster?"""
+    if len(runs) < 2:
+        return None
+    keys, per_run = report_tables_compare.machine_quantities(runs)
+    tags = [f"M{i + 1}" for i in range(len(runs))]
+    name = "machines-tests"
+    notes, body, records = Notes(), [], []
+
+    def who(i, row):
+        target = labels.short_target(row.get("target"))
+        return tags[i] + (f" {target}" if target else "") + status_words(row)
+
+    for key in keys:
+        found = [(i, per_run[i].get(key)) for i in range(len(runs))]
+        found = [(i, r) for i, r in found if samples(r)]
+        if len(found) < 2:
+            continue
+        quantity = pairing.quantity_label(key, with_harness=True)
+        groups = {i: samples(r) for i, r in found}
+        if len(found) == 2:
+            pairs = [(found[0], found[1], None)]
+            adjusted = 1
+        else:
+            idx = [i for i, _ in found]
+            omnibus = sig.kruskal_wallis([groups[i] for i in idx])
+            dunn = sig.dunn_bonferroni([groups[i] for i in idx])
+            adjusted = dunn.pairs
+            body.append([quantity, f"all {len(found)} machines",
+                         n_cell(*map(len, groups.values())), "Kruskal–Wallis",
+                         sig.p_text(omnibus.p), DASH, sig.verdict(omnibus.p)])
+            records.append(record(name, None, condition=quantity, test="kruskal-wallis",
+                                  group_a=", ".join(runs[i].label for i in idx),
+                                  statistic=omnibus.h, df=omnibus.df, p=omnibus.p,
+                                  verdict=sig.verdict(omnibus.p), note=omnibus.note))
+            pairs = [(found[a], found[b], dunn.p(a, b))
+                     for a in range(len(found)) for b in range(a + 1, len(found))]
+        for (i, ri), (j, rj), p_dunn in pairs:
+            if ri["median"] > rj["median"]:
+                (i, ri), (j, rj) = (j, rj), (i, ri)
+            pair = sig.mann_whitney(groups[j], groups[i])
+            p = pair.p if p_dunn is None else p_dunn
+            test = "Mann–Whitney U" if p_dunn is None else "Dunn–Bonferroni"
+            body.append([quantity, f"{who(i, ri)} ({median_cell(ri)}) < "
+                                   f"{who(j, rj)} ({median_cell(rj)})",
+                         n_cell(len(groups[i]), len(groups[j])), test, sig.p_text(p),
+                         sig.delta_text(pair.effect), sig.verdict(p)])
+            records.append(record(
+                name, None, condition=quantity,
+                test="mann-whitney-u" if p_dunn is None else "dunn-bonferroni",
+                group_a=runs[i].label, group_b=runs[j].label, target_a=ri.get("target"),
+                target_b=rj.get("target"), harness_a=ri["harness"], harness_b=rj["harness"],
+                n_a=len(groups[i]), n_b=len(groups[j]), median_a=ri["median"],
+                median_b=rj["median"], unit=ri["unit"],
+                statistic=pair.u if p_dunn is None else None,
+                p=pair.p if p_dunn is None else None, p_adj=p_dunn,
+                pairs_adjusted=adjusted if p_dunn is not None else None,
+                delta=pair.effect.delta, magnitude=pair.effect.magnitude, verdict=sig.verdict(p),
+                note=pair.note))
+    if not body:
+        return None
+    legend = "; ".join(f"{t} = {r.label} (run {r.run_id})" for t, r in zip(tags, runs))
+    caption = (f"Machines compared, after {CITE}: {legend}. For each quantity measured on two "
+               f"machines or more (the machines table's rows; each machine's own target shown "
+               f"after its tag), the faster machine first. Two machines: the Mann–Whitney U "
+               f"test, two-sided, not adjusted across quantities; three or more: Kruskal–Wallis, "
+               f"then Dunn's test, two-sided, Bonferroni over all pairs of machines "
+               f"(scikit-posthocs). Each group is the row's repetitions, taken as independent; "
+               f"{DELTA_NOTE}.")
+    return Table(name=name, key="machines-tests", title="Machines side by side, tested",
+                 caption=caption, columns=["quantity", "faster < slower (median)", "n", "test",
+                                           "p", "δ", "verdict"],
+                 align="llrlrll", body=body, footnotes=notes.list(), csv_columns=STATS_CSV,
+                 records=records)
