@@ -25,12 +25,14 @@ table { border-collapse: collapse; margin: 1em 0; font-size: .85em; }
 caption { caption-side: top; text-align: left; font-size: .95em; padding-bottom: .4em; }
 th, td { padding: .2em .6em; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
 thead th { border-bottom: 2px solid #555; }
-td.dash { color: #888; }
+td.dash { color: #666; }
 sup.mark { color: #0645ad; }
+.stand-in { color: #5b3f8f; font-style: italic; }
 ol.notes { font-size: .82em; color: #333; }
 .emulated { color: #b00020; font-weight: bold; }
 .frozen { color: #7a4b00; font-weight: bold; }
 .machines td, .machines th { text-align: left; }
+.nowrap { white-space: nowrap; }
 nav a { margin-right: 1em; }
 """
 
@@ -65,20 +67,49 @@ def img(png: Path, alt: str) -> str:
     return f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def cpu_count(machine: dict) -> str:
+    """The online CPUs of a machine: "2 vCPUs" in a guest, "64 CPUs, 2
+    packages" on bare metal; runs made before the count was recorded lack the
+    field (results/schema.json), and a null means it could not be read."""
+    if "online_cpus" not in machine:
+        return "CPU count not recorded (run predates it)"
+    cpus = machine["online_cpus"]
+    if cpus is None:
+        return "CPU count not readable"
+    if machine.get("hypervisor"):
+        return _count(cpus, "vCPU")  # a guest's packages are whatever the hypervisor shows
+    packages = machine.get("packages")
+    return f"{_count(cpus, 'CPU')}, " + (_count(packages, "package") if packages
+                                          else "packages not readable")
+
+
+# short values that read wrongly when split at a hyphen or space ("2026-\n11-24")
+UNBROKEN_COLUMNS = {"CPUs", "kernel", "run", "date", "rows"}
+
+
 def machines_list(runs: list[Run]) -> str:
-    out = ['<table class="machines"><thead><tr><th>machine</th><th>CPU</th><th>kernel</th>'
-           '<th>platform</th><th>run</th><th>date</th><th>rows</th><th>file</th></tr></thead><tbody>']
+    columns = ["machine", "CPU", "CPUs", "kernel", "platform", "run", "date", "rows", "file"]
+    out = ['<table class="machines" id="machines-list"><caption>The machines of this report, '
+           "one per run: CPU, online CPUs (vCPUs in a virtual machine), kernel, platform, "
+           "run, date, rows and results file.</caption><thead><tr>"
+           + "".join(f'<th scope="col">{c}</th>' for c in columns) + "</tr></thead><tbody>"]
     for run in runs:
         m = run.machine
         platform = html.escape(labels.platform(m))
         if run.emulated:
             platform = f'<span class="emulated">{platform}</span>'
-        out.append(
-            f"<tr><td>{html.escape(run.label)}</td><td>{html.escape(m.get('cpu_vendor') or '—')}, "
-            f"{html.escape(m.get('cpu_model_name') or '—')}</td>"
-            f"<td>{html.escape(m.get('kernel') or '—')}</td><td>{platform}</td>"
-            f"<td>{html.escape(run.run_id)}</td><td>{run.date}</td><td>{len(run.rows)}</td>"
-            f"<td>{html.escape(str(run.path))}</td></tr>")
+        cells = [html.escape(run.label),
+                 f"{html.escape(m.get('cpu_vendor') or '—')}, "
+                 f"{html.escape(m.get('cpu_model_name') or '—')}",
+                 html.escape(cpu_count(m)), html.escape(m.get("kernel") or "—"), platform,
+                 html.escape(run.run_id), run.date, str(len(run.rows)), html.escape(str(run.path))]
+        out.append("<tr>" + "".join(
+            f'<td class="nowrap">{c}</td>' if name in UNBROKEN_COLUMNS else f"<td>{c}</td>"
+            for name, c in zip(columns, cells)) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
@@ -116,8 +147,9 @@ def page(runs: list[Run], sections: list[dict], files: list[str], n_refs: int) -
                     "timings are QEMU's, not hardware figures.</p>")
     body += liveness_paragraphs(runs)
     body.append(f"<p>{n_refs} published reference rows from results/reference/.</p>")
-    body.append("<nav>" + "".join(f'<a href="#{s["id"]}">{html.escape(s["title"])}</a>'
-                                  for s in sections) + "</nav>")
+    targets = [(s["id"], s["title"]) for s in sections] + [("files", "Files")]
+    body.append('<nav aria-label="Sections">' + "".join(
+        f'<a href="#{anchor}">{html.escape(title)}</a>' for anchor, title in targets) + "</nav>")
     for s in sections:
         body.append(f'<h2 id="{s["id"]}">{html.escape(s["title"])}</h2>')
         if s.get("intro"):

@@ -103,13 +103,38 @@ def to_csv(tables: list[Table]) -> str:
 
 # ---- HTML ------------------------------------------------------------------------------
 
+# The words that mark a row's status in a note cell ("stand-in [^2]"), and
+# the class that colours them in index.html (htmlpage.STYLE): a word is a
+# mark only where a footnote mark follows it.
+HTML_MARK_CLASSES = {"stand-in": "stand-in", "frozen": "frozen", "no-unit": "frozen"}
+_WORD_BEFORE_MARK = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, HTML_MARK_CLASSES))
+                               + r") $")
+
+
+# A space after a digit, before a digit group or a unit ("1 321 121", "1.15 µs",
+# "0.99 %"): a no-break space in HTML, so that a narrow column never splits a number.
+_SPACE_IN_NUMBER = re.compile(r"(?<=\d) (?=[\w%×])")
+
+
+def _html_text(text: str) -> str:
+    return _SPACE_IN_NUMBER.sub("&nbsp;", html.escape(text))
+
+
+def _html_before_mark(text: str) -> str:
+    word = _WORD_BEFORE_MARK.search(text)
+    if not word:
+        return _html_text(text)
+    return (_html_text(text[:word.start()])
+            + f'<span class="{HTML_MARK_CLASSES[word.group(1)]}">{word.group(1)}</span> ')
+
+
 def _html_cell(text: str) -> str:
     parts, last = [], 0
     for m in MARK.finditer(text):
-        parts.append(html.escape(text[last:m.start()]))
+        parts.append(_html_before_mark(text[last:m.start()]))
         parts.append(f'<sup class="mark">[{m.group(1)}]</sup>')
         last = m.end()
-    parts.append(html.escape(text[last:]))
+    parts.append(_html_text(text[last:]))
     return "".join(parts)
 
 
@@ -118,8 +143,9 @@ def to_html(t: Table) -> str:
     align = {"l": "left", "r": "right"}
     out = [f'<table id="table-{html.escape(t.key)}">',
            f"<caption><b>{html.escape(t.title)}.</b> {html.escape(t.caption)}</caption>",
-           "<thead><tr>" + "".join(f'<th style="text-align:{align[a]}">{_html_cell(c)}</th>'
-                                   for c, a in zip(t.columns, t.align)) + "</tr></thead>",
+           "<thead><tr>" + "".join(
+               f'<th style="text-align:{align[a]}" scope="col">{_html_cell(c)}</th>'
+               for c, a in zip(t.columns, t.align)) + "</tr></thead>",
            "<tbody>"]
     for row in t.body:
         cells = []

@@ -1,0 +1,70 @@
+"""Headless Chromium for the report's browser test: which browser, and why
+none can run.
+
+The browser is Debian's `chromium` package (installed by `make deps`),
+driven by Playwright for Python through `executable_path`. Playwright's own
+browser builds are downloaded by `playwright install`, which cannot reach
+its download host on these machines, so it is never used.
+
+    with browser.chromium() as b:     # raises Unavailable(reason)
+        page = b.new_page()
+
+Playwright launches with chromium_sandbox=False by default, i.e. with
+--no-sandbox, which Chromium needs when run as root (and in containers
+without user namespaces).
+"""
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
+INSTALL_HINT = "install Debian's chromium (apt-get install chromium), or run make deps as root"
+
+
+class Unavailable(Exception):
+    """No browser can run here; str() says why and what to do."""
+
+
+def chromium_path() -> Path | None:
+    """Debian's /usr/bin/chromium, else `chromium` on PATH, else None."""
+    if DEBIAN_CHROMIUM.is_file() and os.access(DEBIAN_CHROMIUM, os.X_OK):
+        return DEBIAN_CHROMIUM
+    found = shutil.which("chromium")
+    return Path(found) if found else None
+
+
+def first_line(error: Exception) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+@contextlib.contextmanager
+def chromium():
+    """A headless Chromium (a Playwright Browser), closed on exit; raises
+    Unavailable with the reason when Playwright or the browser is missing or
+    the browser does not start."""
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError as e:
+        raise Unavailable(f"playwright is not importable ({e}): run make venv "
+                          "(ci/deps --python)") from e
+    path = chromium_path()
+    if path is None:
+        raise Unavailable(f"no chromium at {DEBIAN_CHROMIUM} or on PATH: {INSTALL_HINT}")
+    try:
+        driver = sync_playwright().start()
+    except (Error, OSError) as e:
+        raise Unavailable(f"playwright's driver did not start: {first_line(e)}") from e
+    try:
+        try:
+            browser = driver.chromium.launch(executable_path=str(path), headless=True)
+        except Error as e:
+            raise Unavailable(f"{path} did not start: {first_line(e)}") from e
+        try:
+            yield browser
+        finally:
+            browser.close()
+    finally:
+        driver.stop()
