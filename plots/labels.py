@@ -152,6 +152,12 @@ def short_target(target: str | None) -> str:
     return shorten(target, 24)
 
 
+def is_package_zone(target: str | None) -> bool:
+    """A powercap package zone (intel-rapl:0), not a subzone (intel-rapl:0:0)."""
+    zones = re.findall(r"(?:intel|amd)-rapl:[\d:]*\d", target or "")
+    return bool(zones) and zones[-1].count(":") == 1
+
+
 def cell_target(target: str | None, width: int = 32) -> str:
     """A target for a table cell: a file keeps its end (the name is there),
     anything else its beginning; "—" for none."""

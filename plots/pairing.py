@@ -8,12 +8,24 @@
   gives the reason. For the paper's in-kernel nop, mov and cpuid, a machine
   without the kernel module falls back to the same instruction in user space
   (uinsn), marked as such.
-- Rows of different machines are compared by `quantity`: path, operation,
-  what was read (an MSR by its name, so Intel's 0x611 and AMD's 0xc001029b
-  are both "PKG energy"), CPU placement and harness.
+- Rows of different machines are compared by route (`quantity`): path,
+  operation, CPU placement (same CPU, other CPU, not per-CPU) and harness,
+  not by the exact target, so a perf or eBPF route lines up across machines
+  that read different counters through it (the msr/tsc/ stand-in on one,
+  power/energy-psys on another; CPU 1→0 on one, 15→0 on another). The one
+  exception is the rdmsr instruction, whose operation is the MSR it reads:
+  those are compared by the MSR's name, so Intel's 0x611 and AMD's
+  0xc001029b are both "PKG energy". Where one machine has several rows of a
+  route (the msr device read at 0x611 and 0x639, several perf events on bare
+  metal), `route_rank` picks one, the same way on every machine: ok before
+  not ok, the real counter before a stand-in, the package energy counter
+  before other targets, a live counter before a frozen or unit-less one,
+  then the target's text (so the choice never depends on row order).
 """
 
-from results import registry
+from typing import NamedTuple
+
+from results import liveness, registry
 
 from plots import labels
 
@@ -50,14 +62,22 @@ def is_latency(row) -> bool:
     return row["metric"] == "latency"
 
 
+def is_package_counter(target: str | None) -> bool:
+    """The RAPL package energy counter, by any route: MSR 0x611 / 0xc001029b,
+    a top-level powercap zone (intel-rapl:0, not its subzone intel-rapl:0:0),
+    the perf event power/energy-pkg/."""
+    name = labels.msr_name(target) or labels.short_target(target)
+    return (name in PACKAGE_TARGETS or labels.is_package_zone(target)
+            or name == "energy-pkg")
+
+
 def _rank(row, path_op):
-    target_name = labels.msr_name(row.get("target")) or labels.short_target(row.get("target"))
     harness = row["harness"]
     return (row["status"] != "ok",
             labels.placement(row) == labels.OTHER_CPU,
             labels.is_stand_in(row),
             row["op"] != path_op[1],  # an exact op before a harness-level "*" row
-            target_name not in PACKAGE_TARGETS and target_name != "intel-rapl:0",
+            not is_package_counter(row.get("target")),
             HARNESS_ORDER.index(harness) if harness in HARNESS_ORDER else len(HARNESS_ORDER))
 
 
@@ -111,16 +131,64 @@ def published_order(refs: list[dict]) -> list[tuple[str, str]]:
     return sorted(value, key=lambda k: (order.index(k[0]) if k[0] in order else 99, value[k], k[1]))
 
 
-def quantity(row: dict) -> tuple:
-    """The key of one quantity across machines."""
-    op, target = row["op"], row.get("target")
+class Route(NamedTuple):
+    """One quantity across machines: a route, not a target. `what` is the
+    MSR's name for the rdmsr instruction ("PKG energy"; its address when
+    unnamed), "" for every other operation."""
+    path: str
+    op: str
+    what: str
+    placement: str
+    harness: str
+
+
+def quantity(row: dict) -> Route:
+    """The route of a row: the key of one quantity across machines."""
+    op, what = row["op"], ""
     if op.startswith("rdmsr:"):
-        op, target = "rdmsr", op.split(":", 1)[1]
-    what = labels.msr_name(target) or labels.short_target(target)
-    return (row["path"], op, what, labels.placement(row), row["harness"])
+        address = op.split(":", 1)[1]
+        op, what = "rdmsr", labels.msr_name(address) or address
+    return Route(row["path"], op, what, labels.placement(row), row["harness"])
+
+
+def route_rank(row: dict) -> tuple:
+    """Which of one machine's rows of a route stands for it (the smallest):
+    ok before not ok, the real counter before a stand-in, package energy
+    first, a live counter before a frozen or unit-less one, then the target."""
+    return (row["status"] != "ok", labels.is_stand_in(row),
+            not is_package_counter(row.get("target")), liveness.is_dead(row),
+            row.get("target") or "")
+
+
+def route_rows(rows: list[dict]) -> dict[Route, dict]:
+    """{route: the row that stands for it} of one machine's latency rows
+    (harness-level "*" rows give no route: they say why a path is missing)."""
+    found: dict[Route, dict] = {}
+    for r in rows:
+        if r["metric"] != "latency" or r["op"] == "*":
+            continue
+        key = quantity(r)
+        if key not in found or route_rank(r) < route_rank(found[key]):
+            found[key] = r
+    return found
+
+
+def read_mark(row: dict | None) -> str:
+    """What a machine's row of a route read, short, with its status word:
+    "msr/tsc (stand-in)", "energy-psys (frozen)", "energy-pkg"; "" without
+    a target."""
+    if row is None or not row.get("target"):
+        return ""
+    # an rdmsr's route already names the MSR: its address is what differs
+    text = (row["target"].lower() if row["op"].startswith("rdmsr:")
+            else labels.short_target(row["target"]))
+    status = liveness.verdict(row) if liveness.is_dead(row) else None
+    words = [w for w in ("stand-in" if labels.is_stand_in(row) else None, status) if w]
+    return f"{text} ({', '.join(words)})" if words else text
 
 
 def quantity_label(key: tuple, with_harness: bool = False) -> str:
+    """"perf read · other CPU (gbench)", "kinsn rdmsr PKG energy · same CPU"."""
     path, op, what, place, harness = key
     text = " ".join(x for x in (path, labels.op_label(op), what) if x)
     if place != labels.NO_TARGET:
@@ -134,4 +202,6 @@ def sort_key(key: tuple) -> tuple:
     path, op, what, place, harness = key
     paths = registry.PATHS  # the registry order, as in every table
     return (paths.index(path) if path in paths else len(paths), op, what,
-            labels.PLACEMENTS.index(place), harness)
+            labels.PLACEMENTS.index(place),
+            HARNESS_ORDER.index(harness) if harness in HARNESS_ORDER else len(HARNESS_ORDER),
+            harness)

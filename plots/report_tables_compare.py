@@ -391,25 +391,26 @@ def design_table(runs: list[Run], refs: list[dict], mechanism: str) -> Table | N
 # ---- machines side by side ----------------------------------------------------------------
 
 MACHINES_CSV = ["quantity", "path", "op", "what", "placement", "harness", "machine",
-                "reference_machine", "status", "median_ns", "ci95_low_ns", "ci95_high_ns", "n",
-                "stand_in", "liveness", "reason", "ratio_to_reference"]
+                "reference_machine", "target", "cpu", "target_cpu", "status", "median_ns",
+                "ci95_low_ns", "ci95_high_ns", "n", "stand_in", "liveness", "reason",
+                "ratio_to_reference"]
 
 
 def machine_quantities(runs: list[Run]) -> tuple[list[tuple], list[dict]]:
-    """The latency quantities of several runs: (keys in display order, one
-    {key: row} per run). Harness-level rows (op "*") give no quantity."""
-    per_run = []
-    for run in runs:
-        found = {}
-        for r in run.rows:
-            if r["metric"] != "latency" or r["op"] == "*":
-                continue
-            key = pairing.quantity(r)
-            if key not in found or (found[key]["status"] != "ok" and r["status"] == "ok"):
-                found[key] = r
-        per_run.append(found)
+    """The latency quantities of several runs, keyed by route
+    (pairing.quantity: path, op, placement, harness; an rdmsr by its MSR's
+    name): (keys in display order, one {key: row} per run, the row that
+    stands for the route on that machine, chosen by pairing.route_rank).
+
+    Display order: the registry's path order; within a path, operations by
+    the fastest median any machine has for them (a ladder), then same CPU,
+    other CPU, not per-CPU, then the harness, so a route's placements and
+    harnesses stay together whichever machines measured them."""
+    per_run = [pairing.route_rows(run.rows) for run in runs]
+
     def fastest(key):
-        medians = [f[key]["median"] for f in per_run if key in f and f[key]["status"] == "ok"]
+        medians = [r["median"] for found in per_run for k, r in found.items()
+                   if k[:3] == key[:3] and r["status"] == "ok"]
         return min(medians) if medians else float("inf")
 
     keys = sorted({k for found in per_run for k in found},
@@ -426,21 +427,29 @@ def missing_reason(run: Run, path: str) -> str:
 
 
 def machines_table(runs: list[Run], reference: int = 0) -> Table:
+    """A line per route, a column per machine (its median and CI, the target
+    it read with "stand-in" or "frozen" and a footnote) and its n, then each
+    machine's ratio to the reference machine."""
     keys, per_run = machine_quantities(runs)
     ref_run = runs[reference]
     harnesses = {k[4] for k in keys}
     notes, body, records = Notes(), [], []
-    columns = ["quantity"] + [r.label + (" (reference)" if i == reference else "")
-                              for i, r in enumerate(runs)]
+    columns = ["quantity"]
+    for i, r in enumerate(runs):
+        columns += [r.label + (" (reference)" if i == reference else ""), "n"]
     columns += [f"{r.label} ÷ reference" for i, r in enumerate(runs) if i != reference]
     for key in keys:
         ref_row = per_run[reference].get(key)
+        rows = [found.get(key) for found in per_run]
         line = [pairing.quantity_label(key, with_harness=len(harnesses) > 1)]
         ratios = []
-        for i, (run, found) in enumerate(zip(runs, per_run)):
-            row = found.get(key)
+        for i, (run, row) in enumerate(zip(runs, rows)):
             extra = [] if row is not None else [missing_reason(run, key[0])]
-            line.append(with_mark(median_ci(row), cell_marks(row, notes, *extra)))
+            read = pairing.read_mark(row)  # what this machine read: "msr/tsc (stand-in)"
+            cell = f"{median_ci(row)} · {read}" if read and number(row, "median") is not None \
+                else median_ci(row)
+            line += [with_mark(cell, cell_marks(row, notes, *extra)),
+                     str(row["n"]) if row is not None and row["status"] == "ok" else DASH]
             ratio = None
             if number(row, "median") is not None and number(ref_row, "median"):
                 ratio = row["median"] / ref_row["median"]
@@ -449,7 +458,9 @@ def machines_table(runs: list[Run], reference: int = 0) -> Table:
             records.append({
                 "quantity": pairing.quantity_label(key), "path": key[0], "op": key[1],
                 "what": key[2], "placement": key[3], "harness": key[4], "machine": run.label,
-                "reference_machine": ref_run.label, "status": row and row["status"],
+                "reference_machine": ref_run.label, "target": row and row.get("target"),
+                "cpu": row and row.get("cpu"), "target_cpu": row and row.get("target_cpu"),
+                "status": row and row["status"],
                 "median_ns": number(row, "median"), "ci95_low_ns": number(row, "ci95_low"),
                 "ci95_high_ns": number(row, "ci95_high"), "n": row and row["n"],
                 "stand_in": row and row.get("stand_in"), "liveness": verdict_cell(row),

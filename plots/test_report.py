@@ -40,7 +40,7 @@ EXPECTED_SIZES = {
     "ladder-intel-xeon-gold-6330.png": (1100, 850),
     "ladder-amd-epyc-7702-64-core.png": (1100, 850),
     "reference.png": (1200, 848),                     # 14 published quantities
-    "machines.png": (1200, 1192),                     # 28 quantities on both machines
+    "machines.png": (1200, 1294),                     # 31 routes measured on both machines
     "sampler.png": (1200, 500),
     "overhead.png": (1200, 560),
 }
@@ -79,7 +79,10 @@ def test_pngs_are_non_empty_and_of_the_expected_size(built):
         assert png_size(out / name) == size, name
         assert (manifest[name]["width"], manifest[name]["height"]) == size
     assert figures.pixels(figures.latency_size(2)) == EXPECTED_SIZES["latency-file-reads.png"]
-    assert figures.pixels(figures.machines_size(28)) == EXPECTED_SIZES["machines.png"]
+    from plots.report_tables_compare import machine_quantities
+    keys, per_run = machine_quantities(load_runs([INTEL, AMD]))
+    both = [k for k in keys if all(k in f and f[k]["status"] == "ok" for f in per_run)]
+    assert figures.pixels(figures.machines_size(len(both))) == EXPECTED_SIZES["machines.png"]
     assert figures.pixels(figures.reference_size(14)) == EXPECTED_SIZES["reference.png"]
 
 
@@ -171,14 +174,15 @@ def test_published_figures_stand_beside_each_machine(built):
 def test_machines_side_by_side_with_ratios(built, runs):
     out, _ = built
     header, body, _ = md_table((out / "machines.md").read_text(), "Machines side by side")
-    assert header == ["quantity", f"{INTEL_LABEL} (reference)", AMD_LABEL,
+    assert header == ["quantity", f"{INTEL_LABEL} (reference)", "n", AMD_LABEL, "n",
                       f"{AMD_LABEL} ÷ reference"]
     row = next(r for r in body if r[0].startswith("kinsn rdmsr PKG energy"))
+    assert (row[2], row[4]) == ("10", "10")
     intel = next(r for r in runs[0].rows if r["op"] == "rdmsr:0x611" and r["metric"] == "latency")
     amd = next(r for r in runs[1].rows if r["op"] == "rdmsr:0xc001029b"
                and r["metric"] == "latency")
     from results.table import sig3
-    assert row[3] == f"{sig3(amd['median'] / intel['median'])}×"
+    assert row[5] == f"{sig3(amd['median'] / intel['median'])}×"
     records = list(csv.DictReader(io.StringIO((out / "machines.csv").read_text())))
     assert {r["reference_machine"] for r in records} == {INTEL_LABEL}
 
