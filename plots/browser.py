@@ -20,7 +20,7 @@ import shutil
 from pathlib import Path
 
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
-INSTALL_HINT = "install Debian's chromium (apt-get install chromium), or run make deps as root"
+INSTALL_HINT = "install Debian's chromium, or run make deps as root (it apt-get installs chromium)"
 
 
 class Unavailable(Exception):
@@ -38,6 +38,18 @@ def chromium_path() -> Path | None:
 def first_line(error: Exception) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     return lines[0] if lines else type(error).__name__
+
+
+def launch_error(error: Exception) -> str:
+    """The browser's own first error line, from the browser log that
+    Playwright appends to a failed launch ("[pid=N][err] <line>"), past the
+    D-Bus complaints Chromium prints on every start without a session bus;
+    else the error's first line (only "Target ... has been closed")."""
+    for line in str(error).splitlines():
+        _, err, text = line.partition("][err] ")
+        if err and text.strip() and ":ERROR:dbus/" not in text:
+            return text.strip()
+    return first_line(error)
 
 
 @contextlib.contextmanager
@@ -61,7 +73,7 @@ def chromium():
         try:
             browser = driver.chromium.launch(executable_path=str(path), headless=True)
         except Error as e:
-            raise Unavailable(f"{path} did not start: {first_line(e)}") from e
+            raise Unavailable(f"{path} did not start: {launch_error(e)}") from e
         try:
             yield browser
         finally:

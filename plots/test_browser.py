@@ -12,6 +12,8 @@ full-page screenshot. Skipped, with the reason, where no browser can run.
 """
 
 import re
+import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -145,6 +147,42 @@ def test_html_table_marks_and_header_scope():
     assert "1.15&nbsp;µs (1.04–1.2&nbsp;µs) / 0.99&nbsp;%" in page
 
 
+# ---- why no browser can run ---------------------------------------------------------------
+
+
+def unavailable_reason() -> str:
+    with pytest.raises(browser.Unavailable) as caught:
+        with browser.chromium():
+            pass
+    return str(caught.value)
+
+
+def test_reason_without_playwright(monkeypatch):
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", None)  # import fails
+    assert unavailable_reason().startswith("playwright is not importable")
+
+
+def test_reason_without_chromium(monkeypatch, tmp_path):
+    pytest.importorskip("playwright.sync_api")
+    monkeypatch.setattr(browser, "DEBIAN_CHROMIUM", tmp_path / "chromium")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert browser.chromium_path() is None
+    assert "install Debian's chromium, or run make deps as root" in unavailable_reason()
+
+
+def test_reason_when_the_browser_does_not_start(monkeypatch, tmp_path):
+    pytest.importorskip("playwright.sync_api")
+    broken = tmp_path / "chromium"
+    broken.write_text(  # Chromium's D-Bus noise first, as on every start without a session bus
+        "#!/bin/sh\necho '[1:2:1124/090937.233056:ERROR:dbus/bus.cc:405] Failed to connect "
+        "to the bus' >&2\necho 'chromium: error while loading shared libraries: libnss3.so' "
+        ">&2\nexit 127\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(browser, "DEBIAN_CHROMIUM", broken)
+    assert unavailable_reason() == (f"{broken} did not start: chromium: error while loading "
+                                    "shared libraries: libnss3.so")
+
+
 # ---- the page in Chromium -----------------------------------------------------------------
 
 FACTS = """(selectors) => {
@@ -261,8 +299,7 @@ def test_every_table_has_caption_header_cells_and_rows(shown):
 def test_anchors_resolve_and_ids_are_unique(shown):
     assert len(shown["anchors"]) >= 3, "no navigation"
     assert [a for a in shown["anchors"] if not a["resolves"]] == []
-    duplicates = {i for i in shown["ids"] if shown["ids"].count(i) > 1}
-    assert duplicates == set()
+    assert [i for i, n in Counter(shown["ids"]).items() if n > 1] == []
 
 
 def test_page_language_title_and_width(shown):
@@ -277,11 +314,11 @@ def test_coloured_text_contrast(shown):
         assert found == set(coloured_selectors())
     low = []
     for c in shown["coloured"]:
-        ratio = contrast_ratio(over(parse_css_color(c["color"]), shown_background(c["backgrounds"])),
-                               shown_background(c["backgrounds"]))
+        background = shown_background(c["backgrounds"])
+        ratio = contrast_ratio(over(parse_css_color(c["color"]), background), background)
         if ratio < AA_CONTRAST:
-            low.append(f"{c['selector']} {c['color']} on {c['backgrounds'][0]}: "
-                       f"{ratio:.2f}:1 ({c['text']!r})")
+            low.append(f"{c['selector']} {c['color']} on rgb{background}: {ratio:.2f}:1 "
+                       f"({c['text']!r})")
     assert low == []
 
 
