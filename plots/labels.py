@@ -67,6 +67,40 @@ def platform_tag(machine: dict) -> str:
     return "VM" if machine.get("hypervisor") else ""
 
 
+NO_CPU_COUNT = "CPU count not recorded (run predates it)"
+
+
+def cpu_count(machine: dict) -> str:
+    """How many CPUs the run saw online: "2 vCPUs" in a guest (hypervisor
+    set), "64 CPUs, 2 packages" on bare metal; a run from before the
+    schema recorded it says so."""
+    if "online_cpus" not in machine:
+        return NO_CPU_COUNT
+    n, packages = machine["online_cpus"], machine.get("packages")
+    if n is None:
+        return "CPU count unknown (/sys/devices/system/cpu/online unreadable)"
+    if machine.get("hypervisor"):
+        return f"{n} vCPU{'s' if n != 1 else ''}"
+    text = f"{n} CPU{'s' if n != 1 else ''}"
+    if packages:
+        text += f", {packages} package{'s' if packages != 1 else ''}"
+    return text
+
+
+def other_cpu_pairs(rows) -> list[str]:
+    """What "other CPU" meant in a run's latency rows: the distinct
+    reader→counter CPU pairs ("1→0", "15→0"), in CPU order."""
+    pairs = {(r["cpu"], r["target_cpu"]) for r in rows if r["metric"] == "latency"
+             and placement(r) == OTHER_CPU}
+    return [f"{cpu}→{target}" for cpu, target in sorted(pairs)]
+
+
+def machine_fields(machine: dict) -> dict:
+    """The machine's CPU facts as CSV columns (None where not recorded)."""
+    return {k: machine.get(k) for k in ("cpu_family", "cpu_model", "cpu_stepping",
+                                         "online_cpus", "packages")}
+
+
 def unique_labels(machines: list[dict], run_ids: list[str]) -> list[str]:
     """One label per run: the machine name, tagged "[VM]" / "[emulated]",
     made unique with the hostname, then the run id, when two runs share it."""

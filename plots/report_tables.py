@@ -41,13 +41,17 @@ MEDIAN_NOTE = ("Median of n repetitions (each the mean of many operations) with 
 # ---- shared pieces ---------------------------------------------------------------------
 
 def machine_caption(run: Run) -> str:
-    """Machine, kernel, platform and date, for captions."""
+    """Machine, kernel, platform with its online CPU count, what "other CPU"
+    meant (reader→counter CPUs of its latency rows) and date, for captions."""
     m = run.machine
     parts = [f"{labels.machine_name(m)} ({m.get('cpu_model_name') or 'model name unknown'}",
              f"family {m.get('cpu_family')} model {m.get('cpu_model')} stepping "
              f"{m.get('cpu_stepping')}, microcode {m.get('microcode') or 'unknown'})"]
     text = ", ".join(parts)
-    text += f"; Linux {m.get('kernel') or 'unknown'}; {labels.platform(m)}"
+    text += f"; Linux {m.get('kernel') or 'unknown'}; {labels.platform(m)}, {labels.cpu_count(m)}"
+    pairs = labels.other_cpu_pairs(run.rows)
+    if pairs:
+        text += f"; other CPU: {', '.join(pairs)} (reader→counter)"
     if m.get("smt") is not None:
         text += f"; SMT {'on' if m['smt'] else 'off'}"
     if m.get("governor"):
@@ -129,7 +133,8 @@ def twin_key(row):
 
 # ---- latency -------------------------------------------------------------------------------
 
-LATENCY_CSV = ["machine", "cpu_vendor", "cpu_model_name", "kernel", "hypervisor", "run_id",
+LATENCY_CSV = ["machine", "cpu_vendor", "cpu_model_name", "cpu_family", "cpu_model",
+               "cpu_stepping", "online_cpus", "packages", "kernel", "hypervisor", "run_id",
                "date", "harness", "path", "op", "target", "cpu", "target_cpu", "status",
                "median_ns", "ci95_low_ns", "ci95_high_ns", "n", "iterations",
                "cycles_median", "stand_in", "liveness", "liveness_note", "reason"]
@@ -149,7 +154,8 @@ def latency_table(run: Run) -> Table:
         m = r["machine"]
         records.append({
             "machine": run.label, "cpu_vendor": m.get("cpu_vendor"),
-            "cpu_model_name": m.get("cpu_model_name"), "kernel": m.get("kernel"),
+            "cpu_model_name": m.get("cpu_model_name"), **labels.machine_fields(m),
+            "kernel": m.get("kernel"),
             "hypervisor": m.get("hypervisor"), "run_id": r["run_id"], "date": run.date,
             "harness": r["harness"], "path": r["path"], "op": r["op"], "target": r.get("target"),
             "cpu": r.get("cpu"), "target_cpu": r.get("target_cpu"), "status": r["status"],
@@ -182,7 +188,7 @@ SAMPLER_METRICS = ("rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample", 
 SAMPLER_HEADERS = {"rate_hz": "rate", "jitter_us": "jitter", "missed_ticks": "missed ticks",
                    "cpu_us_per_sample": "CPU per tick",
                    ABOVE_NULL_CPU: "CPU above null (95% CI)"}
-SAMPLER_CSV = ["machine", "run_id", "date", "harness", "path", "op", "target", "cpu",
+SAMPLER_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op", "target", "cpu",
                "target_cpu", "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
                "stand_in", "liveness", "liveness_note", "reason"]
 
@@ -232,7 +238,8 @@ def sampler_table(run: Run) -> Table | None:
                      harness, *cells, "/".join(ns) or DASH, "; ".join(note_words)])
         for r in by_metric.values():
             records.append({
-                "machine": run.label, "run_id": r["run_id"], "date": run.date,
+                "machine": run.label, "online_cpus": run.machine.get("online_cpus"),
+                "run_id": r["run_id"], "date": run.date,
                 "harness": r["harness"], "path": r["path"], "op": r["op"],
                 "target": r.get("target"), "cpu": r.get("cpu"), "target_cpu": r.get("target_cpu"),
                 "metric": r["metric"], "unit": r["unit"], "status": r["status"],
@@ -288,13 +295,13 @@ VICTIM_METHOD = (
     "CPU whose counter is read, from another CPU (an IPI route lands on it), or on another CPU "
     "than the one read. Stand-ins are not the real counters: their cost is that of the "
     "substitute's route (footnoted)")
-VICTIM_CSV = ["machine", "run_id", "date", "harness", "path", "op", "route_target", "target",
+VICTIM_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op", "route_target", "target",
               "cpu", "target_cpu", "victim_cpu", "placement", "rate_hz", "reads_per_s",
               "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
               "baseline_median", "within_noise", "stand_in", "liveness", "liveness_note",
               "reason"]
-IDLE_CSV = ["machine", "run_id", "date", "harness", "path", "op", "route_target", "target", "cpu",
-            "rate_hz", "window_s", "metric", "unit", "status", "median", "ci95_low",
+IDLE_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op", "route_target",
+            "target", "cpu", "target_cpu", "rate_hz", "window_s", "metric", "unit", "status", "median", "ci95_low",
             "ci95_high", "n", "baseline_median", "within_noise", "stand_in", "liveness",
             "liveness_note", "reason"]
 
@@ -336,7 +343,8 @@ def _experiment_notes(e: vr.Experiment, notes: Notes) -> str:
 
 def _victim_records(run: Run, e: vr.Experiment) -> list[dict]:
     w = e.where
-    return [{"machine": run.label, "run_id": r["run_id"], "date": run.date,
+    return [{"machine": run.label, "online_cpus": run.machine.get("online_cpus"),
+             "run_id": r["run_id"], "date": run.date,
              "harness": r["harness"], "path": r["path"], "op": r["op"], "route_target": w.route,
              "target": r.get("target"), "cpu": r.get("cpu"), "target_cpu": r.get("target_cpu"),
              "victim_cpu": w.victim_cpu, "placement": w.placement, "window_s":

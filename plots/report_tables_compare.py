@@ -29,7 +29,8 @@ from plots.tables import Notes, Table, with_mark
 REFERENCE_CSV = ["source", "published_path", "published_op", "published_target",
                  "published_median_ns", "published_ci95_low_ns", "published_ci95_high_ns",
                  "published_n", "machine", "pairing", "local_harness", "local_path", "local_op",
-                 "local_target", "local_cpu", "local_target_cpu", "local_status",
+                 "local_target", "local_cpu", "local_target_cpu", "local_online_cpus",
+                 "local_status",
                  "local_median_ns", "local_ci95_low_ns", "local_ci95_high_ns", "local_n",
                  "local_stand_in", "local_liveness", "local_reason", "ratio_local_to_published",
                  "source_text"]
@@ -111,6 +112,7 @@ def reference_table(runs: list[Run], refs: list[dict]) -> Table:
                 "local_op": local and local["op"], "local_target": local and local.get("target"),
                 "local_cpu": local and local.get("cpu"),
                 "local_target_cpu": local and local.get("target_cpu"),
+                "local_online_cpus": run.machine.get("online_cpus"),
                 "local_status": local and local["status"],
                 "local_median_ns": number(local, "median"),
                 "local_ci95_low_ns": number(local, "ci95_low"),
@@ -134,8 +136,8 @@ def reference_table(runs: list[Run], refs: list[dict]) -> Table:
                  csv_columns=REFERENCE_CSV, records=records)
 
 
-OVERHEAD_CSV = ["kind", "machine", "source", "tool_or_mechanism", "workload", "placement",
-                "time", "overhead_pct", "ci95_low", "ci95_high", "n", "resolved",
+OVERHEAD_CSV = ["kind", "machine", "online_cpus", "source", "tool_or_mechanism", "workload",
+                "placement", "cpu", "time", "overhead_pct", "ci95_low", "ci95_high", "n", "resolved",
                 "resolution_note", "sampler_cpu_us_above_null", "above_null_ci95_low",
                 "above_null_ci95_high", "status", "stand_in", "reason", "what"]
 PUBLISHED_OVERHEAD_WHAT = "run-time slowdown of the measured NAS benchmark (%)"
@@ -164,9 +166,10 @@ def local_overhead_table(run: Run) -> Table | None:
                      row_notes(first, notes)])
         for measure, r in by.items():
             res = r.get("resolution") or {}
-            records.append({"kind": "local", "machine": run.label, "source": None,
+            records.append({"kind": "local", "machine": run.label,
+                            "online_cpus": run.machine.get("online_cpus"), "source": None,
                             "tool_or_mechanism": mech, "workload": r.get("target"),
-                            "placement": where, "time": measure,
+                            "placement": where, "cpu": r.get("cpu"), "time": measure,
                             "overhead_pct": number(r, "median"), "ci95_low": number(r, "ci95_low"),
                             "ci95_high": number(r, "ci95_high"), "n": r["n"],
                             "resolved": res.get("resolved"),
@@ -244,8 +247,8 @@ def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
 
 # ---- a mechanism beside the published tool whose design it follows -----------------------
 
-DESIGN_CSV = ["kind", "machine", "hypervisor", "source", "sampler", "workload", "placement",
-              "time", "overhead_pct", "ci95_low", "ci95_high", "n", "ci_contains_zero",
+DESIGN_CSV = ["kind", "machine", "hypervisor", "online_cpus", "source", "sampler", "workload",
+              "placement", "cpu", "time", "overhead_pct", "ci95_low", "ci95_high", "n", "ci_contains_zero",
               "resolved", "resolution_note", "sampler_cpu_us_above_null",
               "above_null_ci95_low", "above_null_ci95_high", "status", "stand_in", "liveness",
               "reason", "what"]
@@ -291,6 +294,7 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
             labels.overhead_measure(r)] = r
     body, records = [], []
     base = {"kind": "measured", "machine": run.label, "hypervisor": run.machine.get("hypervisor"),
+            "online_cpus": run.machine.get("online_cpus"),
             "source": None, "sampler": mechanism, "what": LOCAL_OVERHEAD_WHAT,
             "sampler_cpu_us_above_null": number(above, "median"),
             "above_null_ci95_low": number(above, "ci95_low"),
@@ -323,7 +327,7 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
         for measure, r in by.items():
             res = r.get("resolution") or {}
             records.append({**base, "workload": r.get("target"), "placement": where,
-                            "time": measure, "overhead_pct": number(r, "median"),
+                            "cpu": r.get("cpu"), "time": measure, "overhead_pct": number(r, "median"),
                             "ci95_low": number(r, "ci95_low"), "ci95_high": number(r, "ci95_high"),
                             "n": r["n"], "ci_contains_zero": contains_zero(r),
                             "resolved": res.get("resolved"),
@@ -391,7 +395,8 @@ def design_table(runs: list[Run], refs: list[dict], mechanism: str) -> Table | N
 # ---- machines side by side ----------------------------------------------------------------
 
 MACHINES_CSV = ["quantity", "path", "op", "what", "placement", "harness", "machine",
-                "reference_machine", "target", "cpu", "target_cpu", "status", "median_ns",
+                "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "online_cpus",
+                "packages", "hypervisor", "reference_machine", "target", "cpu", "target_cpu", "status", "median_ns",
                 "ci95_low_ns", "ci95_high_ns", "n", "stand_in", "liveness", "reason",
                 "ratio_to_reference"]
 
@@ -458,7 +463,8 @@ def machines_table(runs: list[Run], reference: int = 0) -> Table:
             records.append({
                 "quantity": pairing.quantity_label(key), "path": key[0], "op": key[1],
                 "what": key[2], "placement": key[3], "harness": key[4], "machine": run.label,
-                "reference_machine": ref_run.label, "target": row and row.get("target"),
+                "cpu_vendor": run.machine.get("cpu_vendor"), **labels.machine_fields(run.machine),
+                "hypervisor": run.machine.get("hypervisor"), "reference_machine": ref_run.label, "target": row and row.get("target"),
                 "cpu": row and row.get("cpu"), "target_cpu": row and row.get("target_cpu"),
                 "status": row and row["status"],
                 "median_ns": number(row, "median"), "ci95_low_ns": number(row, "ci95_low"),
@@ -466,11 +472,18 @@ def machines_table(runs: list[Run], reference: int = 0) -> Table:
                 "stand_in": row and row.get("stand_in"), "liveness": verdict_cell(row),
                 "reason": row and row.get("reason"), "ratio_to_reference": ratio})
         body.append(line + ratios)
-    caption = (f"Latency per operation, machines side by side: "
-               + "; ".join(f"{r.label}: {machine_caption(r)}" for r in runs)
-               + f". {MEDIAN_NOTE}; ratios are medians divided by the reference machine's "
-                 f"({ref_run.label}). MSRs are compared by name (Intel 0x611 and AMD "
-                 f"0xc001029b are both PKG energy)."
+    caption = (f"Latency per operation, machines side by side. "
+               + " ".join(f"({i}) {r.label}: {machine_caption(r)}."
+                          for i, r in enumerate(runs, 1))
+               + f" {MEDIAN_NOTE}; n: the repetitions behind each median. Ratios are medians "
+                 f"divided by the reference machine's ({ref_run.label}). A line is a route "
+                 f"(path, operation, placement, harness), whatever each machine read through "
+                 f"it: the target read follows the value (after ·), with (stand-in) or "
+                 f"(frozen) and a footnote; where a machine has several rows of a route, the "
+                 f"one shown is ok before not ok, the real counter before a stand-in, package "
+                 f"energy first, live before frozen. \"other CPU\" is the reader→counter pair "
+                 f"named per machine above. MSRs read by rdmsr are compared by name (Intel "
+                 f"0x611 and AMD 0xc001029b are both PKG energy)."
                + "".join(f" {r.label}: predates liveness probing (schema 1), verdicts unknown."
                          for r in runs if any(liveness.predates_probe(x) for x in r.rows)))
     return Table(name="machines", key="machines", title="Machines side by side",

@@ -55,3 +55,20 @@ def test_short_targets():
     assert labels.short_target(None) == ""
     assert labels.cell_target("bpf_timer (CPU-pinned, absolute deadlines), 1000 Hz requested") \
         == "bpf_timer (CPU-pinned, absolute…"
+
+
+def test_cpu_count_says_vcpus_in_a_guest_cpus_and_packages_on_bare_metal():
+    assert labels.cpu_count({"online_cpus": 2, "packages": 1, "hypervisor": "kvm"}) == "2 vCPUs"
+    assert labels.cpu_count({"online_cpus": 1, "packages": 1, "hypervisor": "kvm"}) == "1 vCPU"
+    assert (labels.cpu_count({"online_cpus": 64, "packages": 2, "hypervisor": None})
+            == "64 CPUs, 2 packages")
+    assert labels.cpu_count({"online_cpus": 2, "packages": None, "hypervisor": None}) == "2 CPUs"
+    assert labels.cpu_count({"hypervisor": None}) == "CPU count not recorded (run predates it)"
+    assert labels.cpu_count({"online_cpus": None}).startswith("CPU count unknown")
+
+
+def test_other_cpu_pairs_are_read_from_the_rows():
+    rows = [{"metric": "latency", "cpu": c, "target_cpu": t} for c, t in
+            ((0, 0), (15, 0), (15, 0), (3, 2), (0, None))]
+    rows.append({"metric": "stolen_ns_per_read", "cpu": 1, "target_cpu": 0})
+    assert labels.other_cpu_pairs(rows) == ["3→2", "15→0"]

@@ -123,3 +123,34 @@ def test_bare_metal_pair_compares_the_msr_device_with_amds_stand_in(runs, built)
     assert "· 0x611 PKG energy" in line[1] and "· cpuid:0x0 (stand-in)" in line[3]
     rdmsr = next(r for r in body if r[0] == "kinsn rdmsr PKG energy · same CPU (kbench)")
     assert "· 0x611" in rdmsr[1] and "· 0xc001029b" in rdmsr[3]
+
+
+def test_captions_name_each_machines_cpu_count_and_other_cpu(pair, pair_report):
+    from plots.report_tables import machine_caption
+    victim, frozen = (machine_caption(run) for run in pair)
+    assert "virtual machine (kvm), 2 vCPUs; other CPU: 1→0 (reader→counter)" in victim
+    assert "virtual machine (kvm), 16 vCPUs; other CPU: 15→0 (reader→counter)" in frozen
+    text = (pair_report / "machines.md").read_text()
+    assert "(1) AMD EPYC [VM]: " in text and "2 vCPUs" in text and "16 vCPUs" in text
+    for name in ("latency", "sampler", "victim", "idle-cost"):
+        assert "2 vCPUs" in (pair_report / f"{name}.md").read_text(), name
+    from plots.fixtures import INTEL, SCHEMA1_INTEL
+    bare, old = load_runs([INTEL, SCHEMA1_INTEL])
+    assert "bare metal, 4 CPUs, 2 packages" in machine_caption(bare)
+    assert "CPU count not recorded (run predates it)" in machine_caption(old)
+
+
+def test_csvs_carry_the_cpu_facts(pair, pair_report):
+    online = {run.label: str(run.machine["online_cpus"]) for run in pair}
+    for name in ("machines", "latency", "sampler", "victim", "idle-cost", "reference"):
+        records = list(csv.DictReader(io.StringIO((pair_report / f"{name}.csv").read_text())))
+        column = "local_online_cpus" if name == "reference" else "online_cpus"
+        assert records and {r["machine"]: r[column] for r in records}.items() <= online.items(), name
+        assert {"cpu", "target_cpu"} <= set(records[0]) or name == "reference", name
+    machines = list(csv.DictReader(io.StringIO((pair_report / "machines.csv").read_text())))
+    for run in pair:
+        mine = {(r["cpu_family"], r["cpu_model"], r["cpu_stepping"], r["packages"])
+                for r in machines if r["machine"] == run.label}
+        m = run.machine
+        assert mine == {(str(m["cpu_family"]), str(m["cpu_model"]), str(m["cpu_stepping"]),
+                         str(m["packages"]))}
