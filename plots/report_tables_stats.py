@@ -33,9 +33,11 @@ STATS_CSV = ["table", "machine", "run_id", "condition", "test", "group_a", "grou
              "target_a", "target_b", "harness_a", "harness_b", "n_a", "n_b", "median_a",
              "median_b", "unit", "statistic", "df", "p", "p_adj", "pairs_adjusted",
              "best_p_adj", "delta", "magnitude", "verdict", "note"]
-DELTA_NOTE = ("δ is Cliff's delta of the slower group against the faster (P(slower > faster) − "
+# ASCII signs and no Greek letter in captions and cells: the LaTeX rendering
+# (plots/tables_latex.py) drops characters it has no spelling for
+DELTA_NOTE = ("Cliff's delta is of the slower group against the faster (P(slower > faster) - "
               "P(slower < faster), from the Mann–Whitney U), its magnitude after Romano et al. "
-              "2006 (|δ| < 0.147 negligible, < 0.33 small, < 0.474 medium, else large)")
+              "2006 (|delta| < 0.147 negligible, < 0.33 small, < 0.474 medium, else large)")
 
 
 def samples(row: dict | None) -> list[float]:
@@ -203,7 +205,7 @@ def ladder_table(run: Run) -> Table | None:
     return Table(name=name, key=f"ladder-tests-{labels.slug(run.label)}",
                  title=f"Latency ladder, tested steps, {run.label}", caption=caption.strip(),
                  columns=["faster (median)", "slower (median)", "n", "Dunn p_adj",
-                          "best p_adj", "U p_adj", "δ", "verdict"],
+                          "best p_adj", "U p_adj", "Cliff's delta", "verdict"],
                  align="llrrrrll", body=body, footnotes=[], csv_columns=STATS_CSV,
                  records=records)
 
@@ -312,7 +314,7 @@ def overhead_table(run: Run) -> Table | None:
                f"means the pairs do not show an overhead distinguishable from none.")
     return Table(name=name, key=f"overhead-tests-{labels.slug(run.label)}",
                  title=f"Sampler overhead, tested, {run.label}", caption=caption.strip(),
-                 columns=["condition", "comparison (median)", "n", "test", "p", "δ", "verdict"],
+                 columns=["condition", "comparison (median)", "n", "test", "p", "Cliff's delta", "verdict"],
                  align="llrlrll", body=body, footnotes=[], csv_columns=STATS_CSV,
                  records=records)
 
@@ -390,6 +392,6 @@ def machines_table(runs: list[Run]) -> Table | None:
                f"{DELTA_NOTE}.")
     return Table(name=name, key="machines-tests", title="Machines side by side, tested",
                  caption=caption, columns=["quantity", "faster < slower (median)", "n", "test",
-                                           "p", "δ", "verdict"],
+                                           "p", "Cliff's delta", "verdict"],
                  align="llrlrll", body=body, footnotes=notes.list(), csv_columns=STATS_CSV,
                  records=records)

@@ -225,10 +225,10 @@ def p_text(p: float | None) -> str:
 
 
 def delta_text(effect: Effect) -> str:
-    """"1.00 (large)", "−0.21 (small)", or "—"."""
+    """"1.00 (large)", "-0.21 (small)" (an ASCII sign: LaTeX keeps it), or "—"."""
     if effect.delta is None:
         return "—"
-    return f"{effect.delta:.2f} ({effect.magnitude})".replace("-", "−")
+    return f"{effect.delta + 0.0:.2f} ({effect.magnitude})"
 
 
 def verdict(p: float | None) -> str:

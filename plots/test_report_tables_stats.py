@@ -73,7 +73,7 @@ def test_a_step_whose_rungs_do_not_overlap_has_delta_one(amd):
     for i, line in enumerate(table.body):
         fast, slow = rts.samples(rows[i]), rts.samples(rows[i + 1])
         if max(fast) < min(slow):
-            assert line[col(table, "δ")] == "1.00 (large)"
+            assert line[col(table, "Cliff's delta")] == "1.00 (large)"
             assert line[col(table, "verdict")].startswith("significant")
             break
     else:
@@ -100,7 +100,7 @@ def test_many_repetitions_let_dunn_decide(amd):
     table = rts.ladder_table(with_rows(amd, rows))
     assert [line[col(table, "verdict")] for line in table.body] == ["significant"] * 2
     assert "Small n" not in table.caption
-    assert [line[col(table, "δ")] for line in table.body] == ["1.00 (large)"] * 2
+    assert [line[col(table, "Cliff's delta")] for line in table.body] == ["1.00 (large)"] * 2
     # swapped: the faster rung still comes first, δ stays positive (slower against faster)
     rows.reverse()
     assert rts.ladder_table(with_rows(amd, rows)).body[0][0].startswith("kinsn nop")

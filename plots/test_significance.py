@@ -171,5 +171,5 @@ def test_wilcoxon_degenerate():
 def test_wording():
     assert sig.p_text(0.0004) == "< 0.001" and sig.p_text(0.0123) == "0.012"
     assert sig.p_text(0.68) == "0.68" and sig.p_text(None) == "—"
-    assert sig.delta_text(sig.Effect(-0.214, "small")) == "−0.21 (small)"
+    assert sig.delta_text(sig.Effect(-0.214, "small")) == "-0.21 (small)"
     assert sig.verdict(0.049) == "significant" and sig.verdict(0.05) == "not significant"
