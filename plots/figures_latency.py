@@ -14,7 +14,7 @@ import seaborn as sns  # noqa: E402
 from results import liveness  # noqa: E402
 from results import table as text_table  # noqa: E402
 
-from plots import labels  # noqa: E402
+from plots import labels, pairing  # noqa: E402
 from plots.label_overlap import overlapping_texts  # noqa: E402
 from plots.runs import Run  # noqa: E402
 
@@ -29,26 +29,84 @@ def _not_run(whole: list[dict]) -> str:
                      for (h, status), paths in groups.items())
 
 
-def _category(row: dict, multi_path: bool, harness: bool) -> str:
-    """The tick label of one box: operation, what it reads, and the harness
-    (when several timed it) and "stand-in" where it applies."""
-    op, target = row["op"], row.get("target")
+def _category(row: dict, multi_path: bool, harness: bool, target: bool = True) -> str:
+    """The tick label of one slot: operation, what it reads (unless `target`
+    is False: machines read different targets there, each panel names its
+    own), the harness (when several timed it) and "stand-in" where it
+    applies."""
+    op, target_text = row["op"], row.get("target")
     if op.startswith("rdmsr:"):
-        lines = ["rdmsr", labels.short_target(op.split(":", 1)[1])]
+        address = op.split(":", 1)[1]
+        lines = ["rdmsr", labels.short_target(address) if target
+                 else pairing.quantity(row).what]
     elif op.startswith("cpuid:"):
         lines = [f"cpuid leaf {op.split(':', 1)[1]}"]
     else:
         lines = [f"{row['path']} {op}" if multi_path else op]
-        short = labels.short_target(target)
+        short = labels.short_target(target_text) if target else ""
         if short:
             lines.append(short)
     if multi_path and op.startswith(("rdmsr:", "cpuid:")):
         lines[0] = f"{row['path']} {lines[0]}"
-    tags = ([row["harness"]] if harness else []) + (["stand-in"] if labels.is_stand_in(row) else [])
-    tags += [liveness.tag(row)] if liveness.is_dead(row) else []
+    tags = [row["harness"]] if harness else []
+    if target:
+        tags += ["stand-in"] if labels.is_stand_in(row) else []
+        tags += [liveness.tag(row)] if liveness.is_dead(row) else []
     if tags:
         lines.append(f"({', '.join(tags)})")
     return "\n".join(lines)
+
+
+def _what_it_read(row: dict) -> tuple:
+    return (row.get("target"), labels.is_stand_in(row), liveness.tag(row))
+
+
+def _read_label(row: dict) -> str:
+    """What one panel read in a slot the machines share: "msr/tsc\nstand-in"."""
+    text = (row["target"].lower() if row["op"].startswith("rdmsr:")
+            else labels.short_target(row.get("target")))
+    tags = (["stand-in"] if labels.is_stand_in(row) else []) + (
+        [liveness.tag(row)] if liveness.is_dead(row) else [])
+    return "\n".join([text] + ([", ".join(tags)] if tags else []))
+
+
+def slots(per_run: list[list[dict]], multi_path: bool):
+    """(slot of a row, {(run index, slot): what that run read there}).
+
+    A slot is a route (pairing.quantity without the placement, which the
+    boxes dodge by): the same path, operation and harness line up across the
+    panels whatever each machine read through it. Where every machine read
+    one and the same target, the slot's label names it, as for one machine;
+    where they read different ones (the msr/tsc/ stand-in here,
+    power/energy-psys there), the label names the route and each panel names
+    its own target above the slot; where one machine read several targets
+    through a route (powercap zones, MSRs), each target keeps a slot."""
+    def route(r):
+        q = pairing.quantity(r)
+        return q.path, q.op, q.what
+
+    harnesses: dict[tuple, set] = {}
+    reads: dict[tuple, dict[int, set]] = {}
+    for i, rows in enumerate(per_run):
+        for r in rows:
+            if r["op"] != "*":
+                harnesses.setdefault(route(r), set()).add(r["harness"])
+                reads.setdefault((route(r), r["harness"]), {}).setdefault(i, set()).add(
+                    _what_it_read(r))
+    shared: dict[int, str] = {}
+    annotations: dict[tuple[int, str], str] = {}
+    for i, rows in enumerate(per_run):
+        for r in rows:
+            if r["op"] == "*":
+                continue
+            by_run = reads[(route(r), r["harness"])]
+            several = any(len(found) > 1 for found in by_run.values())
+            differ = not several and len(set().union(*by_run.values())) > 1
+            label = _category(r, multi_path, len(harnesses[route(r)]) > 1, target=not differ)
+            shared[id(r)] = label
+            if differ:
+                annotations[(i, label)] = _read_label(r)
+    return (lambda r: shared[id(r)]), annotations
 
 
 def family_rows(runs: list[Run], paths) -> list[list[dict]]:
@@ -57,20 +115,16 @@ def family_rows(runs: list[Run], paths) -> list[list[dict]]:
 
 
 def latency_figure(runs: list[Run], family) -> plt.Figure | None:
-    """One latency figure for a path family: a panel per machine, boxes of
-    the repetitions per operation, same CPU and other CPU side by side."""
+    """One latency figure for a path family: a panel per machine, a slot per
+    route (slots), boxes of the repetitions, same CPU and other CPU side by
+    side."""
     fam_id, title, paths = family
     per_run = family_rows(runs, paths)
     if not any(r["status"] == "ok" for rows in per_run for r in rows):
         return None
     all_rows = [r for rows in per_run for r in rows if r["op"] != "*"]
     multi_path = len({r["path"] for r in all_rows}) > 1
-    harnesses = {}
-    for r in all_rows:
-        harnesses.setdefault((r["path"], r["op"], r.get("target")), set()).add(r["harness"])
-
-    def cat(r):
-        return _category(r, multi_path, len(harnesses[(r["path"], r["op"], r.get("target"))]) > 1)
+    cat, annotations = slots(per_run, multi_path)
 
     # within a path, fastest first (a ladder); what was not measured last
     fastest = {}
@@ -86,8 +140,10 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
     fig, axes = plt.subplots(len(runs), 1, figsize=latency_size(len(runs)), sharex=True,
                              sharey=True, squeeze=False, layout="constrained")
     flags = {"stand_in": False, "emulated": False, "not_ok": False, "dead": False}
-    for ax, run, rows in zip(axes[:, 0], runs, per_run):
+    for i, (ax, run, rows) in enumerate(zip(axes[:, 0], runs, per_run)):
         _latency_panel(ax, run, rows, cat, order, places, flags)
+        _name_what_it_read(ax, order, {slot: text for (j, slot), text in annotations.items()
+                                       if j == i})
     log_ticks(axes[0, 0], "y")  # shared by every panel, now that all are drawn
     last = axes[-1, 0]
     last.set_xlabel("operation (and what it reads)")
@@ -99,6 +155,18 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
     figure_legend(fig, legend_handles(places, **flags))
     _widen_until_labels_fit(fig)
     return fig
+
+
+def _name_what_it_read(ax, order: list[str], texts: dict[str, str]) -> None:
+    """Above a panel, at each slot the machines read different targets
+    through, what this machine read there (a secondary x axis at the top)."""
+    if not texts:
+        return
+    top = ax.secondary_xaxis("top")
+    slots_here = [i for i, slot in enumerate(order) if slot in texts]
+    top.set_xticks(slots_here, [texts[order[i]] for i in slots_here], fontsize=7,
+                   color="0.25")
+    top.tick_params(axis="x", length=2, pad=1)
 
 
 def _widen_until_labels_fit(fig, step: float = 1.15, max_width: float = 30.0) -> None:

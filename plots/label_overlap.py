@@ -54,31 +54,48 @@ def _polygons_overlap(a, b, tolerance) -> bool:
     return True
 
 
-def overlapping_texts(fig, tolerance: float = 1.0) -> list[tuple[str, str]]:
+# Neighbouring tick labels of one axis need this much space between them
+# (pixels, about a space at the report's tick font): slanted multi-line
+# labels closer than that interleave, a line of one reading on into a line
+# of the next ("(criterion, stand-in)perf group-read"), although their
+# rectangles do not intersect.
+TICK_GAP = 4.0
+
+
+def overlapping_texts(fig, tolerance: float = 1.0,
+                      tick_gap: float = TICK_GAP) -> list[tuple[str, str]]:
     """Pairs of visible texts that overlap, and texts that cross the edge of
     the figure ("(figure edge)"): tick labels inside the view, axis labels
     and titles of every axes, texts drawn in an axes, the figure's title and
-    legends. Used by the tests: the report's figures must have none."""
+    legends. Two tick labels of the same axis overlap when less than
+    `tick_gap` pixels apart. Used by the tests: the report's figures must
+    have none."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    items = []
-    for ax in fig.axes:
-        texts = _drawn_tick_labels(ax.xaxis) + _drawn_tick_labels(ax.yaxis)
-        texts += [ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title, ax._right_title]
+    items = []  # (text, polygon, the axis whose tick label it is, else None)
+    # secondary axes (a panel's top axis) are children of their axes, not in fig.axes
+    for ax in [a for parent in fig.axes for a in (parent, *parent.child_axes)]:
+        for axis in (ax.xaxis, ax.yaxis):
+            items += [(t.get_text(), _text_polygon(t, renderer), axis)
+                      for t in _drawn_tick_labels(axis) if t.get_text().strip()]
+        texts = [ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title, ax._right_title]
         texts += list(ax.texts)
-        items += [(t.get_text(), _text_polygon(t, renderer)) for t in texts
+        items += [(t.get_text(), _text_polygon(t, renderer), None) for t in texts
                   if t.get_visible() and t.get_text().strip()]
     if fig._suptitle is not None:
-        items.append((fig._suptitle.get_text(), _corners(fig._suptitle.get_window_extent(renderer))))
+        items.append((fig._suptitle.get_text(),
+                      _corners(fig._suptitle.get_window_extent(renderer)), None))
     for legend in fig.legends:
-        items.append(("(legend)", _corners(legend.get_window_extent(renderer))))
+        items.append(("(legend)", _corners(legend.get_window_extent(renderer)), None))
     width, height = fig.canvas.get_width_height()
-    found = [(text, "(figure edge)") for text, poly in items
+    found = [(text, "(figure edge)") for text, poly, _ in items
              if min(x for x, _ in poly) < -tolerance or min(y for _, y in poly) < -tolerance
              or max(x for x, _ in poly) > width + tolerance
              or max(y for _, y in poly) > height + tolerance]
-    for i, (a, poly_a) in enumerate(items):
-        for b, poly_b in items[i + 1:]:
-            if _polygons_overlap(poly_a, poly_b, tolerance):
+    for i, (a, poly_a, axis_a) in enumerate(items):
+        for b, poly_b, axis_b in items[i + 1:]:
+            # two labels of one axis must keep tick_gap apart; others only not touch
+            gap = -tick_gap if axis_a is not None and axis_a is axis_b else tolerance
+            if _polygons_overlap(poly_a, poly_b, gap):
                 found.append((a, b))
     return found

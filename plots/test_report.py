@@ -27,7 +27,8 @@ EXPECTED_FILES = {
     "ladder-intel-xeon-gold-6330.png", "ladder-amd-epyc-7702-64-core.png",
     "reference.png", "machines.png", "sampler.png", "overhead.png",
     *(f"{name}.{ext}" for name in ("latency", "reference", "reference-overhead",
-                                   "reference-design", "machines", "sampler")
+                                   "reference-design", "machines", "sampler",
+                                   "ladder-tests", "overhead-tests", "machines-tests")
       for ext in ("md", "csv", "tex")),
 }
 
