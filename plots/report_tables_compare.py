@@ -137,7 +137,8 @@ def reference_table(runs: list[Run], refs: list[dict]) -> Table:
 
 
 OVERHEAD_CSV = ["kind", "machine", "online_cpus", "source", "tool_or_mechanism", "workload",
-                "placement", "cpu", "time", "overhead_pct", "ci95_low", "ci95_high", "n", "resolved",
+                "placement", "cpu", "time", "overhead_pct", "ci95_low", "ci95_high", "n",
+                "ci_contains_zero", "significance", "resolved",
                 "resolution_note", "sampler_cpu_us_above_null", "above_null_ci95_low",
                 "above_null_ci95_high", "status", "stand_in", "reason", "what"]
 PUBLISHED_OVERHEAD_WHAT = "run-time slowdown of the measured NAS benchmark (%)"
@@ -160,7 +161,7 @@ def local_overhead_table(run: Run) -> Table | None:
         first = wall or cpu_row
         extra = labels.above_null_row(run.rows, mech)
         where_cell = DASH if where is None else f"{where} (CPU {cpu})"
-        body.append([mech, where_cell, median_ci(wall), median_ci(cpu_row),
+        body.append([mech, where_cell, overhead_cell(wall, notes), overhead_cell(cpu_row, notes),
                      str(first["n"]) if first["status"] == "ok" else DASH,
                      median_ci(extra) if extra is not None else DASH,
                      row_notes(first, notes)])
@@ -172,7 +173,8 @@ def local_overhead_table(run: Run) -> Table | None:
                             "placement": where, "cpu": r.get("cpu"), "time": measure,
                             "overhead_pct": number(r, "median"), "ci95_low": number(r, "ci95_low"),
                             "ci95_high": number(r, "ci95_high"), "n": r["n"],
-                            "resolved": res.get("resolved"),
+                            "ci_contains_zero": contains_zero(r),
+                            "significance": significance(r), "resolved": res.get("resolved"),
                             "resolution_note": text_table.unresolved_note(r),
                             "sampler_cpu_us_above_null": number(extra, "median") if extra else None,
                             "above_null_ci95_low": number(extra, "ci95_low") if extra else None,
@@ -189,7 +191,9 @@ def local_overhead_table(run: Run) -> Table | None:
                  + ". Wall time is what a user waits; CPU time is what the workload itself "
                    "spent (a wall-time slowdown without a CPU-time one is the sampler taking "
                    "the workload's CPU). \"above null\" is the sampler's own CPU per tick "
-                   "above its bare timer loop, from its self-report. A row whose 95% CI is "
+                   "above its bare timer loop, from its self-report. A slowdown whose 95% CI "
+                   "contains 0 says \"not significant\" (footnoted); one whose CI excludes 0 "
+                   "is not labelled. A row whose 95% CI is "
                    "wider than its target says \"not resolved\" and is not a finding. "
                  + f"{MEDIAN_NOTE}."),
         columns=["mechanism", "sampler on", "wall time (95% CI)", "CPU time (95% CI)", "pairs",
@@ -248,13 +252,14 @@ def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
 # ---- a mechanism beside the published tool whose design it follows -----------------------
 
 DESIGN_CSV = ["kind", "machine", "hypervisor", "online_cpus", "source", "sampler", "workload",
-              "placement", "cpu", "time", "overhead_pct", "ci95_low", "ci95_high", "n", "ci_contains_zero",
-              "resolved", "resolution_note", "sampler_cpu_us_above_null",
+              "placement", "cpu", "time", "overhead_pct", "ci95_low", "ci95_high", "n",
+              "ci_contains_zero", "significance", "resolved", "resolution_note", "sampler_cpu_us_above_null",
               "above_null_ci95_low", "above_null_ci95_high", "status", "stand_in", "liveness",
               "reason", "what"]
 NOT_PUBLISHED = "not published"
-ZERO_NOTE = ("its 95% CI contains 0: at this n no slowdown can be told apart from none "
-             "(nor a speed-up)")
+NOT_SIGNIFICANT = "not significant"
+ZERO_NOTE = ("not significant: its 95% CI contains 0, so at this n no slowdown can be told "
+             "apart from none (nor a speed-up)")
 NO_MECHANISM_NOTE = ("this run has no row of the {mechanism} mechanism (run before it "
                      "existed, or without its steps)")
 NO_OVERHEAD_NOTE = "the overhead experiment has no row of {mechanism} in this run"
@@ -273,10 +278,19 @@ def contains_zero(row: dict | None) -> bool | None:
     return lo <= 0 <= hi
 
 
-def _overhead_cell(row: dict | None, notes: Notes) -> str:
-    """median (CI), with a mark when the CI contains 0."""
+def significance(row: dict | None) -> str | None:
+    """"not significant" for a CI that contains 0; None otherwise (a CI that
+    excludes 0 is not labelled, nor a row without a CI)."""
+    return NOT_SIGNIFICANT if contains_zero(row) else None
+
+
+def overhead_cell(row: dict | None, notes: Notes) -> str:
+    """median (CI), and "not significant" with its footnote in the cell when
+    the CI contains 0: "1.2% (−25–55%), not significant [^3]"."""
     cell = median_ci(row)
-    return with_mark(cell, notes.mark(ZERO_NOTE)) if contains_zero(row) else cell
+    if not contains_zero(row):
+        return cell
+    return with_mark(f"{cell}, {NOT_SIGNIFICANT}", notes.mark(ZERO_NOTE))
 
 
 def _local_design_lines(run: Run, mechanism: str, notes: Notes):
@@ -320,7 +334,7 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
         # "<workload>: wall time"; rows from before the placements name what was sampled
         workload = target.rsplit(": ", 1)[0] if where is not None else DASH
         body.append([source, name, workload, DASH if where is None else f"{where} (CPU {cpu})",
-                     _overhead_cell(wall, notes), _overhead_cell(cpu_row, notes),
+                     overhead_cell(wall, notes), overhead_cell(cpu_row, notes),
                      str(first["n"]) if first["status"] == "ok" else DASH,
                      median_ci(above) if above is not None else DASH,
                      "; ".join(w for w in words if w)])
@@ -330,6 +344,7 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
                             "cpu": r.get("cpu"), "time": measure, "overhead_pct": number(r, "median"),
                             "ci95_low": number(r, "ci95_low"), "ci95_high": number(r, "ci95_high"),
                             "n": r["n"], "ci_contains_zero": contains_zero(r),
+                            "significance": significance(r),
                             "resolved": res.get("resolved"),
                             "resolution_note": text_table.unresolved_note(r),
                             "status": r["status"], "stand_in": r.get("stand_in"),
@@ -380,7 +395,7 @@ def design_table(runs: list[Run], refs: list[dict], mechanism: str) -> Table | N
                f"self-report. Published: {PUBLISHED_OVERHEAD_WHAT}, as printed: "
                f"another machine, other workloads, no confidence interval; it shows what the "
                f"design cost there, not a figure measured here. A CI that contains 0 cannot "
-               f"tell a slowdown from none; a row that is not resolved is not a finding; a "
+               f"tell a slowdown from none and says \"{NOT_SIGNIFICANT}\" in its cell; a row that is not resolved is not a finding; a "
                f"mechanism that could not run here says why.")
     return Table(
         name="reference-design", key=f"design-{labels.slug(mechanism)}-{labels.slug(tool)}",
