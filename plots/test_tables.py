@@ -1,11 +1,10 @@
-"""The table model's renderings: Markdown, CSV, LaTeX (booktabs), HTML."""
+"""The table model's renderings: Markdown, CSV, HTML (LaTeX: test_latex.py)."""
 
 import csv
 import io
 
 from plots.report_tables_compare import distinct
 from plots.tables import Notes, Table, to_csv, to_html, to_markdown
-from plots.tables_latex import latex_escape, to_latex
 
 
 def sample_table():
@@ -37,24 +36,6 @@ def test_markdown():
     assert "|---|---|---:|---|" in md
     assert "- [1] unavailable: /dev/cpu/0/msr missing" in md
     assert "- [2] stand-in: /dev/cpu/0/cpuid for /dev/cpu/0/msr" in md
-
-
-def test_latex_is_booktabs_escaped_and_ascii():
-    tex = to_latex([sample_table()])
-    tex.encode("ascii")  # every non-ASCII character spelled in LaTeX
-    assert r"\caption{Latency\_of \#1 \& 50\% of \$. $\mu$s $\to$ ns, 2--3 $\times$ faster}" in tex
-    assert r"\begin{tabular}{llrl}" in tex and r"\toprule" in tex and r"\midrule" in tex
-    assert r"msr-dev & energy\_uj|x & --- & unavailable\textsuperscript{1} \\" in tex
-    assert r"perf & power/energy-pkg/ & 1.23 $\mu$s & stand-in\textsuperscript{2} \\" in tex
-    assert r"\textsuperscript{1}\,unavailable: /dev/cpu/0/msr missing\par" in tex
-    assert r"\label{tab:raplbench-t-1}" in tex
-
-
-def test_latex_escape():
-    assert latex_escape(r"a_b#c%d&e$f{g}h~i^j\k") == \
-        r"a\_b\#c\%d\&e\$f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k"
-    assert latex_escape("café ≥ 2 — ok") == r"cafe $\geq$ 2 --- ok"
-    assert latex_escape("…/rx_bytes") == r"\ldots{}/rx\_bytes"
 
 
 def test_csv_has_numbers_and_empty_cells_where_none():
