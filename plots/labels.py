@@ -78,13 +78,12 @@ def cpu_count(machine: dict) -> str:
         return NO_CPU_COUNT
     n, packages = machine["online_cpus"], machine.get("packages")
     if n is None:
-        return "CPU count unknown (/sys/devices/system/cpu/online unreadable)"
-    if machine.get("hypervisor"):
+        return "CPU count not readable"
+    if machine.get("hypervisor"):  # a guest's packages are whatever the hypervisor shows
         return f"{n} vCPU{'s' if n != 1 else ''}"
-    text = f"{n} CPU{'s' if n != 1 else ''}"
-    if packages:
-        text += f", {packages} package{'s' if packages != 1 else ''}"
-    return text
+    return f"{n} CPU{'s' if n != 1 else ''}, " + (
+        f"{packages} package{'s' if packages != 1 else ''}" if packages
+        else "packages not readable")
 
 
 def other_cpu_pairs(rows) -> list[str]:
