@@ -49,7 +49,9 @@ class Size:
 
 # \footnotesize is cmr8 at 8pt; \scriptsize is cmr7 at 7pt, whose glyphs are
 # 1.07 times wider per em than cmr8's (their TFM files), so 7.5pt of cmr8 ems
-SIZES = (Size("footnotesize", 8.0, 9.5, 4.0), Size("scriptsize", 7.5, 8.0, 3.0))
+# last resort before wrapping inside words: column gaps of 2pt
+SIZES = (Size("footnotesize", 8.0, 9.5, 4.0), Size("scriptsize", 7.5, 8.0, 3.0),
+         Size("scriptsize", 7.5, 8.0, 2.0))
 # \caption sets its text in \normalsize whatever the float's size (cmr10's
 # glyphs are 0.94 times as wide per em as cmr8's)
 CAPTION_SIZE = Size("normalsize", 9.4, 12.0, 6.0)
@@ -118,7 +120,8 @@ def _tex_cell(text: str) -> str:
         parts.append(rf"\textsuperscript{{{m.group(1)}}}")
         last = m.end()
     parts.append(latex_escape(text[last:]))
-    tex = "".join(parts).replace("\n", " ")
+    # digit groups ("1 358 057") stay on one line
+    tex = _DIGIT_GROUPS.sub("~", "".join(parts).replace("\n", " "))
     # a cell after \\ must not start with "[": \\ would take it for its argument
     return "{}" + tex if tex.startswith("[") else tex
 
@@ -134,13 +137,15 @@ def text_em(text: str) -> float:
 
 
 _BREAK_AFTER = re.compile(r"(?<=[/–→])")
+_WORD_BREAK = re.compile(r"\s+(?!\d)|(?<!\d)\s+")  # not in "1 358 057"
+_DIGIT_GROUPS = re.compile(r"(?<=\d) (?=\d)")
 
 
 def _tokens(text: str, inside_words: bool = True) -> list[str]:
     """The pieces a wrapping cell can break into: words, and (inside_words)
     parts of a word after a slash, a dash or an arrow, where _breakable lets
     TeX break."""
-    words = MARK.sub("", text).split()
+    words = _WORD_BREAK.split(MARK.sub("", text).strip())
     if not inside_words:
         return words
     return [piece for word in words for piece in _BREAK_AFTER.split(word) if piece]

@@ -14,8 +14,8 @@ from plots import report
 from plots.fixtures import AMD, INTEL, KVM_FROZEN, KVM_VICTIM
 from plots.runs import load_runs
 from plots.tables import Notes, Table
-from plots.tables_latex import (PREAMBLE, TEXT_WIDTH_PT, chunks, column_spec, latex_escape,
-                                layout, to_latex)
+from plots.tables_latex import (PREAMBLE, TEXT_WIDTH_PT, _tex_cell, chunks, column_spec,
+                                latex_escape, layout, to_latex)
 from plots.test_tables import sample_table
 
 
@@ -211,3 +211,7 @@ def test_complaints_name_the_table_and_ignore_a_point_or_less():
     assert found[0].startswith("machines.tex: Overfull") and "100.2pt" in found[0]
     assert found[1].startswith("machines.tex: LaTeX Warning: Float too large")
     assert found[2].startswith("sampler.tex: ! Undefined control sequence. l.3")
+
+
+def test_digit_groups_stay_on_one_line():
+    assert _tex_cell("1 358 057 reads") == "1~358~057 reads"
