@@ -253,9 +253,9 @@ def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
 
 DESIGN_CSV = ["kind", "machine", "hypervisor", "online_cpus", "source", "sampler", "workload",
               "placement", "cpu", "time", "overhead_pct", "ci95_low", "ci95_high", "n",
-              "ci_contains_zero", "significance", "resolved", "resolution_note", "sampler_cpu_us_above_null",
-              "above_null_ci95_low", "above_null_ci95_high", "status", "stand_in", "liveness",
-              "reason", "what"]
+              "ci_contains_zero", "significance", "resolved", "resolution_note",
+              "sampler_cpu_us_above_null", "above_null_ci95_low", "above_null_ci95_high",
+              "status", "stand_in", "liveness", "reason", "what"]
 NOT_PUBLISHED = "not published"
 NOT_SIGNIFICANT = "not significant"
 ZERO_NOTE = ("not significant: its 95% CI contains 0, so at this n no slowdown can be told "
@@ -341,7 +341,8 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
         for measure, r in by.items():
             res = r.get("resolution") or {}
             records.append({**base, "workload": r.get("target"), "placement": where,
-                            "cpu": r.get("cpu"), "time": measure, "overhead_pct": number(r, "median"),
+                            "cpu": r.get("cpu"), "time": measure,
+                            "overhead_pct": number(r, "median"),
                             "ci95_low": number(r, "ci95_low"), "ci95_high": number(r, "ci95_high"),
                             "n": r["n"], "ci_contains_zero": contains_zero(r),
                             "significance": significance(r),
@@ -395,7 +396,8 @@ def design_table(runs: list[Run], refs: list[dict], mechanism: str) -> Table | N
                f"self-report. Published: {PUBLISHED_OVERHEAD_WHAT}, as printed: "
                f"another machine, other workloads, no confidence interval; it shows what the "
                f"design cost there, not a figure measured here. A CI that contains 0 cannot "
-               f"tell a slowdown from none and says \"{NOT_SIGNIFICANT}\" in its cell; a row that is not resolved is not a finding; a "
+               f"tell a slowdown from none and says \"{NOT_SIGNIFICANT}\" in its cell; a row "
+               f"that is not resolved is not a finding; a "
                f"mechanism that could not run here says why.")
     return Table(
         name="reference-design", key=f"design-{labels.slug(mechanism)}-{labels.slug(tool)}",
@@ -411,7 +413,8 @@ def design_table(runs: list[Run], refs: list[dict], mechanism: str) -> Table | N
 
 MACHINES_CSV = ["quantity", "path", "op", "what", "placement", "harness", "machine",
                 "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "online_cpus",
-                "packages", "hypervisor", "reference_machine", "target", "cpu", "target_cpu", "status", "median_ns",
+                "packages", "hypervisor", "reference_machine", "target", "cpu", "target_cpu",
+                "status", "median_ns",
                 "ci95_low_ns", "ci95_high_ns", "n", "stand_in", "liveness", "reason",
                 "ratio_to_reference"]
 
@@ -479,7 +482,8 @@ def machines_table(runs: list[Run], reference: int = 0) -> Table:
                 "quantity": pairing.quantity_label(key), "path": key[0], "op": key[1],
                 "what": key[2], "placement": key[3], "harness": key[4], "machine": run.label,
                 "cpu_vendor": run.machine.get("cpu_vendor"), **labels.machine_fields(run.machine),
-                "hypervisor": run.machine.get("hypervisor"), "reference_machine": ref_run.label, "target": row and row.get("target"),
+                "hypervisor": run.machine.get("hypervisor"), "reference_machine": ref_run.label,
+                "target": row and row.get("target"),
                 "cpu": row and row.get("cpu"), "target_cpu": row and row.get("target_cpu"),
                 "status": row and row["status"],
                 "median_ns": number(row, "median"), "ci95_low_ns": number(row, "ci95_low"),

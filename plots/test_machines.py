@@ -145,7 +145,8 @@ def test_csvs_carry_the_cpu_facts(pair, pair_report):
     for name in ("machines", "latency", "sampler", "victim", "idle-cost", "reference"):
         records = list(csv.DictReader(io.StringIO((pair_report / f"{name}.csv").read_text())))
         column = "local_online_cpus" if name == "reference" else "online_cpus"
-        assert records and {r["machine"]: r[column] for r in records}.items() <= online.items(), name
+        found = {r["machine"]: r[column] for r in records}
+        assert records and found.items() <= online.items(), name
         assert {"cpu", "target_cpu"} <= set(records[0]) or name == "reference", name
     machines = list(csv.DictReader(io.StringIO((pair_report / "machines.csv").read_text())))
     for run in pair:
