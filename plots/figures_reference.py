@@ -6,7 +6,7 @@ with their ratio to a reference machine.
 
 from plots.figures_common import (DEAD_MARKER, EMULATED_COLOR, EMULATED_FACE, LADDER_SIZE,
                                   LATENCY_AXIS, MACHINE_COLORS, NOT_OK_COLOR, PUBLISHED_STYLE,
-                                  dead_handle, figure_legend, log_ticks, machines_size,
+                                  darker, dead_handle, figure_legend, log_ticks, machines_size,
                                   ratio_ticks, reference_size, rung_bands, title_run, wrap)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
@@ -284,6 +284,11 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
             dead = liveness.is_dead(row)
             _plot_local(ax, row, y, color, None, marker=DEAD_MARKER if dead else "o",
                         hollow=labels.is_stand_in(row) or dead, points=False)
+            reads = {pairing.read_mark(f.get(key)) for f in per_run if f.get(key)}
+            if len(reads) > 1:  # machines read different targets here: name this one's
+                ax.annotate(pairing.read_mark(row), (row.get("ci95_high") or row["median"], y),
+                            xytext=(5, 0), textcoords="offset points", fontsize=6.5,
+                            va="center", color=darker(color))
             ref_row = per_run[reference].get(key)
             if j != reference and ref_row is not None and ref_row["status"] == "ok":
                 ratio = row["median"] / ref_row["median"]
@@ -308,7 +313,10 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
     fig.suptitle("Machines side by side: latency per operation (median, 95% CI)")
     handles = [Line2D([], [], marker="o", ms=6, lw=2,
                       color=EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)],
-                      label=wrap(run.label + (" (reference)" if j == reference else ""), 50))
+                      label=wrap(run.label + (" (reference)" if j == reference else "")
+                                 + f": {labels.cpu_count(run.machine)}"
+                                 + "".join(f", other CPU {p}"
+                                           for p in labels.other_cpu_pairs(run.rows)[:1]), 50))
                for j, run in enumerate(runs)]
     if any(labels.is_stand_in(f[k]) for f in per_run for k in keys if k in f):
         handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color="0.3", lw=2,

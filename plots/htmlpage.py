@@ -67,26 +67,6 @@ def img(png: Path, alt: str) -> str:
     return f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def cpu_count(machine: dict) -> str:
-    """The online CPUs of a machine: "2 vCPUs" in a guest, "64 CPUs, 2
-    packages" on bare metal; runs made before the count was recorded lack the
-    field (results/schema.json), and a null means it could not be read."""
-    if "online_cpus" not in machine:
-        return "CPU count not recorded (run predates it)"
-    cpus = machine["online_cpus"]
-    if cpus is None:
-        return "CPU count not readable"
-    if machine.get("hypervisor"):
-        return _count(cpus, "vCPU")  # a guest's packages are whatever the hypervisor shows
-    packages = machine.get("packages")
-    return f"{_count(cpus, 'CPU')}, " + (_count(packages, "package") if packages
-                                          else "packages not readable")
-
-
 # short values that read wrongly when split at a hyphen or space ("2026-\n11-24")
 UNBROKEN_COLUMNS = {"CPUs", "kernel", "run", "date", "rows"}
 
@@ -105,7 +85,7 @@ def machines_list(runs: list[Run]) -> str:
         cells = [html.escape(run.label),
                  f"{html.escape(m.get('cpu_vendor') or '—')}, "
                  f"{html.escape(m.get('cpu_model_name') or '—')}",
-                 html.escape(cpu_count(m)), html.escape(m.get("kernel") or "—"), platform,
+                 html.escape(labels.cpu_count(m)), html.escape(m.get("kernel") or "—"), platform,
                  html.escape(run.run_id), run.date, str(len(run.rows)), html.escape(str(run.path))]
         out.append("<tr>" + "".join(
             f'<td class="nowrap">{c}</td>' if name in UNBROKEN_COLUMNS else f"<td>{c}</td>"

@@ -133,7 +133,9 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
     if len(runs) > 1:
         machine_tables.append(report_tables_compare.machines_table(runs, reference))
         made = figure(figures.machines_figure(runs, reference), "machines.png",
-                      f"Machines side by side, ratios to {runs[reference].label}")
+                      f"Machines side by side ("
+                      + "; ".join(f"{r.label}: {labels.cpu_count(r.machine)}" for r in runs)
+                      + f"), ratios to {runs[reference].label}")
         sections.append({"id": "machines", "title": "Machines side by side",
                          "figures": [made] if made else [], "tables": machine_tables})
 

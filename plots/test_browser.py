@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from plots import browser, htmlpage, report
+from plots import browser, htmlpage, labels, report
 from plots.fixtures import KVM_FROZEN, KVM_VICTIM, emulated_copy
 from plots.runs import Run, load_runs
 from plots.tables import Table, to_html
@@ -119,7 +119,7 @@ def run_of(**machine) -> Run:
     ({}, "CPU count not recorded (run predates it)"),
 ])
 def test_cpu_count(machine, shown):
-    assert htmlpage.cpu_count(run_of(**machine).machine) == shown
+    assert labels.cpu_count(run_of(**machine).machine) == shown
 
 
 def test_machines_list_shows_each_cpu_count():
