@@ -81,8 +81,17 @@ _LATEX_UNICODE = {
     "—": "---", "–": "--", "→": r"$\to$", "←": r"$\leftarrow$", "µ": r"$\mu$", "μ": r"$\mu$",
     "×": r"$\times$", "≥": r"$\geq$", "≤": r"$\leq$", "≈": r"$\approx$", "±": r"$\pm$",
     "…": r"\ldots{}", "·": r"$\cdot$", "‘": "`", "’": "'", "“": "``", "”": "''", "½": r"$\frac12$",
-    "÷": r"$\div$", "°": r"$^\circ$",
+    "÷": r"$\div$", "°": r"$^\circ$", "−": r"$-$", "δ": r"$\delta$", "Φ": r"$\Phi$",
+    "²": r"$^2$", "√": r"$\surd$", "≠": r"$\neq$",
 }
+
+
+def dropped(text: str) -> set[str]:
+    """The characters of `text` that latex_escape would drop: non-ASCII, not
+    spelled in _LATEX_UNICODE and with no ASCII base (a U+2212 minus would
+    lose a number's sign)."""
+    return {ch for ch in text if ord(ch) >= 128 and ch not in _LATEX_UNICODE
+            and not unicodedata.normalize("NFKD", ch).encode("ascii", "ignore")}
 
 
 def latex_escape(text: str) -> str:

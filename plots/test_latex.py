@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from plots import report
+from plots import report, tables_latex
 from plots.fixtures import AMD, INTEL, KVM_FROZEN, KVM_VICTIM
 from plots.runs import load_runs
 from plots.tables import Notes, Table
@@ -53,6 +53,8 @@ def test_latex_escape():
         r"a\_b\#c\%d\&e\$f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k"
     assert latex_escape("café ≥ 2 — ok") == r"cafe $\geq$ 2 --- ok"
     assert latex_escape("…/rx_bytes") == r"\ldots{}/rx\_bytes"
+    assert latex_escape("with − without, δ") == r"with $-$ without, $\delta$"
+    assert tables_latex.dropped("a − b ✓ é") == {"✓"}
     # OT1, LaTeX's default font encoding, prints these as "¡", "¿" and a dash
     assert latex_escape("p < 0.001 | x > y") == r"p \textless{} 0.001 \textbar{} x \textgreater{} y"
 
@@ -177,11 +179,15 @@ def complaints(log: str) -> list[str]:
 
 @pytest.mark.parametrize("name", list(REPORTS))
 def test_every_table_compiles_within_the_text_width(name, tmp_path, refs):
-    need_tex()
     out = tmp_path / "report"
     report.build(load_runs(REPORTS[name]), refs, out)
     tex_files = sorted(out.glob("*.tex"))
     assert tex_files
+    # every character of the tables reaches the LaTeX (checked without TeX too)
+    lost = {f.name: "".join(sorted(tables_latex.dropped(f.read_text(encoding="utf-8"))))
+            for f in sorted(out.glob("*.md"))}
+    assert not {k: v for k, v in lost.items() if v}, f"characters LaTeX would drop: {lost}"
+    need_tex()
     problems = []
     for layout_name, documentclass in LAYOUTS.items():
         doc = out / f"all-{layout_name}.tex"
