@@ -193,7 +193,9 @@ def local_overhead_table(run: Run) -> Table | None:
                    "the workload's CPU). \"above null\" is the sampler's own CPU per tick "
                    "above its bare timer loop, from its self-report. A slowdown whose 95% CI "
                    "contains 0 says \"not significant\" (footnoted); one whose CI excludes 0 "
-                   "is not labelled. A row whose 95% CI is "
+                   "is not labelled (the overhead-tests table tests each mechanism against 0 "
+                   "with the Wilcoxon signed-rank test, a different question that can give "
+                   "the other answer near the edge). A row whose 95% CI is "
                    "wider than its target says \"not resolved\" and is not a finding. "
                  + f"{MEDIAN_NOTE}."),
         columns=["mechanism", "sampler on", "wall time (95% CI)", "CPU time (95% CI)", "pairs",
@@ -258,8 +260,9 @@ DESIGN_CSV = ["kind", "machine", "hypervisor", "online_cpus", "source", "sampler
               "status", "stand_in", "liveness", "reason", "what"]
 NOT_PUBLISHED = "not published"
 NOT_SIGNIFICANT = "not significant"
-ZERO_NOTE = ("not significant: its 95% CI contains 0, so at this n no slowdown can be told "
-             "apart from none (nor a speed-up)")
+ZERO_NOTE = ("not significant: its 95% CI (of the median, from order statistics) contains 0, "
+             "so at this n no slowdown can be told apart from none (nor a speed-up); "
+             "overhead-tests asks with the Wilcoxon signed-rank test, which can disagree")
 NO_MECHANISM_NOTE = ("this run has no row of the {mechanism} mechanism (run before it "
                      "existed, or without its steps)")
 NO_OVERHEAD_NOTE = "the overhead experiment has no row of {mechanism} in this run"
