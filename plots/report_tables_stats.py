@@ -1,8 +1,8 @@
 """The report's significance tables, with the procedure of Diamond & Stoico
 2026 (section 3.4; tests in plots/significance.py):
 
-- ladder-tests, one per machine: the latency ladder (one row per quantity,
-  ordered by median), Shapiro–Wilk per rung, Kruskal–Wallis across all
+- ladder-tests, one per machine: the latency ladder (one rung per quantity:
+  path, operation, what was read, placement; ordered by median), Shapiro–Wilk per rung, Kruskal–Wallis across all
   rungs, then Dunn–Bonferroni and Cliff's delta for each neighbouring pair
   ("cpuid < rdmsr PKG energy"), beside the Mann–Whitney U test of the pair
   alone;
@@ -129,17 +129,27 @@ def ladder_label(row: dict) -> str:
     return text + status_words(row)
 
 
+def rung(row: dict) -> tuple[str, str, str, str]:
+    """A rung of one machine's ladder: (path, operation, what was read,
+    placement). What was read is the target (the MSR's name for the rdmsr
+    instruction), so the msr device read at 0x611 and at 0x639 are two rungs;
+    unlike pairing.quantity, which compares machines by route and so leaves
+    the target out."""
+    route = pairing.quantity(row)
+    return (route.path, route.op, route.what or (row.get("target") or ""), route.placement)
+
+
 def ladder_rows(run: Run) -> list[dict]:
-    """One ok latency row per quantity (path, op, what was read, placement;
-    pairing.preferred picks among harnesses: gbench, kbench, criterion),
-    ordered by median."""
-    by_quantity: dict[tuple, list[dict]] = {}
+    """One ok latency row per quantity (path, operation, what was read,
+    placement: `rung`; pairing.preferred picks among harnesses: gbench,
+    kbench, criterion), ordered by median."""
+    by_rung: dict[tuple, list[dict]] = {}
     for r in run.rows:
         if r["metric"] == "latency" and r["status"] == "ok" and r["op"] != "*" \
                 and len(samples(r)) > 0:
-            by_quantity.setdefault(tuple(pairing.quantity(r))[:4], []).append(r)
+            by_rung.setdefault(rung(r), []).append(r)
     chosen = [pairing.preferred(rows, (rows[0]["path"], rows[0]["op"]))
-              for rows in by_quantity.values()]
+              for rows in by_rung.values()]
     return sorted(chosen, key=lambda r: (r["median"], ladder_label(r)))
 
 
@@ -192,7 +202,8 @@ def ladder_table(run: Run) -> Table | None:
           f"({sig.verdict(omnibus.p)}). " if omnibus.h is not None
           else f"Kruskal–Wallis: not tested ({omnibus.note}). ")
     caption = (f"{machine_caption(run)}. The latency ladder's significance, after {CITE}: one "
-               f"row per quantity (one harness per quantity: gbench, else kbench, else "
+               f"rung per quantity (path, operation, what was read, placement; one harness per "
+               f"quantity: gbench, else kbench, else "
                f"criterion), ordered by median; each group is the row's repetitions, taken as "
                f"independent. {normality_sentence(groups)}{kw}"
                f"Each step compares two neighbouring rungs: Dunn's test, two-sided, Bonferroni "

@@ -40,16 +40,32 @@ def latency_row(template: dict, op: str, values: list[float]) -> dict:
 
 def test_ladder_has_one_rung_per_quantity_in_median_order(amd):
     rows = rts.ladder_rows(amd)
-    keys = [tuple(pairing.quantity(r))[:4] for r in rows]
+    keys = [rts.rung(r) for r in rows]
     assert len(keys) == len(set(keys))
     medians = [r["median"] for r in rows]
     assert medians == sorted(medians)
     # powercap pread is measured by gbench and criterion: the ladder takes gbench
     powercap = [r for r in rows if (r["path"], r["op"]) == ("powercap", "pread")]
     assert [r["harness"] for r in powercap] == ["gbench"]
-    every = {tuple(pairing.quantity(r))[:4] for r in amd.rows if r["metric"] == "latency"
+    every = {rts.rung(r) for r in amd.rows if r["metric"] == "latency"
              and r["status"] == "ok" and r["op"] != "*"}
     assert set(keys) == every
+
+
+def test_the_msr_device_read_at_two_addresses_is_two_rungs(intel):
+    # the Intel fixture reads /dev/cpu/*/msr at 0x611 and 0x639, both ok: two
+    # quantities of the ladder (counted from the rows, not through rts.rung)
+    rows = rts.ladder_rows(intel)
+    msr_dev = sorted((r["target"], r["cpu"]) for r in rows
+                     if (r["path"], r["op"]) == ("msr-dev", "pread"))
+    measured = sorted({(r["target"], r["cpu"]) for r in intel.rows
+                       if (r["path"], r["op"], r["status"]) == ("msr-dev", "pread", "ok")})
+    assert {t for t, _ in measured} == {"0x611", "0x639"}
+    assert msr_dev == measured  # each target at each CPU placement, once
+    labels = [rts.ladder_label(r) for r in rows if r["path"] == "msr-dev"]
+    assert len(set(labels)) == len(labels) and any("0x639" in x for x in labels)
+    # one harness per rung: 0x611 on CPU 0 is timed by gbench and criterion
+    assert sum(1 for r in rows if (r["path"], r["target"], r["cpu"]) == ("msr-dev", "0x611", 0)) == 1
 
 
 def test_ladder_table_steps_tests_and_caption(amd):
