@@ -2,10 +2,8 @@
 
 - A published figure (a reference row) is compared with the local latency
   row of the same path and op (`best_local`): ok before not ok, same CPU (or
-  no per-CPU target) before another CPU, the real counter before a stand-in,
-  the RAPL package counter before other targets, gbench before the other
-  harnesses. A path that could not run at all (a harness-level row, op "*")
-  gives the reason. For the paper's in-kernel nop, mov and cpuid, a machine
+  no per-CPU target) before another CPU, then `route_rank` (below). A path
+  that could not run at all (a harness-level row, op "*") gives the reason. For the paper's in-kernel nop, mov and cpuid, a machine
   without the kernel module falls back to the same instruction in user space
   (uinsn), marked as such.
 - Rows of different machines are compared by route (`quantity`): path,
@@ -20,7 +18,10 @@
   metal), `route_rank` picks one, the same way on every machine: ok before
   not ok, the real counter before a stand-in, the package energy counter
   before other targets, a live counter before a frozen or unit-less one,
-  then the target's text (so the choice never depends on row order).
+  then the harness (gbench, kbench, criterion, ...), then the target's text
+  (so the choice never depends on row order). The same rule picks a
+  ladder's rung among harnesses (plots/report_tables_stats.py), and a
+  published figure's local row after its placement.
 """
 
 from typing import NamedTuple
@@ -71,22 +72,36 @@ def is_package_counter(target: str | None) -> bool:
             or name == "energy-pkg")
 
 
-def _rank(row, path_op):
-    harness = row["harness"]
-    return (row["status"] != "ok",
-            labels.placement(row) == labels.OTHER_CPU,
-            labels.is_stand_in(row),
-            row["op"] != path_op[1],  # an exact op before a harness-level "*" row
-            not is_package_counter(row.get("target")),
-            HARNESS_ORDER.index(harness) if harness in HARNESS_ORDER else len(HARNESS_ORDER))
+def harness_rank(harness: str) -> tuple[int, str]:
+    """gbench, kbench, criterion, sampler, hyperfine, then any other by name."""
+    return (HARNESS_ORDER.index(harness) if harness in HARNESS_ORDER else len(HARNESS_ORDER),
+            harness)
+
+
+def route_rank(row: dict) -> tuple:
+    """The one rule for which of several rows of one quantity stands for it
+    (the smallest): ok before not ok, the real counter before a stand-in,
+    package energy first, a live counter before a frozen or unit-less one,
+    then the harness (gbench, kbench, criterion, ...), then the target's
+    text, so the choice never depends on row order. Used for a machine's
+    row of a route (route_rows), a ladder's rung (report_tables_stats) and,
+    after placement, a published figure's local row (preferred)."""
+    return (row["status"] != "ok", labels.is_stand_in(row),
+            not is_package_counter(row.get("target")), liveness.is_dead(row),
+            harness_rank(row["harness"]), row.get("target") or "")
+
+
+def pick(rows: list[dict]) -> dict | None:
+    """The row that stands for `rows` by route_rank (None when empty)."""
+    return min(rows, key=route_rank, default=None)
 
 
 def preferred(rows: list[dict], path_op: tuple[str, str]) -> dict | None:
     """The row to show for (path, op) among `rows` (None when empty): ok
-    before not ok, same CPU before another CPU, the real counter before a
-    stand-in, the exact op before a harness-level "*" row, the package
-    counter first, gbench before the other harnesses."""
-    return min(rows, key=lambda r: _rank(r, path_op), default=None)
+    before not ok, same CPU before another CPU, the exact op before a
+    harness-level "*" row, then route_rank."""
+    return min(rows, key=lambda r: (r["status"] != "ok", labels.placement(r) == labels.OTHER_CPU,
+                                    r["op"] != path_op[1], route_rank(r)), default=None)
 
 
 def best_local(ref: dict, rows: list[dict]) -> tuple[dict | None, str]:
@@ -151,15 +166,6 @@ def quantity(row: dict) -> Route:
     return Route(row["path"], op, what, labels.placement(row), row["harness"])
 
 
-def route_rank(row: dict) -> tuple:
-    """Which of one machine's rows of a route stands for it (the smallest):
-    ok before not ok, the real counter before a stand-in, package energy
-    first, a live counter before a frozen or unit-less one, then the target."""
-    return (row["status"] != "ok", labels.is_stand_in(row),
-            not is_package_counter(row.get("target")), liveness.is_dead(row),
-            row.get("target") or "")
-
-
 def route_rows(rows: list[dict]) -> dict[Route, dict]:
     """{route: the row that stands for it} of one machine's latency rows
     (harness-level "*" rows give no route: they say why a path is missing)."""
@@ -168,13 +174,21 @@ def route_rows(rows: list[dict]) -> dict[Route, dict]:
         if r["metric"] != "latency" or r["op"] == "*":
             continue
         key = quantity(r)
-        if key not in found or route_rank(r) < route_rank(found[key]):
-            found[key] = r
+        found[key] = pick([r, found[key]]) if key in found else r
     return found
 
 
+def status_words(row: dict) -> str:
+    """The one wording of a row's status after what it read: " (stand-in)",
+    " (frozen)", " (no-unit)", " (stand-in, frozen)" or "" (a live or
+    non-energy row)."""
+    words = (["stand-in"] if labels.is_stand_in(row) else []) \
+        + ([liveness.tag(row)] if liveness.is_dead(row) else [])
+    return f" ({', '.join(words)})" if words else ""
+
+
 def read_mark(row: dict | None) -> str:
-    """What a machine's row of a route read, short, with its status word:
+    """What a machine's row of a route read, short, with its status words:
     "msr/tsc (stand-in)", "energy-psys (frozen)", "energy-pkg"; "" without
     a target."""
     if row is None or not row.get("target"):
@@ -182,9 +196,7 @@ def read_mark(row: dict | None) -> str:
     # an rdmsr's route already names the MSR: its address is what differs
     text = (row["target"].lower() if row["op"].startswith("rdmsr:")
             else labels.short_target(row["target"]))
-    status = liveness.verdict(row) if liveness.is_dead(row) else None
-    words = [w for w in ("stand-in" if labels.is_stand_in(row) else None, status) if w]
-    return f"{text} ({', '.join(words)})" if words else text
+    return text + status_words(row)
 
 
 def quantity_label(key: tuple, with_harness: bool = False) -> str:
@@ -203,5 +215,4 @@ def sort_key(key: tuple) -> tuple:
     paths = registry.PATHS  # the registry order, as in every table
     return (paths.index(path) if path in paths else len(paths), op, what,
             labels.PLACEMENTS.index(place),
-            HARNESS_ORDER.index(harness) if harness in HARNESS_ORDER else len(HARNESS_ORDER),
-            harness)
+            *harness_rank(harness))

@@ -18,7 +18,7 @@ A group is a row's `samples`: its repetitions (latency) or its pairs
 (overhead), taken as independent.
 """
 
-from results import liveness, registry
+from results import registry
 from results import table as text_table
 from results.table import DASH
 
@@ -45,13 +45,6 @@ def samples(row: dict | None) -> list[float]:
     if row is None or row["status"] != "ok":
         return []
     return [v for v in row.get("samples") or [] if v is not None]
-
-
-def status_words(row: dict) -> str:
-    """" (stand-in)", " (frozen)", " (stand-in, frozen)" or ""."""
-    words = (["stand-in"] if labels.is_stand_in(row) else []) \
-        + ([liveness.tag(row)] if liveness.is_dead(row) else [])
-    return f" ({', '.join(words)})" if words else ""
 
 
 def median_cell(row: dict) -> str:
@@ -126,7 +119,7 @@ def ladder_label(row: dict) -> str:
     if target and not row["op"].startswith("rdmsr") and target not in text:
         head, _, place = text.partition(" · ")
         text = f"{head} {target}" + (f" · {place}" if place else "")
-    return text + status_words(row)
+    return text + pairing.status_words(row)
 
 
 def rung(row: dict) -> tuple[str, str, str, str]:
@@ -141,15 +134,15 @@ def rung(row: dict) -> tuple[str, str, str, str]:
 
 def ladder_rows(run: Run) -> list[dict]:
     """One ok latency row per quantity (path, operation, what was read,
-    placement: `rung`; pairing.preferred picks among harnesses: gbench,
-    kbench, criterion), ordered by median."""
+    placement: `rung`; among harnesses, pairing.pick chooses by the rule the
+    machines table uses: gbench, else kbench, else criterion), ordered by
+    median."""
     by_rung: dict[tuple, list[dict]] = {}
     for r in run.rows:
         if r["metric"] == "latency" and r["status"] == "ok" and r["op"] != "*" \
                 and len(samples(r)) > 0:
             by_rung.setdefault(rung(r), []).append(r)
-    chosen = [pairing.preferred(rows, (rows[0]["path"], rows[0]["op"]))
-              for rows in by_rung.values()]
+    chosen = [pairing.pick(rows) for rows in by_rung.values()]
     return sorted(chosen, key=lambda r: (r["median"], ladder_label(r)))
 
 
@@ -232,7 +225,7 @@ def is_null_loop(row: dict) -> bool:
 
 def mechanism_label(row: dict) -> str:
     text = f"null loop ({row['op']})" if is_null_loop(row) else row["op"]
-    return text + status_words(row)
+    return text + pairing.status_words(row)
 
 
 def overhead_conditions(run: Run) -> dict[tuple, list[dict]]:
@@ -343,7 +336,7 @@ def machines_table(runs: list[Run]) -> Table | None:
 
     def who(i, row):
         target = labels.short_target(row.get("target"))
-        return tags[i] + (f" {target}" if target else "") + status_words(row)
+        return tags[i] + (f" {target}" if target else "") + pairing.status_words(row)
 
     for key in keys:
         found = [(i, per_run[i].get(key)) for i in range(len(runs))]

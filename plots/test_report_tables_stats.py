@@ -68,6 +68,28 @@ def test_the_msr_device_read_at_two_addresses_is_two_rungs(intel):
     assert sum(1 for r in rows if (r["path"], r["target"], r["cpu"]) == ("msr-dev", "0x611", 0)) == 1
 
 
+def test_the_ladder_and_the_machines_table_choose_a_harness_by_one_rule(intel):
+    # two harnesses timed one rung: gbench before criterion, but a live counter
+    # before a frozen one whatever the harness; the row order never matters,
+    # and the machines table's route_rows picks the same row
+    gbench = next(r for r in intel.rows if (r["path"], r["op"], r["harness"], r["cpu"])
+                  == ("perf", "read", "gbench", 0))
+    criterion = next(r for r in intel.rows if (r["path"], r["op"], r["harness"], r["cpu"])
+                     == ("perf", "read", "criterion", 0))
+    frozen = {**gbench, "liveness": "frozen"}
+    for candidates, chosen in (([gbench, criterion], gbench), ([frozen, criterion], criterion)):
+        for order in (candidates, candidates[::-1]):
+            (rung,) = rts.ladder_rows(with_rows(intel, [copy.deepcopy(r) for r in order]))
+            assert rung["harness"] == chosen["harness"]
+            assert rung.get("liveness") == chosen.get("liveness")
+            assert pairing.pick(order) is chosen
+    assert pairing.status_words(frozen) == " (frozen)"
+    assert pairing.read_mark(frozen) == "energy-pkg (frozen)"
+    stand_in = {**frozen, "stand_in": "no power PMU", "target": "msr/tsc/"}
+    assert pairing.status_words(stand_in) == " (stand-in, frozen)"
+    assert rts.ladder_label(stand_in).endswith(" (stand-in, frozen)")
+
+
 def test_ladder_table_steps_tests_and_caption(amd):
     table = rts.ladder_table(amd)
     rows = rts.ladder_rows(amd)
