@@ -154,6 +154,7 @@ def ladder_table(run: Run) -> Table | None:
     ns = [len(g) for g in groups]
     omnibus = sig.kruskal_wallis(groups)
     dunn = sig.dunn_bonferroni(groups)
+    ties = sig.dunn_tie_sum(groups)  # the bound counts the ties Dunn's test corrects for
     steps = len(rows) - 1
     name = "ladder-tests"
     body, best, records = [], [], []
@@ -162,7 +163,7 @@ def ladder_table(run: Run) -> Table | None:
         pair = sig.mann_whitney(groups[i + 1], groups[i])
         u_adj = None if pair.p is None else min(1.0, pair.p * steps)
         p_adj = dunn.p(i, i + 1)
-        best_p = sig.best_dunn_p_adj(ns[i], ns[i + 1], ns)
+        best_p = sig.best_dunn_p_adj(ns[i], ns[i + 1], ns, ties)
         best.append(best_p)
         body.append([f"{ladder_label(fast)} ({median_cell(fast)})",
                      f"{ladder_label(slow)} ({median_cell(slow)})",
@@ -202,7 +203,8 @@ def ladder_table(run: Run) -> Table | None:
                f"Each step compares two neighbouring rungs: Dunn's test, two-sided, Bonferroni "
                f"over all {dunn.pairs} pairs of the {len(rows)} rungs (scikit-posthocs; "
                f"best p_adj: the smallest it could give that step, the two rungs' values "
-               f"separated from each other and from every other rung's); U p_adj: the "
+               f"separated from each other and from every other rung's, with the data's ties as "
+               f"Dunn's tie correction counts them); U p_adj: the "
                f"Mann–Whitney U test of the two rungs alone, Bonferroni over the {steps} steps; "
                f"{DELTA_NOTE}. The verdict is Dunn's at p_adj < {sig.ALPHA}, \"significant (U "
                f"test)\" where only the U test is. {small_n_sentence(best, len(rows), ns)}")

@@ -127,15 +127,30 @@ def dunn_bonferroni(groups) -> Dunn:
     return Dunn(ns, frame.reindex(index=labels, columns=labels).to_numpy(dtype=float))
 
 
-def best_dunn_p_adj(n_i: int, n_j: int, ns) -> float:
+def dunn_tie_sum(groups) -> float:
+    """Σ(t³ − t) over the runs of t tied values in the pooled groups: the
+    term of Dunn's variance that posthoc_dunn's tie correction subtracts
+    (σ² = N(N+1)/12 − Σ(t³ − t) / (12(N − 1)))."""
+    pooled = np.concatenate([clean(g) for g in groups]) if len(groups) else np.array([])
+    _, counts = np.unique(pooled, return_counts=True)
+    return float(np.sum(counts.astype(float) ** 3 - counts))
+
+
+def best_dunn_p_adj(n_i: int, n_j: int, ns, tie_sum: float = 0.0) -> float:
     """The smallest Bonferroni-adjusted p Dunn's test can give two groups of
     n_i and n_j values whose values are contiguous in the joint ranking and
     do not overlap (neighbours on a ladder that are fully separated): their
     mean ranks differ by (n_i + n_j) / 2, whatever the data; the groups'
-    sizes are `ns` (all k of them). Above ALPHA, no neighbouring step of
-    such a ladder can be called significant by Dunn–Bonferroni."""
+    sizes are `ns` (all k of them). `tie_sum` is the data's dunn_tie_sum:
+    ties elsewhere shrink Dunn's variance, so with it the bound is the one
+    posthoc_dunn's tie-corrected test attains (without it, the bound for
+    untied data, which tied data can beat). Above ALPHA, no neighbouring
+    step of such a ladder can be called significant by Dunn–Bonferroni."""
     total, k = sum(ns), len(ns)
-    z = ((n_i + n_j) / 2) / math.sqrt(total * (total + 1) / 12 * (1 / n_i + 1 / n_j))
+    variance = total * (total + 1) / 12 - (tie_sum / (12 * (total - 1)) if total > 1 else 0.0)
+    if variance <= 0:
+        return 1.0
+    z = ((n_i + n_j) / 2) / math.sqrt(variance * (1 / n_i + 1 / n_j))
     return min(1.0, k * (k - 1) / 2 * 2 * float(stats.norm.sf(z)))
 
 

@@ -108,6 +108,25 @@ def test_best_dunn_p_adj_is_what_separated_neighbours_get():
     assert sig.best_dunn_p_adj(10, 10, (10,) * 12) > sig.ALPHA
 
 
+def test_best_dunn_p_adj_with_ties_is_still_a_bound():
+    # five tied values in a third group shrink Dunn's variance (posthoc_dunn's
+    # tie correction): the separated neighbours 1-5 and 6-10 then get 0.215,
+    # below the untied bound 0.231, and the bound with the data's ties is it
+    groups = [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11] * 5]
+    real = sig.dunn_bonferroni(groups).p(0, 1)
+    untied = sig.best_dunn_p_adj(5, 5, (5, 5, 5))
+    assert round(real, 3) == 0.215 and round(untied, 3) == 0.231 and real < untied
+    # by hand: one run of t = 5 ties, Σ(t³ − t) = 120
+    assert sig.dunn_tie_sum(groups) == 120
+    tied = sig.best_dunn_p_adj(5, 5, (5, 5, 5), sig.dunn_tie_sum(groups))
+    assert tied == pytest.approx(real)
+    # z by hand: 5 / sqrt((15·16/12 − 120/(12·14)) · 2/5)
+    z = 5 / math.sqrt((15 * 16 / 12 - 120 / (12 * 14)) * 2 / 5)
+    assert tied == pytest.approx(3 * 2 * stats.norm.sf(z))
+    # no ties: no term
+    assert sig.dunn_tie_sum([[1, 2], [3, float("nan")]]) == 0
+
+
 def test_dunn_degenerate():
     assert sig.dunn_bonferroni([[1, 2, 3]]).p(0, 0) is None
     assert sig.dunn_bonferroni([[2.0] * 4, [2.0] * 4]).note.startswith("all values equal")
