@@ -18,6 +18,8 @@ A group is a row's `samples`: its repetitions (latency) or its pairs
 (overhead), taken as independent.
 """
 
+import dataclasses
+
 from results import registry
 from results import table as text_table
 from results.table import DASH
@@ -80,22 +82,29 @@ def normality_sentence(groups: list[list[float]]) -> str:
     return text + ". "
 
 
-def small_n_sentence(best: list[float], k: int, ns: list[int]) -> str:
-    """Where Dunn–Bonferroni cannot call a ladder's step significant even when
-    the two rungs are fully separated: the smallest p_adj it could give, computed."""
+def small_n_sentence(bests: list[list[float]], nss: list[list[int]], noun: str) -> str:
+    """Where Dunn–Bonferroni cannot call a step significant even when its two
+    groups (`noun`: "rungs", "mechanisms") are fully separated: the smallest
+    p_adj it could give, computed. One list of best p_adj and of group sizes
+    per family (a ladder, an overhead condition)."""
+    best = [b for family in bests for b in family]
     if not best:
         return ""
-    n_text = f"n = {ns[0]}" if len(set(ns)) == 1 else f"n = {min(ns)} to {max(ns)}"
+    ks = sorted({len(ns) for ns in nss if len(ns) > 1})
+    every_n = [n for ns in nss for n in ns]
+    k_text = f"{ks[0]}" if len(ks) == 1 else f"{ks[0]} to {ks[-1]}"
+    n_text = (f"n = {every_n[0]}" if len(set(every_n)) == 1
+              else f"n = {min(every_n)} to {max(every_n)}")
     floor = min(best)
     if floor >= sig.ALPHA:
-        return (f"Small n: with {k} groups of {n_text}, Dunn–Bonferroni cannot call a step "
-                f"significant when the two rungs are separated from each other and from the "
-                f"rest, as on a ladder: such neighbours get p_adj ≥ {sig.p_text(floor)} (best "
+        return (f"Small n: with {k_text} groups of {n_text}, Dunn–Bonferroni cannot call a "
+                f"step significant even when its two {noun} are separated from each other and "
+                f"from the rest: such neighbours get p_adj ≥ {sig.p_text(floor)} (best "
                 f"p_adj); their difference is tested by the U test of the pair alone. ")
     unreachable = sum(1 for b in best if b >= sig.ALPHA)
     if unreachable:
-        return (f"Small n: with {k} groups of {n_text}, {unreachable} of {len(best)} steps "
-                f"cannot reach p_adj < {sig.ALPHA} in Dunn's test when their rungs are "
+        return (f"Small n: with {k_text} groups of {n_text}, {unreachable} of {len(best)} steps "
+                f"cannot reach p_adj < {sig.ALPHA} in Dunn's test even when their {noun} are "
                 f"separated from each other and from the rest (best p_adj). ")
     return ""
 
@@ -107,6 +116,57 @@ def step_verdict(p_dunn: float | None, p_u: float | None) -> str:
     if sig.verdict(p_u) == "significant":
         return "significant (U test)"
     return "not significant" if p_dunn is not None or p_u is not None else "not tested"
+
+
+@dataclasses.dataclass(frozen=True)
+class Steps:
+    """The tests of a family of groups in median order (a ladder, an overhead
+    condition): Kruskal–Wallis across them all, Dunn–Bonferroni over all
+    pairs, and for each neighbouring pair (i, i + 1) the smallest p_adj
+    Dunn's test could give it, the Mann–Whitney U test of the pair alone
+    (slower against faster) and its p, Bonferroni over the steps."""
+    omnibus: sig.Omnibus
+    dunn: sig.Dunn
+    best: list[float]
+    pairs: list[sig.TwoSample]
+    u_adj: list[float | None]
+
+    def verdict(self, i: int) -> str:
+        return step_verdict(self.dunn.p(i, i + 1), self.u_adj[i])
+
+
+def neighbour_steps(groups: list[list[float]]) -> Steps:
+    ns = [len(g) for g in groups]
+    ties = sig.dunn_tie_sum(groups)  # the bound counts the ties Dunn's test corrects for
+    steps = len(groups) - 1
+    pairs = [sig.mann_whitney(groups[i + 1], groups[i]) for i in range(steps)]
+    return Steps(sig.kruskal_wallis(groups), sig.dunn_bonferroni(groups),
+                 [sig.best_dunn_p_adj(ns[i], ns[i + 1], ns, ties) for i in range(steps)],
+                 pairs, [None if p.p is None else min(1.0, p.p * steps) for p in pairs])
+
+
+def step_records(name: str, run: Run, tested: Steps, i: int, fast: dict, slow: dict,
+                 label_a: str, label_b: str, **base) -> list[dict]:
+    """Step i's two records: Dunn–Bonferroni (with the best p_adj) and the U test."""
+    pair, dunn, steps = tested.pairs[i], tested.dunn, len(tested.pairs)
+    common = dict(group_a=label_a, group_b=label_b, target_a=fast.get("target"),
+                  target_b=slow.get("target"), harness_a=fast["harness"],
+                  harness_b=slow["harness"], n_a=pair.n_y, n_b=pair.n_x,
+                  median_a=fast["median"], median_b=slow["median"],
+                  delta=pair.effect.delta, magnitude=pair.effect.magnitude, **base)
+    return [record(name, run, test="dunn-bonferroni", p_adj=dunn.p(i, i + 1),
+                   pairs_adjusted=dunn.pairs, best_p_adj=tested.best[i],
+                   verdict=sig.verdict(dunn.p(i, i + 1)), note=dunn.note, **common),
+            record(name, run, test="mann-whitney-u", statistic=pair.u, p=pair.p,
+                   p_adj=tested.u_adj[i], pairs_adjusted=steps,
+                   verdict=sig.verdict(tested.u_adj[i]), note=pair.note, **common)]
+
+
+def step_cells(tested: Steps, i: int) -> list[str]:
+    """Dunn p_adj, best p_adj, U p_adj, Cliff's delta, verdict."""
+    return [sig.p_text(tested.dunn.p(i, i + 1)), sig.p_text(tested.best[i]),
+            sig.p_text(tested.u_adj[i]), sig.delta_text(tested.pairs[i].effect),
+            tested.verdict(i)]
 
 
 # ---- the latency ladder ----------------------------------------------------------------------
@@ -152,45 +212,22 @@ def ladder_table(run: Run) -> Table | None:
         return None
     groups = [samples(r) for r in rows]
     ns = [len(g) for g in groups]
-    omnibus = sig.kruskal_wallis(groups)
-    dunn = sig.dunn_bonferroni(groups)
-    ties = sig.dunn_tie_sum(groups)  # the bound counts the ties Dunn's test corrects for
+    tested = neighbour_steps(groups)
+    omnibus, dunn = tested.omnibus, tested.dunn
     steps = len(rows) - 1
     name = "ladder-tests"
-    body, best, records = [], [], []
+    base = dict(condition="latency ladder", unit=rows[0]["unit"])
+    body = []
+    records = [record(name, run, test="kruskal-wallis", group_a=f"{len(rows)} groups",
+                      n_a=sum(ns), statistic=omnibus.h, df=omnibus.df, p=omnibus.p,
+                      verdict=sig.verdict(omnibus.p), note=omnibus.note, **base)]
     for i in range(steps):
         fast, slow = rows[i], rows[i + 1]
-        pair = sig.mann_whitney(groups[i + 1], groups[i])
-        u_adj = None if pair.p is None else min(1.0, pair.p * steps)
-        p_adj = dunn.p(i, i + 1)
-        best_p = sig.best_dunn_p_adj(ns[i], ns[i + 1], ns, ties)
-        best.append(best_p)
         body.append([f"{ladder_label(fast)} ({median_cell(fast)})",
                      f"{ladder_label(slow)} ({median_cell(slow)})",
-                     n_cell(ns[i], ns[i + 1]), sig.p_text(p_adj), sig.p_text(best_p),
-                     sig.p_text(u_adj), sig.delta_text(pair.effect), step_verdict(p_adj, u_adj)])
-        records.append(record(
-            name, run, condition="latency ladder", test="dunn-bonferroni",
-            group_a=ladder_label(fast), group_b=ladder_label(slow),
-            target_a=fast.get("target"), target_b=slow.get("target"),
-            harness_a=fast["harness"], harness_b=slow["harness"], n_a=ns[i], n_b=ns[i + 1],
-            median_a=fast["median"], median_b=slow["median"], unit=fast["unit"],
-            p_adj=p_adj, pairs_adjusted=dunn.pairs, best_p_adj=best_p,
-            delta=pair.effect.delta, magnitude=pair.effect.magnitude,
-            verdict=sig.verdict(p_adj), note=dunn.note))
-        records.append(record(
-            name, run, condition="latency ladder", test="mann-whitney-u",
-            group_a=ladder_label(fast), group_b=ladder_label(slow),
-            target_a=fast.get("target"), target_b=slow.get("target"),
-            harness_a=fast["harness"], harness_b=slow["harness"], n_a=ns[i], n_b=ns[i + 1],
-            median_a=fast["median"], median_b=slow["median"], unit=fast["unit"],
-            statistic=pair.u, p=pair.p, p_adj=u_adj, pairs_adjusted=steps,
-            delta=pair.effect.delta, magnitude=pair.effect.magnitude,
-            verdict=sig.verdict(u_adj), note=pair.note))
-    records.insert(0, record(name, run, condition="latency ladder", test="kruskal-wallis",
-                             group_a=f"{len(rows)} groups", n_a=sum(ns), statistic=omnibus.h,
-                             df=omnibus.df, p=omnibus.p, verdict=sig.verdict(omnibus.p),
-                             note=omnibus.note))
+                     n_cell(ns[i], ns[i + 1]), *step_cells(tested, i)])
+        records += step_records(name, run, tested, i, fast, slow, ladder_label(fast),
+                                ladder_label(slow), **base)
     kw = (f"Kruskal–Wallis across the {len(rows)} rungs: H = {omnibus.h:.1f}, df = {omnibus.df}, "
           f"p {sig.p_text(omnibus.p) if omnibus.p < 0.001 else '= ' + sig.p_text(omnibus.p)} "
           f"({sig.verdict(omnibus.p)}). " if omnibus.h is not None
@@ -207,7 +244,7 @@ def ladder_table(run: Run) -> Table | None:
                f"Dunn's tie correction counts them); U p_adj: the "
                f"Mann–Whitney U test of the two rungs alone, Bonferroni over the {steps} steps; "
                f"{DELTA_NOTE}. The verdict is Dunn's at p_adj < {sig.ALPHA}, \"significant (U "
-               f"test)\" where only the U test is. {small_n_sentence(best, len(rows), ns)}")
+               f"test)\" where only the U test is. {small_n_sentence([tested.best], [ns], 'rungs')}")
     return Table(name=name, key=f"ladder-tests-{labels.slug(run.label)}",
                  title=f"Latency ladder, tested steps, {run.label}", caption=caption.strip(),
                  columns=["faster (median)", "slower (median)", "n", "Dunn p_adj",
@@ -257,7 +294,7 @@ def overhead_table(run: Run) -> Table | None:
     if not conditions:
         return None
     name = "overhead-tests"
-    body, records, all_groups = [], [], []
+    body, records, all_groups, bests, nss = [], [], [], [], []
     has_null = any(is_null_loop(r) for rows in conditions.values() for r in rows)
     for key, rows in sorted(conditions.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
         cond = condition_label(key)
@@ -267,36 +304,29 @@ def overhead_table(run: Run) -> Table | None:
         ns = [len(g) for g in groups]
         base = dict(condition=" · ".join(str(x) for x in key if x), unit="%")
         if len(rows) > 1:
-            omnibus, dunn = sig.kruskal_wallis(groups), sig.dunn_bonferroni(groups)
+            tested = neighbour_steps(groups)
+            omnibus = tested.omnibus
+            bests.append(tested.best)
+            nss.append(ns)
             body.append([cond, f"all {len(rows)}: Kruskal–Wallis", n_cell(*ns),
                          DASH if omnibus.h is None else f"H = {omnibus.h:.1f}, df {omnibus.df}",
-                         sig.p_text(omnibus.p), DASH, sig.verdict(omnibus.p)])
+                         sig.p_text(omnibus.p), DASH, DASH, DASH, sig.verdict(omnibus.p)])
             records.append(record(name, run, test="kruskal-wallis", group_a=f"{len(rows)} groups",
                                   n_a=sum(ns), statistic=omnibus.h, df=omnibus.df, p=omnibus.p,
                                   verdict=sig.verdict(omnibus.p), note=omnibus.note, **base))
             for i in range(len(rows) - 1):
                 fast, slow = rows[i], rows[i + 1]
-                effect = sig.cliffs_delta(groups[i + 1], groups[i])
-                p_adj = dunn.p(i, i + 1)
                 body.append([cond, f"{mechanism_label(fast)} ({median_cell(fast)}) < "
                                    f"{mechanism_label(slow)} ({median_cell(slow)})",
-                             n_cell(ns[i], ns[i + 1]), "Dunn–Bonferroni", sig.p_text(p_adj),
-                             sig.delta_text(effect), sig.verdict(p_adj)])
-                records.append(record(
-                    name, run, test="dunn-bonferroni", group_a=mechanism_label(fast),
-                    group_b=mechanism_label(slow), target_a=fast.get("target"),
-                    target_b=slow.get("target"), harness_a=fast["harness"],
-                    harness_b=slow["harness"], n_a=ns[i], n_b=ns[i + 1],
-                    median_a=fast["median"], median_b=slow["median"], p_adj=p_adj,
-                    pairs_adjusted=dunn.pairs, delta=effect.delta,
-                    magnitude=effect.magnitude, verdict=sig.verdict(p_adj), note=dunn.note,
-                    **base))
+                             n_cell(ns[i], ns[i + 1]), "Dunn–Bonferroni", *step_cells(tested, i)])
+                records += step_records(name, run, tested, i, fast, slow, mechanism_label(fast),
+                                        mechanism_label(slow), **base)
         for r, g in zip(rows, groups):
             zero = sig.wilcoxon_zero(g)
             body.append([cond, f"{mechanism_label(r)} ({median_cell(r)}) vs 0", str(zero.n),
                          "Wilcoxon" if zero.statistic is None
                          else f"Wilcoxon T = {zero.statistic:g}",
-                         sig.p_text(zero.p), DASH, sig.verdict(zero.p)])
+                         sig.p_text(zero.p), DASH, DASH, DASH, sig.verdict(zero.p)])
             records.append(record(name, run, test="wilcoxon-signed-rank",
                                   group_a=mechanism_label(r),
                                   group_b="0", target_a=r.get("target"), harness_a=r["harness"],
@@ -313,15 +343,22 @@ def overhead_table(run: Run) -> Table | None:
                + (f"; workload {workload}" if workload else "")
                + f"), each mechanism's group is its overhead per pair of runs (%), taken as "
                f"independent. {null_text}{normality_sentence(all_groups)}Kruskal–Wallis across "
-               f"the mechanisms of a condition; Dunn's test, two-sided, Bonferroni over all "
-               f"pairs of that condition's mechanisms (scikit-posthocs), for each neighbouring "
-               f"pair in median order; {DELTA_NOTE}. Each mechanism against zero overhead: the "
-               f"Wilcoxon signed-rank test, two-sided, not adjusted; \"not significant\" there "
-               f"means the pairs do not show an overhead distinguishable from none.")
+               f"the mechanisms of a condition. Each step compares two mechanisms neighbouring "
+               f"in median order: Dunn's test, two-sided, Bonferroni over all pairs of that "
+               f"condition's mechanisms (scikit-posthocs; p, with best p_adj: the smallest it "
+               f"could give that step, the two mechanisms' values separated from each other and "
+               f"from the rest, with the data's ties); U p_adj: the Mann–Whitney U test of the "
+               f"two alone, Bonferroni over the condition's steps; {DELTA_NOTE}. A step's "
+               f"verdict is Dunn's at p_adj < {sig.ALPHA}, \"significant (U test)\" where only "
+               f"the U test is. {small_n_sentence(bests, nss, 'mechanisms')}Each mechanism "
+               f"against zero overhead: the Wilcoxon signed-rank test, two-sided, not adjusted; "
+               f"\"not significant\" there means the pairs do not show an overhead "
+               f"distinguishable from none.")
     return Table(name=name, key=f"overhead-tests-{labels.slug(run.label)}",
                  title=f"Sampler overhead, tested, {run.label}", caption=caption.strip(),
-                 columns=["condition", "comparison (median)", "n", "test", "p", "Cliff's delta", "verdict"],
-                 align="llrlrll", body=body, footnotes=[], csv_columns=STATS_CSV,
+                 columns=["condition", "comparison (median)", "n", "test", "p", "best p_adj",
+                          "U p_adj", "Cliff's delta", "verdict"],
+                 align="llrlrrrll", body=body, footnotes=[], csv_columns=STATS_CSV,
                  records=records)
 
 

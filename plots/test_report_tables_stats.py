@@ -187,6 +187,38 @@ def test_overhead_without_null_rows_says_so_and_zero_overhead_is_not_significant
     assert line[col(table, "verdict")] == "not significant"
 
 
+def test_separated_mechanisms_are_told_apart_by_the_u_test_where_dunn_cannot(amd):
+    # five mechanisms of 10 pairs each, every mechanism's overheads apart from
+    # the next: Dunn–Bonferroni over the 10 pairs cannot go below its bound for
+    # neighbours; the U test of each pair alone (Bonferroni over the 4 steps)
+    # can, and the table says so in its verdict, its columns and its caption
+    rows = [copy.deepcopy(r) for r in amd.rows if r["metric"] == "overhead_pct"
+            and rts.samples(r)][:1]
+    made = []
+    for m, op in enumerate(("timer", "perf", "powercap", "msr", "ebpf")):
+        r = copy.deepcopy(rows[0])
+        r.update(op=op, samples=[10.0 * m + i * 0.5 for i in range(10)], median=10.0 * m + 2.25)
+        made.append(r)
+    table = rts.overhead_table(with_rows(amd, made))
+    steps = [line for line in table.body if line[col(table, "test")] == "Dunn–Bonferroni"]
+    assert len(steps) == 4
+    groups = [r["samples"] for r in made]
+    bound = sig.best_dunn_p_adj(10, 10, [10] * 5)
+    assert bound >= sig.ALPHA  # the reason Dunn alone would read "not significant"
+    u_adj = 4 * sig.mann_whitney(groups[1], groups[0]).p
+    for line in steps:
+        assert line[col(table, "Cliff's delta")] == "1.00 (large)"
+        assert line[col(table, "best p_adj")] == sig.p_text(bound)
+        assert line[col(table, "U p_adj")] == sig.p_text(u_adj)
+        assert line[col(table, "verdict")] == "significant (U test)"
+    assert "Small n: with 5 groups of n = 10" in table.caption
+    assert "significant (U test)" in table.caption
+    u = [r for r in table.records if r["test"] == "mann-whitney-u"]
+    assert len(u) == 4 and all(r["pairs_adjusted"] == 4 and r["p_adj"] < sig.ALPHA for r in u)
+    dunn = [r for r in table.records if r["test"] == "dunn-bonferroni"]
+    assert all(r["best_p_adj"] == pytest.approx(bound) for r in dunn)
+
+
 def test_overhead_conditions_by_placement_and_time(amd):
     rows = [copy.deepcopy(r) for r in amd.rows if r["metric"] == "overhead_pct"
             and rts.samples(r)]
