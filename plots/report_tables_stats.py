@@ -37,6 +37,11 @@ STATS_CSV = ["table", "machine", "run_id", "condition", "test", "group_a", "grou
              "best_p_adj", "delta", "magnitude", "verdict", "note"]
 # ASCII signs and no Greek letter in captions and cells: the LaTeX rendering
 # (plots/tables_latex.py) drops characters it has no spelling for
+# overhead-tests' verdict against 0 and the overhead tables' label are two criteria
+CI_CRITERION = ("The overhead tables (reference-overhead, design) label a row \"not "
+                "significant\" by another criterion, its median's 95% CI (from order "
+                "statistics) holding 0; the two can differ near the edge, a CI that holds 0 "
+                "beside a Wilcoxon p < 0.05 or the reverse.")
 DELTA_NOTE = ("Cliff's delta is of the slower group against the faster (P(slower > faster) - "
               "P(slower < faster), from the Mann–Whitney U), its magnitude after Romano et al. "
               "2006 (|delta| < 0.147 negligible, < 0.33 small, < 0.474 medium, else large)")
@@ -352,8 +357,8 @@ def overhead_table(run: Run) -> Table | None:
                f"verdict is Dunn's at p_adj < {sig.ALPHA}, \"significant (U test)\" where only "
                f"the U test is. {small_n_sentence(bests, nss, 'mechanisms')}Each mechanism "
                f"against zero overhead: the Wilcoxon signed-rank test, two-sided, not adjusted; "
-               f"\"not significant\" there means the pairs do not show an overhead "
-               f"distinguishable from none.")
+               f"its \"not significant\" means the pairs "
+               f"do not show an overhead distinguishable from none by that test. {CI_CRITERION}")
     return Table(name=name, key=f"overhead-tests-{labels.slug(run.label)}",
                  title=f"Sampler overhead, tested, {run.label}", caption=caption.strip(),
                  columns=["condition", "comparison (median)", "n", "test", "p", "best p_adj",

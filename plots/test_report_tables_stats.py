@@ -6,6 +6,8 @@ import dataclasses
 
 import pytest
 
+from results import stats
+
 from plots import pairing, report_tables_stats as rts, significance as sig
 from plots.fixtures import AMD, INTEL
 from plots.runs import Run, load_runs
@@ -217,6 +219,25 @@ def test_separated_mechanisms_are_told_apart_by_the_u_test_where_dunn_cannot(amd
     assert len(u) == 4 and all(r["pairs_adjusted"] == 4 and r["p_adj"] < sig.ALPHA for r in u)
     dunn = [r for r in table.records if r["test"] == "dunn-bonferroni"]
     assert all(r["best_p_adj"] == pytest.approx(bound) for r in dunn)
+
+
+def test_the_two_criteria_of_not_significant_can_disagree_and_the_caption_says_which(amd):
+    # results/README.md's example: the median's order-statistic 95% CI holds 0
+    # (the overhead tables' "not significant"), Wilcoxon against 0 rejects
+    pairs = [-1, -0.5, 1, 2, 3, 4, 5, 6, 7, 8]
+    summary = stats.summarize(pairs)
+    assert (summary["ci95_low"], summary["ci95_high"]) == (-0.5, 7.0)
+    assert summary["ci95_low"] <= 0 <= summary["ci95_high"]
+    zero = sig.wilcoxon_zero(pairs)
+    assert round(zero.p, 3) == 0.014 and sig.verdict(zero.p) == "significant"
+    row = copy.deepcopy(next(r for r in amd.rows if r["metric"] == "overhead_pct"
+                             and rts.samples(r)))
+    row.update(samples=pairs, **{k: summary[k] for k in ("median", "ci95_low", "ci95_high")})
+    table = rts.overhead_table(with_rows(amd, [row]))
+    (line,) = [line for line in table.body if "vs 0" in line[col(table, "comparison (median)")]]
+    assert line[col(table, "verdict")] == "significant"
+    assert "order statistics" in table.caption and "can differ" in table.caption
+    assert "Wilcoxon signed-rank" in table.caption
 
 
 def test_overhead_conditions_by_placement_and_time(amd):
