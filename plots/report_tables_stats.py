@@ -20,6 +20,8 @@ A group is a row's `samples`: its repetitions (latency) or its pairs
 
 import dataclasses
 
+from statsmodels.stats.multitest import multipletests
+
 from results import registry
 from results import table as text_table
 from results.table import DASH
@@ -28,17 +30,17 @@ from plots import labels, pairing, report_tables_compare
 from plots import significance as sig
 from plots.report_tables import machine_caption
 from plots.runs import Run
-from plots.tables import Notes, Table
+from plots.tables import Table
 
 CITE = "Diamond & Stoico 2026"
 STATS_CSV = ["table", "machine", "run_id", "condition", "test", "group_a", "group_b",
              "target_a", "target_b", "harness_a", "harness_b", "n_a", "n_b", "median_a",
-             "median_b", "unit", "statistic", "df", "p", "p_adj", "pairs_adjusted",
-             "best_p_adj", "delta", "magnitude", "verdict", "note"]
+             "median_b", "unit", "method", "statistic", "df", "p", "p_adj", "pairs_adjusted",
+             "best_p_adj", "p_holm", "holm_tests", "delta", "magnitude", "verdict", "note"]
 # ASCII signs and no Greek letter in captions and cells: the LaTeX rendering
 # (plots/tables_latex.py) drops characters it has no spelling for
 # overhead-tests' verdict against 0 and the overhead tables' label are two criteria
-CI_CRITERION = ("The overhead tables (reference-overhead, design) label a row \"not "
+CI_CRITERION = ("The overhead tables (reference-overhead, reference-design) label a row \"not "
                 "significant\" by another criterion, its median's 95% CI (from order "
                 "statistics) holding 0; the two can differ near the edge, a CI that holds 0 "
                 "beside a Wilcoxon p < 0.05 or the reverse.")
@@ -48,10 +50,11 @@ DELTA_NOTE = ("Cliff's delta is of the slower group against the faster (P(slower
 
 
 def samples(row: dict | None) -> list[float]:
-    """A row's repetitions, for testing (empty for a row that is not ok)."""
+    """A row's finite repetitions, for testing (empty for a row that is not
+    ok): what the tests use (sig.clean), so an n shown is an n tested."""
     if row is None or row["status"] != "ok":
         return []
-    return [v for v in row.get("samples") or [] if v is not None]
+    return [float(v) for v in sig.clean(row.get("samples") or [])]
 
 
 def median_cell(row: dict) -> str:
@@ -162,7 +165,8 @@ def step_records(name: str, run: Run, tested: Steps, i: int, fast: dict, slow: d
     return [record(name, run, test="dunn-bonferroni", p_adj=dunn.p(i, i + 1),
                    pairs_adjusted=dunn.pairs, best_p_adj=tested.best[i],
                    verdict=sig.verdict(dunn.p(i, i + 1)), note=dunn.note, **common),
-            record(name, run, test="mann-whitney-u", statistic=pair.u, p=pair.p,
+            record(name, run, test="mann-whitney-u", method=pair.method, statistic=pair.u,
+                   p=pair.p,
                    p_adj=tested.u_adj[i], pairs_adjusted=steps,
                    verdict=sig.verdict(tested.u_adj[i]), note=pair.note, **common)]
 
@@ -356,8 +360,8 @@ def overhead_table(run: Run) -> Table | None:
                f"two alone, Bonferroni over the condition's steps; {DELTA_NOTE}. A step's "
                f"verdict is Dunn's at p_adj < {sig.ALPHA}, \"significant (U test)\" where only "
                f"the U test is. {small_n_sentence(bests, nss, 'mechanisms')}Each mechanism "
-               f"against zero overhead: the Wilcoxon signed-rank test, two-sided, not adjusted; "
-               f"its \"not significant\" means the pairs "
+               f"against zero overhead: the Wilcoxon signed-rank test, two-sided, not adjusted "
+               f"(zeros dropped: n counts the pairs tested); its \"not significant\" means the pairs "
                f"do not show an overhead distinguishable from none by that test. {CI_CRITERION}")
     return Table(name=name, key=f"overhead-tests-{labels.slug(run.label)}",
                  title=f"Sampler overhead, tested, {run.label}", caption=caption.strip(),
@@ -369,14 +373,29 @@ def overhead_table(run: Run) -> Table | None:
 
 # ---- machines side by side --------------------------------------------------------------------
 
+def holm(ps: list[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment (statsmodels multipletests, method="holm")
+    over the p values that exist; None stays None."""
+    tested = [i for i, p in enumerate(ps) if p is not None]
+    out: list[float | None] = [None] * len(ps)
+    if tested:
+        adjusted = multipletests([ps[i] for i in tested], method="holm")[1]
+        for i, p in zip(tested, adjusted):
+            out[i] = float(p)
+    return out
+
+
 def machines_table(runs: list[Run]) -> Table | None:
-    """A quantity measured ok on two machines or more: is one faster?"""
+    """A quantity measured ok on two machines or more: is one faster? Each
+    test's p is adjusted by Holm across the table's quantities: the
+    Kruskal–Wallis tests as one family, each pair of machines' tests (U, or
+    Dunn–Bonferroni within a quantity) as another."""
     if len(runs) < 2:
         return None
     keys, per_run = report_tables_compare.machine_quantities(runs)
-    tags = [f"M{i + 1}" for i in range(len(runs))]
+    tags = [f"({i + 1})" for i in range(len(runs))]  # as the machines table numbers them
     name = "machines-tests"
-    notes, body, records = Notes(), [], []
+    lines = []  # (family, p for Holm, body line without Holm and verdict, record)
 
     def who(i, row):
         target = labels.short_target(row.get("target"))
@@ -389,57 +408,82 @@ def machines_table(runs: list[Run]) -> Table | None:
             continue
         quantity = pairing.quantity_label(key, with_harness=True)
         groups = {i: samples(r) for i, r in found}
+        unit = found[0][1]["unit"]
         if len(found) == 2:
             pairs = [(found[0], found[1], None)]
-            adjusted = 1
         else:
             idx = [i for i, _ in found]
             omnibus = sig.kruskal_wallis([groups[i] for i in idx])
             dunn = sig.dunn_bonferroni([groups[i] for i in idx])
-            adjusted = dunn.pairs
-            body.append([quantity, f"all {len(found)} machines",
-                         n_cell(*map(len, groups.values())), "Kruskal–Wallis",
-                         sig.p_text(omnibus.p), DASH, sig.verdict(omnibus.p)])
-            records.append(record(name, None, condition=quantity, test="kruskal-wallis",
-                                  group_a=", ".join(runs[i].label for i in idx),
-                                  statistic=omnibus.h, df=omnibus.df, p=omnibus.p,
-                                  verdict=sig.verdict(omnibus.p), note=omnibus.note))
+            ns = [len(groups[i]) for i in idx]
+            lines.append(("kruskal-wallis", omnibus.p,
+                          [quantity, "all " + ", ".join(tags[i] for i in idx), n_cell(*ns),
+                           "Kruskal–Wallis", sig.p_text(omnibus.p)],
+                          record(name, None, condition=quantity, test="kruskal-wallis",
+                                 group_a=", ".join(runs[i].label for i in idx), n_a=sum(ns),
+                                 unit=unit, statistic=omnibus.h, df=omnibus.df, p=omnibus.p,
+                                 note=omnibus.note)))
             pairs = [(found[a], found[b], dunn.p(a, b))
                      for a in range(len(found)) for b in range(a + 1, len(found))]
         for (i, ri), (j, rj), p_dunn in pairs:
+            family = (min(i, j), max(i, j))
             if ri["median"] > rj["median"]:
                 (i, ri), (j, rj) = (j, rj), (i, ri)
             pair = sig.mann_whitney(groups[j], groups[i])
             p = pair.p if p_dunn is None else p_dunn
             test = "Mann–Whitney U" if p_dunn is None else "Dunn–Bonferroni"
-            body.append([quantity, f"{who(i, ri)} ({median_cell(ri)}) < "
-                                   f"{who(j, rj)} ({median_cell(rj)})",
-                         n_cell(len(groups[i]), len(groups[j])), test, sig.p_text(p),
-                         sig.delta_text(pair.effect), sig.verdict(p)])
-            records.append(record(
-                name, None, condition=quantity,
-                test="mann-whitney-u" if p_dunn is None else "dunn-bonferroni",
-                group_a=runs[i].label, group_b=runs[j].label, target_a=ri.get("target"),
-                target_b=rj.get("target"), harness_a=ri["harness"], harness_b=rj["harness"],
-                n_a=len(groups[i]), n_b=len(groups[j]), median_a=ri["median"],
-                median_b=rj["median"], unit=ri["unit"],
-                statistic=pair.u if p_dunn is None else None,
-                p=pair.p if p_dunn is None else None, p_adj=p_dunn,
-                pairs_adjusted=adjusted if p_dunn is not None else None,
-                delta=pair.effect.delta, magnitude=pair.effect.magnitude, verdict=sig.verdict(p),
-                note=pair.note))
-    if not body:
+            lines.append((family, p,
+                          [quantity, f"{who(i, ri)} ({median_cell(ri)}) < "
+                                     f"{who(j, rj)} ({median_cell(rj)})",
+                           n_cell(len(groups[i]), len(groups[j])), test, sig.p_text(p),
+                           sig.delta_text(pair.effect)],
+                          record(name, None, condition=quantity,
+                                 test="mann-whitney-u" if p_dunn is None else "dunn-bonferroni",
+                                 group_a=runs[i].label, group_b=runs[j].label,
+                                 target_a=ri.get("target"), target_b=rj.get("target"),
+                                 harness_a=ri["harness"], harness_b=rj["harness"],
+                                 n_a=len(groups[i]), n_b=len(groups[j]), median_a=ri["median"],
+                                 median_b=rj["median"], unit=unit,
+                                 method=pair.method if p_dunn is None else None,
+                                 statistic=pair.u if p_dunn is None else None,
+                                 p=pair.p if p_dunn is None else None, p_adj=p_dunn,
+                                 pairs_adjusted=(len(found) * (len(found) - 1) // 2
+                                                 if p_dunn is not None else None),
+                                 delta=pair.effect.delta, magnitude=pair.effect.magnitude,
+                                 note=pair.note)))
+    if not lines:
         return None
-    legend = "; ".join(f"{t} = {r.label} (run {r.run_id})" for t, r in zip(tags, runs))
+    body, records = [], []
+    families = {f for f, *_ in lines}
+    adjusted = {}
+    for f in families:
+        members = [n for n, line in enumerate(lines) if line[0] == f]
+        for n, p in zip(members, holm([lines[n][1] for n in members])):
+            adjusted[n] = (p, sum(1 for m in members if lines[m][1] is not None))
+    for n, (family, p, cells, rec) in enumerate(lines):
+        p_holm, size = adjusted[n]
+        if family == "kruskal-wallis":
+            cells = cells + [DASH]  # no effect size across k machines
+        body.append(cells[:5] + [sig.p_text(p_holm)] + cells[5:] + [sig.verdict(p_holm)])
+        rec.update(p_holm=p_holm, holm_tests=size, verdict=sig.verdict(p_holm))
+        records.append(rec)
+    quantities = len({line[2][0] for line in lines})
+    legend = "; ".join(f"{t} {r.label} (run {r.run_id})" for t, r in zip(tags, runs))
     caption = (f"Machines compared, after {CITE}: {legend}. For each quantity measured on two "
                f"machines or more (the machines table's rows; each machine's own target shown "
-               f"after its tag), the faster machine first. Two machines: the Mann–Whitney U "
-               f"test, two-sided, not adjusted across quantities; three or more: Kruskal–Wallis, "
-               f"then Dunn's test, two-sided, Bonferroni over all pairs of machines "
-               f"(scikit-posthocs). Each group is the row's repetitions, taken as independent; "
-               f"{DELTA_NOTE}.")
+               f"after its number), the faster machine first. Two machines: the Mann–Whitney U "
+               f"test, two-sided (exact for untied samples of up to {sig.EXACT_MAX_N} values, "
+               f"else the normal approximation; the CSV's method column says which); three or "
+               f"more: Kruskal–Wallis, then Dunn's test, two-sided, Bonferroni over all pairs "
+               f"of machines (scikit-posthocs). {quantities} quantities are tested, so the p "
+               f"values are adjusted across them by Holm's step-down method (Holm p_adj; the "
+               f"Kruskal–Wallis tests as one family, each pair of machines' tests as another), "
+               f"and the verdict is Holm p_adj < {sig.ALPHA}: without it, about "
+               f"{sig.ALPHA * quantities:.1f} of {quantities} tests would read significant by "
+               f"chance alone where no machine differs. Each group is the row's repetitions, "
+               f"taken as independent; {DELTA_NOTE}.")
     return Table(name=name, key="machines-tests", title="Machines side by side, tested",
                  caption=caption, columns=["quantity", "faster < slower (median)", "n", "test",
-                                           "p", "Cliff's delta", "verdict"],
-                 align="llrlrll", body=body, footnotes=notes.list(), csv_columns=STATS_CSV,
+                                           "p", "Holm p_adj", "Cliff's delta", "verdict"],
+                 align="llrlrrll", body=body, footnotes=[], csv_columns=STATS_CSV,
                  records=records)

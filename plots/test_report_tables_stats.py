@@ -5,10 +5,12 @@ import copy
 import dataclasses
 
 import pytest
+from statsmodels.stats.multitest import multipletests
 
 from results import stats
 
-from plots import pairing, report_tables_stats as rts, significance as sig
+from plots import pairing, report_tables_compare, report_tables_stats as rts
+from plots import significance as sig
 from plots.fixtures import AMD, INTEL
 from plots.runs import Run, load_runs
 from plots.tables import to_csv, to_markdown
@@ -273,11 +275,27 @@ def test_two_machines_mann_whitney_faster_first(amd, intel):
     runs = load_runs([INTEL, AMD])
     table = rts.machines_table(runs)
     assert table.key == "machines-tests"
-    assert "M1 = " + runs[0].label in table.caption and "M2 = " + runs[1].label in table.caption
+    # numbered as the machines table numbers them: (1), (2)
+    compare = report_tables_compare.machines_table(runs)
+    for i, run in enumerate(runs, 1):
+        assert f"({i}) {run.label}:" in compare.caption
+        assert f"({i}) {run.label} (run {run.run_id})" in table.caption
+    assert "M1" not in table.caption
     assert all(r["test"] == "mann-whitney-u" for r in table.records)
     for r in table.records:
         assert r["median_a"] <= r["median_b"]
         assert r["p"] is not None and r["n_a"] and r["n_b"]
+        assert r["method"] in ("exact", "asymptotic")
+    # Holm across the quantities, computed here from the raw U p's
+    raw = [r["p"] for r in table.records]
+    holm = multipletests(raw, method="holm")[1]
+    assert [r["p_holm"] for r in table.records] == pytest.approx(list(holm))
+    assert all(r["holm_tests"] == len(raw) for r in table.records)
+    assert [r["verdict"] for r in table.records] == [
+        "significant" if p < 0.05 else "not significant" for p in holm]
+    assert f"{len(raw)} quantities are tested" in table.caption and "Holm" in table.caption
+    assert [line[col(table, "Holm p_adj")] for line in table.body] == [
+        sig.p_text(p) for p in holm]
     # PKG energy via rdmsr: 124 ns on the AMD, 457 ns on the Intel, every repetition apart
     pkg = next(r for r in table.records if r["condition"].startswith("kinsn rdmsr PKG energy"))
     assert (pkg["group_a"], pkg["group_b"]) == (runs[1].label, runs[0].label)
@@ -292,9 +310,42 @@ def test_three_machines_kruskal_and_dunn(amd, intel):
     dunn = [r for r in table.records if r["test"] == "dunn-bonferroni"]
     assert kw and len(dunn) == 3 * len(kw)
     assert all(r["pairs_adjusted"] == 3 for r in dunn)
+    # the Kruskal–Wallis record has its n and unit like the others
+    assert all(r["n_a"] and r["unit"] == "ns" for r in kw)
+    # Holm: the Kruskal–Wallis tests are one family, each pair of machines another
+    assert all(r["holm_tests"] == len(kw) for r in kw)
+    assert [r["p_holm"] for r in kw] == pytest.approx(
+        list(multipletests([r["p"] for r in kw], method="holm")[1]))
+    # (a quantity only two machines measured has a U test, in its pair's family)
+    for pair in ({amd.label, intel.label}, {amd.label, "AMD copy"}):
+        family = [r for r in table.records if {r["group_a"], r.get("group_b")} == pair
+                  and (r["p"] if r["test"] == "mann-whitney-u" else r["p_adj"]) is not None]
+        p = [r["p_adj"] if r["test"] == "dunn-bonferroni" else r["p"] for r in family]
+        assert family and all(r["holm_tests"] == len(family) for r in family)
+        assert [r["p_holm"] for r in family] == pytest.approx(
+            list(multipletests(p, method="holm")[1]))
     # a machine against an identical copy of itself: δ = 0, not significant
     same = [r for r in dunn if {r["group_a"], r["group_b"]} == {amd.label, "AMD copy"}]
     assert same and all(r["delta"] == 0 and r["verdict"] == "not significant" for r in same)
+
+
+def test_an_n_shown_is_an_n_tested(amd, intel):
+    # a NaN repetition is not tested, so it is not counted either
+    rows = [copy.deepcopy(r) for r in amd.rows]
+    pkg = next(r for r in rows if r["op"] == "rdmsr:0xc001029b" and r["status"] == "ok")
+    pkg["samples"] = pkg["samples"][:-1] + [float("nan")]
+    table = rts.machines_table([with_rows(amd, rows), intel])
+    (rec,) = [r for r in table.records if r["condition"].startswith("kinsn rdmsr PKG energy")]
+    assert rec["n_a"] == len(pkg["samples"]) - 1
+    # Wilcoxon drops zeros: its n counts the pairs tested
+    over = copy.deepcopy(next(r for r in amd.rows if r["metric"] == "overhead_pct"
+                              and rts.samples(r)))
+    over["samples"] = [0.0, 0.0, 1.0, 2.0, -3.0, 4.0, 5.0, 6.0]
+    table = rts.overhead_table(with_rows(amd, [over]))
+    (line,) = table.body
+    assert line[col(table, "n")] == "6"
+    (rec,) = table.records
+    assert rec["n_a"] == 6 and rec["note"] == "2 zeros dropped"
 
 
 # ---- renderings ---------------------------------------------------------------------------------

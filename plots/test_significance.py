@@ -166,6 +166,24 @@ def test_mann_whitney_scipy_example():
     assert res.effect.delta == pytest.approx(2 * 17 / 20 - 1)
 
 
+def test_mann_whitney_exact_for_small_untied_samples():
+    # two untied groups of 10, every x above every y: U = 100, and of the
+    # C(20, 10) equally likely splits exactly one gives U = 100 and one U = 0,
+    # so the exact two-sided p is 2 / C(20, 10); scipy's "auto" would have
+    # used the normal approximation (exact only up to 8 values)
+    x, y = list(range(11, 21)), list(range(1, 11))
+    res = sig.mann_whitney(x, y)
+    assert res.method == "exact" and res.u == 100
+    assert res.p == pytest.approx(2 / math.comb(20, 10))
+    # ties: the exact distribution does not hold, the tie-corrected normal one is used
+    tied = sig.mann_whitney([1, 2, 2, 3, 5], [2, 4, 6, 6, 7])
+    assert tied.method == "asymptotic"
+    assert tied.p == pytest.approx(stats.mannwhitneyu([1, 2, 2, 3, 5], [2, 4, 6, 6, 7],
+                                                      method="asymptotic").pvalue)
+    # many values: asymptotic
+    assert sig.mann_whitney(range(sig.EXACT_MAX_N + 1), [0.5]).method == "asymptotic"
+
+
 def test_mann_whitney_degenerate():
     same = sig.mann_whitney([3.0] * 4, [3.0] * 4)
     assert same.p is None and same.effect.delta == 0.0
@@ -179,6 +197,16 @@ def test_wilcoxon_darwin_plants():
     d = [6, 8, 14, 16, 23, 24, 28, 29, 41, -48, 49, 56, 60, -67, 75]
     res = sig.wilcoxon_zero(d)
     assert res.statistic == 24 and res.p == pytest.approx(0.041259765625)
+
+
+def test_wilcoxon_n_counts_the_values_tested():
+    # zeros are dropped (Wilcoxon 1945's rule, scipy's zero_method="wilcox"):
+    # n is the 6 nonzero values, the p their exact one (6 values, no ties:
+    # T = 3, the rank of -3; 2·P(T ≤ 3) = 2·5/64 = 0.15625 by counting subsets)
+    res = sig.wilcoxon_zero([0, 0, 1, 2, -3, 4, 5, 6, float("nan")])
+    assert (res.n, res.zeros, res.statistic) == (6, 2, 3)
+    assert res.p == pytest.approx(0.15625) and res.note == "2 zeros dropped"
+    assert sig.wilcoxon_zero([0.0, 0.0]).n == 0
 
 
 def test_wilcoxon_degenerate():
