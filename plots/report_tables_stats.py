@@ -204,7 +204,7 @@ def rung(row: dict) -> tuple[str, str, str, str]:
 def ladder_rows(run: Run) -> list[dict]:
     """One ok latency row per quantity (path, operation, what was read,
     placement: `rung`; among harnesses, pairing.pick chooses by the rule the
-    machines table uses: gbench, else kbench, else criterion), ordered by
+    machines table uses: real and live first, then gbench, kbench, criterion), ordered by
     median."""
     by_rung: dict[tuple, list[dict]] = {}
     for r in run.rows:
@@ -243,7 +243,7 @@ def ladder_table(run: Run) -> Table | None:
           else f"Kruskal–Wallis: not tested ({omnibus.note}). ")
     caption = (f"{machine_caption(run)}. The latency ladder's significance, after {CITE}: one "
                f"rung per quantity (path, operation, what was read, placement; one harness per "
-               f"quantity: gbench, else kbench, else "
+               f"quantity: a real, live counter's row first, then gbench, kbench, "
                f"criterion), ordered by median; each group is the row's repetitions, taken as "
                f"independent. {normality_sentence(groups)}{kw}"
                f"Each step compares two neighbouring rungs: Dunn's test, two-sided, Bonferroni "
