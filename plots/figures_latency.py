@@ -50,8 +50,7 @@ def _category(row: dict, multi_path: bool, harness: bool, target: bool = True) -
         lines[0] = f"{row['path']} {lines[0]}"
     tags = [row["harness"]] if harness else []
     if target:
-        tags += ["stand-in"] if labels.is_stand_in(row) else []
-        tags += [liveness.tag(row)] if liveness.is_dead(row) else []
+        tags += pairing.status_tags(row)
     if tags:
         lines.append(f"({', '.join(tags)})")
     return "\n".join(lines)
@@ -65,8 +64,7 @@ def _read_label(row: dict) -> str:
     """What one panel read in a slot the machines share: "msr/tsc\nstand-in"."""
     text = (row["target"].lower() if row["op"].startswith("rdmsr:")
             else labels.short_target(row.get("target")))
-    tags = (["stand-in"] if labels.is_stand_in(row) else []) + (
-        [liveness.tag(row)] if liveness.is_dead(row) else [])
+    tags = pairing.status_tags(row)
     return "\n".join([text] + ([", ".join(tags)] if tags else []))
 
 

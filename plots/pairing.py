@@ -178,12 +178,18 @@ def route_rows(rows: list[dict]) -> dict[Route, dict]:
     return found
 
 
+def status_tags(row: dict) -> list[str]:
+    """The words of a row's status: "stand-in", then "frozen" or "no-unit";
+    none for a live or non-energy row."""
+    return (["stand-in"] if labels.is_stand_in(row) else []) \
+        + ([liveness.tag(row)] if liveness.is_dead(row) else [])
+
+
 def status_words(row: dict) -> str:
     """The one wording of a row's status after what it read: " (stand-in)",
     " (frozen)", " (no-unit)", " (stand-in, frozen)" or "" (a live or
     non-energy row)."""
-    words = (["stand-in"] if labels.is_stand_in(row) else []) \
-        + ([liveness.tag(row)] if liveness.is_dead(row) else [])
+    words = status_tags(row)
     return f" ({', '.join(words)})" if words else ""
 
 
