@@ -15,7 +15,7 @@ from results import liveness  # noqa: E402
 from results import table as text_table  # noqa: E402
 
 from plots import labels, pairing  # noqa: E402
-from plots.label_overlap import overlapping_texts  # noqa: E402
+from plots.label_overlap import widen_until_labels_fit  # noqa: E402
 from plots.runs import Run  # noqa: E402
 
 
@@ -151,7 +151,7 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
         label.set_rotation_mode("anchor")
     fig.suptitle(f"{title}: latency per operation")
     figure_legend(fig, legend_handles(places, **flags))
-    _widen_until_labels_fit(fig)
+    widen_until_labels_fit(fig)
     return fig
 
 
@@ -165,17 +165,6 @@ def _name_what_it_read(ax, order: list[str], texts: dict[str, str]) -> None:
     top.set_xticks(slots_here, [texts[order[i]] for i in slots_here], fontsize=7,
                    color="0.25")
     top.tick_params(axis="x", length=2, pad=1)
-
-
-def _widen_until_labels_fit(fig, step: float = 1.15, max_width: float = 30.0) -> None:
-    """Widens a figure whose slanted category labels collide (a machine
-    with many zones or packages, read by both harnesses) until they fit,
-    up to `max_width` inches; a figure that fits keeps its size."""
-    while overlapping_texts(fig):
-        width, height = fig.get_size_inches()
-        if width * step > max_width:
-            return
-        fig.set_size_inches(width * step, height)
 
 
 def _latency_panel(ax, run, rows, cat, order, places, flags):

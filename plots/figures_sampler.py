@@ -18,6 +18,8 @@ from results import liveness, registry, sampler  # noqa: E402
 from results import table as text_table  # noqa: E402
 
 from plots import labels  # noqa: E402
+from plots import victim_rows as vr  # noqa: E402
+from plots.label_overlap import widen_until_labels_fit  # noqa: E402
 from plots.runs import Run, source_label  # noqa: E402
 
 
@@ -127,6 +129,7 @@ def sampler_figure(runs: list[Run]) -> plt.Figure | None:
     fig.suptitle("The 1 kHz sampler per mechanism, beside its null timer (same deadlines, "
                  "no counter read)")
     _sampler_legend(fig, runs, pairs)
+    widen_until_labels_fit(fig)
     return fig
 
 
@@ -170,9 +173,13 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
                         color=NOT_OK_COLOR)
         extra = labels.above_null_row(run.rows, r["op"])
         if extra is not None and extra["status"] == "ok":
-            ax.annotate(f"{extra['median']:+.1f} µs", (x, 0.015), xycoords=("data", "axes fraction"),
-                        ha="center", va="bottom", fontsize=6.5, rotation=90,
-                        color=darker(colors[run.label]))
+            # grey and marked where its CI holds 0: not a finding of a cost
+            noise = (" (noise)" if vr.within_noise(extra)
+                     else " (too few)" if vr.too_few(extra) else "")
+            ax.annotate(f"{extra['median']:+.1f} µs{noise}", (x, 0.015),
+                        xycoords=("data", "axes fraction"), ha="center", va="bottom",
+                        fontsize=6.5, rotation=90,
+                        color=NOT_OK_COLOR if noise else darker(colors[run.label]))
         other = cpu_time.get((run.label, overhead_category(r)))
         if other is not None and other["status"] == "ok":
             ax.plot([x + slot * 0.3], [other["median"]], marker="o", ms=4, mfc="white",
@@ -187,7 +194,8 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     ax.set_title(wrap("This report: the pinned stress-ng workload's wall time under the "
                       "1 kHz sampler (◆ median, 95% CI; ○ its CPU time; grey: CI wider than "
                       "its target, not a finding; at the bottom: the sampler's own CPU per "
-                      "tick above its null loop)", 66))
+                      "tick above its null loop, grey '(noise)' where its CI holds 0, '(too few)' "
+                      "with too few pairs for one)", 66))
     published = [r for r in refs if r["metric"] == "overhead_pct"]
     if published:
         label = source_label(published[0])
@@ -215,4 +223,5 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
                  ha="center", va="center", transform=hax.transAxes, color=NOT_OK_COLOR)
     fig.suptitle("Overhead of sampling at 1 kHz")
     _sampler_legend(fig, runs, pairs)
+    widen_until_labels_fit(fig)
     return fig

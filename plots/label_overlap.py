@@ -1,8 +1,8 @@
 """Do a figure's texts overlap? Tick labels, axis labels, titles, texts
 drawn in the axes, the figure's title and legends, against each other and
 the edge of the figure. The tests check every figure of the report with it,
-and the latency figures widen themselves until their labels fit
-(_widen_until_labels_fit).
+and the latency, sampler and overhead figures widen themselves until their
+labels fit (widen_until_labels_fit).
 """
 
 import numpy as np
@@ -75,10 +75,13 @@ def overlapping_texts(fig, tolerance: float = 1.0,
     items = []  # (text, polygon, the axis whose tick label it is, else None)
     # secondary axes (a panel's top axis) are children of their axes, not in fig.axes
     for ax in [a for parent in fig.axes for a in (parent, *parent.child_axes)]:
-        for axis in (ax.xaxis, ax.yaxis):
+        # an axes turned off (ax.axis("off")) draws no ticks and no axis labels
+        axes_drawn = (ax.xaxis, ax.yaxis) if ax.axison else ()
+        for axis in axes_drawn:
             items += [(t.get_text(), _text_polygon(t, renderer), axis)
                       for t in _drawn_tick_labels(axis) if t.get_text().strip()]
-        texts = [ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title, ax._right_title]
+        texts = [axis.label for axis in axes_drawn]
+        texts += [ax.title, ax._left_title, ax._right_title]
         texts += list(ax.texts)
         items += [(t.get_text(), _text_polygon(t, renderer), None) for t in texts
                   if t.get_visible() and t.get_text().strip()]
@@ -99,3 +102,15 @@ def overlapping_texts(fig, tolerance: float = 1.0,
             if _polygons_overlap(poly_a, poly_b, gap):
                 found.append((a, b))
     return found
+
+
+def widen_until_labels_fit(fig, step: float = 1.15, max_width: float = 30.0) -> None:
+    """Widens a figure whose category labels collide (a machine with many
+    zones or packages read by both harnesses; every sampler mechanism beside
+    its null timer, or at two placements) until they fit, up to `max_width`
+    inches; a figure that fits keeps its size."""
+    while overlapping_texts(fig):
+        width, height = fig.get_size_inches()
+        if width * step > max_width:
+            return
+        fig.set_size_inches(width * step, height)

@@ -57,7 +57,7 @@ def test_the_label_check_catches_the_old_layout(pair, monkeypatch):
     neighbouring tick labels must keep TICK_GAP apart."""
     plt.close("all")
     monkeypatch.setattr(figures_latency, "slots", _old_slots)
-    monkeypatch.setattr(figures_latency, "_widen_until_labels_fit", lambda fig: None)
+    monkeypatch.setattr(figures_latency, "widen_until_labels_fit", lambda fig: None)
     fig = figures.latency_figure(pair, PERF_EBPF)
     found = label_overlap.overlapping_texts(fig)
     assert found and all("\n" in a and "\n" in b for a, b in found)  # tick labels
