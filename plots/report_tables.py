@@ -190,7 +190,7 @@ SAMPLER_HEADERS = {"rate_hz": "rate", "jitter_us": "jitter", "missed_ticks": "mi
                    ABOVE_NULL_CPU: "CPU above null (95% CI)"}
 SAMPLER_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op", "target", "cpu",
                "target_cpu", "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
-               "stand_in", "liveness", "liveness_note", "reason"]
+               "within_noise", "stand_in", "liveness", "liveness_note", "reason"]
 
 
 def sampler_rows(run: Run) -> list[dict]:
@@ -222,7 +222,7 @@ def sampler_table(run: Run) -> Table | None:
             if r is None:
                 cells.append("")
             elif metric == ABOVE_NULL_CPU:
-                cells.append(median_ci(r))
+                cells.append(above_null_cell(r, notes))
             elif metric == "rate_hz" and r["status"] == "ok":
                 cells.append(f"{r['median']:.1f} Hz")  # 999.1 Hz, not 999 Hz
             else:
@@ -244,7 +244,9 @@ def sampler_table(run: Run) -> Table | None:
                 "target": r.get("target"), "cpu": r.get("cpu"), "target_cpu": r.get("target_cpu"),
                 "metric": r["metric"], "unit": r["unit"], "status": r["status"],
                 "median": number(r, "median"), "ci95_low": number(r, "ci95_low"),
-                "ci95_high": number(r, "ci95_high"), "n": r["n"], "stand_in": r.get("stand_in"),
+                "ci95_high": number(r, "ci95_high"), "n": r["n"],
+                "within_noise": vr.within_noise(r) if sampler.role(r) == sampler.ABOVE_NULL
+                else None, "stand_in": r.get("stand_in"),
                 "liveness": verdict_cell(r), "liveness_note": r.get("liveness_note"),
                 "reason": r.get("reason")})
     caption = (f"{machine_caption(run)}. Per mechanism of the 1 kHz sampler (and any other "
@@ -254,7 +256,8 @@ def sampler_table(run: Run) -> Table | None:
                f"rows (target \"null: ...\") are the same loop reading nothing, measured in "
                f"windows alternating with the sampler's; CPU above null: the sampler's CPU "
                f"per tick minus its null window's, one difference per pair of windows, with "
-               f"its 95% CI. Medians of n repetitions (windows, or pairs of windows); where "
+               f"its 95% CI (\"within noise\" where it holds 0, footnoted). Medians of n "
+               f"repetitions (windows, or pairs of windows); where "
                f"the metrics of a line have different counts, n lists each, separated by "
                f"\"/\" (an older run kept every interval error of one window as the jitter's "
                f"samples: \"1/500\"). cpu→target: the CPU the sampler's thread was "
@@ -318,6 +321,18 @@ def _with_noise(row: dict | None, notes: Notes, note: str) -> str:
     elif vr.too_few(row):
         text += f" {with_mark(TOO_FEW, notes.mark(TOO_FEW_NOTE))}"
     return text
+
+
+ABOVE_NULL_NOISE_NOTE = ("within noise: the 95% CI of the sampler's CPU per tick minus its null "
+                         "loop's holds 0 (the bare timer's own CPU per tick varies between "
+                         "windows by as much as the reads add); not a finding of a cost, nor "
+                         "of none")
+
+
+def above_null_cell(row: dict | None, notes: Notes) -> str:
+    """The sampler's CPU per tick above its null loop, "within noise" when its
+    CI holds 0 (sampler, reference-overhead and reference-design tables)."""
+    return _with_noise(row, notes, ABOVE_NULL_NOISE_NOTE) if row is not None else DASH
 
 
 def _value(row: dict | None) -> str:

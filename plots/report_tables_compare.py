@@ -18,9 +18,10 @@ from results import table as text_table
 from results.table import DASH, sig3
 
 from plots import labels, pairing
-from plots.report_tables import (MEDIAN_NOTE, USER_SPACE_NOTE, cell_marks, machine_caption,
-                                 median_ci, number, ratio_cell, row_notes, value_cells,
-                                 verdict_cell)
+from plots import victim_rows as vr
+from plots.report_tables import (MEDIAN_NOTE, USER_SPACE_NOTE, above_null_cell, cell_marks,
+                                 machine_caption, median_ci, number, ratio_cell, row_notes,
+                                 value_cells, verdict_cell)
 from plots.runs import Run, source_label
 from plots.tables import Notes, Table, with_mark
 
@@ -140,7 +141,8 @@ OVERHEAD_CSV = ["kind", "machine", "online_cpus", "source", "tool_or_mechanism",
                 "placement", "cpu", "time", "overhead_pct", "ci95_low", "ci95_high", "n",
                 "ci_contains_zero", "significance", "resolved",
                 "resolution_note", "sampler_cpu_us_above_null", "above_null_ci95_low",
-                "above_null_ci95_high", "status", "stand_in", "reason", "what"]
+                "above_null_ci95_high", "above_null_within_noise", "status", "stand_in", "reason",
+                "what"]
 PUBLISHED_OVERHEAD_WHAT = "run-time slowdown of the measured NAS benchmark (%)"
 LOCAL_OVERHEAD_WHAT = "run-time slowdown of the stress-ng workload under the sampler (%)"
 def local_overhead_table(run: Run) -> Table | None:
@@ -163,8 +165,7 @@ def local_overhead_table(run: Run) -> Table | None:
         where_cell = DASH if where is None else f"{where} (CPU {cpu})"
         body.append([mech, where_cell, overhead_cell(wall, notes), overhead_cell(cpu_row, notes),
                      str(first["n"]) if first["status"] == "ok" else DASH,
-                     median_ci(extra) if extra is not None else DASH,
-                     row_notes(first, notes)])
+                     above_null_cell(extra, notes), row_notes(first, notes)])
         for measure, r in by.items():
             res = r.get("resolution") or {}
             records.append({"kind": "local", "machine": run.label,
@@ -179,6 +180,7 @@ def local_overhead_table(run: Run) -> Table | None:
                             "sampler_cpu_us_above_null": number(extra, "median") if extra else None,
                             "above_null_ci95_low": number(extra, "ci95_low") if extra else None,
                             "above_null_ci95_high": number(extra, "ci95_high") if extra else None,
+                            "above_null_within_noise": vr.within_noise(extra) if extra else None,
                             "status": r["status"], "stand_in": r.get("stand_in"),
                             "reason": r.get("reason"), "what": LOCAL_OVERHEAD_WHAT})
     workload = next((r["target"].rsplit(":", 1)[0] for r in rows if r.get("parameters")), None)
@@ -191,7 +193,8 @@ def local_overhead_table(run: Run) -> Table | None:
                  + ". Wall time is what a user waits; CPU time is what the workload itself "
                    "spent (a wall-time slowdown without a CPU-time one is the sampler taking "
                    "the workload's CPU). \"above null\" is the sampler's own CPU per tick "
-                   "above its bare timer loop, from its self-report. A slowdown whose 95% CI "
+                   "above its bare timer loop, from its self-report (\"within noise\" where its "
+                   "CI holds 0). A slowdown whose 95% CI "
                    "contains 0 says \"not significant\" (footnoted); one whose CI excludes 0 "
                    "is not labelled (the overhead-tests table tests each mechanism against 0 "
                    "with the Wilcoxon signed-rank test, a different question that can give "
@@ -257,7 +260,7 @@ DESIGN_CSV = ["kind", "machine", "hypervisor", "online_cpus", "source", "sampler
               "placement", "cpu", "time", "overhead_pct", "ci95_low", "ci95_high", "n",
               "ci_contains_zero", "significance", "resolved", "resolution_note",
               "sampler_cpu_us_above_null", "above_null_ci95_low", "above_null_ci95_high",
-              "status", "stand_in", "liveness", "reason", "what"]
+              "above_null_within_noise", "status", "stand_in", "liveness", "reason", "what"]
 NOT_PUBLISHED = "not published"
 NOT_SIGNIFICANT = "not significant"
 ZERO_NOTE = ("not significant: its 95% CI (of the median, from order statistics) contains 0, "
@@ -315,7 +318,8 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
             "source": None, "sampler": mechanism, "what": LOCAL_OVERHEAD_WHAT,
             "sampler_cpu_us_above_null": number(above, "median"),
             "above_null_ci95_low": number(above, "ci95_low"),
-            "above_null_ci95_high": number(above, "ci95_high")}
+            "above_null_ci95_high": number(above, "ci95_high"),
+            "above_null_within_noise": vr.within_noise(above) if above else None}
     if not groups:
         why = (NO_MECHANISM_NOTE if not mine else NO_OVERHEAD_NOTE).format(mechanism=mechanism)
         if rate is not None and rate["status"] != "ok":
@@ -323,7 +327,7 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
         else:
             words = [with_mark("not measured", notes.mark(why))]
         body.append([source, name, DASH, DASH, DASH, DASH, DASH,
-                     median_ci(above) if above is not None else DASH, "; ".join(words)])
+                     above_null_cell(above, notes), "; ".join(words)])
         records.append({**base, "status": rate["status"] if rate else None,
                         "reason": rate.get("reason") if rate and rate["status"] != "ok" else why})
         return body, records
@@ -339,7 +343,7 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
         body.append([source, name, workload, DASH if where is None else f"{where} (CPU {cpu})",
                      overhead_cell(wall, notes), overhead_cell(cpu_row, notes),
                      str(first["n"]) if first["status"] == "ok" else DASH,
-                     median_ci(above) if above is not None else DASH,
+                     above_null_cell(above, notes),
                      "; ".join(w for w in words if w)])
         for measure, r in by.items():
             res = r.get("resolution") or {}
@@ -396,7 +400,7 @@ def design_table(runs: list[Run], refs: list[dict], mechanism: str) -> Table | N
                f"mechanism only its drain thread: its timer runs where the kernel runs it); "
                f"the median of its pairs with a distribution-free 95% CI of the median; "
                f"\"above null\" is its own CPU per tick above its bare timer, from its "
-               f"self-report. Published: {PUBLISHED_OVERHEAD_WHAT}, as printed: "
+               f"self-report (\"within noise\" where its CI holds 0). Published: {PUBLISHED_OVERHEAD_WHAT}, as printed: "
                f"another machine, other workloads, no confidence interval; it shows what the "
                f"design cost there, not a figure measured here. A CI that contains 0 cannot "
                f"tell a slowdown from none and says \"{NOT_SIGNIFICANT}\" in its cell; a row "

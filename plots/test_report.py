@@ -310,6 +310,52 @@ def test_the_cpu_above_null_joins_its_samplers_line(runs):
                                                       ("perf", "cpu_us_per_sample")}
 
 
+def test_a_cpu_above_null_whose_ci_holds_0_says_within_noise(runs):
+    """The sampler's CPU above its null loop is a difference: where its 95% CI
+    holds 0 the sampler and overhead tables say "within noise" (footnoted),
+    their CSVs flag it, and the overhead figure greys its label; a CI clear
+    of 0 is not labelled."""
+    from plots.report_tables_compare import local_overhead_table
+    from results import overhead
+    run = with_above_null(runs[1])  # AMD: perf's difference 1.90–2.60 µs
+    noisy = [-3.0, 4.0, 1.0, -2.0, 5.0, 0.5]
+    rows = [({**r, **stats.summarize(noisy), "samples": noisy, "n": len(noisy)}
+             if r["op"] == "ebpf" and r["metric"] == "cpu_us_per_sample"
+             and r["target"].startswith("above null: ") else r) for r in run.rows]
+    common = {k: rows[0][k] for k in ("schema_version", "run_id", "timestamp", "machine")}
+    for mech in ("perf", "ebpf"):
+        rows += overhead.condition_rows(
+            common, overhead.Condition(mech, overhead.Placement("same CPU", 1, 1),
+                                       wall=[1.0 + 0.01 * i for i in range(12)],
+                                       cpu=[0.1] * 12, bare=[(0.25, 0.24)] * 12),
+            297, None, False, 400.0)
+    run = Run(run.path, rows, label=run.label)
+
+    table = report_tables.sampler_table(run)
+    col = {name: i for i, name in enumerate(table.columns)}
+    line = {line[col["mechanism"]]: line for line in table.body}
+    assert "within noise" in line["ebpf"][col["CPU above null (95% CI)"]]
+    assert "within noise" not in line["perf"][col["CPU above null (95% CI)"]]
+    assert any(f.startswith("within noise: the 95% CI of the sampler's CPU per tick")
+               for f in table.footnotes)
+    flags = {r["op"]: r["within_noise"] for r in table.records
+             if r["metric"] == "cpu_us_per_sample"
+             and (r["target"] or "").startswith("above null: ")}
+    assert flags["ebpf"] is True and flags["perf"] is False
+
+    overhead_table = local_overhead_table(run)
+    col = {name: i for i, name in enumerate(overhead_table.columns)}
+    cells = {line[0]: line[col["CPU/tick above null"]] for line in overhead_table.body}
+    assert "within noise" in cells["ebpf"] and "within noise" not in cells["perf"]
+    flags = {r["tool_or_mechanism"]: r["above_null_within_noise"] for r in overhead_table.records}
+    assert flags["ebpf"] is True and flags["perf"] is False
+
+    fig = figures.overhead_figure([run], [])
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert any(t.endswith("µs (noise)") for t in texts)
+    assert any(t.startswith("+2.2 µs") and "noise" not in t for t in texts)
+
+
 def test_the_sampler_figure_leaves_the_differences_out(runs):
     run = with_above_null(runs[1])
     fig = figures.sampler_figure([run])
