@@ -20,6 +20,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 from results import liveness  # noqa: E402
 
 from plots import labels  # noqa: E402
+from plots.label_overlap import tick_labels_collide  # noqa: E402
 from plots.runs import Run  # noqa: E402
 
 DPI = 100
@@ -146,15 +147,22 @@ def _plain(value: float) -> str:
 
 def log_ticks(ax, axis: str = "y"):
     """Labelled ticks at 1, 2 and 5 times each power of ten when the axis
-    spans up to four decades, at each power of ten beyond; plain numbers."""
+    spans up to four decades and its labels fit, else at each power of ten
+    (and every other power where even those collide); plain numbers."""
     lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
     decades = np.log10(hi / lo) if lo > 0 and hi > 0 else 10
-    subs = (1.0, 2.0, 5.0) if decades <= 4.2 else (1.0,)
     target = ax.yaxis if axis == "y" else ax.xaxis
-    target.set_major_locator(LogLocator(base=10, subs=subs, numticks=40))
     target.set_major_formatter(FuncFormatter(lambda v, _: _plain(v)))
     target.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
     target.set_minor_formatter(NullFormatter())
+    # a narrow panel (the victim figure's) has no room for 1-2-5 labels over
+    # four decades: "5 0001 0 000"
+    choices = [((1.0, 2.0, 5.0), 40)] if decades <= 4.2 else []
+    choices += [((1.0,), 40), ((1.0,), 6)]
+    for subs, numticks in choices:
+        target.set_major_locator(LogLocator(base=10, subs=subs, numticks=numticks))
+        if not tick_labels_collide(target):
+            return
 
 
 def ratio_ticks(ax):

@@ -114,3 +114,15 @@ def widen_until_labels_fit(fig, step: float = 1.15, max_width: float = 30.0) -> 
         if width * step > max_width:
             return
         fig.set_size_inches(width * step, height)
+
+
+def tick_labels_collide(axis, tick_gap: float = TICK_GAP) -> bool:
+    """Whether two drawn tick labels of `axis` come closer than `tick_gap`
+    pixels, the figure drawn as it stands."""
+    fig = axis.get_figure()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    polygons = [_text_polygon(t, renderer) for t in _drawn_tick_labels(axis)
+                if t.get_text().strip()]
+    return any(_polygons_overlap(a, b, -tick_gap)
+               for i, a in enumerate(polygons) for b in polygons[i + 1:])

@@ -213,3 +213,20 @@ def test_an_axes_turned_off_draws_no_tick_labels():
     off.axis("off")
     assert label_overlap.overlapping_texts(fig) == []
     plt.close(fig)
+
+
+@pytest.mark.parametrize("width, labelled", [(12.0, [2, 5, 10, 20, 50, 100, 200, 500]),
+                                             (3.2, [10, 100, 1000, 10000])])
+def test_log_ticks_label_1_2_5_where_they_fit_and_powers_of_ten_where_not(width, labelled):
+    """The victim figure's reader panel, four decades in 430 pixels, once
+    read "5 0001 0 000"; a wide axis keeps its 1-2-5 labels."""
+    from plots.figures_common import log_ticks
+    fig, ax = plt.subplots(figsize=(width, 2))
+    ax.set_xscale("log")
+    ax.set_xlim(1.5, 15000)
+    log_ticks(ax, "x")
+    assert not label_overlap.tick_labels_collide(ax.xaxis)
+    shown = [round(t.get_loc()) for t in ax.xaxis.get_major_ticks()
+             if 1.5 <= t.get_loc() <= 15000 and t.label1.get_text()]
+    assert shown[:len(labelled)] == labelled
+    plt.close(fig)

@@ -188,6 +188,13 @@ def test_every_table_compiles_within_the_text_width(name, tmp_path, refs):
             for f in sorted(out.glob("*.md"))}
     assert not {k: v for k, v in lost.items() if v}, f"characters LaTeX would drop: {lost}"
     need_tex()
+    problems = latex_problems(out, tex_files, name)
+    assert not problems, f"report of {name} ({out}):\n" + "\n".join(problems)
+
+
+def latex_problems(out: Path, tex_files: list[Path], name: str) -> list[str]:
+    """Compiles every table of the report in `out` into a one- and a
+    two-column article: its errors, overfull boxes and oversized floats."""
     problems = []
     for layout_name, documentclass in LAYOUTS.items():
         doc = out / f"all-{layout_name}.tex"
@@ -204,7 +211,7 @@ def test_every_table_compiles_within_the_text_width(name, tmp_path, refs):
         if run.returncode and not problems:
             problems.append(f"{layout_name}: pdflatex exit {run.returncode}: {run.stdout[-500:]}")
         assert f"{MARKER} (end)" in log or problems
-    assert not problems, f"report of {name} ({out}):\n" + "\n".join(problems)
+    return problems
 
 
 def test_complaints_name_the_table_and_ignore_a_point_or_less():

@@ -312,3 +312,29 @@ def test_a_step_whose_harness_hangs_becomes_error_rows_and_the_run_goes_on(monke
                                "it started")
     assert {r["path"] for r in got if r["harness"] == "kbench"} == set(kbench.PATHS)
     assert gone(int((tmp_path / "grandchild").read_text()))
+
+
+def test_the_report_of_this_run_draws_without_overlaps_and_its_tables_compile(
+        quick_run, tmp_path, monkeypatch):
+    """The report of the run this machine just made, as make bench-all draws
+    it: no figure with overlapping labels, every LaTeX table within the text
+    width of a one- and a two-column article (where TeX is installed). The
+    stored fixtures are synthetic and of older formats; this holds the
+    report to today's rows, whatever the machine has."""
+    from plots import figures, label_overlap, report
+    from plots.runs import load_references, load_runs
+    from plots.test_latex import latex_problems, need_tex
+    _, run_dir = quick_run
+    overlaps = {}
+    save = figures.save
+
+    def checked_save(fig, path):
+        overlaps[path.name] = label_overlap.overlapping_texts(fig)
+        return save(fig, path)
+    monkeypatch.setattr(figures, "save", checked_save)
+    out = tmp_path / "report"
+    report.build(load_runs([str(run_dir)]), load_references(), out)
+    assert overlaps, "the report drew no figure"
+    assert {name: found for name, found in overlaps.items() if found} == {}
+    need_tex()
+    assert latex_problems(out, sorted(out.glob("*.tex")), run_dir.name) == []
