@@ -133,9 +133,23 @@ def legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, 
 
 
 def figure_legend(fig, handles, ncols=None):
-    """Below the axes: a legend above them would compete with the title."""
-    fig.legend(handles=handles, loc="outside lower center", ncols=ncols or min(len(handles), 5),
-               frameon=False)
+    """Below the axes: a legend above them would compete with the title.
+    Fewer columns where its entries would run past the figure's edges (long
+    labels: an unprivileged run's victim figure, every entry present)."""
+    ncols = ncols or min(len(handles), 5)
+    while True:
+        legend = fig.legend(handles=handles, loc="outside lower center", ncols=ncols,
+                            frameon=False)
+        if ncols == 1 or _legend_fits(fig, legend):
+            return legend
+        legend.remove()
+        ncols -= 1
+
+
+def _legend_fits(fig, legend, tolerance: float = 1.0) -> bool:
+    fig.canvas.draw()
+    box = legend.get_window_extent(fig.canvas.get_renderer())
+    return box.x0 >= -tolerance and box.x1 <= fig.canvas.get_width_height()[0] + tolerance
 
 
 def _plain(value: float) -> str:

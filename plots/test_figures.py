@@ -230,3 +230,22 @@ def test_log_ticks_label_1_2_5_where_they_fit_and_powers_of_ten_where_not(width,
              if 1.5 <= t.get_loc() <= 15000 and t.label1.get_text()]
     assert shown[:len(labelled)] == labelled
     plt.close(fig)
+
+
+def test_a_figure_legend_too_wide_for_its_columns_takes_fewer():
+    """Long entries in four columns would run past both edges of the figure
+    (an unprivileged run's victim figure, every kind of entry present)."""
+    from matplotlib.lines import Line2D
+
+    from plots.figures_common import figure_legend
+    fig, ax = plt.subplots(figsize=(8, 3), layout="constrained")
+    handles = [Line2D([], [], marker="o", ls="", label=f"entry {i}: " + "a long label " * 4)
+               for i in range(5)]
+    legend = figure_legend(fig, handles, ncols=4)
+    assert fig.legends == [legend] and legend._ncols < 4
+    assert label_overlap.overlapping_texts(fig) == []
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(8, 3), layout="constrained")
+    short = [Line2D([], [], marker="o", ls="", label=f"entry {i}") for i in range(5)]
+    assert figure_legend(fig, short, ncols=4)._ncols == 4  # one that fits keeps its columns
+    plt.close(fig)
