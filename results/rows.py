@@ -15,7 +15,7 @@ import json
 import secrets
 from datetime import datetime, timezone
 
-from results import schema, stats
+from results import files, schema, stats
 
 SCHEMA_VERSION = "2"
 
@@ -125,7 +125,8 @@ def dumps(row: dict) -> str:
 
 
 def write_jsonl(rows, path) -> None:
-    """Write rows to a JSON Lines file, one row per line."""
-    with open(path, "w", encoding="utf-8") as f:
+    """Write rows to a JSON Lines file, one row per line, through a
+    temporary file and a rename (results/files.py): never half-written."""
+    with files.replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         for row in rows:
             f.write(dumps(row) + "\n")
