@@ -4,6 +4,7 @@ DPI), saving, and the helpers for titles, legends and log-scale ticks. The
 conventions they implement are listed in plots/figures.py.
 """
 
+import re
 import textwrap
 
 import matplotlib
@@ -97,7 +98,7 @@ def row_hatch(row: dict) -> str:
 def title_run(ax, run: Run, extra: str = "", width: int = 120):
     """The panel's machine, platform and kernel, left-aligned, wrapped to
     `width` characters (red and bold for an emulated CPU)."""
-    name = run.label.replace(" [emulated]", "").replace(" [VM]", "")
+    name = re.sub(r" \[[^\]]*\]", "", run.label, count=1)  # the platform tag: in full below
     text = f"{name}: {labels.platform(run.machine)}, Linux {run.machine.get('kernel')}"
     ax.set_title(wrap(text + extra, width), loc="left",
                  color=EMULATED_COLOR if run.emulated else "black",

@@ -80,7 +80,7 @@ def machines_list(runs: list[Run]) -> str:
     for run in runs:
         m = run.machine
         platform = html.escape(labels.platform(m))
-        if run.emulated:
+        if run.emulated or labels.is_busy(m):
             platform = f'<span class="emulated">{platform}</span>'
         cells = [html.escape(run.label),
                  f"{html.escape(m.get('cpu_vendor') or '—')}, "
@@ -106,6 +106,12 @@ def liveness_paragraphs(runs: list[Run]) -> list[str]:
                        f"counter that is frozen or has no energy unit ({html.escape(targets)}): "
                        "their latency is the route's cost, but the counter yields no energy "
                        "(footnotes of the tables; dotted in the figures).</p>")
+        busy = labels.contention_note(run.machine)
+        if busy:
+            reason = run.machine["contention"]["reason"]
+            out.append(f'<p class="frozen">{html.escape(run.label)}: {html.escape(busy)}. '
+                       f"{html.escape(reason)} (results/contention.py; machine.json, "
+                       '"contention").</p>')
         if any(liveness.predates_probe(r) for r in run.rows):
             out.append(f"<p>{html.escape(run.label)}: run {html.escape(run.run_id)} predates "
                        f"liveness probing (schema 1): {html.escape(liveness.PREDATES_NOTE)}.</p>")

@@ -47,24 +47,48 @@ def is_emulated(machine: dict) -> bool:
     return machine.get("hypervisor") == EMULATED
 
 
+def is_busy(machine: dict) -> bool:
+    """Whether other work ran beside the run (results/contention.py):
+    its figures are then not this machine's alone."""
+    return bool((machine.get("contention") or {}).get("busy"))
+
+
+def contention_note(machine: dict) -> str | None:
+    """"measured on a busy machine (up to 0.95 CPUs of other work, steal
+    up to 0.0%)" for a busy run, else None."""
+    if not is_busy(machine):
+        return None
+    steps = [s for s in machine["contention"]["steps"].values()]
+    others = max((s["others_cpus"] for s in steps), default=0.0)
+    steal = max((s["steal_pct"] or 0.0 for s in steps), default=0.0)
+    return (f"measured on a busy machine (up to {others:.2f} CPUs of other work, "
+            f"steal up to {steal:.1f}%): not this machine's figures alone")
+
+
 def platform(machine: dict) -> str:
     """"bare metal", "virtual machine (kvm)" or "emulated CPU (qemu-tcg)";
-    "platform unknown" for published machines that do not say."""
+    "platform unknown" for published machines that do not say; a run made
+    on a busy machine says so after it (contention_note)."""
     hypervisor = machine.get("hypervisor")
     if is_emulated(machine):
-        return f"emulated CPU ({EMULATED}): not hardware figures"
-    if hypervisor:
-        return f"virtual machine ({hypervisor})"
-    if machine.get("hostname") is None and machine.get("kernel") is None:
-        return "platform unknown"
-    return "bare metal"
+        text = f"emulated CPU ({EMULATED}): not hardware figures"
+    elif hypervisor:
+        text = f"virtual machine ({hypervisor})"
+    elif machine.get("hostname") is None and machine.get("kernel") is None:
+        text = "platform unknown"
+    else:
+        text = "bare metal"
+    busy = contention_note(machine)
+    return f"{text}; {busy}" if busy else text
 
 
 def platform_tag(machine: dict) -> str:
-    """A short tag for legends and column headers: "", "VM", "emulated"."""
-    if is_emulated(machine):
-        return "emulated"
-    return "VM" if machine.get("hypervisor") else ""
+    """A short tag for legends and column headers: "", "VM", "emulated",
+    with ", busy" (or "busy") for a run made on a busy machine."""
+    tag = "emulated" if is_emulated(machine) else "VM" if machine.get("hypervisor") else ""
+    if is_busy(machine):
+        tag = f"{tag}, busy" if tag else "busy"
+    return tag
 
 
 NO_CPU_COUNT = "CPU count not recorded (run predates it)"
@@ -101,7 +125,7 @@ def machine_fields(machine: dict) -> dict:
 
 
 def unique_labels(machines: list[dict], run_ids: list[str]) -> list[str]:
-    """One label per run: the machine name, tagged "[VM]" / "[emulated]",
+    """One label per run: the machine name, tagged "[VM]" / "[emulated]" (", busy"),
     made unique with the hostname, then the run id, when two runs share it."""
     def tagged(name, machine):
         tag = platform_tag(machine)
