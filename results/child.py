@@ -1,10 +1,14 @@
 """The child processes of bench-all's steps, each with a time limit (issue
 14: a step that hangs becomes rows that say so, and the run goes on).
 
-Every child starts in a session of its own, so that at its limit, or when
-bench-all itself is interrupted, it is killed together with whatever it
-started (cargo's benchmark binary, hyperfine's command, kbench's QEMU),
-never left running behind the run.
+Every child starts in a session of its own (`spawn`), so that at its
+limit, or when bench-all itself is interrupted, it is killed together with
+whatever it started (cargo's benchmark binary, hyperfine's command,
+kbench's QEMU), never left running behind the run; Ctrl-C at the terminal
+reaches bench-all alone, which stops its children itself. Each child's
+process group is told to the guardian (results/guardian.py) while it
+runs, which kills it if bench-all dies first (SIGKILL); `kill_all` kills
+every group still running on the way out of an interrupted run.
 
 The limit is RAPLBENCH_STEP_LIMIT_S seconds per child (default 1800: a full
 run's longest child, the Criterion harness with its build, takes a few
@@ -21,6 +25,43 @@ from typing import Callable, TextIO
 
 LIMIT_ENV = "RAPLBENCH_STEP_LIMIT_S"
 DEFAULT_LIMIT_S = 1800.0
+
+
+_guardian = None          # results.guardian.Guardian of this process, if any
+_running: set[int] = set()  # the process groups of the children running now
+
+
+def guard(guardian) -> None:
+    """Tells `guardian` (None: none) of every child from now on."""
+    global _guardian
+    _guardian = guardian
+
+
+def spawn(cmd: list[str], **popen) -> subprocess.Popen:
+    """subprocess.Popen(cmd, **popen) in a session of its own, known to the
+    guardian until `release`d."""
+    proc = subprocess.Popen(cmd, start_new_session=True, **popen)
+    _running.add(proc.pid)
+    if _guardian is not None:
+        _guardian.add(proc.pid)
+    return proc
+
+
+def release(proc: subprocess.Popen) -> None:
+    """`proc` (from spawn) has ended: its group is no longer ours to kill."""
+    _running.discard(proc.pid)
+    if _guardian is not None:
+        _guardian.discard(proc.pid)
+
+
+def kill_all() -> None:
+    """Kills the process group of every child still running (SIGKILL)."""
+    for pgid in list(_running):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _running.discard(pgid)
 
 
 class TimedOut(RuntimeError):
@@ -75,8 +116,8 @@ def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = Non
     printing (indented) the lines `show` accepts; returns its exit status.
     Raises TimedOut when it ran past the limit."""
     limit = limit_s()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            bufsize=1, start_new_session=True, **popen)
+    proc = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+                 **popen)
     watch = _Watch(proc, limit)
     try:
         for line in proc.stdout:
@@ -90,6 +131,7 @@ def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = Non
         raise
     finally:
         watch.stop()
+        release(proc)
     if watch.fired.is_set():
         raise TimedOut(cmd, limit)
     return code
@@ -101,7 +143,7 @@ def run(cmd: list[str], check: bool = False, **popen) -> subprocess.CompletedPro
     limit = limit_s()
     if popen.pop("capture_output", False):
         popen.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    with subprocess.Popen(cmd, start_new_session=True, **popen) as proc:
+    with spawn(cmd, **popen) as proc:
         try:
             out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -112,6 +154,8 @@ def run(cmd: list[str], check: bool = False, **popen) -> subprocess.CompletedPro
             _kill_group(proc)
             proc.wait()
             raise
+        finally:
+            release(proc)
     done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if check:
         done.check_returncode()

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import subprocess
 from pathlib import Path
 from typing import Iterator
 
@@ -93,8 +92,10 @@ def load(log: Path | None = None) -> NotLoaded | None:
 def unload(log: Path | None = None) -> str | None:
     """rmmod ksample: None when it went, else why not (printed and logged)."""
     try:
-        done = subprocess.run(RMMOD, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        # a session of its own: a Ctrl-C that interrupts the run must not
+        # also kill the rmmod that cleans up after it
+        done = child.run(RMMOD, capture_output=True, text=True)
+    except (OSError, child.TimedOut) as e:
         why = f"{' '.join(RMMOD)}: {e}"
     else:
         _log(log, f"$ {' '.join(RMMOD)}\n(exit {done.returncode})\n{done.stdout}{done.stderr}")

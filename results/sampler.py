@@ -224,7 +224,9 @@ class Background:
         self.cpu: int | None = None
         self.tail: list[str] = []  # what it says after the banner
         self.drain: threading.Thread | None = None
-        self.proc = subprocess.Popen(
+        # a session of its own (child.spawn): Ctrl-C reaches bench-all alone,
+        # which stops the sampler (stop) on its way out
+        self.proc = child.spawn(
             cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             preexec_fn=None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu})))
         said = []
@@ -241,8 +243,14 @@ class Background:
                     return
                 said.append(line.strip())
             self.proc.wait()  # one that closed its stderr and runs on: the watchdog kills it
+        except BaseException:  # interrupted while it starts: never left running
+            self.proc.kill()
+            self.proc.wait()
+            child.release(self.proc)
+            raise
         finally:
             watchdog.cancel()
+        child.release(self.proc)
         self.proc.stderr.close()
         if self.proc.returncode == -signal.SIGKILL and not said:
             reason = f"did not start sampling within {start_timeout_s:g} s; killed"
@@ -270,6 +278,7 @@ class Background:
             reason = f"did not stop within {self.stop_timeout_s:g} s of SIGINT; killed"
             raise SamplerFailed(f"{self.command} {reason}", reason) from None
         finally:
+            child.release(self.proc)
             if self.drain is not None:
                 self.drain.join(timeout=self.stop_timeout_s)
             self.proc.stderr.close()

@@ -1,0 +1,78 @@
+"""SIGINT, SIGTERM and SIGHUP during a run (issue 30): the first one raises
+Interrupted in the main thread, wherever it is, so that the step's
+children are stopped on the way out (results/child.py) and the run is
+marked interrupted (results/run_state.py); a second one ends bench-all at
+once (the guardian, results/guardian.py, then kills the children).
+
+Interrupted is a BaseException, like KeyboardInterrupt, so that the
+`except Exception` that turns a failed step into error rows never takes
+it for a failure of the step. Cleanup code can still replace it with an
+ordinary exception (a `finally` that stops a sampler which had died of
+the same signal); `check` re-raises it wherever a step's exception is
+caught, from what the handler recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_received: int | None = None
+_last_words = None  # called before a second signal ends the process
+
+
+class Interrupted(BaseException):
+    """The run was stopped by a signal; `status` is the shell's 128 + signal."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        self.status = 128 + signum
+        super().__init__(f"interrupted by {self.name}")
+
+
+def _handler(signum, frame):
+    global _received
+    if _received is None:
+        _received = signum
+        raise Interrupted(signum)
+    name = signal.Signals(signum).name
+    print(f"bench-all: {name} again: stopping at once", file=sys.stderr, flush=True)
+    if _last_words is not None:
+        try:
+            _last_words(signum)
+        except BaseException:  # noqa: BLE001 - the process ends whatever happens here
+            pass
+    os._exit(128 + signum)
+
+
+def install(last_words=None) -> dict:
+    """Takes SIGINT, SIGTERM and SIGHUP (main thread only). `last_words`
+    (signum) runs before a second signal ends the process. Returns the
+    handlers it replaced, for `restore`."""
+    global _last_words, _received
+    _received, _last_words = None, last_words
+    return {sig: signal.signal(sig, _handler) for sig in SIGNALS}
+
+
+def restore(previous: dict) -> None:
+    """Puts back the handlers `install` replaced (bench-all called from
+    Python, as the tests do, leaves its caller's handlers as they were)."""
+    global _last_words
+    _last_words = None
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def received() -> int | None:
+    """The first stop signal taken, or None."""
+    return _received
+
+
+def check() -> None:
+    """Raises Interrupted when a stop signal was taken: for code that caught
+    whatever replaced it."""
+    if _received is not None:
+        raise Interrupted(_received)
