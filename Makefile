@@ -8,7 +8,8 @@ BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps venv build ubench gbench-effect bench-all bench-overhead soak report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
+.PHONY: all deps venv build ubench gbench-effect bench-all locked-bench-all bench-overhead \
+	locked-bench-overhead soak report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
 
 all: build
 
@@ -43,12 +44,26 @@ gbench-effect: ubench
 	@$(PY) -m results.gbench_effect --a $(BUILD)/gbench-system/raplbench-ubench \
 		--b $(BUILD)/raplbench-ubench $(if $(PAIRS),--pairs $(PAIRS))
 
-bench-all: build
-	@$(PY) -m results.bench_all $(if $(QUICK),--quick)
-	@$(PY) -m plots.report
+# One run at a time per checkout (results/run_lock.py): the lock is taken
+# before the build and held to the end of the report, so a second bench-all
+# neither builds nor measures beside the first; it exits naming the running
+# run, or with WAIT=1 waits for it. The lock needs the standard library only
+# (python3: the venv may not exist yet).
+LOCKED = python3 -m results.run_lock $(if $(WAIT),--wait) --what "make $@$(if $(QUICK), QUICK=1)" \
+	-- $(MAKE) --no-print-directory
+
+# make bench-all [QUICK=1] [WAIT=1]; the report drawn is this run's own
+bench-all:
+	@$(LOCKED) locked-bench-all
+
+locked-bench-all: build
+	@$(PY) -m results.bench_all $(if $(QUICK),--quick) --report
 
 # the 1 kHz sampler alone: its self-report and the hyperfine overhead experiment
-bench-overhead: build
+bench-overhead:
+	@$(LOCKED) locked-bench-overhead
+
+locked-bench-overhead: build
 	@$(PY) -m results.bench_all $(if $(QUICK),--quick) --only sampler,overhead
 
 # each sampler mechanism at 1 kHz for 10 minutes under stress-ng (not in CI):

@@ -35,6 +35,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -43,8 +44,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import (agreement, checks, child, criterion, gbench, idle_cost, kbench, machine,
-                     manifest, overhead, registry, rows, sampler, schema, table, victim)
+from results import (agreement, checks, child, contention, criterion, files, gbench, guardian,
+                     idle_cost, interrupt, kbench, machine, manifest, overhead, registry, rows,
+                     run_lock, run_state, sampler, schema, table, victim)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -305,6 +307,7 @@ def run_latency(run: Run, names: list[str]) -> dict[str, list[dict]]:
             reason = run_leg(run, leg, blocks[leg - 1])
         except Exception as e:  # noqa: BLE001 - any failure of one harness, by design
             reason = failure_reason(run, name, e)
+        interrupt.check()  # a leg that a signal cut short is no failure of the harness
         if reason is not None:
             failed[name] = reason
     got = {}
@@ -420,7 +423,12 @@ def mark_step(step_rows: list[dict], position: int) -> list[dict]:
 def failure_reason(run: Run, name: str, e: Exception) -> str:
     """Why step `name` gave no rows, for its error rows: its child hung
     (child.TimedOut), or it raised (a bug, a parse error), its traceback
-    then kept in raw/<name>-crash.log."""
+    then kept in raw/<name>-crash.log. Not for what ends the whole run: a
+    signal (an exception that replaced it: interrupt.check) or storage
+    that fails (no later step could write either: files.DiskError)."""
+    interrupt.check()
+    if files.is_storage_error(e):
+        raise e if isinstance(e, files.DiskError) else files.storage_error(e, run.raw_dir)
     if isinstance(e, child.TimedOut):
         print(f"  {name}: {e}", flush=True)
         return f"the {name} step stopped: {e}"
@@ -447,14 +455,15 @@ def run_step(run: Run, name: str, step) -> list[dict]:
 def write_run(run: Run, all_rows: list[dict]) -> list[str]:
     """Writes machine.json, results.jsonl (then validates it) and
     results.parquet; returns the validation errors (empty when valid)."""
-    (run.run_dir / "machine.json").write_text(
-        json.dumps(run.common["machine"], indent=2) + "\n", encoding="utf-8")
+    files.write_atomic(run.run_dir / "machine.json",
+                       json.dumps(run.common["machine"], indent=2) + "\n")
     jsonl = run.run_dir / "results.jsonl"
     rows.write_jsonl(all_rows, jsonl)
     errors = [f"{jsonl}:{line}: {field}: {msg}"
               for line, field, msg in schema.iter_file_errors(jsonl)]
     if not errors:
-        pd.DataFrame(all_rows).to_parquet(run.run_dir / "results.parquet", index=False)
+        with files.replacing(run.run_dir / "results.parquet") as tmp:
+            pd.DataFrame(all_rows).to_parquet(tmp, index=False)
     return errors
 
 
@@ -481,7 +490,7 @@ def point_latest(runs_dir: Path, run_dir: Path) -> None:
     tmp.replace(latest)
 
 
-def main(argv=None) -> int:
+def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short runs (smoke tests, CI)")
     # Absolute: cargo bench runs rbench in its package directory, so a
@@ -490,68 +499,183 @@ def main(argv=None) -> int:
     parser.add_argument("--build-dir", type=absolute_path, default=REPO / "build")
     parser.add_argument("--only", help="comma-separated steps to run, of: "
                         + ", ".join(name for name, _, _ in HARNESSES))
+    parser.add_argument("--report", action="store_true",
+                        help="draw this run's report (python -m plots.report RUN_DIR) at its end")
+    parser.add_argument("--wait", action="store_true",
+                        help="when another run holds this checkout's run lock, wait for it "
+                             "(default: exit, naming it)")
     args = parser.parse_args(argv)
-    steps = HARNESSES
+    args.steps = HARNESSES
     if args.only:
         wanted = args.only.split(",")
         unknown = set(wanted) - {name for name, _, _ in HARNESSES}
         if unknown:
             parser.error(f"unknown step(s) {', '.join(sorted(unknown))}")
-        steps = [h for h in HARNESSES if h[0] in wanted]
+        args.steps = [h for h in HARNESSES if h[0] in wanted]
     hooks = fixture_hooks(os.environ)
     if hooks:
         parser.error(f"{', '.join(hooks)} set: the harnesses would measure a fixture tree, not "
                      "this machine (these variables are test hooks); unset them")
+    return args
 
-    run_id = rows.new_run_id()
-    run_dir = args.runs_dir / run_id
-    raw_dir = run_dir / "raw"
-    raw_dir.mkdir(parents=True)
-    the_machine = machine.collect()
-    run = Run(run_dir=run_dir, raw_dir=raw_dir, quick=args.quick,
-              common=rows.common(run_id, rows.utc_timestamp(), the_machine),
-              build_dir=args.build_dir)
-    print(f"raplbench run {run_id}{' (QUICK)' if args.quick else ''} -> {run_dir}")
-    # harnesses that write their own rows (the sampler) read the machine from here
-    (run_dir / "machine.json").write_text(json.dumps(the_machine, indent=2) + "\n")
 
+def run_steps(run: Run, steps: list, watch: contention.Watch, where_now: dict) -> list[dict]:
+    """Every step of `steps`, in a random order of the latency pair
+    (step_order); `where_now["step"]` names the step running."""
     all_rows = []
     order = step_order(steps, random.Random())
     step_of = {name: step for name, _, step in steps}
-    for places, names, what in step_groups(order, schedule(args.quick).legs):
+    for places, names, what in step_groups(order, schedule(run.quick).legs):
         where = "-".join(map(str, places)) + f"/{len(steps)}"
+        where_now["step"] = " and ".join(names)
         print(f"[{where}] {' and '.join(names)} ({what})", flush=True)
         started = time.monotonic()
         if len(names) > 1:
             got = run_latency(run, names)
         else:
             got = {names[0]: run_step(run, names[0], step_of[names[0]])}
+        interrupt.check()  # a step's rows are never taken from a step a signal cut short
         for place, name in zip(places, names):
             all_rows += mark_step(got[name], place)
-        print(f"[{where}] {' and '.join(names)}: done in {time.monotonic() - started:.1f} s",
-              flush=True)
+        load = watch.step("+".join(names))
+        busy = (f"; busy machine: other processes used {load['others_cpus']:.2f} CPUs"
+                if contention.is_busy(load) else "")
+        print(f"[{where}] {' and '.join(names)}: done in {time.monotonic() - started:.1f} s"
+              f"{busy}", flush=True)
+    where_now["step"] = None
+    return all_rows
 
+
+def finish_run(args, run: Run, the_machine: dict, all_rows: list[dict],
+               watch: contention.Watch, state: dict, where_now: dict) -> int:
+    """Writes the run's files, marks it complete (where_now["complete"]),
+    points `latest` at it, prints its tables."""
     # the kernel's TSC frequency is unknown on some machines: use the measured one
     if the_machine["tsc_khz"] is None and run.tsc_khz_hints:
         the_machine["tsc_khz"] = run.tsc_khz_hints[0]
+    the_machine["contention"] = watch.result()
     for row in all_rows:  # one run, one machine: the same object in every row
         row["machine"] = the_machine
     errors = write_run(run, all_rows)
-    point_latest(args.runs_dir, run_dir)
     if errors:
         print("\n".join(errors), file=sys.stderr)
         print(f"bench-all: {len(errors)} invalid rows (a bug in a normalizer)", file=sys.stderr)
+        run_state.failed(run.run_dir, state, f"{len(errors)} invalid rows (a bug in a normalizer)")
         return 2
+    run_state.finish(run.run_dir)
+    point_latest(args.runs_dir, run.run_dir)
+    where_now["complete"] = True
+    busy = the_machine["contention"]["reason"]
     print()
+    if busy:
+        print(f"NOTE: {busy}: these figures are not this machine's alone", flush=True)
     print(table.format_latency_table(all_rows))
     print()
     print(checks.format_checks(checks.run_checks(all_rows)))
     agreement_md = agreement.report(all_rows, run.common["run_id"])
-    (run_dir / "agreement.md").write_text(agreement_md, encoding="utf-8")
+    files.write_atomic(run.run_dir / "agreement.md", agreement_md)
     print()
     print(agreement_md)
-    print(f"\n{len(all_rows)} rows in {run_dir}/results.jsonl (validated) and results.parquet")
+    print(f"\n{len(all_rows)} rows in {run.run_dir}/results.jsonl (validated) and results.parquet")
+    if busy:
+        print(f"NOTE: {busy}", flush=True)
     return 0
+
+
+def draw_report(run_dir: Path) -> int:
+    """python -m plots.report on this run (never `latest`, which another
+    run may move); its exit status."""
+    with open(run_dir / "raw" / "report.log", "w", encoding="utf-8") as log:
+        return child.stream([sys.executable, "-m", "plots.report", str(run_dir)], log,
+                            show=lambda line: True, cwd=REPO)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        lock = run_lock.take(args.runs_dir, args.wait, "python -m results.bench_all "
+                             + " ".join(argv if argv is not None else sys.argv[1:]))
+    except run_lock.Busy as e:
+        print(run_lock.busy_message(args.runs_dir, str(e)), file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"bench-all: cannot take the run lock {run_lock.lock_path(args.runs_dir)}: "
+              f"{e.strerror or e}", file=sys.stderr)
+        return 2
+
+    run_id = rows.new_run_id()
+    run_dir = args.runs_dir / run_id
+    where_now: dict = {"step": None}
+    state: dict | None = None
+
+    def last_words(signum):  # a second signal: mark the run before exiting at once
+        if state is not None:
+            run_state.interrupted(run_dir, state, signal.Signals(signum).name, where_now["step"])
+
+    previous_handlers = interrupt.install(last_words)
+    keeper = guardian.Guardian()
+    child.guard(keeper)
+    try:
+        try:
+            (run_dir / "raw").mkdir(parents=True)
+        except OSError as e:
+            if files.is_storage_error(e):
+                raise files.storage_error(e, run_dir) from None
+            print(f"bench-all: cannot create {run_dir}: {e.strerror or e}", file=sys.stderr)
+            return 2
+        started = rows.utc_timestamp()
+        state = run_state.begin(run_dir, started)
+        run_lock.update(lock, run_id=run_id, run_dir=str(run_dir))
+        the_machine = machine.collect()
+        run = Run(run_dir=run_dir, raw_dir=run_dir / "raw", quick=args.quick,
+                  common=rows.common(run_id, started, the_machine), build_dir=args.build_dir)
+        print(f"raplbench run {run_id}{' (QUICK)' if args.quick else ''} -> {run_dir}")
+        # harnesses that write their own rows (the sampler) read the machine from here
+        files.write_atomic(run_dir / "machine.json", json.dumps(the_machine, indent=2) + "\n")
+        watch = contention.Watch()
+        all_rows = run_steps(run, args.steps, watch, where_now)
+        code = finish_run(args, run, the_machine, all_rows, watch, state, where_now)
+        if code == 0 and args.report:
+            where_now["step"] = "report"
+            if draw_report(run_dir) != 0:
+                print(f"bench-all: the report of {run_dir} failed (raw/report.log); the run "
+                      f"itself is complete: make report RUNS={run_dir} draws it again",
+                      file=sys.stderr)
+                code = 1
+        return code
+    except interrupt.Interrupted as e:
+        child.kill_all()
+        step = where_now["step"]
+        if where_now.get("complete"):  # written, validated and `latest`: only its report is not
+            print(f"\nbench-all: interrupted by {e.name}; the run {run_dir} is complete, its "
+                  f"report may not be (make report RUNS={run_dir} draws it)", file=sys.stderr)
+            return e.status
+        if state is not None:
+            try:
+                run_state.interrupted(run_dir, state, e.name, step)
+            except OSError:
+                pass
+        where = f"during the {step} step" if step else "between steps"
+        print(f"\nbench-all: interrupted by {e.name} {where}: run {run_id} is incomplete "
+              f"({run_dir}; `latest` not moved)", file=sys.stderr)
+        return e.status
+    except OSError as e:
+        if not files.is_storage_error(e):
+            raise
+        child.kill_all()
+        error = e if isinstance(e, files.DiskError) else files.storage_error(e, run_dir)
+        if state is not None:
+            run_state.failed(run_dir, state, str(error))
+        print(f"bench-all: {error} (run {run_id} is incomplete; `latest` not moved)",
+              file=sys.stderr)
+        return 1
+    finally:
+        child.kill_all()
+        child.guard(None)
+        keeper.close()
+        interrupt.restore(previous_handlers)
+        if run_lock.inherited(args.runs_dir) is None:
+            os.close(lock)
 
 
 if __name__ == "__main__":

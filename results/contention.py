@@ -8,16 +8,18 @@ descendant of it), the machine's steal time (/proc/stat: time the
 hypervisor gave this guest's vCPUs to someone else), and the load
 average. Between two snapshots:
 
-- others_cpus: the other processes' CPU time over the wall time, in
-  CPUs (0.5: half a CPU's worth of other work the whole time). A
+- others_cpu_s, others_cpus: the other processes' CPU time, seconds and
+  over the wall time, in CPUs (0.5: half a CPU's worth of other work the
+  whole time). A
   process's own time and the time of the children it reaped both count,
   so short-lived commands of another job are seen through their parent;
 - steal_pct: steal time over all CPU time of the interval, percent;
 - top: the other processes that took most, by name.
 
 Snapshots are taken between steps only, never while a step measures.
-A step is busy when others_cpus reaches BUSY_OTHERS_CPUS or steal_pct
-reaches BUSY_STEAL_PCT; a run is busy when any step is. The verdict and
+A step is busy when others_cpus reaches BUSY_OTHERS_CPUS (on at least
+MIN_OTHERS_CPU_S of CPU time) or steal_pct reaches BUSY_STEAL_PCT; a run
+is busy when any step is. The verdict and
 the per-step figures go into machine.json ("contention"), so every row
 carries them and the report and the terminal table say so wherever the
 run's figures are shown (plots/labels.py, contention_note).
@@ -38,6 +40,10 @@ from pathlib import Path
 # guest's timers visibly.
 BUSY_OTHERS_CPUS = 0.10
 BUSY_STEAL_PCT = 5.0
+# CPU time is counted in ticks (10 ms at USER_HZ 100): in a step of 0.1 s
+# one tick of a daemon is a tenth of a CPU. Other work under 5 ticks is
+# never enough to call a step busy.
+MIN_OTHERS_CPU_S = 0.05
 TOP = 3  # other processes named per step
 PROC = Path("/proc")
 
@@ -100,10 +106,10 @@ def ours(snap: Snapshot, root: int) -> set[int]:
     return found
 
 
-def between(a: Snapshot, b: Snapshot, root: int, hz: int | None = None) -> dict:
-    """What other work ran from `a` to `b` (`root`: the run's own process)."""
+def others_by_command(a: Snapshot, b: Snapshot, root: int, hz: int | None = None) -> dict:
+    """{command: CPU seconds} of the processes outside `root`'s tree from
+    `a` to `b`."""
     hz = hz or os.sysconf("SC_CLK_TCK")
-    wall = max(b.at - a.at, 1e-9)
     mine = ours(a, root) | ours(b, root)
     used: dict[str, float] = {}
     for key, (comm, _, cpu) in b.ticks.items():
@@ -113,6 +119,18 @@ def between(a: Snapshot, b: Snapshot, root: int, hz: int | None = None) -> dict:
         delta = cpu - (before[2] if before else 0)
         if delta > 0:
             used[comm] = used.get(comm, 0.0) + delta / hz
+    return used
+
+
+def between(a: Snapshot, b: Snapshot, root: int, hz: int | None = None,
+            cpus: int | None = None) -> dict:
+    """What other work ran from `a` to `b` (`root`: the run's own process).
+    others_cpus is at most the machine's `cpus` (default: online CPUs): a
+    child reaped in the interval brings its whole CPU time, also what it
+    spent before the interval began."""
+    wall = max(b.at - a.at, 1e-9)
+    used = others_by_command(a, b, root, hz)
+    cpus = cpus or os.cpu_count() or 1
     steal_pct = None
     if len(a.cpu) > 7 and len(b.cpu) > 7:
         d = [y - x for x, y in zip(a.cpu, b.cpu)]
@@ -120,14 +138,16 @@ def between(a: Snapshot, b: Snapshot, root: int, hz: int | None = None) -> dict:
         steal_pct = round(100.0 * d[7] / total, 2) if total > 0 else 0.0
     top = sorted(used.items(), key=lambda kv: -kv[1])[:TOP]
     return {"wall_s": round(wall, 3),
-            "others_cpus": round(sum(used.values()) / wall, 3),
+            "others_cpu_s": round(sum(used.values()), 3),
+            "others_cpus": round(min(sum(used.values()) / wall, cpus), 3),
             "steal_pct": steal_pct,
             "load1": b.load1,
             "top": [{"command": c, "cpu_s": round(s, 3)} for c, s in top]}
 
 
 def is_busy(step: dict) -> bool:
-    return (step["others_cpus"] >= BUSY_OTHERS_CPUS
+    return ((step["others_cpus"] >= BUSY_OTHERS_CPUS
+             and step["others_cpu_s"] >= MIN_OTHERS_CPU_S)
             or (step["steal_pct"] or 0.0) >= BUSY_STEAL_PCT)
 
 

@@ -1,0 +1,170 @@
+"""One run at a time per checkout (issue 30). Two runs at once measured
+each other: both about 1.8x slower (5.6x on some rows), victim rows that
+failed under the load, and a report drawn for the other run.
+
+A run holds an exclusive flock(2) on `<runs dir>/.lock` from the start of
+`make bench-all` (before the build) to its end. The kernel drops the lock
+when the last process holding it exits, however it exits, so a killed run
+never leaves a stale lock. A second run does not queue silently: it exits
+(status 2) naming the running one, whose pid, start and command the lock
+file holds, unless asked to wait (`make bench-all WAIT=1`, `--wait`), when
+it says whom it waits for. Refusing is the default because a second run
+started by mistake doubles the time to a result and, queued, would only
+show that by taking long; one started on purpose says so.
+
+    python3 -m results.run_lock [--wait] [--runs-dir DIR] [--what TEXT] -- COMMAND ...
+
+takes the lock and execs COMMAND (make's bench-all target: the build, the
+run and its report), which inherits it. The inherited descriptor is named
+in RAPLBENCH_RUN_LOCK ("FD:PATH"), so that bench-all, run under it, knows
+its lock is held and does not take it again (python -m results.bench_all
+run by hand takes it itself). Standard library only: it runs before the
+venv exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+LOCK_NAME = ".lock"
+ENV = "RAPLBENCH_RUN_LOCK"
+DEFAULT_RUNS_DIR = Path(__file__).resolve().parent / "runs"
+
+
+class Busy(Exception):
+    """Another run holds the lock; str(): who, for people."""
+
+
+def lock_path(runs_dir) -> Path:
+    return Path(runs_dir) / LOCK_NAME
+
+
+def _read_holder(fd: int) -> dict:
+    try:
+        raw = os.pread(fd, 4096, 0)
+        holder = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (OSError, ValueError):
+        holder = {}
+    return holder if isinstance(holder, dict) else {}
+
+
+def describe(holder: dict) -> str:
+    """The run that holds the lock, in words: "run 20261126T172000Z-ab12
+    (pid 4242, started 2026-11-26T17:20:00Z: make bench-all QUICK=1)"."""
+    parts = [f"pid {holder['pid']}" if holder.get("pid") else None,
+             f"started {holder['started']}" if holder.get("started") else None]
+    detail = ", ".join(p for p in parts if p)
+    if holder.get("command"):
+        detail += (": " if detail else "") + holder["command"]
+    head = f"run {holder['run_id']}" if holder.get("run_id") else "a run"
+    return f"{head} ({detail})" if detail else head
+
+
+def update(fd: int, **fields) -> None:
+    """Adds `fields` to what the lock file says of its holder (best effort:
+    a lock file this user may only read keeps what it said)."""
+    holder = {**_read_holder(fd), **fields}
+    try:
+        data = (json.dumps(holder) + "\n").encode("utf-8")
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    except OSError:
+        pass
+
+
+def _open(path: Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except PermissionError:  # another user's lock file: flock needs reading only
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def acquire(runs_dir, wait: bool = False, command: str = "") -> int:
+    """Takes the lock of `runs_dir`: its descriptor (close-on-exec). Busy
+    when another run holds it and not `wait`; with `wait`, says on stderr
+    whom it waits for, then waits."""
+    path = lock_path(runs_dir)
+    fd = _open(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = describe(_read_holder(fd))
+        if not wait:
+            os.close(fd)
+            raise Busy(holder) from None
+        print(f"bench-all: waiting for {holder} to finish (lock {path})", file=sys.stderr,
+              flush=True)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    update(fd, pid=os.getpid(), command=command, run_id=None,
+           started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    return fd
+
+
+def inherited(runs_dir) -> int | None:
+    """The descriptor of `runs_dir`'s lock when an ancestor took it and
+    passed it down (RAPLBENCH_RUN_LOCK), else None."""
+    text = os.environ.get(ENV, "")
+    fd_text, _, path = text.partition(":")
+    if not fd_text.isdigit() or not path:
+        return None
+    fd = int(fd_text)
+    try:
+        mine, want = os.fstat(fd), os.stat(lock_path(runs_dir))
+    except OSError:
+        return None
+    if (mine.st_dev, mine.st_ino) != (want.st_dev, want.st_ino):
+        return None
+    return fd
+
+
+def take(runs_dir, wait: bool = False, command: str = "") -> int:
+    """The lock of `runs_dir`: inherited, or taken now (acquire)."""
+    fd = inherited(runs_dir)
+    return fd if fd is not None else acquire(runs_dir, wait, command)
+
+
+def busy_message(runs_dir, who: str) -> str:
+    return (f"bench-all: another run is in progress in this checkout: {who}. Two runs at once "
+            "slow each other down and neither measures this machine alone. Wait for it "
+            f"(make bench-all WAIT=1 waits), or stop it (kill -INT PID); lock: "
+            f"{lock_path(runs_dir)}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m results.run_lock",
+                                     description="Run COMMAND holding the checkout's run lock.")
+    parser.add_argument("--wait", action="store_true", help="wait for a running run to end")
+    parser.add_argument("--runs-dir", type=Path, default=DEFAULT_RUNS_DIR)
+    parser.add_argument("--what", help="the command as the lock file names it (default: COMMAND)")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no COMMAND to run")
+    try:
+        fd = acquire(args.runs_dir, args.wait, args.what or " ".join(command))
+    except Busy as e:
+        print(busy_message(args.runs_dir, str(e)), file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"bench-all: cannot take the run lock {lock_path(args.runs_dir)}: "
+              f"{e.strerror or e}", file=sys.stderr)
+        return 2
+    os.set_inheritable(fd, True)
+    os.environ[ENV] = f"{fd}:{lock_path(args.runs_dir)}"
+    try:
+        os.execvp(command[0], command)
+    except OSError as e:
+        print(f"bench-all: cannot run {command[0]}: {e.strerror or e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
