@@ -67,6 +67,7 @@ from ci.gate_stats import (ALLOWED_MISSING, ALPHA, IMPROVEMENT, MIN_SAMPLES, MIS
                            THRESHOLD_PCT, UNCHANGED, Result, compare, compare_rounds, decide,
                            not_gated_why, run_shifts)
 from results import runfile
+from results.schema import clip, excerpt
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_BASELINE = REPO / "results" / "baseline" / "results.jsonl"
@@ -113,7 +114,7 @@ def identity_of(row, fields) -> tuple:
 
 
 def _describe_identity(ident: tuple) -> str:
-    return ", ".join(f"{f}={v!r}" for f, v in ident) or "(any machine)"
+    return ", ".join(f"{f}={excerpt(v)}" for f, v in ident) or "(any machine)"
 
 
 def _index(run: Run, fields) -> dict:
@@ -127,7 +128,7 @@ def _index(run: Run, fields) -> dict:
         if k in index:
             raise InputError(
                 f"{display(run.file)}:{line}: (row): same machine and key as line {index[k][0]} "
-                f"({row_id(row)}): the gate cannot tell which to compare"
+                f"({clip(row_id(row))}): the gate cannot tell which to compare"
                 + ("" if fields else "; with cross-machine comparison, rows of different "
                                      "machines collide: gate one machine at a time"))
         index[k] = (line, row)
@@ -136,7 +137,7 @@ def _index(run: Run, fields) -> dict:
 
 def _machine_mismatch(baseline: Run, current: Run, b_ids, c_ids, config: Config) -> str:
     def diff(a: tuple, b: tuple):
-        return [f"{f}: {va!r} (baseline) vs {vb!r} (current)"
+        return [f"{f}: {excerpt(va)} (baseline) vs {excerpt(vb)} (current)"
                 for (f, va), (_, vb) in zip(a, b) if va != vb]
     b, c = sorted(b_ids, key=repr)[0], sorted(c_ids, key=repr)[0]
     where = config.source or "the built-in [machine] identity"
@@ -201,11 +202,11 @@ def _missing_why(b: dict, c: dict | None) -> str | None:
     if c is None:
         return "absent from the current run"
     if c["status"] != "ok":
-        return f"{c['status']} in the current run: {c['reason']}"
+        return f"{c['status']} in the current run: {clip(c['reason'])}"
     if (b["stand_in"] is None) != (c["stand_in"] is None):
         return ("the current run measures the real thing, the baseline a stand-in"
                 if c["stand_in"] is None else
-                f"the current run measures a stand-in ({c['stand_in']}), "
+                f"the current run measures a stand-in ({clip(c['stand_in'])}), "
                 "the baseline the real thing")
     return None
 
@@ -258,7 +259,7 @@ def run_gate(baseline, current, config: Config) -> Verdict:
         rule = config.rule_for(b)
         if b["status"] != "ok":
             results.append(Result(b, SKIPPED_NOT_OK,
-                                  f"{b['status']} in the baseline: {b['reason']}"))
+                                  f"{b['status']} in the baseline: {clip(b['reason'])}"))
             continue
         if ident not in c_ids:
             results.append(Result(b, OTHER_MACHINE,
@@ -283,7 +284,7 @@ def run_gate(baseline, current, config: Config) -> Verdict:
     for k, (_, c) in c_index.items():
         if k not in b_index:
             results.append(Result(c, NEW, "not in the baseline" if c["status"] == "ok"
-                                  else f"not in the baseline; {c['status']}: {c['reason']}",
+                                  else f"not in the baseline; {c['status']}: {clip(c['reason'])}",
                                   current=c))
 
     # what changed on the machine between the two runs
@@ -376,7 +377,7 @@ def main(argv=None) -> int:
     try:
         return _main(argv)
     except Exception as e:  # a bug of the gate: not a verdict
-        print(f"gate: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"gate: internal error: {type(e).__name__}: {clip(str(e))}", file=sys.stderr)
         print("gate: not run (internal error, exit 2)", file=sys.stderr)
         return EXIT_USAGE
 

@@ -17,6 +17,7 @@ its pairs are counted, not compared. See ci/README.md.
 import dataclasses
 
 from results import liveness
+from results.schema import clip
 
 FAIL, WARN = "fail", "warn"
 POLICIES = (FAIL, WARN)
@@ -115,6 +116,6 @@ def markdown_sections(report: Report, label, table) -> list[str]:
 
 
 def failure_lines(report: Report, label) -> list[str]:
-    return [f"gate: counter died: {label(c.baseline)}: {c.before} → {c.after}: "
-            f"{c.current.get('liveness_note') or ''}".rstrip(": ")
+    return [f"gate: counter died: {clip(label(c.baseline))}: {c.before} → {c.after}: "
+            f"{clip(c.current.get('liveness_note') or '')}".rstrip(": ")
             for c in report.of_kind(DIED) if c.fails]

@@ -18,6 +18,7 @@ from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW
                            TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN, Result,
                            Rule, cliffs_magnitude)
 from results import registry, table
+from results.schema import clip
 
 if TYPE_CHECKING:
     from ci.gate import Run, Verdict
@@ -300,11 +301,13 @@ def failure_lines(v: Verdict) -> list[str]:
     for r in sorted((r for r in v.results if r.fails), key=_sort_key):
         if r.decision == REGRESSION:
             c = r.comparison
-            lines.append(f"gate: regression: {label(r.row)}: {fmt_change_of(c, r.row['unit'])} "
+            lines.append(f"gate: regression: {clip(label(r.row))}: "
+                         f"{fmt_change_of(c, r.row['unit'])} "
                          f"(median {fmt_value(c.median_baseline, r.row['unit'])} → "
                          f"{fmt_value(c.median_current, r.row['unit'])}, {fmt_p_is(c.p_value)})")
         else:
-            lines.append(f"gate: missing: {label(r.row)} [{row_id(r.row)}]: {r.why}")
+            lines.append(f"gate: missing: {clip(label(r.row))} [{clip(row_id(r.row))}]: "
+                         f"{r.why}")
     return lines + gate_liveness.failure_lines(v.liveness, label)
 
 

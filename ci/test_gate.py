@@ -217,6 +217,29 @@ def test_duplicate_keys_are_an_input_error(tmp_path, capsys, builtin):
     assert code == 2 and "results.jsonl:2: (row): same machine and key as line 1" in err
 
 
+def test_huge_values_of_valid_rows_are_quoted_in_part(tmp_path, capsys, builtin):
+    """Issue 30: a valid row may hold a reason, a target or a hostname of
+    megabytes; the gate's messages quote about 200 characters of each."""
+    c = common()
+    long_target = "t" * 2**20
+    gone = latency(c, lognormal(1, 500, 0.05), target=long_target)
+    broken = unavailable(c, path="perf", op="read", target=long_target,
+                         reason="r" * 2**20)
+    b, cur = pair(tmp_path, [gone], [broken])
+    code, _, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 1 and len(err) < 2000, err[:3000]
+    assert "gate: missing: perf read …ttt" in err and "rrrr…" in err
+    b, cur = pair(tmp_path / "dup", [gone, gone], [gone])
+    code, _, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 2 and len(err) < 2000, err[:3000]
+    assert "results.jsonl:2: (row): same machine and key as line 1 (perf/read/ttt" in err
+    other = latency(common(hostname="h" * 2**20), lognormal(1, 500, 0.05))
+    b, cur = pair(tmp_path / "other", [latency(c, lognormal(1, 500, 0.05))], [other])
+    code, _, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 2 and len(err) < 2000, err[:3000]
+    assert "hostname: 'runner-1' (baseline) vs 'hhhh" in err
+
+
 def test_skipped_rows_are_counted_and_new_rows_listed(tmp_path, capsys, builtin):
     c = common()
     perf = latency(c, lognormal(1, 500, 0.05))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from results import runfile
 from results.runfile import RunFileError
+from results.schema import excerpt
 
 from plots import labels
 
@@ -126,7 +127,8 @@ def load_references(directory=REFERENCE_DIR) -> list[dict]:
         for line, row in enumerate(rows, 1):
             if row["harness"] != "reference":
                 raise RunFileError(f"{path}:{line}: harness: a reference file holds only "
-                                   f"harness \"reference\" rows, not {row['harness']!r}", path)
+                                   f"harness \"reference\" rows, not {excerpt(row['harness'])}",
+                                   path)
         found += rows
     return found
 

@@ -157,7 +157,9 @@ def test_n_must_count_the_samples(tmp_path, capsys):
 
 
 def test_a_row_nested_too_deeply_is_an_error_not_a_crash(tmp_path, capsys):
-    path = with_first_row(tmp_path, lambda line: "[" * 100_000 + "]" * 100_000)
+    # (an object: a line that is not one is refused before it is parsed)
+    path = with_first_row(tmp_path, lambda line: '{"samples": ' + "[" * 100_000
+                          + "]" * 100_000 + "}")
     code, _, err = run(capsys, path)
     assert code == 2 and err[0] == f"{path}:1: (row): nested too deeply to be a row"
 
