@@ -18,7 +18,10 @@ working directory; by default the path as given).
 """
 
 import dataclasses
+import errno
 import json
+import os
+import stat
 from pathlib import Path
 
 from results.schema import iter_file_errors
@@ -49,22 +52,44 @@ class RunFile:
         return [row for _, row in self.lines]
 
 
+def _reason(e: OSError) -> str:
+    """An OSError's reason in the words of the messages here: "no such file
+    or directory", "too many levels of symbolic links", "permission denied"."""
+    text = e.strerror or str(e)
+    return text[:1].lower() + text[1:]
+
+
 def locate(arg, role: str | None = None, hint: str = "", show=str) -> Path:
     """The results.jsonl that `arg` names: the file itself, or the one in a
-    run directory. RunFileError when there is none."""
+    run directory. RunFileError when there is none, and when `arg` cannot be
+    looked at (with the system's reason: a symbolic link loop, permission
+    denied)."""
     path = Path(arg)
-    if path.is_dir():
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            raise RunFileError(f"{show(path)}: no such file or directory (the {role}){hint}"
+                               if role else f"{arg}: no such run directory or results file",
+                               path) from None
+        raise RunFileError(f"{show(path)}: {_reason(e)} (the {role})" if role
+                           else f"{arg}: {_reason(e)}", path) from None
+    if stat.S_ISDIR(st.st_mode):
         found = path / RESULTS_FILE
-        if not found.is_file():
+        try:
+            st = os.stat(found)
+        except OSError as e:
+            if e.errno != errno.ENOENT:
+                raise RunFileError(f"{show(found)}: {_reason(e)}" + (f" (the {role})" if role
+                                                                     else ""), found) from None
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):
             raise RunFileError(
                 f"{show(path)}: no {RESULTS_FILE} in this directory (the {role} must be a run "
                 f"directory of make bench-all or a {RESULTS_FILE})" if role else
                 f"{arg}: not a run directory (no {RESULTS_FILE} in it)", path)
         return found
-    if not path.exists():
-        raise RunFileError(f"{show(path)}: no such file or directory (the {role}){hint}" if role
-                           else f"{arg}: no such run directory or results file", path)
-    if not role and not path.is_file():
+    if not role and not stat.S_ISREG(st.st_mode):
         raise RunFileError(f"{arg}: not a file", path)
     return path
 

@@ -1,6 +1,9 @@
 """Tests of the run-file loader the report and the gate share (results/runfile.py)."""
 
 import json
+import os
+import pwd
+import subprocess
 
 import pytest
 
@@ -80,3 +83,67 @@ def test_a_bad_file_names_file_and_line_in_both_wordings(tmp_path):
 def test_an_unreadable_file(tmp_path):
     with pytest.raises(runfile.RunFileError, match="^missing.jsonl: cannot read: No such file"):
         runfile.load("missing.jsonl")
+
+
+# ---- what locate says when it cannot look (issue 30) ------------------------------------
+
+def test_a_symlink_loop_is_named_as_such_not_as_missing(tmp_path):
+    """Path.exists() is False on ELOOP: the loop was reported as "no such
+    file or directory"."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(runfile.RunFileError) as e:
+        runfile.locate(loop)
+    assert str(e.value) == f"{loop}: too many levels of symbolic links"
+    with pytest.raises(runfile.RunFileError) as e:
+        runfile.locate(loop, role="baseline", hint=": store one", show=lambda p: f"<{p}>")
+    assert str(e.value) == f"<{loop}>: too many levels of symbolic links (the baseline)"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / runfile.RESULTS_FILE).symlink_to(run / runfile.RESULTS_FILE)
+    with pytest.raises(runfile.RunFileError) as e:
+        runfile.locate(run, role="current run")
+    assert str(e.value) == (f"{run / runfile.RESULTS_FILE}: too many levels of symbolic links "
+                            "(the current run)")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to become nobody in a child")
+def test_permission_denied_is_named_as_such(tmp_path):
+    """Run as the user nobody (a forked child: root reads everything), a
+    run behind a directory nobody may not enter."""
+    locked = tmp_path / "locked"
+    run = locked / "run"
+    run.mkdir(parents=True)
+    rows.write_jsonl([row()], run / runfile.RESULTS_FILE)
+    locked.chmod(0o700)
+    assert as_nobody(lambda: runfile.locate(run)) == f"{run}: permission denied"
+    assert as_nobody(lambda: runfile.locate(run / runfile.RESULTS_FILE)) == \
+        f"{run / runfile.RESULTS_FILE}: permission denied"
+    assert as_nobody(lambda: runfile.locate(run, role="baseline")) == \
+        f"{run}: permission denied (the baseline)"
+
+
+def as_nobody(call) -> str:
+    """str() of the RunFileError that call() raises as the user nobody, in
+    a forked child (or what else happened)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never back into pytest
+        try:
+            os.close(read)
+            os.setgid(pwd.getpwnam("nobody").pw_gid)
+            os.setuid(pwd.getpwnam("nobody").pw_uid)
+            try:
+                said = f"returned {call()!r}"
+            except runfile.RunFileError as e:
+                said = str(e)
+            except Exception as e:  # (Path.exists() raised PermissionError)
+                said = f"raised {type(e).__name__}: {e}"
+            os.write(write, said.encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        said = f.read().decode()
+    os.waitpid(pid, 0)
+    return said
