@@ -16,6 +16,7 @@ from ci import gate, gate_config, gate_report
 from results import stats
 from ci.conftest import (MACHINE, common, latency, lognormal, reference, scaled, unavailable,
                          write_run)
+from results.test_runfile import interrupted_run, killed_run
 
 
 def run_main(capsys, baseline, current, *extra):
@@ -709,6 +710,45 @@ def test_store_baseline_takes_one_run(tmp_path, capsys):
     code = gate.main(["--store-baseline", "--current", str(currents[0]), str(currents[1])])
     assert code == 2
     assert "--store-baseline stores one run" in capsys.readouterr().err
+
+
+# ---- runs that did not complete (issue 30) ----------------------------------------------
+
+def gate_command(*args) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    return subprocess.run([str(gate.REPO / "ci" / "gate"), *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_an_incomplete_run_is_refused_by_the_gate_and_never_stored(tmp_path, capsys):
+    """bench-all leaves incomplete.json in a run it did not complete: an
+    interrupted run (no results.jsonl), a killed one (valid rows all the
+    same). Neither is gated against, nor stored as the baseline."""
+    good = write_run(tmp_path / "good", [latency(common(), lognormal(1, 500, 0.05))])
+    stopped = interrupted_run(tmp_path / "stopped")
+    killed = killed_run(tmp_path / "killed")
+    stored = tmp_path / "stored" / "baseline.jsonl"
+    for run, words in ((stopped, "was interrupted by SIGINT"), (killed, "did not finish"),
+                       (killed / "results.jsonl", "did not finish")):
+        for args in (["--baseline", good, "--current", run],
+                     ["--baseline", run, "--current", good],
+                     ["--store-baseline", "--current", run, "--baseline", stored]):
+            code = gate.main([str(a) for a in args])
+            err = capsys.readouterr().err
+            assert code == 2, (args, err)
+            assert f"{run}: the run started at 2026-11-26T17:02:09Z" in err
+            assert words in err and "gate: not run" in err
+            assert not stored.parent.exists()
+    # the commands themselves (make gate, make baseline)
+    for args in (["--baseline", good, "--current", killed],
+                 ["--store-baseline", "--current", stopped, "--baseline", stored]):
+        done = gate_command(*args)
+        assert done.returncode == 2 and "gate: not run" in done.stderr, done.stderr
+        assert "did not finish" in done.stderr or "interrupted" in done.stderr
+    assert not stored.parent.exists()
+    assert gate_command("--store-baseline", "--current", good, "--baseline", stored) \
+        .returncode == 0
+    assert stored.read_bytes() == (good / "results.jsonl").read_bytes()
 
 
 def victim_and_idle_rows(c, seed, stolen_add=0.0, local_add=0.0, wakeups_add=0.0,

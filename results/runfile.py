@@ -15,6 +15,11 @@ their own way (their tests pin both), so two arguments choose the wording:
 
 `show` turns a path into the text shown (the gate's is relative to the
 working directory; by default the path as given).
+
+A run directory that holds bench-all's `incomplete.json` (results/run_state.py:
+a run in progress, interrupted, failed or killed), and a results.jsonl in
+one, is refused by name (`locate`, `incomplete`) before its rows are looked
+at: its results.jsonl, where there is one, is not a finished run's.
 """
 
 import dataclasses
@@ -24,6 +29,7 @@ import os
 import stat
 from pathlib import Path
 
+from results import run_state
 from results.schema import iter_file_errors
 
 RESULTS_FILE = "results.jsonl"
@@ -59,11 +65,31 @@ def _reason(e: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
+def incomplete(path, show=str) -> None:
+    """RunFileError `<path>: <why>` when `path` (a run directory, or a file
+    in one) belongs to a run that did not complete: its directory holds
+    bench-all's marker (results/run_state.py), whatever else it holds."""
+    path = Path(path)
+    run_dir = path if path.is_dir() else path.parent
+    try:
+        os.stat(run_dir / run_state.MARKER)
+    except FileNotFoundError:
+        return
+    except OSError as e:  # a directory we may not look into: not "incomplete"
+        if e.errno != errno.ENOTDIR:
+            raise RunFileError(f"{show(path)}: {_reason(e)} (looking for "
+                               f"{run_dir / run_state.MARKER})", path) from None
+        return
+    why = run_state.incomplete_reason(run_dir)
+    if why:
+        raise RunFileError(f"{show(path)}: {why}", path)
+
+
 def locate(arg, role: str | None = None, hint: str = "", show=str) -> Path:
     """The results.jsonl that `arg` names: the file itself, or the one in a
-    run directory. RunFileError when there is none, and when `arg` cannot be
+    run directory. RunFileError when there is none, when `arg` cannot be
     looked at (with the system's reason: a symbolic link loop, permission
-    denied)."""
+    denied), and when it belongs to a run that did not complete (`incomplete`)."""
     path = Path(arg)
     try:
         st = os.stat(path)
@@ -74,6 +100,7 @@ def locate(arg, role: str | None = None, hint: str = "", show=str) -> Path:
                                path) from None
         raise RunFileError(f"{show(path)}: {_reason(e)} (the {role})" if role
                            else f"{arg}: {_reason(e)}", path) from None
+    incomplete(path, show=show if role else (lambda _: str(arg)))
     if stat.S_ISDIR(st.st_mode):
         found = path / RESULTS_FILE
         try:

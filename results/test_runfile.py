@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from results import rows, runfile
+from results import rows, run_state, runfile
 
 MACHINE = {
     "hostname": "runner-1", "cpu_vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 167,
@@ -147,3 +147,46 @@ def as_nobody(call) -> str:
         said = f.read().decode()
     os.waitpid(pid, 0)
     return said
+
+
+# ---- runs that did not complete (issue 30) ------------------------------------------------
+
+def dead_pid() -> int:
+    """The pid of a process that has ended."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def interrupted_run(directory):
+    """A run directory bench-all left on Ctrl-C: its marker, no results."""
+    directory.mkdir()
+    state = run_state.begin(directory, "2026-11-26T17:02:09Z")
+    run_state.interrupted(directory, state, "SIGINT", "overhead")
+    return directory
+
+
+def killed_run(directory):
+    """A run whose bench-all was killed (SIGKILL) after writing valid rows:
+    a "running" marker of a process that is gone."""
+    directory.mkdir()
+    rows.write_jsonl([row()], directory / runfile.RESULTS_FILE)
+    (directory / run_state.MARKER).write_text(json.dumps(
+        {"state": "running", "pid": dead_pid(), "started": "2026-11-26T17:02:09Z"}))
+    return directory
+
+
+def test_an_incomplete_run_is_refused_by_name_before_its_rows(tmp_path):
+    stopped = interrupted_run(tmp_path / "stopped")
+    killed = killed_run(tmp_path / "killed")
+    for arg, words in ((stopped, "was interrupted by SIGINT during its overhead step"),
+                       (killed, "did not finish"),
+                       (killed / runfile.RESULTS_FILE, "did not finish")):
+        for role in (None, "baseline"):
+            with pytest.raises(runfile.RunFileError) as e:
+                runfile.locate(arg, role=role, show=lambda p: f"<{p}>")
+            shown = f"<{arg}>" if role else str(arg)
+            why = run_state.incomplete_reason(arg if arg.is_dir() else arg.parent)
+            assert str(e.value) == f"{shown}: {why}" and words in why
+    run_state.finish(killed)  # completed after all: its rows are a run's
+    assert runfile.locate(killed) == killed / runfile.RESULTS_FILE

@@ -179,3 +179,20 @@ def test_reference_rows_keep_their_sources_n_without_samples(capsys):
     for path in (REPO / "results" / "reference").glob("*.jsonl"):
         code, _, err = run(capsys, path)
         assert (code, err) == (0, []), path
+
+
+# ---- runs that did not complete (issue 30) ------------------------------------------------
+
+def test_an_incomplete_run_is_refused_by_name(tmp_path, capsys):
+    """make validate FILE=... on a run bench-all did not complete: its rows
+    may all be valid, the run is not one."""
+    from results.test_runfile import interrupted_run, killed_run
+    stopped = interrupted_run(tmp_path / "stopped")
+    killed = killed_run(tmp_path / "killed")
+    for path, words in ((stopped, "was interrupted by SIGINT during its overhead step"),
+                        (killed, "did not finish"), (killed / "results.jsonl", "did not finish")):
+        code, out, err = run(capsys, path)
+        assert code == 2 and out == "" and len(err) == 1, err
+        assert err[0].startswith(f"{path}: the run started at ") and words in err[0]
+    code, out, err = run(capsys, GOLDEN, killed / "results.jsonl")
+    assert code == 2 and "rows valid" in out and "did not finish" in err[0]

@@ -4,16 +4,25 @@ Prints "FILE: N rows valid" for a good file. For a bad one, prints one line
 per bad row on stderr, "FILE:LINE: FIELD: MESSAGE" (LINE 0 is the file as a
 whole), in the style of compiler errors so editors can jump to them.
 Exit status: 0 when every file is valid, 2 otherwise (also when a file
-cannot be read). `make validate FILE=...` runs this.
+cannot be read, or belongs to a run that did not complete: its directory
+holds bench-all's incomplete.json, results/run_state.py). Every message is
+bounded, however long the line at fault (results/schema.py, excerpt).
+`make validate FILE=...` runs this.
 """
 
 import argparse
 import sys
 
+from results.runfile import RunFileError, incomplete
 from results.schema import iter_file_errors
 
 
 def check(path: str) -> bool:
+    try:
+        incomplete(path)  # an interrupted run's rows are not a run's, valid or not
+    except RunFileError as e:
+        print(e, file=sys.stderr)
+        return False
     try:
         errors = list(iter_file_errors(path))
     except OSError as e:
