@@ -52,8 +52,6 @@ loads the runs.
 
 import argparse
 import dataclasses
-import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -66,7 +64,7 @@ from ci.gate_stats import (ALLOWED_MISSING, ALPHA, IMPROVEMENT, MIN_SAMPLES, MIS
                            NOT_GATED, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
                            THRESHOLD_PCT, UNCHANGED, Result, compare, compare_rounds, decide,
                            not_gated_why, run_shifts)
-from results import runfile
+from results import files, runfile
 from results.schema import clip, excerpt
 
 REPO = Path(__file__).resolve().parent.parent
@@ -304,17 +302,24 @@ def run_gate(baseline, current, config: Config) -> Verdict:
 
 def store_baseline(current_arg, baseline_arg) -> int:
     """make baseline: validate the current run and copy its results.jsonl to
-    the baseline file (written whole, then renamed: never half a baseline)."""
+    the baseline file (results/files.write_atomic: written whole, then
+    renamed, never half a baseline). A run that did not complete is refused
+    (runfile.locate) and nothing is written."""
     src = results_file(current_arg, "run to store",
                        ": run `make bench-all` first" if current_arg == DEFAULT_CURRENT else "")
     run = load_run(src)
     dst = Path(baseline_arg)
     if dst.is_dir() or dst.suffix != ".jsonl":
         dst = dst / "results.jsonl"
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}")
-    shutil.copyfile(src, tmp)
-    tmp.replace(dst)
+    try:
+        data = src.read_bytes()
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        files.write_atomic(dst, data)
+    except files.DiskError as e:
+        raise InputError(str(e)) from None
+    except OSError as e:
+        raise InputError(f"{display(e.filename or dst)}: cannot store the baseline: "
+                         f"{e.strerror or e}") from None
     print(f"baseline: {display(dst)} <- {display(src)} "
           f"(run {', '.join(run.run_ids)}, {len(run.rows)} rows)")
     return EXIT_PASS

@@ -4,6 +4,7 @@ runs (ci/conftest.py). The decision functions are tested in
 test_gate_stats.py, the configuration in test_gate_config.py.
 """
 
+import errno
 import json
 import os
 import subprocess
@@ -749,6 +750,28 @@ def test_an_incomplete_run_is_refused_by_the_gate_and_never_stored(tmp_path, cap
     assert gate_command("--store-baseline", "--current", good, "--baseline", stored) \
         .returncode == 0
     assert stored.read_bytes() == (good / "results.jsonl").read_bytes()
+
+
+# ---- the baseline written whole (issue 30) -------------------------------------------------
+
+def test_the_baseline_is_written_whole_or_not_at_all(tmp_path, capsys, monkeypatch):
+    """A baseline whose rename fails (a full or failing disk) leaves the old
+    baseline as it was, no temporary file beside it, and one message naming
+    the file; not an internal error."""
+    old = write_run(tmp_path / "old", [latency(common(), lognormal(1, 500, 0.05))])
+    new = write_run(tmp_path / "new", [latency(common(), lognormal(2, 600, 0.05))])
+    target = tmp_path / "baseline"
+    assert gate.main(["--store-baseline", "--current", str(old), "--baseline", str(target)]) == 0
+    capsys.readouterr()
+
+    def failing_replace(src, dst):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+    monkeypatch.setattr(os, "replace", failing_replace)
+    assert gate.main(["--store-baseline", "--current", str(new), "--baseline", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"{target / 'results.jsonl'}: input/output error" in err and "internal" not in err
+    assert sorted(p.name for p in target.iterdir()) == ["results.jsonl"]
+    assert (target / "results.jsonl").read_bytes() == (old / "results.jsonl").read_bytes()
 
 
 def victim_and_idle_rows(c, seed, stolen_add=0.0, local_add=0.0, wakeups_add=0.0,
