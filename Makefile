@@ -103,7 +103,11 @@ validate: deps
 # against BASELINE (default: results/baseline/results.jsonl, see make baseline).
 # `make gate` exits with ci/gate's own status: 0 pass, 1 regression, missing
 # row or dead counter, 2 usage or input error.
-GATE_ARGS = $(if $(BASELINE),--baseline $(BASELINE)) $(if $(CURRENT),--current $(CURRENT)) $(GATE_FLAGS)
+# BASELINE and CURRENT are one path each, passed as one shell word whatever
+# it holds (spaces, quotes): BASELINE="dir with space/x" is one baseline.
+shell_word = '$(subst ','\'',$(1))'
+GATE_ARGS = $(if $(BASELINE),--baseline $(call shell_word,$(BASELINE))) \
+	$(if $(CURRENT),--current $(call shell_word,$(CURRENT))) $(GATE_FLAGS)
 ifeq ($(MAKECMDGOALS),gate)
 # GNU make reports any failed recipe as 2; the one way make itself exits 1 is
 # its question mode (-q) with a goal out of date. So when gate is the only
@@ -131,7 +135,8 @@ endif
 # make baseline [CURRENT=<run dir>] [BASELINE=<file or dir>]: validate the newest
 # run (or CURRENT) and store its results.jsonl as results/baseline/results.jsonl
 baseline: deps
-	@ci/gate --store-baseline $(if $(CURRENT),--current $(CURRENT)) $(if $(BASELINE),--baseline $(BASELINE))
+	@ci/gate --store-baseline $(if $(CURRENT),--current $(call shell_word,$(CURRENT))) \
+		$(if $(BASELINE),--baseline $(call shell_word,$(BASELINE)))
 
 clean:
 	rm -rf $(BUILD)

@@ -535,6 +535,34 @@ def test_make_gate_exits_with_the_gates_own_status(tmp_path, builtin):
     assert bad.returncode == 2 and "gate: not run" in bad.stderr
 
 
+def test_make_gate_and_baseline_take_paths_with_spaces_and_quotes(tmp_path, builtin):
+    """Issue 30, item 4: `make gate BASELINE="dir with space/x"` said "2
+    --baseline runs": GATE_ARGS split the path into words."""
+    c = common()
+    spaced = tmp_path / "dir with space" / "it's"
+    base = write_run(spaced / "x", [latency(c, lognormal(1, 500, 0.05))])
+    current = write_run(spaced / "current run", [latency(c, lognormal(1, 500, 0.05))])
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GITHUB_STEP_SUMMARY", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+
+    def make(*args):
+        return subprocess.run(["make", "-s", "-C", str(gate.REPO), *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+    flags = f"GATE_FLAGS=--config {builtin}"
+    passed = make("gate", f"BASELINE={base}", f"CURRENT={current}", flags)
+    assert passed.returncode == 0, passed.stderr
+    assert "✅ pass" in passed.stdout and (current / gate.VERDICT_NAME).exists()
+    missing = spaced / "nowhere"
+    bad = make("gate", f"BASELINE={missing}", f"CURRENT={current}", flags)
+    assert bad.returncode == 2
+    assert f"{missing}: no such file or directory (the baseline)" in bad.stderr, bad.stderr
+    assert "--baseline runs" not in bad.stderr
+    stored = spaced / "stored baseline"
+    done = make("baseline", f"CURRENT={current}", f"BASELINE={stored}")
+    assert done.returncode == 0, done.stderr
+    assert (stored / "results.jsonl").read_bytes() == (current / "results.jsonl").read_bytes()
+
+
 # ---- liveness: a counter that died, a schema 1 baseline --------------------------
 
 PSYS = "power/energy-psys/"
