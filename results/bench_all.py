@@ -596,7 +596,7 @@ def main(argv=None) -> int:
         lock = run_lock.take(args.runs_dir, args.wait, "python -m results.bench_all "
                              + " ".join(argv if argv is not None else sys.argv[1:]))
     except run_lock.Busy as e:
-        print(run_lock.busy_message(args.runs_dir, str(e)), file=sys.stderr)
+        print(run_lock.busy_message(args.runs_dir, e), file=sys.stderr)
         return 2
     except OSError as e:
         print(f"bench-all: cannot take the run lock {run_lock.lock_path(args.runs_dir)}: "
@@ -625,7 +625,8 @@ def main(argv=None) -> int:
             return 2
         started = rows.utc_timestamp()
         state = run_state.begin(run_dir, started)
-        run_lock.update(lock, run_id=run_id, run_dir=str(run_dir))
+        # the pid a second run names is the one to signal: this process
+        run_lock.update(lock, run_id=run_id, run_dir=str(run_dir), pid=os.getpid())
         the_machine = machine.collect()
         run = Run(run_dir=run_dir, raw_dir=run_dir / "raw", quick=args.quick,
                   common=rows.common(run_id, started, the_machine), build_dir=args.build_dir)

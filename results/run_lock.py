@@ -38,7 +38,12 @@ DEFAULT_RUNS_DIR = Path(__file__).resolve().parent / "runs"
 
 
 class Busy(Exception):
-    """Another run holds the lock; str(): who, for people."""
+    """Another run holds the lock; str(): who, for people; `pid` its
+    process (None when the lock file does not say)."""
+
+    def __init__(self, who: str, pid: int | None = None):
+        super().__init__(who)
+        self.pid = pid
 
 
 def lock_path(runs_dir) -> Path:
@@ -95,12 +100,13 @@ def acquire(runs_dir, wait: bool = False, command: str = "") -> int:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = describe(_read_holder(fd))
+        holder = _read_holder(fd)
         if not wait:
             os.close(fd)
-            raise Busy(holder) from None
-        print(f"bench-all: waiting for {holder} to finish (lock {path})", file=sys.stderr,
-              flush=True)
+            pid = holder.get("pid")
+            raise Busy(describe(holder), pid if isinstance(pid, int) else None) from None
+        print(f"bench-all: waiting for {describe(holder)} to finish (lock {path})",
+              file=sys.stderr, flush=True)
         fcntl.flock(fd, fcntl.LOCK_EX)
     update(fd, pid=os.getpid(), command=command, run_id=None,
            started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
@@ -130,10 +136,10 @@ def take(runs_dir, wait: bool = False, command: str = "") -> int:
     return fd if fd is not None else acquire(runs_dir, wait, command)
 
 
-def busy_message(runs_dir, who: str) -> str:
-    return (f"bench-all: another run is in progress in this checkout: {who}. Two runs at once "
+def busy_message(runs_dir, busy: Busy) -> str:
+    return (f"bench-all: another run is in progress in this checkout: {busy}. Two runs at once "
             "slow each other down and neither measures this machine alone. Wait for it "
-            f"(make bench-all WAIT=1 waits), or stop it (kill -INT PID); lock: "
+            f"(make bench-all WAIT=1 waits), or stop it (kill -TERM {busy.pid or 'PID'}); lock: "
             f"{lock_path(runs_dir)}")
 
 
@@ -151,7 +157,7 @@ def main(argv=None) -> int:
     try:
         fd = acquire(args.runs_dir, args.wait, args.what or " ".join(command))
     except Busy as e:
-        print(busy_message(args.runs_dir, str(e)), file=sys.stderr)
+        print(busy_message(args.runs_dir, e), file=sys.stderr)
         return 2
     except OSError as e:
         print(f"bench-all: cannot take the run lock {lock_path(args.runs_dir)}: "

@@ -201,6 +201,7 @@ def test_a_second_run_in_the_same_checkout_names_the_first_and_exits(tmp_path):
     assert code == 2, out + err
     assert "another run is in progress" in err and "20261126T170000Z-0001" in err
     assert f"pid {os.getpid()}" in err and "the first run" in err and "WAIT=1" in err
+    assert f"kill -TERM {os.getpid()}" in err
     assert [d for d in runs.iterdir() if d.name != run_lock.LOCK_NAME] == []
 
 
