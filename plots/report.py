@@ -48,6 +48,7 @@ from plots import (figures, htmlpage, labels, report_tables,
                    report_tables_compare, report_tables_stats, tables, tables_latex)
 from plots.runs import (REFERENCE_DIR, InputError, Run, RunFileError, default_out,
                         default_run, load_references, load_runs)
+from results import files
 
 
 def pick_reference(runs: list[Run], wanted: str | None) -> int:
@@ -215,7 +216,17 @@ def main(argv=None) -> int:
         print(f"report: {e}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else default_out(run_args)
-    done = build(runs, refs, out, reference)
+    try:
+        done = build(runs, refs, out, reference)
+    except KeyboardInterrupt:
+        print(f"report: interrupted; {out}/ is incomplete (make report draws it again)",
+              file=sys.stderr)
+        return 130
+    except OSError as e:
+        if not files.is_storage_error(e):
+            raise
+        print(f"report: {files.storage_error(e, out)} ({out}/ is incomplete)", file=sys.stderr)
+        return 1
     print(f"report: {len(done['files'])} files in {out}/ "
           f"({len(done['figures'])} figures; open {out}/index.html)")
     return 0

@@ -90,11 +90,13 @@ def load_runs(args) -> list["Run"]:
 
 
 def default_run() -> Path:
-    """The newest run: results/runs/latest."""
+    """The newest run: the directory results/runs/latest points at now
+    (resolved, so that the report names that run, not a link that the
+    next run moves)."""
     latest = RUNS_DIR / "latest"
     if not latest.exists():
         raise InputError(f"{latest}: no run yet (make bench-all writes one)")
-    return latest
+    return latest.resolve()
 
 
 def default_out(run_args, reports_dir: Path = REPORTS_DIR, now=None) -> Path:

@@ -437,7 +437,9 @@ def test_default_is_the_newest_run(tmp_path, monkeypatch, capsys):
     (tmp_path / "runs" / "latest").symlink_to(run_dir.name)
     monkeypatch.setattr(runs_mod, "RUNS_DIR", tmp_path / "runs")
     assert report.main([]) == 0
-    assert (tmp_path / "runs" / "latest" / "report" / "index.html").is_file()
+    page = (tmp_path / "runs" / "latest" / "report" / "index.html").read_text()
+    # the run it drew, by its own name: `latest` moves with the next run (issue 30)
+    assert str(run_dir / "results.jsonl") in page and "latest" not in page
     monkeypatch.setattr(runs_mod, "RUNS_DIR", tmp_path / "none")
     assert report.main([]) == 2
     assert "no run yet" in capsys.readouterr().err
@@ -459,3 +461,17 @@ def test_one_run_reports_into_itself_several_into_a_new_directory(tmp_path):
     first.mkdir(parents=True)
     assert default_out([a, b], reports, now) == reports / "20261124T080000Z-2-runs-2"
     assert not (a / "report").exists()
+
+
+def test_a_full_disk_while_drawing_is_one_line_naming_the_path(tmp_path, monkeypatch, capsys):
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "o" / "x.png"))
+
+    monkeypatch.setattr(report, "build", full)
+    assert report.main([str(INTEL), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"report: {tmp_path / 'o' / 'x.png'}: no space left on device: free some "
+                   f"space on its filesystem (df -h) and run again ({tmp_path / 'o'}/ is "
+                   "incomplete)\n")
