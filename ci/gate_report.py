@@ -201,6 +201,24 @@ def _run_line(run: Run) -> str:
     return f"{ids} ({display(run.file)})"
 
 
+def busy_lines(v: Verdict) -> list[str]:
+    """A warning per run that was measured on a busy machine (machine.json's
+    "contention", results/contention.py): a change of its rows may be the
+    other work, not the code."""
+    out = []
+    for side, runs in (("baseline", v.baselines or [v.baseline]),
+                       ("current run", v.currents or [v.current])):
+        for run in runs:
+            reasons = {((r.get("machine") or {}).get("contention") or {}).get("reason")
+                       for _, r in run.rows} - {None}
+            for reason in sorted(reasons):
+                ids = ", ".join(f"`{i}`" for i in run.run_ids)
+                out += ["", f"> ⚠️ **The {side} {ids} was measured on a busy machine**: "
+                            f"{reason}. Its rows moved with that work too; run it again on a "
+                            "quiet machine before taking a change below as the code's."]
+    return out
+
+
 def markdown(v: Verdict) -> str:
     """The Markdown summary: for a terminal, a PR comment or a step summary."""
     groups = {d: sorted((r for r in v.results if r.decision == d), key=_sort_key)
@@ -241,6 +259,7 @@ def markdown(v: Verdict) -> str:
     if v.cross_machine:
         out += ["", "> ⚠️ **Cross-machine comparison**: the rows were paired without regard "
                     "to the machine; differences below may come from the hardware."]
+    out += busy_lines(v)
     for harness, shift in v.shifts.items():
         if shift.is_whole_run(d.threshold_pct) and not v.rounds:
             out += ["", f"> ⚠️ **The whole {harness} run moved**: its latency rows moved "

@@ -67,6 +67,23 @@ def test_identical_runs_pass(tmp_path, capsys, builtin):
     assert {r["p_value"] for r in verdict["rows"]} == {1.0}
 
 
+def test_a_run_measured_on_a_busy_machine_is_named_with_its_reason(tmp_path, capsys, builtin):
+    """Issue 30: a run beside other work moves its rows with that work."""
+    step = {"wall_s": 10.0, "others_cpu_s": 9.0, "others_cpus": 0.9, "steal_pct": 0.0,
+            "load1": 2.0, "top": [{"command": "cc1", "cpu_s": 9.0}]}
+    reason = "busy machine during sampler: other processes used up to 0.90 CPUs (cc1)"
+    busy = {"busy": True, "reason": reason, "steps": {"sampler": step},
+            "thresholds": {"others_cpus": 0.1, "steal_pct": 5.0}}
+    samples = lognormal(1, 500, 0.05)
+    b, cur = pair(tmp_path, [latency(common(), samples)],
+                  [latency(common("20261122T000000Z-000002", contention=busy), samples)])
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0
+    assert (f"> ⚠️ **The current run `20261122T000000Z-000002` was measured on a busy "
+            f"machine**: {reason}.") in out
+    assert "The baseline" not in out
+
+
 def test_a_30_percent_shift_with_20_samples_fails_naming_the_row(tmp_path, capsys, builtin):
     c = common()
     steady = latency(c, lognormal(1, 6000, 0.05), path="uinsn", op="cpuid:0x1", target=None)
