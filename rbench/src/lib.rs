@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+pub mod child;
 pub mod clock;
 pub mod cpu;
 pub mod delta;
