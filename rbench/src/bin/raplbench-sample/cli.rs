@@ -43,7 +43,10 @@ Exit status: 0 (or the command's own), 2 for bad options or a counter or
 output that cannot be opened (or, with --require-live, a counter that is
 not live), 1 when sampling failed after it started, 3 when it sampled to
 the end but lost samples (dropped, or reads that failed: counted on stderr).
-SIGINT and SIGTERM stop sampling cleanly: every sample taken is written.";
+SIGINT and SIGTERM stop sampling cleanly: every sample taken is written and
+the exit status is 128 + the signal (130, 143). With a command the signal
+is forwarded to it; a command that has not exited 1 s later, or when a
+second SIGINT or SIGTERM comes, is killed (SIGKILL).";
 
 /// How the counters are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -4,14 +4,17 @@
 //! program, the ksample module's timers) and drain it (drain.rs,
 //! ebpf_drain.rs, ksample_drain.rs). Both feed the writer thread
 //! (writer.rs), and the phase ends after its time, or when COMMAND exits,
-//! or on SIGINT/SIGTERM.
+//! or on SIGINT/SIGTERM (with COMMAND: once the command, sent the signal,
+//! has exited or been killed).
 //!
 //! The phase's clock starts once the producer runs (its timer armed, its
 //! ring buffer attached): the start time and the process's CPU time are
 //! taken then, so neither the threads' start nor loading the BPF program
 //! counts; its CPU time ends once the writer has written the last sample.
 
+use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
 use rbench::ebpf::{BpfConfig, BpfSampler};
 use rbench::ksample::{value_slots, Mode, Module};
 use rbench::CounterSource;
@@ -36,7 +39,8 @@ pub struct Ran {
     /// CPU ns of the process (and of the BPF callbacks) from start_ns until
     /// the last sample was written.
     pub cpu_ns: u64,
-    /// The command's exit status, 128 + a signal, or 0.
+    /// 128 + the stop signal after SIGINT/SIGTERM; else the command's exit
+    /// status (128 + the signal that killed it), or 0.
     pub code: i32,
     /// What the producer counted.
     pub producer: ticker::TickerStats,
@@ -50,12 +54,34 @@ pub struct Ran {
 pub enum Until<'a> {
     /// This many ns, or a signal.
     Elapsed(u64),
-    /// The command ends (its exit status is returned); a signal is forwarded to it.
+    /// The command ends (its exit status is returned). A stop signal is
+    /// forwarded to it; it is killed if it has not exited STOP_GRACE_NS
+    /// later, or on a second one.
     CommandExits(&'a [String]),
 }
 
-/// Waits until the phase should end; the command's exit status, or 0.
-/// A stop signal ends it at once, whenever it arrived (signals::wait).
+/// How long COMMAND has to exit once the first stop signal was forwarded
+/// to it, before it is killed with SIGKILL. A workload that handles the
+/// signal to clean up exits in milliseconds; one that ignores it (or is
+/// stuck) would otherwise hold an interrupted run until it ends by itself.
+/// One second bounds how far the window runs past the stop and how long
+/// the user waits, and stays far below the 10 s raplbench-interfere and the
+/// 30 s results/sampler.py give a stopped sampler before they kill it. A
+/// second stop signal does not wait.
+pub const STOP_GRACE_NS: u64 = 1_000_000_000;
+
+/// The exit status of a phase that ended with `code`: 128 + the stop
+/// signal when one was received (the run was interrupted, also when the
+/// command trapped the signal and exited 0), else `code`.
+fn stopped_or(code: i32) -> i32 {
+    signals::received().map_or(code, |sig| 128 + sig)
+}
+
+/// Waits until the phase should end; the command's exit status, or 0;
+/// 128 + the signal after a stop signal. A stop signal ends it at once,
+/// whenever it arrived (signals::wait); with a command, once the command
+/// has exited: the signal is forwarded to it, and it is killed after
+/// STOP_GRACE_NS or on a second stop signal.
 fn wait(until: &Until) -> Result<i32, Fail> {
     match until {
         Until::Elapsed(ns) => {
@@ -66,30 +92,49 @@ fn wait(until: &Until) -> Result<i32, Fail> {
                 }
             }
             // stopped by a signal: the shell's convention, 128 + the signal
-            Ok(signals::received().map_or(0, |sig| 128 + sig))
+            Ok(stopped_or(0))
         }
         Until::CommandExits(command) => {
-            let child = Command::new(&command[0])
-                .args(&command[1..])
+            if let Some(sig) = signals::received() {
+                return Ok(128 + sig); // stopped already: the command is not started
+            }
+            let mut spawn = Command::new(&command[0]);
+            spawn.args(&command[1..]);
+            // a fresh process's signals, not the sampler's blocked mask
+            rbench::child::default_signals(&mut spawn);
+            let child = spawn
                 .spawn()
                 .map_err(|e| Fail::Setup(format!("cannot run {}: {e}", command[0])))?;
-            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-            let mut forwarded = false;
+            let pid = Pid::from_raw(child.id() as i32);
+            // once the stop is forwarded: when the command is killed
+            let mut kill_at: Option<u64> = None;
+            let mut killed = false;
             loop {
-                // the child may have ended before the wait began: look first
+                // the child may have ended before the wait began: look
+                // first. It is signalled only while unreaped (its pid
+                // cannot have been reused).
                 match nix::sys::wait::waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
                     Err(e) => return Err(Fail::Run(format!("waiting for {}: {e}", command[0]))),
                     // the shell's convention: the exit code, or 128 + the signal
-                    Ok(WaitStatus::Exited(_, code)) => return Ok(code),
-                    Ok(WaitStatus::Signaled(_, sig, _)) => return Ok(128 + sig as i32),
+                    Ok(WaitStatus::Exited(_, code)) => return Ok(stopped_or(code)),
+                    Ok(WaitStatus::Signaled(_, sig, _)) => return Ok(stopped_or(128 + sig as i32)),
                     Ok(_) => {} // still running, stopped or continued: keep waiting
                 }
-                if let signals::Woken::Stop(sig) = signals::wait(None, monotonic_ns) {
-                    if !forwarded {
-                        if let Ok(sig) = nix::sys::signal::Signal::try_from(sig) {
-                            let _ = nix::sys::signal::kill(pid, sig);
+                let deadline = kill_at.filter(|_| !killed);
+                match signals::wait(deadline, monotonic_ns) {
+                    signals::Woken::Child => {}
+                    signals::Woken::Stop(sig) if kill_at.is_none() => {
+                        if let Ok(sig) = Signal::try_from(sig) {
+                            let _ = kill(pid, sig);
                         }
-                        forwarded = true;
+                        kill_at = Some(monotonic_ns() + STOP_GRACE_NS);
+                    }
+                    // the grace is over, or a second stop signal
+                    signals::Woken::Stop(_) | signals::Woken::Deadline => {
+                        if !killed {
+                            let _ = kill(pid, Signal::SIGKILL);
+                            killed = true;
+                        }
                     }
                 }
             }

@@ -5,7 +5,12 @@
 //! (A flag set by a handler and checked before sleeping loses a signal that
 //! lands between the check and the sleep.) A handler is still installed so
 //! that a SIG_IGN inherited from the parent (a background job of a script)
-//! does not discard the stop signals.
+//! does not discard the stop signals, and SIGCHLD is set to its default:
+//! inherited as SIG_IGN, it would have children reaped unseen.
+//!
+//! A child inherits the blocked mask (std::process::Command does not reset
+//! it) and every ignored signal: a command is spawned through
+//! `rbench::child::default_signals`, which resets both in the child.
 
 use nix::sys::signal::{
     pthread_sigmask, sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal,
@@ -26,7 +31,9 @@ fn waited_signals() -> SigSet {
 }
 
 /// Installs a handler for SIGINT and SIGTERM (never run while they are
-/// blocked; it only replaces an inherited SIG_IGN).
+/// blocked; it only replaces an inherited SIG_IGN), and SIGCHLD's default
+/// disposition (an inherited SIG_IGN would reap a command before
+/// waitpid sees its exit status).
 pub fn install() -> nix::Result<()> {
     let action = SigAction::new(
         SigHandler::Handler(ignore),
@@ -37,12 +44,16 @@ pub fn install() -> nix::Result<()> {
         // SAFETY: the handler does nothing.
         unsafe { sigaction(signal, &action) }?;
     }
+    let default = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
+    // SAFETY: the default disposition, no handler.
+    unsafe { sigaction(Signal::SIGCHLD, &default) }?;
     Ok(())
 }
 
 /// Blocks SIGINT, SIGTERM and SIGCHLD in the calling thread; threads
-/// spawned afterwards inherit the mask. (A spawned command starts with an
-/// empty mask: std::process::Command resets it in the child.)
+/// spawned afterwards inherit the mask, and so would a spawned process
+/// (std::process::Command does not reset it): spawn through
+/// `rbench::child::default_signals`.
 pub fn block_in_this_thread() -> nix::Result<()> {
     pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&waited_signals()), None)
 }
