@@ -317,6 +317,56 @@ fn bad_options_exit_2_with_the_reason() {
 }
 
 #[test]
+fn a_negative_number_is_refused_as_the_options_value() {
+    // not an unknown flag for which clap suggested `-- -1` (issue 30): the
+    // option's bad value, exit 2, with what a valid one is
+    let json = tmp("negative.json");
+    let j = json.to_str().unwrap();
+    for (args, option, valid) in [
+        (
+            &["--json", j, "--pairs", "-1"][..],
+            "--pairs",
+            "-1 is not in 1..=10000",
+        ),
+        (
+            &["--json", j, "--window-s", "-0.5"],
+            "--window-s",
+            "not a window length in [0.01, 60] s",
+        ),
+        (
+            &["--json", j, "--rates", "-1,max"],
+            "--rates",
+            "a number of reads per second in 1..=1000000, or max",
+        ),
+        (
+            &["--json", j, "--sampler", "powercap", "--rate", "-5"],
+            "--rate",
+            "-5 is not in 1..=10000",
+        ),
+        (
+            &["--json", j, "--sampler", "powercap", "--victim-cpu", "0,-1"],
+            "--victim-cpu",
+            "not a CPU number: an integer, 0 or more",
+        ),
+        (
+            &["--json", j, "--sampler", "powercap", "--victim-cpu", "-1"],
+            "--victim-cpu",
+            "not a CPU number: an integer, 0 or more",
+        ),
+    ] {
+        let out = interfere(args, &[]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{option}: {said}");
+        assert!(
+            said.contains(&format!("for '{option} <")),
+            "{option}: {said}"
+        );
+        assert!(said.contains(valid), "{option}: {said}");
+        assert!(!said.contains("-- -"), "{option}: {said}");
+    }
+}
+
+#[test]
 fn sigint_stops_the_run_and_it_still_writes() {
     let json = tmp("stopped.json");
     let child = Command::new(BIN)

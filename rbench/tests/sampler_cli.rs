@@ -139,6 +139,49 @@ fn start_up_failures_exit_2_with_a_message() {
     assert!(stderr(&out).contains("cannot run /nonexistent/command"));
 }
 
+/// A negative value of a numeric option is that option's bad value (exit 2,
+/// the option and its valid values named), not an unknown flag for which
+/// clap suggested `-- -1` (issue 30).
+fn refuses_negative(out: &Output, option: &str, valid: &str) {
+    let said = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{option}: {said}");
+    assert!(
+        said.contains(&format!("for '{option} <")),
+        "{option}: {said}"
+    );
+    assert!(said.contains(valid), "{option}: {said}");
+    assert!(!said.contains("-- -"), "{option}: {said}");
+}
+
+#[test]
+fn a_negative_number_is_refused_as_the_options_value() {
+    let m = ["--mechanism", "powercap"];
+    for (args, option, valid) in [
+        (
+            &["--frequency", "-1", "--duration", "1"][..],
+            "--frequency",
+            "-1 is not in 1..=10000",
+        ),
+        (
+            &["--duration", "-1"],
+            "--duration",
+            "not a number of seconds in (0, 86400]",
+        ),
+        (
+            &["--duration", "1", "--report", "r.jsonl", "--pairs", "-3"],
+            "--pairs",
+            "-3 is not in 1..=10000",
+        ),
+        (
+            &["--cpu", "-1", "--duration", "1"],
+            "--cpu",
+            "not a CPU number: an integer, 0 or more",
+        ),
+    ] {
+        refuses_negative(&sample(&[&m[..], args].concat()), option, valid);
+    }
+}
+
 #[test]
 fn exits_with_the_commands_exit_status() {
     let out = on_fixture(&["--", "sh", "-c", "sleep 0.2; exit 7"]);

@@ -143,6 +143,39 @@ fn bad_options_exit_2_with_the_reason() {
 }
 
 #[test]
+fn a_negative_number_is_refused_as_the_options_value() {
+    // not an unknown flag for which clap suggested `-- -1` (issue 30): the
+    // option's bad value, exit 2, with what a valid one is
+    for (args, option, valid) in [
+        (
+            &["--cpu", "-1", "--duration", "1"][..],
+            "--cpu",
+            "not a CPU number: an integer, 0 or more",
+        ),
+        (
+            &["--cpu", "0", "--duration", "-2"],
+            "--duration",
+            "not a number of seconds in (0, 86400]",
+        ),
+        (
+            &["--cpu", "0", "--duration", "1", "--threshold-ns", "-5"],
+            "--threshold-ns",
+            "not a number of ns in (0, 1e9]",
+        ),
+    ] {
+        let out = victim(args);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{option}: {said}");
+        assert!(
+            said.contains(&format!("for '{option} <")),
+            "{option}: {said}"
+        );
+        assert!(said.contains(valid), "{option}: {said}");
+        assert!(!said.contains("-- -"), "{option}: {said}");
+    }
+}
+
+#[test]
 fn sigint_stops_the_run_and_it_still_writes() {
     // the first allowed CPU: the short run (in parallel) spins on the last
     let Some(&cpu) = rbench::cpu::allowed_cpus().first() else {

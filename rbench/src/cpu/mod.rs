@@ -42,6 +42,14 @@ pub fn allowed_cpus() -> Vec<usize> {
     Cpus::from_env().allowed()
 }
 
+/// A CPU number given on the command line (`--cpu`, `--victim-cpu`), for
+/// clap's value_parser: the message of a bad one says what a CPU number is.
+/// Whether it is online and allowed is [`cpu_problem`]'s to say.
+pub fn parse_cpu_arg(text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .map_err(|_| format!("'{text}' is not a CPU number: an integer, 0 or more"))
+}
+
 /// Why `cpu`, given by the option `flag` (`--cpu`, `--victim-cpu`), cannot
 /// be pinned to: not online, or outside this process's affinity mask;
 /// None when it can. The message names the CPUs that would do.

@@ -60,6 +60,12 @@ fn parse_window(text: &str) -> Result<f64, String> {
 /// Measures what a neighbour's reads of an energy counter cost another
 /// CPU, with the victim probe: per route of this machine's plan, or for a
 /// raplbench-sample process.
+//
+// Numeric options take allow_negative_numbers: a value such as -1 reaches
+// the value parser, whose message names the option and its valid values
+// (else clap took it for a flag and suggested `-- -1`, issue 30). The
+// comma-separated lists take allow_hyphen_values: clap sees no number in
+// "-1,max" (the price: `--rates --pairs 2` takes "--pairs" for a rate).
 #[derive(Debug, Parser)]
 #[command(name = "raplbench-interfere", version, after_help = EXAMPLES)]
 pub struct Args {
@@ -69,16 +75,17 @@ pub struct Args {
 
     /// Route rates, comma-separated: reads per second, or max (flat out)
     #[arg(long, value_delimiter = ',', value_parser = parse_rate,
-          default_value = "1000,max", conflicts_with = "sampler")]
+          default_value = "1000,max", conflicts_with = "sampler", allow_hyphen_values = true)]
     pub rates: Vec<Option<u32>>,
 
     /// Pairs of windows (with and without the neighbour) per experiment
-    #[arg(long, default_value_t = 10,
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub pairs: u32,
 
     /// One window, seconds (0.01 to 60)
-    #[arg(long, default_value_t = 0.25, value_parser = parse_window)]
+    #[arg(long, default_value_t = 0.25, value_parser = parse_window,
+          allow_negative_numbers = true)]
     pub window_s: f64,
 
     /// Only these routes: PATH or PATH/OP, comma-separated (paths: powercap,
@@ -97,13 +104,14 @@ pub struct Args {
     pub sampler_bin: Option<PathBuf>,
 
     /// The sampler's --frequency
-    #[arg(long, default_value_t = 1000, requires = "sampler",
+    #[arg(long, default_value_t = 1000, requires = "sampler", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub rate: u32,
 
     /// The victim's CPUs, comma-separated, one experiment each (default:
     /// every allowed CPU)
-    #[arg(long, value_name = "V", value_delimiter = ',', requires = "sampler")]
+    #[arg(long, value_name = "V", value_delimiter = ',', requires = "sampler",
+          value_parser = rbench::cpu::parse_cpu_arg, allow_hyphen_values = true)]
     pub victim_cpu: Vec<usize>,
 }
 
@@ -149,6 +157,27 @@ mod tests {
             (c.sampler.as_deref(), c.victim_cpu.clone(), c.rate),
             (Some("ebpf"), vec![0, 1], 100)
         );
+    }
+
+    #[test]
+    fn a_negative_number_is_the_options_bad_value_not_a_flag() {
+        for args in [
+            &["--json", "o", "--pairs", "-1"][..],
+            &["--json", "o", "--window-s", "-1"],
+            &["--json", "o", "--rates", "-1"],
+            &["--json", "o", "--rates", "-1,max"],
+            &["--json", "o", "--rates", "max,-1"],
+            &["--json", "o", "--sampler", "perf", "--rate", "-1"],
+            &["--json", "o", "--sampler", "perf", "--victim-cpu", "-1"],
+            &["--json", "o", "--sampler", "perf", "--victim-cpu", "-1,0"],
+        ] {
+            let err = parse(args).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{args:?}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -94,6 +94,10 @@ impl Mechanism {
 /// absolute deadlines, for a duration or while a command runs, and writes
 /// one CSV line per sample and domain: time_ns,source,domain,raw,delta_j
 /// (delta_j empty where it is not energy: see below).
+//
+// Numeric options take allow_negative_numbers: a value such as -1 reaches
+// the value parser, whose message names the option and its valid values
+// (else clap took it for a flag and suggested `-- -1`, issue 30).
 #[derive(Debug, Parser)]
 #[command(name = "raplbench-sample", version, after_help = EXAMPLES)]
 pub struct Args {
@@ -117,12 +121,12 @@ pub struct Args {
     pub domains: Vec<String>,
 
     /// Samples per second, 1 to 10000.
-    #[arg(long, default_value_t = 1000,
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub frequency: u32,
 
     /// Sample for this many seconds (else: while COMMAND runs).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true)]
     pub duration: Option<f64>,
 
     /// CSV output (time_ns,source,domain,raw,delta_j); none: no file.
@@ -143,7 +147,7 @@ pub struct Args {
     /// the order alternating (AB BA AB ...); one sample per window in each
     /// row, one per pair in the rows above the null loop. Default 10 (1 with
     /// a command: it runs once).
-    #[arg(long, value_name = "K",
+    #[arg(long, value_name = "K", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..=MAX_PAIRS as i64))]
     pub pairs: Option<u32>,
 
@@ -159,7 +163,8 @@ pub struct Args {
 
     /// Pin the sampling thread to this CPU (default: the CPU that owns the
     /// counters, so reading them needs no IPI; unpinned when none does).
-    #[arg(long)]
+    #[arg(long, value_parser = rbench::cpu::parse_cpu_arg,
+          allow_negative_numbers = true)]
     pub cpu: Option<usize>,
 
     /// Run the sampling thread under SCHED_FIFO (needs CAP_SYS_NICE).
@@ -364,6 +369,28 @@ mod tests {
         assert_eq!(parse(&["--duration", "1"]).unwrap_err().exit_code(), 2); // no mechanism
         let both = parse(&["--mechanism", "perf", "--duration", "1", "--", "true"]).unwrap();
         assert!(both.validate().is_err());
+    }
+
+    #[test]
+    fn a_negative_number_is_the_options_bad_value_not_a_flag() {
+        for (option, value) in [
+            ("--frequency", "-1"),
+            ("--duration", "-1"),
+            ("--pairs", "-1"),
+            ("--cpu", "-1"),
+            ("--duration", "-0.5"),
+        ] {
+            let mut args = vec!["--mechanism", "perf", "--report", "r", option, value];
+            if option != "--duration" {
+                args.extend(["--duration", "1"]);
+            }
+            let err = parse(&args).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{option} {value}: {err}"
+            );
+        }
     }
 
     #[test]

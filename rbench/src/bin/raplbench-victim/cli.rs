@@ -39,19 +39,23 @@ stop the run cleanly: what was measured is reported and written.";
 
 /// Measures what the rest of the machine steals from one CPU: a pinned
 /// loop of TSC reads, every gap above a calibrated threshold.
+//
+// Numeric options take allow_negative_numbers: a value such as -1 reaches
+// the value parser, whose message names the option and its valid values
+// (else clap took it for a flag and suggested `-- -1`, issue 30).
 #[derive(Debug, Parser)]
 #[command(name = "raplbench-victim", version, after_help = EXAMPLES)]
 pub struct Args {
     /// The CPU to measure (online, in this process's affinity mask)
-    #[arg(long)]
+    #[arg(long, value_parser = rbench::cpu::parse_cpu_arg, allow_negative_numbers = true)]
     pub cpu: usize,
 
     /// Seconds to measure, after calibration (0 < S <= 86400)
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true)]
     pub duration: f64,
 
     /// The gap threshold in ns, instead of max(4 x iteration p99, 200 ns)
-    #[arg(long, value_parser = parse_threshold)]
+    #[arg(long, value_parser = parse_threshold, allow_negative_numbers = true)]
     pub threshold_ns: Option<f64>,
 
     /// Write the JSON document here
@@ -98,6 +102,22 @@ mod tests {
         .unwrap();
         assert_eq!(b.threshold_ns, Some(500.0));
         assert_eq!(b.json, Some(PathBuf::from("v.json")));
+    }
+
+    #[test]
+    fn a_negative_number_is_the_options_bad_value_not_a_flag() {
+        for args in [
+            &["--cpu", "-1", "--duration", "1"][..],
+            &["--cpu", "0", "--duration", "-1"],
+            &["--cpu", "0", "--duration", "1", "--threshold-ns", "-1"],
+        ] {
+            let err = parse(args).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{args:?}: {err}"
+            );
+        }
     }
 
     #[test]
