@@ -2,7 +2,7 @@
 //! a short route run's document follows the contract, a planned row that
 //! cannot run becomes an unavailable experiment with its reason, a sampler
 //! neighbour's ticks are counted, bad options exit 2, SIGINT stops it and
-//! it still writes. Whatever a route needs that this machine (or this
+//! it still writes, SIGINT or SIGTERM stop a sampler neighbour at once. Whatever a route needs that this machine (or this
 //! user) lacks is skipped with the reason printed.
 
 use std::path::PathBuf;
@@ -405,4 +405,153 @@ fn sigint_stops_the_run_and_it_still_writes() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert_eq!(doc["stopped_by"], "SIGINT");
     check_document(&doc, 0.1, 0);
+}
+
+/// `/proc/PID/stat`: (comm, ppid), None once it is gone.
+fn stat(pid: i32) -> Option<(String, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (open, close) = (text.find('(')?, text.rfind(')')?);
+    let ppid = text[close + 2..].split(' ').nth(1)?.parse().ok()?;
+    Some((text[open + 1..close].to_string(), ppid))
+}
+
+/// The processes whose parent is `parent`.
+fn children(parent: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&p| stat(p).is_some_and(|(_, pp)| pp == parent))
+        .collect()
+}
+
+#[test]
+fn a_stop_signal_ends_a_sampler_neighbour_at_once_and_leaves_no_process() {
+    // issue 30: SIGTERM, SIGINT, and Ctrl-C (SIGINT to the process group:
+    // the sampler child gets it too) stop the run and its sampler child at
+    // once, 128 + the signal, nothing left running. The sampler is a
+    // wrapper that records the signal mask it starts with (none blocked),
+    // then becomes raplbench-sample (on the powercap fixture: it runs on any machine).
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let fixture = testutil::testdata_sys().join("class/powercap");
+    // perl, not sh: dash empties its signal mask when it starts
+    if Command::new("perl").arg("-e1").status().is_err() {
+        return eprintln!("skipped: no perl to record the sampler's signal mask");
+    }
+    let wrapper = tmp("sampler-wrapper.pl");
+    let masks = tmp("sampler-masks");
+    std::fs::create_dir_all(&masks).unwrap();
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/usr/bin/env perl\n\
+             open(my $in, '<', '/proc/self/status') or die;\n\
+             open(my $out, '>', '{}/' . $$) or die;\n\
+             print $out grep {{ /^Sig(Blk|Ign):/ }} <$in>;\n\
+             close($out);\n\
+             exec('{SAMPLER}', @ARGV) or die;\n",
+            masks.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, PermissionsExt::from_mode(0o755)).unwrap();
+    for (signal, group, name) in [
+        (libc::SIGTERM, false, "SIGTERM"),
+        (libc::SIGINT, false, "SIGINT"),
+        (libc::SIGINT, true, "Ctrl-C (SIGINT to the group)"),
+    ] {
+        let json = tmp("stopped-sampler.json");
+        let mut command = Command::new(BIN);
+        command
+            .args(["--json", json.to_str().unwrap(), "--sampler", "powercap"])
+            .arg("--sampler-bin")
+            .arg(&wrapper)
+            .args(["--pairs", "50", "--window-s", "0.2"])
+            .env("RAPLBENCH_POWERCAP_ROOT", &fixture)
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped());
+        if group {
+            command.process_group(0);
+        }
+        let mut child = command.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let said = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+        let pid = child.id() as i32;
+        // its sampler, once it runs raplbench-sample and has said what it started with
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let sampler = loop {
+            let found = children(pid).into_iter().find(|&p| {
+                stat(p).is_some_and(|(c, _)| c.starts_with("raplbench-samp"))
+                    && masks.join(p.to_string()).exists()
+            });
+            if let Some(p) = found {
+                break p;
+            }
+            if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{name}: no sampler started: {}", said.join().unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        // SAFETY: a signal to our own child, or to the group it leads.
+        unsafe { libc::kill(if group { -pid } else { pid }, signal) };
+        let sent = Instant::now();
+        // a zombie has stopped; gone once reaped
+        let running = |p: i32| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .is_ok_and(|t| !t[t.rfind(')').unwrap() + 2..].starts_with('Z'))
+        };
+        let mut sampler_stopped = None;
+        let status = loop {
+            if sampler_stopped.is_none() && !running(sampler) {
+                sampler_stopped = Some(sent.elapsed());
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if sent.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                // SAFETY: the sampler is our child's child; a stray one is killed.
+                unsafe { libc::kill(sampler, libc::SIGKILL) };
+                panic!("{name}: still running 10 s after the signal");
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        let took = sent.elapsed();
+        let sampler_stopped = sampler_stopped.unwrap_or(took);
+        let stderr = said.join().unwrap();
+        eprintln!(
+            "{name}: its sampler stopped in {sampler_stopped:?}, raplbench-interfere exited in {took:?}"
+        );
+        assert_eq!(status.code(), Some(128 + signal), "{name}: {stderr}");
+        assert!(
+            !running(sampler),
+            "{name}: its sampler {sampler} is still there"
+        );
+        // the sampler and the victim stop at once; the exit follows once the
+        // JSON is written and synced (which a disk busy with other writes
+        // can delay by seconds: not checked to the millisecond)
+        assert!(
+            sampler_stopped < Duration::from_millis(300),
+            "{name}: its sampler stopped after {sampler_stopped:?}"
+        );
+        assert!(
+            took < Duration::from_secs(3),
+            "{name}: exiting took {took:?}"
+        );
+        let started = std::fs::read_to_string(masks.join(sampler.to_string())).unwrap();
+        assert!(
+            started.contains("SigBlk:\t0000000000000000"),
+            "{name}: the sampler started with {started}"
+        );
+        let doc = load(&json);
+        let by = if signal == libc::SIGINT {
+            "SIGINT"
+        } else {
+            "SIGTERM"
+        };
+        assert_eq!(doc["stopped_by"], by);
+    }
 }

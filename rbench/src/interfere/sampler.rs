@@ -11,7 +11,9 @@
 //! convention), or 0 if its duration ended first. Any other status, or an
 //! exit before it was stopped, ends the experiment: status 2 (it could not
 //! start sampling) makes it unavailable, anything else an error, with the
-//! last line of its stderr.
+//! last line of its stderr. When the run is stopped (the stop flag), a
+//! running sampler is sent SIGINT and killed at once: its CSV is not
+//! needed, and nothing is left running.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -128,13 +130,23 @@ impl Running {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        // SAFETY: prctl is async-signal-safe; between fork and exec the child
-        // only asks to be sent SIGTERM when this process dies, so a sampler
-        // given a day's --duration never outlives a killed raplbench-interfere.
+        // not this process's mask (SIGINT, SIGTERM and SIGCHLD blocked in
+        // every thread) nor its handlers: a fresh process's signals
+        crate::child::default_signals(&mut command);
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: prctl and getppid are async-signal-safe; between fork and
+        // exec the child only asks to be sent SIGTERM when this process
+        // dies, so a sampler given a day's --duration never outlives a
+        // killed raplbench-interfere, and gives up at once if this process
+        // died before it asked (the signal would never come).
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
                     return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                 }
                 Ok(())
             });
