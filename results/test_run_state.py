@@ -3,6 +3,8 @@
 import json
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from results import run_state
 
@@ -25,6 +27,10 @@ def test_a_running_marker_of_a_live_bench_all_is_in_progress(tmp_path):
     alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)",
                               "results.bench_all"])  # its command line names bench-all
     try:
+        until = time.monotonic() + 10  # until it runs the new program, not the forked pytest
+        while (b"results.bench_all" not in Path(f"/proc/{alive.pid}/cmdline").read_bytes()
+               and time.monotonic() < until):
+            time.sleep(0.01)
         (tmp_path / run_state.MARKER).write_text(json.dumps(
             {"state": "running", "pid": alive.pid, "started": "2026-11-26T17:00:00Z"}))
         assert run_state.incomplete_reason(tmp_path) == (
