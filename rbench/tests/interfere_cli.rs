@@ -531,14 +531,15 @@ fn a_stop_signal_ends_a_sampler_neighbour_at_once_and_leaves_no_process() {
             "{name}: its sampler {sampler} is still there"
         );
         // the sampler and the victim stop at once; the exit follows once the
-        // JSON is written and synced (which a disk busy with other writes
-        // can delay by seconds: not checked to the millisecond)
+        // JSON is written and synced, which a busy disk, or this binary's
+        // other tests spinning on both CPUs, can delay by seconds (2.0 s
+        // seen): bounded well below a sampler's 10 s CHILD_TIMEOUT_S only
         assert!(
             sampler_stopped < Duration::from_millis(300),
             "{name}: its sampler stopped after {sampler_stopped:?}"
         );
         assert!(
-            took < Duration::from_secs(3),
+            took < Duration::from_secs(5),
             "{name}: exiting took {took:?}"
         );
         let started = std::fs::read_to_string(masks.join(sampler.to_string())).unwrap();
