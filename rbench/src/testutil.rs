@@ -99,3 +99,37 @@ pub(crate) fn rewrite_energy_uj(path: &Path, uj: u64) {
     file.write_all_at(format!("{uj:020}\n").as_bytes(), 0)
         .unwrap();
 }
+
+/// `/proc/PID/stat`: (comm, ppid), None once the process is gone.
+#[allow(dead_code)] // used by the integration tests only
+pub(crate) fn proc_stat(pid: i32) -> Option<(String, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (open, close) = (text.find('(')?, text.rfind(')')?);
+    let ppid = text[close + 2..].split(' ').nth(1)?.parse().ok()?;
+    Some((text[open + 1..close].to_string(), ppid))
+}
+
+/// The processes whose parent is `parent`.
+#[allow(dead_code)] // used by the integration tests only
+pub(crate) fn proc_children(parent: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&p| proc_stat(p).is_some_and(|(_, pp)| pp == parent))
+        .collect()
+}
+
+/// A negative value of a numeric option is that option's bad value (exit 2,
+/// the option and its valid values named), not an unknown flag for which
+/// clap suggested `-- -1` (issue 30).
+#[allow(dead_code)] // used by the integration tests only
+pub(crate) fn refuses_negative(out: &std::process::Output, option: &str, valid: &str) {
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{option}: {said}");
+    assert!(
+        said.contains(&format!("for '{option} <")),
+        "{option}: {said}"
+    );
+    assert!(said.contains(valid), "{option}: {said}");
+    assert!(!said.contains("-- -"), "{option}: {said}");
+}

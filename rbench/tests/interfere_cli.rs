@@ -355,14 +355,7 @@ fn a_negative_number_is_refused_as_the_options_value() {
         ),
     ] {
         let out = interfere(args, &[]);
-        let said = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{option}: {said}");
-        assert!(
-            said.contains(&format!("for '{option} <")),
-            "{option}: {said}"
-        );
-        assert!(said.contains(valid), "{option}: {said}");
-        assert!(!said.contains("-- -"), "{option}: {said}");
+        testutil::refuses_negative(&out, option, valid);
     }
 }
 
@@ -405,23 +398,6 @@ fn sigint_stops_the_run_and_it_still_writes() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert_eq!(doc["stopped_by"], "SIGINT");
     check_document(&doc, 0.1, 0);
-}
-
-/// `/proc/PID/stat`: (comm, ppid), None once it is gone.
-fn stat(pid: i32) -> Option<(String, i32)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (open, close) = (text.find('(')?, text.rfind(')')?);
-    let ppid = text[close + 2..].split(' ').nth(1)?.parse().ok()?;
-    Some((text[open + 1..close].to_string(), ppid))
-}
-
-/// The processes whose parent is `parent`.
-fn children(parent: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&p| stat(p).is_some_and(|(_, pp)| pp == parent))
-        .collect()
 }
 
 #[test]
@@ -480,8 +456,8 @@ fn a_stop_signal_ends_a_sampler_neighbour_at_once_and_leaves_no_process() {
         // its sampler, once it runs raplbench-sample and has said what it started with
         let deadline = Instant::now() + Duration::from_secs(10);
         let sampler = loop {
-            let found = children(pid).into_iter().find(|&p| {
-                stat(p).is_some_and(|(c, _)| c.starts_with("raplbench-samp"))
+            let found = testutil::proc_children(pid).into_iter().find(|&p| {
+                testutil::proc_stat(p).is_some_and(|(c, _)| c.starts_with("raplbench-samp"))
                     && masks.join(p.to_string()).exists()
             });
             if let Some(p) = found {

@@ -10,7 +10,7 @@ use std::time::Duration;
 #[allow(dead_code)]
 mod testutil;
 
-use testutil::copy_tree;
+use testutil::{copy_tree, refuses_negative};
 
 const BIN: &str = env!("CARGO_BIN_EXE_raplbench-sample");
 
@@ -137,20 +137,6 @@ fn start_up_failures_exit_2_with_a_message() {
     let out = on_fixture(&["--", "/nonexistent/command"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("cannot run /nonexistent/command"));
-}
-
-/// A negative value of a numeric option is that option's bad value (exit 2,
-/// the option and its valid values named), not an unknown flag for which
-/// clap suggested `-- -1` (issue 30).
-fn refuses_negative(out: &Output, option: &str, valid: &str) {
-    let said = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "{option}: {said}");
-    assert!(
-        said.contains(&format!("for '{option} <")),
-        "{option}: {said}"
-    );
-    assert!(said.contains(valid), "{option}: {said}");
-    assert!(!said.contains("-- -"), "{option}: {said}");
 }
 
 #[test]

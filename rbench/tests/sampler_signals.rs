@@ -109,9 +109,9 @@ impl Running {
     fn workload(&self, comm: &str) -> i32 {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            if let Some(pid) = children(self.pid())
+            if let Some(pid) = testutil::proc_children(self.pid())
                 .into_iter()
-                .find(|&p| stat(p).is_some_and(|(c, _)| c == comm))
+                .find(|&p| testutil::proc_stat(p).is_some_and(|(c, _)| c == comm))
             {
                 return pid;
             }
@@ -159,7 +159,7 @@ impl Running {
     /// it still runs.
     fn kill(&mut self) {
         if let Ok(None) = self.child.try_wait() {
-            for pid in children(self.pid()) {
+            for pid in testutil::proc_children(self.pid()) {
                 // SAFETY: our sampler's child, not reaped while it runs.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
@@ -167,24 +167,6 @@ impl Running {
             let _ = self.child.wait();
         }
     }
-}
-
-/// `/proc/PID/stat`: (comm, ppid), None once it is gone.
-fn stat(pid: i32) -> Option<(String, i32)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let ppid = text[close + 2..].split(' ').nth(1)?.parse().ok()?;
-    Some((text[open + 1..close].to_string(), ppid))
-}
-
-/// The processes whose parent is `parent`.
-fn children(parent: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&p| stat(p).is_some_and(|(_, pp)| pp == parent))
-        .collect()
 }
 
 /// A field of `/proc/PID/status` holding a signal set (SigBlk, SigIgn).
@@ -239,7 +221,10 @@ fn a_stop_signal_ends_the_sampler_and_its_command_at_once(signal: libc::c_int, n
     eprintln!("{name}: the sampler and sleep stopped in {took:?}");
     assert_eq!(status.code(), Some(128 + signal), "{status:?} {said}");
     assert!(took < PROMPT, "{name}: stopping took {took:?}");
-    assert!(stat(sleep).is_none(), "sleep {sleep} still there");
+    assert!(
+        testutil::proc_stat(sleep).is_none(),
+        "sleep {sleep} still there"
+    );
     check_csv(&csv);
 }
 
@@ -291,7 +276,10 @@ fn ctrl_c_to_the_process_group_ends_both_at_once() {
     eprintln!("Ctrl-C to the group: the sampler and sleep stopped in {took:?}");
     assert_eq!(status.code(), Some(130), "{status:?} {said}");
     assert!(took < PROMPT, "stopping took {took:?}");
-    assert!(stat(sleep).is_none(), "sleep {sleep} still there");
+    assert!(
+        testutil::proc_stat(sleep).is_none(),
+        "sleep {sleep} still there"
+    );
     check_csv(&csv);
 }
 
@@ -315,7 +303,10 @@ fn a_command_that_ignores_sigterm_is_killed_after_the_grace() {
         took >= GRACE && took < GRACE + PROMPT,
         "stopping took {took:?}, the grace is {GRACE:?}"
     );
-    assert!(stat(sleep).is_none(), "sleep {sleep} still there");
+    assert!(
+        testutil::proc_stat(sleep).is_none(),
+        "sleep {sleep} still there"
+    );
     check_csv(&csv);
 }
 
@@ -326,7 +317,7 @@ fn a_second_stop_signal_kills_the_command_at_once() {
     let sleep = run.workload("sleep");
     send(run.pid(), libc::SIGTERM);
     std::thread::sleep(Duration::from_millis(100));
-    assert!(stat(sleep).is_some(), "it ignores SIGTERM");
+    assert!(testutil::proc_stat(sleep).is_some(), "it ignores SIGTERM");
     let sent = send(run.pid(), libc::SIGINT);
     let (status, said) = run.finish();
     let took = sent.elapsed();
@@ -334,7 +325,10 @@ fn a_second_stop_signal_kills_the_command_at_once() {
     // the first signal says what stopped the run
     assert_eq!(status.code(), Some(143), "{status:?} {said}");
     assert!(took < PROMPT, "stopping took {took:?}");
-    assert!(stat(sleep).is_none(), "sleep {sleep} still there");
+    assert!(
+        testutil::proc_stat(sleep).is_none(),
+        "sleep {sleep} still there"
+    );
 }
 
 #[test]

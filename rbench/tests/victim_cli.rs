@@ -164,14 +164,7 @@ fn a_negative_number_is_refused_as_the_options_value() {
         ),
     ] {
         let out = victim(args);
-        let said = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{option}: {said}");
-        assert!(
-            said.contains(&format!("for '{option} <")),
-            "{option}: {said}"
-        );
-        assert!(said.contains(valid), "{option}: {said}");
-        assert!(!said.contains("-- -"), "{option}: {said}");
+        testutil::refuses_negative(&out, option, valid);
     }
 }
 
