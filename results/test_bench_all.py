@@ -275,7 +275,7 @@ def test_a_step_that_crashes_becomes_error_rows_and_the_others_are_kept(monkeypa
                         [("kbench", "the kernel module", bench_all.run_kbench),
                          ("criterion", "crashes", crashes)])
     assert bench_all.main(["--quick", "--runs-dir", str(tmp_path)]) == 0
-    run_dir = next(p for p in tmp_path.iterdir() if p.name != "latest")
+    run_dir = (tmp_path / "latest").resolve()
     got = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     crashed = [r for r in got if r["harness"] == "criterion"]
     assert {r["path"] for r in crashed} == set(criterion.PATHS)
@@ -301,7 +301,7 @@ def test_a_step_whose_harness_hangs_becomes_error_rows_and_the_run_goes_on(monke
                          ("kbench", "the kernel module", bench_all.run_kbench)])
     runs = tmp_path / "runs"
     assert bench_all.main(["--quick", "--runs-dir", str(runs), "--build-dir", str(build)]) == 0
-    run_dir = next(p for p in runs.iterdir() if p.name != "latest")
+    run_dir = (runs / "latest").resolve()
     got = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     hung = [r for r in got if r["harness"] == "gbench"]
     assert {r["path"] for r in hung} == set(gbench.PATHS)
