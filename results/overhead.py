@@ -64,6 +64,7 @@ import json
 import os
 import random
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -94,8 +95,11 @@ def min_pairs(quick: bool) -> int:
 
 
 def workload(ops: int, cpu: int) -> list[str]:
+    # --temp-path: stress-ng refuses to start in a working directory it
+    # cannot write ("temp-path '.' must be readable and writeable"), which
+    # a checkout owned by another user is
     return ["taskset", "-c", str(cpu), "stress-ng", "--cpu", "1", "--cpu-method", "matrixprod",
-            "--cpu-ops", str(ops), "--quiet"]
+            "--cpu-ops", str(ops), "--temp-path", tempfile.gettempdir(), "--quiet"]
 
 
 def describe_workload(cpu: int) -> str:

@@ -6,7 +6,9 @@ experiment and always removed; where it cannot load, its rows give the
 load script's reason."""
 
 import os
+import shutil
 import stat
+import subprocess
 import sys
 
 import pytest
@@ -229,3 +231,21 @@ def test_without_hyperfine_nothing_is_loaded(tmp_path, monkeypatch):
     got = overhead.run(COMMON, tmp_path, True, {"kernel": None}, allowed_cpus={0, 1})
     assert [r["op"] for r in got] == list(sampler.MECHANISMS)
     assert all("hyperfine" in r["reason"] for r in got) and fake.calls() == []
+
+
+def test_the_workload_starts_in_a_directory_it_cannot_write(tmp_path):
+    """stress-ng aborted ("temp-path '.' must be readable and writeable") for
+    a user whose working directory was a checkout of another user."""
+    if shutil.which("stress-ng") is None:
+        pytest.skip("stress-ng not installed")
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    closed.chmod(0o555)
+    tmp_path.chmod(0o755)
+    cmd = overhead.workload(25, min(os.sched_getaffinity(0)))
+    if os.geteuid() == 0:  # root writes anywhere: run it as nobody
+        if shutil.which("runuser") is None:
+            pytest.skip("runuser (util-linux) not installed")
+        cmd = ["runuser", "-u", "nobody", "--", *cmd]
+    done = subprocess.run(cmd, cwd=closed, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
