@@ -573,6 +573,8 @@ def finish_run(args, run: Run, the_machine: dict, all_rows: list[dict],
     print()
     print(checks.format_checks(checks.run_checks(all_rows)))
     agreement_md = agreement.report(all_rows, run.common["run_id"])
+    if busy:  # its verdicts too were reached beside other work
+        agreement_md = agreement_md.replace("\n", f"\n\n> NOTE: {busy}.\n", 1)
     files.write_atomic(run.run_dir / "agreement.md", agreement_md)
     print()
     print(agreement_md)

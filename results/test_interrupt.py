@@ -256,6 +256,7 @@ def test_a_run_beside_other_work_says_the_machine_was_busy(tmp_path):
     assert "python" in busy["reason"]
     assert "busy machine" in out
     assert "measured on a busy machine" in (run_dir / "report" / "index.html").read_text()
+    assert "> NOTE: busy machine during sampler" in (run_dir / "agreement.md").read_text()
 
 
 def in_a_small_filesystem(size: str, command: str) -> subprocess.CompletedProcess:
