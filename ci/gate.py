@@ -64,7 +64,7 @@ from ci.gate_stats import (ALLOWED_MISSING, ALPHA, IMPROVEMENT, MIN_SAMPLES, MIS
                            NOT_GATED, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
                            THRESHOLD_PCT, UNCHANGED, Result, compare, compare_rounds, decide,
                            not_gated_why, run_shifts)
-from results import files, runfile
+from results import files, run_state, runfile
 from results.schema import clip, excerpt
 
 REPO = Path(__file__).resolve().parent.parent
@@ -389,6 +389,10 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     args = parse_args(argv)
+    if DEFAULT_CURRENT in args.current:  # a run interrupted since: say what is judged instead
+        for run_dir, why in run_state.newer_incomplete(DEFAULT_CURRENT):
+            print(f"gate: note: {display(run_dir)}, newer than latest, is not used: {why}",
+                  file=sys.stderr)
     try:
         if args.store_baseline:
             if len(args.current) > 1 or len(args.baseline) > 1:

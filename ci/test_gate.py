@@ -872,3 +872,22 @@ def test_the_victim_and_idle_metrics_are_gated_in_their_units(tmp_path, capsys):
                          ("cpuid:0x0 @ flat out; victim CPU 1", "stolen_ns_per_read"),
                          ("cpuid:0x0 @ 1000 Hz", "wakeups_per_s"),
                          ("cpuid:0x0 @ 1000 Hz", "deep_idle_pct")}
+
+
+def test_the_default_current_run_names_a_newer_interrupted_run(tmp_path, capsys, monkeypatch):
+    """Issue 30: after a Ctrl-C, `latest` still names the last complete
+    run; the gate says that it judges that one, not the run just cut."""
+    from results import run_state
+    runs = tmp_path / "runs"
+    done = write_run(runs / "20261126T171000Z-bbbbbb",
+                     [latency(common(), lognormal(1, 500, 0.05))])
+    cut = runs / "20261126T172000Z-cccccc"
+    cut.mkdir()
+    run_state.interrupted(cut, {"started": "t2", "pid": 1}, "SIGINT", "overhead")
+    (runs / "latest").symlink_to(done.name)
+    monkeypatch.setattr(gate, "DEFAULT_CURRENT", runs / "latest")
+    code = gate.main(["--baseline", str(done)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "20261126T172000Z-cccccc, newer than latest, is not used: the run started at t2 was " \
+           "interrupted by SIGINT during its overhead step" in err

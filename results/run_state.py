@@ -102,3 +102,21 @@ def incomplete_reason(run_dir) -> str | None:
         return f"the run started at {started} is still in progress (pid {pid})"
     return (f"the run started at {started} did not finish: its process (pid {pid}) ended "
             "without completing it (killed, or the machine restarted); it is incomplete")
+
+
+def newer_incomplete(latest) -> list[tuple[Path, str]]:
+    """(run directory, incomplete_reason) of each run beside `latest` (a
+    runs directory's `latest` link) that started after the run it points
+    at and did not complete, oldest first: what a user who interrupted a
+    run must be told before a tool quietly takes `latest` instead."""
+    latest = Path(latest)
+    if not latest.is_symlink():
+        return []
+    newest_complete = latest.resolve().name
+    out = []
+    for run_dir in sorted(latest.parent.glob("2*")):
+        if run_dir.name > newest_complete and run_dir.is_dir():
+            why = incomplete_reason(run_dir)
+            if why is not None:
+                out.append((run_dir, why))
+    return out

@@ -54,3 +54,18 @@ def test_a_failed_or_damaged_marker_says_so(tmp_path):
         "the run started at t failed: the disk is full; it is incomplete")
     (tmp_path / run_state.MARKER).write_text("{not json")
     assert run_state.incomplete_reason(tmp_path) == "incomplete run (incomplete.json is damaged)"
+
+
+def test_runs_interrupted_after_latest_are_named(tmp_path):
+    old, done, cut = (tmp_path / name for name in ("20261126T170000Z-aaaaaa",
+                                                   "20261126T171000Z-bbbbbb",
+                                                   "20261126T172000Z-cccccc"))
+    for d in (old, done, cut):
+        d.mkdir()
+    run_state.interrupted(old, {"started": "t0", "pid": 1}, "SIGINT", "idle")  # before latest
+    run_state.interrupted(cut, {"started": "t2", "pid": 1}, "SIGTERM", "victim")
+    (tmp_path / "latest").symlink_to(done.name)
+    assert run_state.newer_incomplete(tmp_path / "latest") == [
+        (cut, "the run started at t2 was interrupted by SIGTERM during its victim step: it is "
+              "incomplete; run make bench-all again")]
+    assert run_state.newer_incomplete(tmp_path / "none") == []
