@@ -122,11 +122,18 @@ def refused_by_the_gate(run_dir: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("step", STEPS)
 def test_ctrl_c_at_a_step_stops_its_children_and_leaves_an_interrupted_run(tmp_path, step):
-    run = Run(tmp_path / "runs", "--only", step)
-    run.wait_for(f"] {step} (")
-    started = children_appear(run.proc.pid, within_s=3.0)
-    os.killpg(run.proc.pid, signal.SIGINT)  # Ctrl-C: the terminal's whole foreground group
-    code, out, err = run.finish()
+    # a step that can end within milliseconds (kbench, where the module
+    # cannot load) may win the race against the signal: try again
+    for attempt in range(5):
+        run = Run(tmp_path / f"try{attempt}" / "runs", "--only", step)
+        run.wait_for(f"] {step} (")
+        started = children_appear(run.proc.pid, within_s=3.0)
+        os.killpg(run.proc.pid, signal.SIGINT)  # Ctrl-C: the terminal's whole foreground group
+        code, out, err = run.finish()
+        if code != 0:
+            break
+    else:
+        pytest.skip(f"the {step} step ended before each of 5 signals")
     assert code == 128 + signal.SIGINT, out + err
     assert "Traceback" not in out + err
     said = [line for line in err.splitlines() if "interrupted by SIGINT" in line]
