@@ -600,6 +600,9 @@ def main(argv=None) -> int:
     except run_lock.Busy as e:
         print(run_lock.busy_message(args.runs_dir, e), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C while it waited (--wait): nothing started yet
+        print("\nbench-all: stopped waiting for the run lock; no run was made", file=sys.stderr)
+        return 128 + signal.SIGINT
     except OSError as e:
         print(f"bench-all: cannot take the run lock {run_lock.lock_path(args.runs_dir)}: "
               f"{e.strerror or e}", file=sys.stderr)

@@ -1,6 +1,7 @@
 """One run at a time per checkout (results/run_lock.py)."""
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,18 @@ def test_run_lock_runs_a_command_that_inherits_the_lock(tmp_path):
         os.close(fd)
     assert done.returncode == 2
     assert "another run is in progress" in done.stderr and "the other run" in done.stderr
+
+
+def test_ctrl_c_while_waiting_for_the_lock_is_one_line(tmp_path):
+    fd = run_lock.acquire(tmp_path, command="the other run")
+    try:
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "results.run_lock", "--wait", "--runs-dir", str(tmp_path),
+             "--", "true"], cwd=REPO, stderr=subprocess.PIPE, text=True)
+        assert "waiting for a run" in waiting.stderr.readline()
+        waiting.send_signal(signal.SIGINT)
+        err = waiting.stderr.read()
+        assert waiting.wait(timeout=30) == 130
+    finally:
+        os.close(fd)
+    assert err.strip() == "bench-all: stopped waiting for the run lock; no run was made"
