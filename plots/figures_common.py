@@ -19,6 +19,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from results import liveness  # noqa: E402
+from results.files import replacing  # noqa: E402
 
 from plots import labels  # noqa: E402
 from plots.label_overlap import tick_labels_collide  # noqa: E402
@@ -70,7 +71,8 @@ def pixels(size: tuple[float, float]) -> tuple[int, int]:
 
 def save(fig, path) -> tuple[int, int]:
     """Write a PNG of exactly figsize x DPI pixels; returns (width, height)."""
-    fig.savefig(path, dpi=DPI, format="png", metadata={"Software": "raplbench plots"})
+    with replacing(path) as tmp:  # never a half-written PNG under its name (a full disk)
+        fig.savefig(tmp, dpi=DPI, format="png", metadata={"Software": "raplbench plots"})
     size = pixels(tuple(fig.get_size_inches()))
     plt.close(fig)
     return size

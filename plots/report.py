@@ -48,7 +48,7 @@ from plots import (figures, htmlpage, labels, report_tables,
                    report_tables_compare, report_tables_stats, tables, tables_latex)
 from plots.runs import (REFERENCE_DIR, InputError, Run, RunFileError, default_out,
                         default_run, load_references, load_runs)
-from results import files
+from results.files import is_storage_error, storage_error, write_atomic
 
 
 def pick_reference(runs: list[Run], wanted: str | None) -> int:
@@ -77,7 +77,7 @@ def write_tables(out: Path, all_tables: list[tables.Table]) -> list[str]:
         group = [t for t in all_tables if t.name == name]
         for ext, render in (("md", tables.to_markdown), ("csv", tables.to_csv),
                             ("tex", tables_latex.to_latex)):
-            (out / f"{name}.{ext}").write_text(render(group), encoding="utf-8")
+            write_atomic(out / f"{name}.{ext}", render(group))
             written.append(f"{name}.{ext}")
     return written
 
@@ -187,10 +187,8 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
     files = write_tables(out, latency_tables + ref_tables + overhead + machine_tables
                          + sampler_tables + stats_tables + victim_tables + idle_tables)
     files = [m["file"] for m in manifest] + files + ["figures.json"]
-    (out / "figures.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
-                                      encoding="utf-8")
-    (out / "index.html").write_text(htmlpage.page(runs, sections, files, len(refs)),
-                                    encoding="utf-8")
+    write_atomic(out / "figures.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(out / "index.html", htmlpage.page(runs, sections, files, len(refs)))
     return {"figures": manifest, "files": ["index.html"] + files}
 
 
@@ -223,9 +221,9 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 130
     except OSError as e:
-        if not files.is_storage_error(e):
+        if not is_storage_error(e):
             raise
-        print(f"report: {files.storage_error(e, out)} ({out}/ is incomplete)", file=sys.stderr)
+        print(f"report: {storage_error(e, out)} ({out}/ is incomplete)", file=sys.stderr)
         return 1
     print(f"report: {len(done['files'])} files in {out}/ "
           f"({len(done['figures'])} figures; open {out}/index.html)")
