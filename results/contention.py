@@ -32,12 +32,12 @@ import os
 import time
 from pathlib import Path
 
-# Thresholds. An idle development VM measured 0.00-0.02 CPUs of other work
-# (kernel threads, the agent) and 0.0% steal over a QUICK run's steps; a
-# second QUICK run beside it gave 0.7-1.0 CPUs. A tenth of a CPU of other
-# work is past the idle floor by 5x and still small next to what a second
-# run or a build does; 5% steal is a host overcommitted enough to slow the
-# guest's timers visibly.
+# Thresholds. On an otherwise idle 2-vCPU development VM a QUICK run's
+# steps saw 0.001-0.005 CPUs of other work (kernel threads, the VM's agent)
+# and 0.0-0.06% steal; beside a Rust build and another test run they saw
+# 1.4-2.0 CPUs. A tenth of a CPU of other work is 20x the idle floor and
+# still small next to what a second run or a build does; 5% steal is a
+# host overcommitted enough to slow the guest's timers visibly.
 BUSY_OTHERS_CPUS = 0.10
 BUSY_STEAL_PCT = 5.0
 # CPU time is counted in ticks (10 ms at USER_HZ 100): in a step of 0.1 s
