@@ -58,7 +58,7 @@ def contention_note(machine: dict) -> str | None:
     up to 0.0%)" for a busy run, else None."""
     if not is_busy(machine):
         return None
-    steps = [s for s in machine["contention"]["steps"].values()]
+    steps = machine["contention"]["steps"].values()
     others = max((s["others_cpus"] for s in steps), default=0.0)
     steal = max((s["steal_pct"] or 0.0 for s in steps), default=0.0)
     return (f"measured on a busy machine (up to {others:.2f} CPUs of other work, "

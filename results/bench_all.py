@@ -428,7 +428,7 @@ def failure_reason(run: Run, name: str, e: Exception) -> str:
     that fails (no later step could write either: files.DiskError)."""
     interrupt.check()
     if files.is_storage_error(e):
-        raise e if isinstance(e, files.DiskError) else files.storage_error(e, run.raw_dir)
+        raise files.storage_error(e, run.raw_dir)
     if isinstance(e, child.TimedOut):
         print(f"  {name}: {e}", flush=True)
         return f"the {name} step stopped: {e}"
@@ -650,17 +650,13 @@ def main(argv=None) -> int:
                 code = 1
         return code
     except interrupt.Interrupted as e:
-        child.kill_all()
         step = where_now["step"]
         if where_now.get("complete"):  # written, validated and `latest`: only its report is not
             print(f"\nbench-all: interrupted by {e.name}; the run {run_dir} is complete, its "
                   f"report may not be (make report RUNS={run_dir} draws it)", file=sys.stderr)
             return e.status
         if state is not None:
-            try:
-                run_state.interrupted(run_dir, state, e.name, step)
-            except OSError:
-                pass
+            run_state.interrupted(run_dir, state, e.name, step)
         where = f"during the {step} step" if step else "between steps"
         print(f"\nbench-all: interrupted by {e.name} {where}: run {run_id} is incomplete "
               f"({run_dir}; `latest` not moved)", file=sys.stderr)
@@ -668,8 +664,7 @@ def main(argv=None) -> int:
     except OSError as e:
         if not files.is_storage_error(e):
             raise
-        child.kill_all()
-        error = e if isinstance(e, files.DiskError) else files.storage_error(e, run_dir)
+        error = files.storage_error(e, run_dir)
         if state is not None:
             run_state.failed(run_dir, state, str(error))
         print(f"bench-all: {error} (run {run_id} is incomplete; `latest` not moved)",

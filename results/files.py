@@ -35,7 +35,10 @@ def is_storage_error(e: BaseException) -> bool:
 
 
 def storage_error(e: OSError, path) -> DiskError:
-    """`e` as a DiskError naming `path` (or the file `e` names itself)."""
+    """`e` as a DiskError naming `path` (or the file `e` names itself); a
+    DiskError as it is."""
+    if isinstance(e, DiskError):
+        return e
     return DiskError(e.errno, e.strerror, str(e.filename or path))
 
 

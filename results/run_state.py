@@ -40,20 +40,25 @@ def begin(run_dir: Path, started: str) -> dict:
     return state
 
 
+def _ended(run_dir: Path, state: dict) -> None:
+    """The marker of a run that ended without completing, written on the
+    way out: where it cannot be written (a full disk), the "running" one
+    stays, whose dead process says as much."""
+    try:
+        _write(run_dir, state)
+    except OSError:
+        pass
+
+
 def interrupted(run_dir: Path, state: dict, signal_name: str, step: str | None) -> None:
     """Marks the run as stopped by `signal_name` during `step` (None:
     between steps)."""
-    _write(run_dir, {**state, "state": "interrupted", "signal": signal_name, "step": step})
+    _ended(run_dir, {**state, "state": "interrupted", "signal": signal_name, "step": step})
 
 
 def failed(run_dir: Path, state: dict, reason: str) -> None:
-    """Marks the run as given up (for `reason`: a full disk, ...). Where
-    the marker itself cannot be written, the "running" one stays, whose
-    dead process says as much."""
-    try:
-        _write(run_dir, {**state, "state": "failed", "reason": reason})
-    except OSError:
-        pass
+    """Marks the run as given up (for `reason`: a full disk, ...)."""
+    _ended(run_dir, {**state, "state": "failed", "reason": reason})
 
 
 def finish(run_dir: Path) -> None:
