@@ -97,12 +97,18 @@ def row_hatch(row: dict) -> str:
     return hatch or None
 
 
+def machine_line(run: Run) -> str:
+    """"<machine>: <platform>, Linux <kernel>", the line that names a
+    figure's machine (the label's platform tag is said in full by the
+    platform, a busy machine's note included, so it can be long: wrap it)."""
+    name = re.sub(r" \[[^\]]*\]", "", run.label, count=1)
+    return f"{name}: {labels.platform(run.machine)}, Linux {run.machine.get('kernel')}"
+
+
 def title_run(ax, run: Run, extra: str = "", width: int = 120):
     """The panel's machine, platform and kernel, left-aligned, wrapped to
     `width` characters (red and bold for an emulated CPU)."""
-    name = re.sub(r" \[[^\]]*\]", "", run.label, count=1)  # the platform tag: in full below
-    text = f"{name}: {labels.platform(run.machine)}, Linux {run.machine.get('kernel')}"
-    ax.set_title(wrap(text + extra, width), loc="left",
+    ax.set_title(wrap(machine_line(run) + extra, width), loc="left",
                  color=EMULATED_COLOR if run.emulated else "black",
                  fontweight="bold" if run.emulated else "normal")
 

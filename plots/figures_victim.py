@@ -17,7 +17,7 @@ frequency. The rows are read by victim_rows.py.
 
 from plots.figures_common import (EMULATED_COLOR, EMULATED_FACE, LATENCY_AXIS, NOT_OK_COLOR,
                                   PLACEMENT_COLORS, darker, figure_legend, log_ticks,
-                                  rung_bands, title_run, wrap)
+                                  machine_line, rung_bands, title_run, wrap)
 
 import math  # noqa: E402
 
@@ -314,7 +314,7 @@ def idle_figure(runs: list[Run]) -> plt.Figure | None:
              "of pairs of windows with and without it, 95% CI")
     if len(drawn) == 1:
         run = drawn[0][0]
-        title += f"\n{run.label}: {labels.platform(run.machine)}, Linux {run.machine.get('kernel')}"
+        title += "\n" + wrap(machine_line(run), 110)  # as wide as the line above
     fig.suptitle(title)
     figure_legend(fig, _idle_legend(flags), ncols=4)
     return fig

@@ -33,6 +33,19 @@ def vm_and_emulated(vm):
 
 
 @pytest.fixture(scope="module")
+def busy_vm(vm):
+    """The guest as if measured beside other work (results/contention.py):
+    its platform line grows a note that titles must wrap."""
+    step = {"wall_s": 20.0, "others_cpu_s": 40.0, "others_cpus": 2.0, "steal_pct": 0.1,
+            "load1": 3.0, "top": [{"command": "rustc", "cpu_s": 40.0}]}
+    busy = {"busy": True, "reason": "busy machine during idle: other processes used up to "
+            "2.00 CPUs (rustc), steal up to 0.1%", "steps": {"idle": step},
+            "thresholds": {"others_cpus": 0.1, "steal_pct": 5.0}}
+    rows = [{**r, "machine": {**r["machine"], "contention": busy}} for r in vm[0].rows]
+    return [Run(vm[0].path, rows, label=vm[0].label.replace("[VM]", "[VM, busy]"))]
+
+
+@pytest.fixture(scope="module")
 def vm_report(tmp_path_factory, vm, refs):
     out = tmp_path_factory.mktemp("victim-report")
     result = report.build(vm, refs, out)
@@ -76,10 +89,10 @@ def test_unavailable_rows_take_rate_and_placement_from_their_target(vm):
 
 # ---- the figures ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("layout", ["vm", "vm + emulated"])
-def test_figures_build_without_overlapping_labels(vm, vm_and_emulated, refs, layout):
+@pytest.mark.parametrize("layout", ["vm", "vm + emulated", "busy vm"])
+def test_figures_build_without_overlapping_labels(vm, vm_and_emulated, busy_vm, refs, layout):
     plt.close("all")
-    runs = vm if layout == "vm" else vm_and_emulated
+    runs = {"vm": vm, "vm + emulated": vm_and_emulated, "busy vm": busy_vm}[layout]
     made = {"victim": figures_victim.victim_figure(runs),
             "idle": figures_victim.idle_figure(runs)}
     if layout == "vm":  # the other figures of a run with victim and idle rows (sampler.png)
