@@ -167,10 +167,9 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
         ax.errorbar([x], [med], yerr=[[med - r["ci95_low"]], [r["ci95_high"] - med]], fmt="D",
                     ms=6, color=NOT_OK_COLOR if unresolved else darker(colors[run.label]),
                     mfc="white" if hollow else None, capsize=4, lw=2, zorder=5)
-        if unresolved:
-            ax.annotate("not\nresolved", (x, r["ci95_high"]), xytext=(0, 3),
-                        textcoords="offset points", ha="center", va="bottom", fontsize=6.5,
-                        color=NOT_OK_COLOR)
+        if unresolved:  # at the top: above its CI it met the label at the bottom (low CIs)
+            ax.annotate("not\nresolved", (x, 0.985), xycoords=("data", "axes fraction"),
+                        ha="center", va="top", fontsize=6.5, color=NOT_OK_COLOR)
         extra = labels.above_null_row(run.rows, r["op"])
         if extra is not None and extra["status"] == "ok":
             # grey and marked where its CI holds 0: not a finding of a cost

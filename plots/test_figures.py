@@ -249,3 +249,31 @@ def test_a_figure_legend_too_wide_for_its_columns_takes_fewer():
     short = [Line2D([], [], marker="o", ls="", label=f"entry {i}") for i in range(5)]
     assert figure_legend(fig, short, ncols=4)._ncols == 4  # one that fits keeps its columns
     plt.close(fig)
+
+
+def test_not_resolved_stays_clear_of_the_cost_above_null_at_the_bottom(runs, refs):
+    """A QUICK run's overhead is never resolved: its 'not resolved' sat just
+    above the CI, and a CI low in the panel met the sampler's own cost
+    written upwards from the bottom ('+3.3 µs (noise)'), which made the
+    report check of make test fail on some runs."""
+    plt.close("all")
+    run = sampler_run_of_today(runs[1])
+    rows = copy.deepcopy(run.rows)
+    walls = [r for r in rows if r["metric"] == "overhead_pct" and r["status"] == "ok"
+             and labels.overhead_measure(r) == "wall time"]
+    low, high = walls[0], walls[1]
+    low.update(median=0.2, ci95_low=0.0, ci95_high=0.4, samples=[0.0, 0.2, 0.4],
+               resolution={**(low.get("resolution") or {}), "resolved": False,
+                           "note": "a QUICK run (3 pairs) is never an overhead finding"})
+    high.update(median=30.0, ci95_low=28.0, ci95_high=32.0, samples=[28.0, 30.0, 32.0])
+    cost = next(r for r in rows if r["path"] == "sampler" and r["status"] == "ok"
+                and r["metric"] == "cpu_us_per_sample")
+    rows.append({**copy.deepcopy(cost), "op": low["op"],
+                 "target": f"above null: {cost['target']}", "median": 3.3, "ci95_low": -1.0,
+                 "ci95_high": 7.0, "n": 10, "samples": [-1.0, 0.0, 1.0, 2.0, 3.0, 3.6, 4.0,
+                                                        5.0, 6.0, 7.0]})
+    fig = figures.overhead_figure([Run(run.path, rows, label=run.label)], refs)
+    texts = [t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_text"))]
+    assert "not\nresolved" in texts and "+3.3 µs (noise)" in texts
+    assert label_overlap.overlapping_texts(fig) == []
+    plt.close(fig)
