@@ -30,6 +30,7 @@ class MechanismInfo:
     title: str              # what one tick reads
     path: str               # the access path each tick reads through ("msr-dev"; "kinsn"
                             # for kernel: the ksample module's in-kernel rdmsr)
+    in_kernel: bool         # it ticks in the kernel: no user-space sampling thread to place
     design: str | None = None  # the published tool whose design it follows, named as the
                                # reference rows name it ("Ref_Rapl_Kernel"), or None
 
@@ -42,7 +43,7 @@ def _path_info(entry: dict) -> PathInfo:
 
 def _mechanism_info(entry: dict) -> MechanismInfo:
     return MechanismInfo(id=entry["const"], title=entry["title"], path=entry["x-path"],
-                         design=entry.get("x-design"))
+                         in_kernel=entry["x-in-kernel"], design=entry.get("x-design"))
 
 
 _PATH_DEF = SCHEMA["$defs"]["path"]
