@@ -30,170 +30,25 @@ gates (under a minute once built).
 """
 
 import argparse
-import dataclasses
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 
 import pandas as pd
 
 from results import (agreement, checks, child, contention, criterion, files, gbench, guardian,
-                     idle_cost, interrupt, kbench, machine, manifest, overhead, registry, rows,
-                     run_lock, run_state, sampler, schema, table, victim)
+                     idle_cost, interrupt, kbench, machine, overhead, rows, run_lock,
+                     run_state, sampler, schema, table, victim)
+from results.latency_steps import run_criterion, run_gbench, run_latency
+from results.schedule import schedule
+from results.steps import Run, failed_rows, run_step
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-@dataclasses.dataclass
-class Run:
-    """What a harness step needs to know about the run it feeds."""
-    run_dir: Path
-    raw_dir: Path
-    quick: bool
-    common: dict          # schema_version, run_id, timestamp, machine
-    build_dir: Path
-    tsc_khz_hints: list = dataclasses.field(default_factory=list)
-    # {mechanism: stand_in} of the mechanisms the sampler could run here
-    sampler_mechanisms: dict | None = None
-    # the sampler step's rows (their targets name each mechanism's counters)
-    sampler_rows: list = dataclasses.field(default_factory=list)
-
-
-def failed_rows(run: Run, harness: str, paths, reason: str, status="error") -> list[dict]:
-    """One row per path of a harness that could not produce its own rows."""
-    return [rows.not_ok_row(run.common, harness=harness, path=p, op="*", target=None,
-                            cpu=None, target_cpu=None, metric="latency", unit="ns",
-                            reason=reason, status=status) for p in paths]
-
-
-# ---- the Google Benchmark harness (ubench) ---------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class Schedule:
-    """How both harnesses time every row, so that their rows are the same
-    statistic: `blocks` blocks per row (Google Benchmark repetitions; rbench
-    rounds), each timing the operation for about `block_s` seconds right
-    after `warmup_s` seconds of it untimed on the pinned thread, the blocks
-    of all rows interleaved in a random order. A row's samples are its
-    blocks' means (results/criterion.py, rbench/src/schedule.rs).
-
-    When both harnesses run, they take turns in `legs` legs (run_latency):
-    each leg is one run of the harness that times every row for its share
-    of the blocks, so that a stretch of seconds in which the VM runs slow
-    falls on both harnesses, not on whichever ran then."""
-    blocks: int
-    block_s: float
-    warmup_s: float
-    legs: int
-
-    def leg_blocks(self, legs: int | None = None) -> list[int]:
-        """The blocks of each of `legs` legs (default self.legs): the
-        blocks shared out as evenly as they go, the larger shares first."""
-        legs = self.legs if legs is None else legs
-        share, extra = divmod(self.blocks, legs)
-        return [share + (i < extra) for i in range(legs)]
-
-
-# QUICK: 3 legs, not more: each leg is a start of each harness (about 3.7 s
-# on the development VMs: planning, the liveness probes, the BPF slot
-# check), and the QUICK run stays within about a minute after the build.
-QUICK = Schedule(blocks=10, block_s=0.01, warmup_s=0.01, legs=3)
-FULL = Schedule(blocks=20, block_s=0.2, warmup_s=0.05, legs=10)
-
-
-def schedule(quick: bool) -> Schedule:
-    return QUICK if quick else FULL
-
-
-def gbench_args(quick: bool, blocks: int | None = None) -> list[str]:
-    """Google Benchmark 1.7.1 flags for a leg of `blocks` blocks (default:
-    all of them): times are plain numbers of seconds. Each repetition is
-    one sample; repetitions interleaved in random order so slow drifts of
-    the machine spread over all benchmarks; each repetition warms its
-    operation up first (--raplbench_warmup: Google Benchmark's own warm-up
-    runs before the first repetition only)."""
-    s = schedule(quick)
-    return [f"--benchmark_repetitions={s.blocks if blocks is None else blocks}",
-            f"--benchmark_min_time={s.block_s}",
-            f"--benchmark_min_warmup_time={s.warmup_s}",
-            f"--raplbench_warmup={s.warmup_s}",
-            "--benchmark_enable_random_interleaving=true",
-            "--benchmark_display_aggregates_only=true"]
-
-
-def criterion_env(quick: bool, blocks: int | None = None) -> dict[str, str]:
-    """rbench's knobs for the same schedule (rbench/src/schedule.rs), for a
-    leg of `blocks` blocks (default: all of them): one round per block."""
-    s = schedule(quick)
-    env = {"RAPLBENCH_ROUNDS": str(s.blocks if blocks is None else blocks),
-           "RAPLBENCH_BLOCK_S": str(s.block_s), "RAPLBENCH_WARMUP_S": str(s.warmup_s)}
-    if quick:
-        env["RAPLBENCH_QUICK"] = "1"
-    return env
-
-
-def is_progress(line: str) -> bool:
-    """Console lines worth showing: the median of each benchmark, errors and
-    headers; not the other aggregates."""
-    name = line.split(" ", 1)[0]
-    return not name.endswith(("_mean", "_stddev", "_cv"))
-
-
-def is_error(line: str) -> bool:
-    """A benchmark that failed, in Google Benchmark's console report."""
-    return "ERROR OCCURRED" in line
-
-
-def gbench_leg(run: Run, leg: int, blocks: int) -> str | None:
-    """Leg `leg` of ubench: `blocks` repetitions of every benchmark into
-    raw/gbench-leg<leg>.json; None when it ran, else why not."""
-    binary = run.build_dir / "raplbench-ubench"
-    if not binary.exists():
-        return f"{binary} not built: run `make build` (cmake) first"
-    out = run.raw_dir / f"gbench-leg{leg}.json"
-    manifest_file = run.raw_dir / "gbench-manifest.json"
-    cmd = [str(binary), f"--raplbench_manifest={manifest_file}", f"--benchmark_out={out}",
-           "--benchmark_out_format=json", *gbench_args(run.quick, blocks)]
-    manifest_file.unlink(missing_ok=True)  # a leg that writes none has failed
-    with open(run.raw_dir / "gbench.log", "a", encoding="utf-8") as log:
-        log.write(" ".join(cmd) + "\n")
-        # progress: Google Benchmark's console report, the later legs' errors only
-        code = child.stream(cmd, log, show=is_progress if leg == 1 else is_error)
-    if code != 0:
-        return f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log"
-    if not manifest_file.exists():
-        return (f"raplbench-ubench wrote no {manifest_file.name}: an older build? "
-                "Rebuild it (make build)")
-    return None
-
-
-def gbench_rows(run: Run, legs: int) -> list[dict]:
-    """The rows of `legs` legs of ubench. Their repetitions are written
-    as one Google Benchmark file, raw/gbench.json (gbench.merge), the legs'
-    own files kept beside it."""
-    out = run.raw_dir / "gbench.json"
-    try:
-        gb = gbench.merge([gbench.load(run.raw_dir / f"gbench-leg{leg}.json")
-                           for leg in range(1, legs + 1)])
-        out.write_text(json.dumps(gb, indent=2) + "\n", encoding="utf-8")
-        manifest_rows = manifest.load(run.raw_dir / "gbench-manifest.json", gbench.HARNESS)
-    except (OSError, ValueError) as e:
-        return failed_rows(run, gbench.HARNESS, gbench.PATHS, str(e))
-    hint = gbench.tsc_khz_hint(gb)
-    if hint:
-        run.tsc_khz_hints.append(hint)
-    return gbench.normalize(gb, run.common, manifest_rows, origin=str(out))
-
-
-def run_gbench(run: Run) -> list[dict]:
-    return run_latency(run, ["gbench"])["gbench"]
 
 
 # ---- the kernel module (kbench) -------------------------------------------
@@ -223,102 +78,8 @@ def run_kbench(run: Run) -> list[dict]:
         return failed_rows(run, kbench.HARNESS, kbench.PATHS, f"{report}: {e}")
 
 
-# ---- the Criterion harness (rbench) -----------------------------------------
-
-def cargo() -> str:
-    return shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
 
 
-def is_criterion_progress(line: str) -> bool:
-    """rbench's round lines ("raplbench: round 3/10: 12 rows") and problems,
-    not Criterion's result line of every row in every round, its per-state
-    chatter or its outlier and change statistics."""
-    text = line.strip()
-    return (text.startswith(("raplbench: round", "error", "warning", "thread", "Error"))
-            or "panicked" in text)
-
-
-def criterion_leg(run: Run, leg: int, blocks: int) -> str | None:
-    """Leg `leg` of rbench: `blocks` rounds of every row, under
-    raw/criterion/leg-NN/; None when it ran, else why not."""
-    home = run.raw_dir / "criterion" / criterion.leg_dir(leg)
-    manifest_file = run.raw_dir / "criterion-manifest.json"
-    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_MANIFEST=str(manifest_file),
-               **criterion_env(run.quick, blocks))
-    cmd = [cargo(), "bench", "--quiet", "-p", "rbench", "--bench", "paths"]
-    manifest_file.unlink(missing_ok=True)  # a leg that writes none has failed
-    with open(run.raw_dir / "criterion.log", "a", encoding="utf-8") as log:
-        log.write(" ".join(cmd) + "\n")
-        try:
-            code = child.stream(cmd, log, show=is_criterion_progress, cwd=REPO, env=env)
-        except OSError as e:
-            return f"cannot run cargo: {e}"
-    if code != 0 or not manifest_file.exists():
-        return f"cargo bench exited with status {code}; see {run.raw_dir}/criterion.log"
-    return None
-
-
-def criterion_rows(run: Run, legs: int) -> list[dict]:
-    """The rows of rbench's legs: every leg's rounds are a row's blocks."""
-    try:
-        return criterion.normalize(
-            manifest.load(run.raw_dir / "criterion-manifest.json", criterion.HARNESS),
-            criterion.load_samples(run.raw_dir / "criterion"), run.common)
-    except (OSError, ValueError) as e:
-        return failed_rows(run, criterion.HARNESS, criterion.PATHS, str(e))
-
-
-def run_criterion(run: Run) -> list[dict]:
-    return run_latency(run, ["criterion"])["criterion"]
-
-
-# ---- the two latency harnesses, taking turns -------------------------------
-
-# name: (run one leg, the rows of all legs)
-LATENCY_LEGS = {"gbench": (gbench_leg, gbench_rows), "criterion": (criterion_leg, criterion_rows)}
-
-
-def leg_order(names: list[str], legs: int) -> list[tuple[int, str]]:
-    """(leg, harness) in the order they run: the harnesses take turns,
-    in ABBA order (a b, b a, a b, ...) so that a drift during the run
-    weighs on both alike."""
-    order = []
-    for leg in range(1, legs + 1):
-        turn = names if leg % 2 else names[::-1]
-        order += [(leg, name) for name in turn]
-    return order
-
-
-def run_latency(run: Run, names: list[str]) -> dict[str, list[dict]]:
-    """{harness: rows} of the latency harnesses `names`, the first leading:
-    one alone runs every block in one go; two take turns in legs
-    (Schedule.legs). A harness whose leg fails, hangs or crashes stops
-    there and its rows are errors saying why; the other goes on."""
-    s = schedule(run.quick)
-    blocks = s.leg_blocks() if len(names) > 1 else [s.blocks]
-    failed: dict[str, str] = {}
-    for leg, name in leg_order(names, len(blocks)):
-        if name in failed:
-            continue
-        if len(blocks) > 1:
-            print(f"  {name}: leg {leg}/{len(blocks)} ({blocks[leg - 1]} blocks)", flush=True)
-        run_leg, _ = LATENCY_LEGS[name]
-        try:
-            reason = run_leg(run, leg, blocks[leg - 1])
-        except Exception as e:  # noqa: BLE001 - any failure of one harness, by design
-            reason = failure_reason(run, name, e)
-        interrupt.check()  # a leg that a signal cut short is no failure of the harness
-        if reason is not None:
-            failed[name] = reason
-    got = {}
-    for name in names:
-        harness, paths = STEP_ROWS[name]
-        if name in failed:
-            got[name] = failed_rows(run, harness, paths, failed[name])
-        else:
-            got[name] = run_step(run, name, lambda run, name=name: LATENCY_LEGS[name][1](
-                run, len(blocks)))
-    return got
 
 
 # ---- the 1 kHz sampler: self-report, then the overhead experiment -----------
@@ -420,34 +181,6 @@ def mark_step(step_rows: list[dict], position: int) -> list[dict]:
     return step_rows
 
 
-def failure_reason(run: Run, name: str, e: Exception) -> str:
-    """Why step `name` gave no rows, for its error rows: its child hung
-    (child.TimedOut), or it raised (a bug, a parse error), its traceback
-    then kept in raw/<name>-crash.log. Not for what ends the whole run: a
-    signal (an exception that replaced it: interrupt.check) or storage
-    that fails (no later step could write either: files.DiskError)."""
-    interrupt.check()
-    if files.is_storage_error(e):
-        raise files.storage_error(e, run.raw_dir)
-    if isinstance(e, child.TimedOut):
-        print(f"  {name}: {e}", flush=True)
-        return f"the {name} step stopped: {e}"
-    log = run.raw_dir / f"{name}-crash.log"
-    log.write_text(traceback.format_exc(), encoding="utf-8")
-    print(f"  {name}: crashed: {type(e).__name__}: {e} (traceback in {log})", flush=True)
-    return (f"the {name} step crashed ({type(e).__name__}: {e}); a bug in "
-            f"raplbench: please report it with {log}")
-
-
-def run_step(run: Run, name: str, step) -> list[dict]:
-    """A step's rows; a step that raises or whose child hung becomes error
-    rows saying which (failure_reason), so that the other steps' rows are
-    still written."""
-    try:
-        return step(run)
-    except Exception as e:  # noqa: BLE001 - any failure of one step, by design
-        harness, paths = STEP_ROWS.get(name, (name, (name,)))
-        return failed_rows(run, harness, paths, failure_reason(run, name, e))
 
 
 # ---- the run ----------------------------------------------------------------
@@ -533,7 +266,8 @@ def run_steps(run: Run, steps: list, watch: contention.Watch, where_now: dict) -
         if len(names) > 1:
             got = run_latency(run, names)
         else:
-            got = {names[0]: run_step(run, names[0], step_of[names[0]])}
+            got = {names[0]: run_step(run, names[0], step_of[names[0]],
+                                         STEP_ROWS.get(names[0], (names[0], (names[0],))))}
         interrupt.check()  # a step's rows are never taken from a step a signal cut short
         for place, name in zip(places, names):
             all_rows += mark_step(got[name], place)

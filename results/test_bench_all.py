@@ -9,7 +9,6 @@ import pytest
 
 from results import bench_all, child, criterion, gbench, kbench, registry, sampler, schema
 from results.test_child import gone
-from results.test_registry import COMMON
 
 
 @pytest.fixture(scope="module")
@@ -123,104 +122,16 @@ def test_a_fixture_hook_left_in_the_environment_refuses_the_run(monkeypatch, tmp
 
 
 
-@pytest.mark.parametrize("quick", [True, False])
-def test_both_harnesses_time_rows_on_one_schedule(quick):
-    """The same blocks in both harnesses (agreement.py's legend relies on it):
-    as many Google Benchmark repetitions as rbench rounds in every leg, as
-    long, each after the same warm-up, interleaved across rows."""
-    s = bench_all.schedule(quick)
-    assert s.blocks >= 10
-    for blocks in (None, *s.leg_blocks()):
-        args = dict(a.split("=", 1) for a in bench_all.gbench_args(quick, blocks))
-        env = bench_all.criterion_env(quick, blocks)
-        assert int(args["--benchmark_repetitions"]) == int(env["RAPLBENCH_ROUNDS"]) \
-            == (blocks or s.blocks)
-        assert float(args["--benchmark_min_time"]) == float(env["RAPLBENCH_BLOCK_S"]) == s.block_s
-        assert float(args["--raplbench_warmup"]) == float(env["RAPLBENCH_WARMUP_S"]) == s.warmup_s
-        assert float(args["--benchmark_min_warmup_time"]) == s.warmup_s
-        assert args["--benchmark_enable_random_interleaving"] == "true"
-        assert (env.get("RAPLBENCH_QUICK") == "1") == quick
-
-
-@pytest.mark.parametrize("quick", [True, False])
-def test_the_legs_share_out_every_block(quick):
-    s = bench_all.schedule(quick)
-    # both orders at least once (g c, c g, g c); a full run more often
-    assert s.legs >= (3 if quick else 5)
-    assert sum(s.leg_blocks()) == s.blocks and min(s.leg_blocks()) >= 1
-    assert bench_all.Schedule(blocks=11, block_s=1, warmup_s=0, legs=3).leg_blocks() == [4, 4, 3]
-
-
-def test_the_latency_harnesses_take_turns_in_abba_order():
+def test_the_latency_pair_runs_as_one_group_of_steps():
     """The turns that replaced running one harness after the other: a slow
     stretch of the VM now falls on both (results/README.md, "Agreement
     between the harnesses")."""
-    assert bench_all.leg_order(["g", "c"], 4) == [(1, "g"), (1, "c"), (2, "c"), (2, "g"),
-                                                  (3, "g"), (3, "c"), (4, "c"), (4, "g")]
-    assert bench_all.leg_order(["c"], 1) == [(1, "c")]
     groups = bench_all.step_groups(bench_all.HARNESSES, 3)
     assert groups[0][:2] == ([1, 2], ["gbench", "criterion"])
     assert groups[0][2] == "taking turns in 3 legs"
     assert [names for _, names, _ in groups[1:]] == [[n] for n, _, _ in bench_all.HARNESSES[2:]]
     alone = [h for h in bench_all.HARNESSES if h[0] != "criterion"]
     assert [names for _, names, _ in bench_all.step_groups(alone, 5)] == [[n] for n, _, _ in alone]
-
-
-def fake_legs(monkeypatch, outcomes):
-    """LATENCY_LEGS whose legs record (leg, name, blocks) in the list
-    returned and give outcomes[(name, leg)] (None: ran; a text: failed;
-    an exception: raised), and whose rows are one row per leg run."""
-    seen = []
-
-    def leg_of(name):
-        def run_leg(run, leg, blocks):
-            seen.append((leg, name, blocks))
-            outcome = outcomes.get((name, leg))
-            if isinstance(outcome, Exception):
-                raise outcome
-            return outcome
-        return run_leg
-
-    def rows_of(name):
-        return lambda run, legs: [{"harness": name, "legs": legs,
-                                   "ran": sum(1 for _, n, _ in seen if n == name)}]
-    monkeypatch.setattr(bench_all, "LATENCY_LEGS",
-                        {name: (leg_of(name), rows_of(name)) for name in ("gbench", "criterion")})
-    return seen
-
-
-def test_the_two_harnesses_alternate_legs_and_share_the_blocks(monkeypatch, tmp_path):
-    seen = fake_legs(monkeypatch, {})
-    run = bench_all.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
-                        build_dir=tmp_path)
-    got = bench_all.run_latency(run, ["criterion", "gbench"])
-    legs = bench_all.QUICK.legs
-    assert seen == [(leg, name, blocks) for (leg, name), blocks in zip(
-        bench_all.leg_order(["criterion", "gbench"], legs),
-        [b for b in bench_all.QUICK.leg_blocks() for _ in range(2)])]
-    assert got == {"criterion": [{"harness": "criterion", "legs": legs, "ran": legs}],
-                   "gbench": [{"harness": "gbench", "legs": legs, "ran": legs}]}
-    seen.clear()
-    alone = bench_all.run_latency(run, ["gbench"])  # alone: every block in one go
-    assert seen == [(1, "gbench", bench_all.QUICK.blocks)]
-    assert alone == {"gbench": [{"harness": "gbench", "legs": 1, "ran": 1}]}
-
-
-def test_a_harness_whose_leg_fails_stops_and_the_other_goes_on(monkeypatch, tmp_path):
-    seen = fake_legs(monkeypatch, {("gbench", 2): "raplbench-ubench exited with status 1",
-                                   ("criterion", 3): KeyError("full_id")})
-    run = bench_all.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
-                        build_dir=tmp_path)
-    got = bench_all.run_latency(run, ["gbench", "criterion"])
-    assert [leg for leg, name, _ in seen if name == "gbench"] == [1, 2]
-    assert [leg for leg, name, _ in seen if name == "criterion"] == [1, 2, 3]
-    assert {r["path"] for r in got["gbench"]} == set(gbench.PATHS)
-    assert all(r["status"] == "error" and r["reason"] == "raplbench-ubench exited with status 1"
-               for r in got["gbench"])
-    assert {r["path"] for r in got["criterion"]} == set(criterion.PATHS)
-    assert all(r["reason"].startswith("the criterion step crashed (KeyError: 'full_id')")
-               for r in got["criterion"])
-    assert "KeyError: 'full_id'" in (tmp_path / "criterion-crash.log").read_text()
 
 
 def test_the_latency_harnesses_trade_places_in_about_half_the_runs():
@@ -244,13 +155,6 @@ def test_without_both_latency_harnesses_nothing_moves():
 def test_every_row_records_where_its_step_ran():
     rows = bench_all.mark_step([{"parameters": None}, {"parameters": {"cpu_ops": 5}}], 3)
     assert rows == [{"parameters": {"step": 3}}, {"parameters": {"cpu_ops": 5, "step": 3}}]
-
-
-def test_criterion_progress_shows_rounds_and_problems_not_every_block():
-    assert bench_all.is_criterion_progress("raplbench: round 3/10: 12 rows\n")
-    assert bench_all.is_criterion_progress("thread 'main' panicked at ...")
-    assert not bench_all.is_criterion_progress(
-        "perf/read/msr/tsc/@0->0 time:   [753.65 ns 774.78 ns 792.81 ns]")
 
 
 def test_a_relative_runs_dir_reaches_every_step_as_an_absolute_path(monkeypatch, tmp_path):

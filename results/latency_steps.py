@@ -1,0 +1,173 @@
+"""The two latency harnesses, ubench (Google Benchmark) and rbench
+(Criterion), as bench-all steps: each runs in legs, taking turns with the
+other when both run (run_latency), and its raw output becomes rows
+(results/gbench.py, results/criterion.py)."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from results import child, criterion, gbench, interrupt, manifest
+from results.schedule import criterion_env, gbench_args, schedule
+from results.steps import Run, failed_rows, failure_reason, run_step
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def is_progress(line: str) -> bool:
+    """Console lines worth showing: the median of each benchmark, errors and
+    headers; not the other aggregates."""
+    name = line.split(" ", 1)[0]
+    return not name.endswith(("_mean", "_stddev", "_cv"))
+
+
+def is_error(line: str) -> bool:
+    """A benchmark that failed, in Google Benchmark's console report."""
+    return "ERROR OCCURRED" in line
+
+
+def gbench_leg(run: Run, leg: int, blocks: int) -> str | None:
+    """Leg `leg` of ubench: `blocks` repetitions of every benchmark into
+    raw/gbench-leg<leg>.json; None when it ran, else why not."""
+    binary = run.build_dir / "raplbench-ubench"
+    if not binary.exists():
+        return f"{binary} not built: run `make build` (cmake) first"
+    out = run.raw_dir / f"gbench-leg{leg}.json"
+    manifest_file = run.raw_dir / "gbench-manifest.json"
+    cmd = [str(binary), f"--raplbench_manifest={manifest_file}", f"--benchmark_out={out}",
+           "--benchmark_out_format=json", *gbench_args(run.quick, blocks)]
+    manifest_file.unlink(missing_ok=True)  # a leg that writes none has failed
+    with open(run.raw_dir / "gbench.log", "a", encoding="utf-8") as log:
+        log.write(" ".join(cmd) + "\n")
+        # progress: Google Benchmark's console report, the later legs' errors only
+        code = child.stream(cmd, log, show=is_progress if leg == 1 else is_error)
+    if code != 0:
+        return f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log"
+    if not manifest_file.exists():
+        return (f"raplbench-ubench wrote no {manifest_file.name}: an older build? "
+                "Rebuild it (make build)")
+    return None
+
+
+def gbench_rows(run: Run, legs: int) -> list[dict]:
+    """The rows of `legs` legs of ubench. Their repetitions are written
+    as one Google Benchmark file, raw/gbench.json (gbench.merge), the legs'
+    own files kept beside it."""
+    out = run.raw_dir / "gbench.json"
+    try:
+        gb = gbench.merge([gbench.load(run.raw_dir / f"gbench-leg{leg}.json")
+                           for leg in range(1, legs + 1)])
+        out.write_text(json.dumps(gb, indent=2) + "\n", encoding="utf-8")
+        manifest_rows = manifest.load(run.raw_dir / "gbench-manifest.json", gbench.HARNESS)
+    except (OSError, ValueError) as e:
+        return failed_rows(run, gbench.HARNESS, gbench.PATHS, str(e))
+    hint = gbench.tsc_khz_hint(gb)
+    if hint:
+        run.tsc_khz_hints.append(hint)
+    return gbench.normalize(gb, run.common, manifest_rows, origin=str(out))
+
+
+def run_gbench(run: Run) -> list[dict]:
+    return run_latency(run, ["gbench"])["gbench"]
+
+
+# ---- the Criterion harness (rbench) -----------------------------------------
+
+def cargo() -> str:
+    return shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
+
+
+def is_criterion_progress(line: str) -> bool:
+    """rbench's round lines ("raplbench: round 3/10: 12 rows") and problems,
+    not Criterion's result line of every row in every round, its per-state
+    chatter or its outlier and change statistics."""
+    text = line.strip()
+    return (text.startswith(("raplbench: round", "error", "warning", "thread", "Error"))
+            or "panicked" in text)
+
+
+def criterion_leg(run: Run, leg: int, blocks: int) -> str | None:
+    """Leg `leg` of rbench: `blocks` rounds of every row, under
+    raw/criterion/leg-NN/; None when it ran, else why not."""
+    home = run.raw_dir / "criterion" / criterion.leg_dir(leg)
+    manifest_file = run.raw_dir / "criterion-manifest.json"
+    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_MANIFEST=str(manifest_file),
+               **criterion_env(run.quick, blocks))
+    cmd = [cargo(), "bench", "--quiet", "-p", "rbench", "--bench", "paths"]
+    manifest_file.unlink(missing_ok=True)  # a leg that writes none has failed
+    with open(run.raw_dir / "criterion.log", "a", encoding="utf-8") as log:
+        log.write(" ".join(cmd) + "\n")
+        try:
+            code = child.stream(cmd, log, show=is_criterion_progress, cwd=REPO, env=env)
+        except OSError as e:
+            return f"cannot run cargo: {e}"
+    if code != 0 or not manifest_file.exists():
+        return f"cargo bench exited with status {code}; see {run.raw_dir}/criterion.log"
+    return None
+
+
+def criterion_rows(run: Run, legs: int) -> list[dict]:
+    """The rows of rbench's legs: every leg's rounds are a row's blocks."""
+    try:
+        return criterion.normalize(
+            manifest.load(run.raw_dir / "criterion-manifest.json", criterion.HARNESS),
+            criterion.load_samples(run.raw_dir / "criterion"), run.common)
+    except (OSError, ValueError) as e:
+        return failed_rows(run, criterion.HARNESS, criterion.PATHS, str(e))
+
+
+def run_criterion(run: Run) -> list[dict]:
+    return run_latency(run, ["criterion"])["criterion"]
+
+
+# ---- the two latency harnesses, taking turns -------------------------------
+
+# name: (run one leg, the rows of all legs)
+# name: the rows a failed harness stands for (harness, paths)
+STANDS_FOR = {"gbench": (gbench.HARNESS, gbench.PATHS),
+              "criterion": (criterion.HARNESS, criterion.PATHS)}
+LATENCY_LEGS = {"gbench": (gbench_leg, gbench_rows), "criterion": (criterion_leg, criterion_rows)}
+
+
+def leg_order(names: list[str], legs: int) -> list[tuple[int, str]]:
+    """(leg, harness) in the order they run: the harnesses take turns,
+    in ABBA order (a b, b a, a b, ...) so that a drift during the run
+    weighs on both alike."""
+    order = []
+    for leg in range(1, legs + 1):
+        turn = names if leg % 2 else names[::-1]
+        order += [(leg, name) for name in turn]
+    return order
+
+
+def run_latency(run: Run, names: list[str]) -> dict[str, list[dict]]:
+    """{harness: rows} of the latency harnesses `names`, the first leading:
+    one alone runs every block in one go; two take turns in legs
+    (Schedule.legs). A harness whose leg fails, hangs or crashes stops
+    there and its rows are errors saying why; the other goes on."""
+    s = schedule(run.quick)
+    blocks = s.leg_blocks() if len(names) > 1 else [s.blocks]
+    failed: dict[str, str] = {}
+    for leg, name in leg_order(names, len(blocks)):
+        if name in failed:
+            continue
+        if len(blocks) > 1:
+            print(f"  {name}: leg {leg}/{len(blocks)} ({blocks[leg - 1]} blocks)", flush=True)
+        run_leg, _ = LATENCY_LEGS[name]
+        try:
+            reason = run_leg(run, leg, blocks[leg - 1])
+        except Exception as e:  # noqa: BLE001 - any failure of one harness, by design
+            reason = failure_reason(run, name, e)
+        interrupt.check()  # a leg that a signal cut short is no failure of the harness
+        if reason is not None:
+            failed[name] = reason
+    got = {}
+    for name in names:
+        harness, paths = STANDS_FOR[name]
+        if name in failed:
+            got[name] = failed_rows(run, harness, paths, failed[name])
+        else:
+            got[name] = run_step(run, name, lambda run, name=name: LATENCY_LEGS[name][1](
+                run, len(blocks)), STANDS_FOR[name])
+    return got

@@ -1,0 +1,69 @@
+"""The schedule both latency harnesses time every row by (Schedule), and
+how each harness is told it: Google Benchmark's flags (gbench_args) and
+rbench's environment (criterion_env, read by rbench/src/schedule.rs)."""
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """How both harnesses time every row, so that their rows are the same
+    statistic: `blocks` blocks per row (Google Benchmark repetitions; rbench
+    rounds), each timing the operation for about `block_s` seconds right
+    after `warmup_s` seconds of it untimed on the pinned thread, the blocks
+    of all rows interleaved in a random order. A row's samples are its
+    blocks' means (results/criterion.py, rbench/src/schedule.rs).
+
+    When both harnesses run, they take turns in `legs` legs (run_latency):
+    each leg is one run of the harness that times every row for its share
+    of the blocks, so that a stretch of seconds in which the VM runs slow
+    falls on both harnesses, not on whichever ran then."""
+    blocks: int
+    block_s: float
+    warmup_s: float
+    legs: int
+
+    def leg_blocks(self, legs: int | None = None) -> list[int]:
+        """The blocks of each of `legs` legs (default self.legs): the
+        blocks shared out as evenly as they go, the larger shares first."""
+        legs = self.legs if legs is None else legs
+        share, extra = divmod(self.blocks, legs)
+        return [share + (i < extra) for i in range(legs)]
+
+
+# QUICK: 3 legs, not more: each leg is a start of each harness (about 3.7 s
+# on the development VMs: planning, the liveness probes, the BPF slot
+# check), and the QUICK run stays within about a minute after the build.
+QUICK = Schedule(blocks=10, block_s=0.01, warmup_s=0.01, legs=3)
+FULL = Schedule(blocks=20, block_s=0.2, warmup_s=0.05, legs=10)
+
+
+def schedule(quick: bool) -> Schedule:
+    return QUICK if quick else FULL
+
+
+def gbench_args(quick: bool, blocks: int | None = None) -> list[str]:
+    """Google Benchmark 1.7.1 flags for a leg of `blocks` blocks (default:
+    all of them): times are plain numbers of seconds. Each repetition is
+    one sample; repetitions interleaved in random order so slow drifts of
+    the machine spread over all benchmarks; each repetition warms its
+    operation up first (--raplbench_warmup: Google Benchmark's own warm-up
+    runs before the first repetition only)."""
+    s = schedule(quick)
+    return [f"--benchmark_repetitions={s.blocks if blocks is None else blocks}",
+            f"--benchmark_min_time={s.block_s}",
+            f"--benchmark_min_warmup_time={s.warmup_s}",
+            f"--raplbench_warmup={s.warmup_s}",
+            "--benchmark_enable_random_interleaving=true",
+            "--benchmark_display_aggregates_only=true"]
+
+
+def criterion_env(quick: bool, blocks: int | None = None) -> dict[str, str]:
+    """rbench's knobs for the same schedule (rbench/src/schedule.rs), for a
+    leg of `blocks` blocks (default: all of them): one round per block."""
+    s = schedule(quick)
+    env = {"RAPLBENCH_ROUNDS": str(s.blocks if blocks is None else blocks),
+           "RAPLBENCH_BLOCK_S": str(s.block_s), "RAPLBENCH_WARMUP_S": str(s.warmup_s)}
+    if quick:
+        env["RAPLBENCH_QUICK"] = "1"
+    return env

@@ -1,0 +1,78 @@
+"""The two latency harnesses as bench-all steps: legs, turns, failures."""
+
+from results import criterion, gbench, latency_steps
+from results.schedule import QUICK
+from results.test_registry import COMMON
+
+
+def test_the_latency_harnesses_take_turns_in_abba_order():
+    """The turns that replaced running one harness after the other: a slow
+    stretch of the VM now falls on both (results/README.md, "Agreement
+    between the harnesses")."""
+    assert latency_steps.leg_order(["g", "c"], 4) == [(1, "g"), (1, "c"), (2, "c"), (2, "g"),
+                                                      (3, "g"), (3, "c"), (4, "c"), (4, "g")]
+    assert latency_steps.leg_order(["c"], 1) == [(1, "c")]
+
+
+def fake_legs(monkeypatch, outcomes):
+    """LATENCY_LEGS whose legs record (leg, name, blocks) in the list
+    returned and give outcomes[(name, leg)] (None: ran; a text: failed;
+    an exception: raised), and whose rows are one row per leg run."""
+    seen = []
+
+    def leg_of(name):
+        def run_leg(run, leg, blocks):
+            seen.append((leg, name, blocks))
+            outcome = outcomes.get((name, leg))
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+        return run_leg
+
+    def rows_of(name):
+        return lambda run, legs: [{"harness": name, "legs": legs,
+                                   "ran": sum(1 for _, n, _ in seen if n == name)}]
+    monkeypatch.setattr(latency_steps, "LATENCY_LEGS",
+                        {name: (leg_of(name), rows_of(name)) for name in ("gbench", "criterion")})
+    return seen
+
+
+def test_the_two_harnesses_alternate_legs_and_share_the_blocks(monkeypatch, tmp_path):
+    seen = fake_legs(monkeypatch, {})
+    run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
+                        build_dir=tmp_path)
+    got = latency_steps.run_latency(run, ["criterion", "gbench"])
+    legs = QUICK.legs
+    assert seen == [(leg, name, blocks) for (leg, name), blocks in zip(
+        latency_steps.leg_order(["criterion", "gbench"], legs),
+        [b for b in QUICK.leg_blocks() for _ in range(2)])]
+    assert got == {"criterion": [{"harness": "criterion", "legs": legs, "ran": legs}],
+                   "gbench": [{"harness": "gbench", "legs": legs, "ran": legs}]}
+    seen.clear()
+    alone = latency_steps.run_latency(run, ["gbench"])  # alone: every block in one go
+    assert seen == [(1, "gbench", QUICK.blocks)]
+    assert alone == {"gbench": [{"harness": "gbench", "legs": 1, "ran": 1}]}
+
+
+def test_a_harness_whose_leg_fails_stops_and_the_other_goes_on(monkeypatch, tmp_path):
+    seen = fake_legs(monkeypatch, {("gbench", 2): "raplbench-ubench exited with status 1",
+                                   ("criterion", 3): KeyError("full_id")})
+    run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
+                        build_dir=tmp_path)
+    got = latency_steps.run_latency(run, ["gbench", "criterion"])
+    assert [leg for leg, name, _ in seen if name == "gbench"] == [1, 2]
+    assert [leg for leg, name, _ in seen if name == "criterion"] == [1, 2, 3]
+    assert {r["path"] for r in got["gbench"]} == set(gbench.PATHS)
+    assert all(r["status"] == "error" and r["reason"] == "raplbench-ubench exited with status 1"
+               for r in got["gbench"])
+    assert {r["path"] for r in got["criterion"]} == set(criterion.PATHS)
+    assert all(r["reason"].startswith("the criterion step crashed (KeyError: 'full_id')")
+               for r in got["criterion"])
+    assert "KeyError: 'full_id'" in (tmp_path / "criterion-crash.log").read_text()
+
+
+def test_criterion_progress_shows_rounds_and_problems_not_every_block():
+    assert latency_steps.is_criterion_progress("raplbench: round 3/10: 12 rows\n")
+    assert latency_steps.is_criterion_progress("thread 'main' panicked at ...")
+    assert not latency_steps.is_criterion_progress(
+        "perf/read/msr/tsc/@0->0 time:   [753.65 ns 774.78 ns 792.81 ns]")

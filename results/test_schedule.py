@@ -1,0 +1,33 @@
+"""The schedule both latency harnesses time every row by."""
+
+import pytest
+
+from results import schedule
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_both_harnesses_time_rows_on_one_schedule(quick):
+    """The same blocks in both harnesses (agreement.py's legend relies on it):
+    as many Google Benchmark repetitions as rbench rounds in every leg, as
+    long, each after the same warm-up, interleaved across rows."""
+    s = schedule.schedule(quick)
+    assert s.blocks >= 10
+    for blocks in (None, *s.leg_blocks()):
+        args = dict(a.split("=", 1) for a in schedule.gbench_args(quick, blocks))
+        env = schedule.criterion_env(quick, blocks)
+        assert int(args["--benchmark_repetitions"]) == int(env["RAPLBENCH_ROUNDS"]) \
+            == (blocks or s.blocks)
+        assert float(args["--benchmark_min_time"]) == float(env["RAPLBENCH_BLOCK_S"]) == s.block_s
+        assert float(args["--raplbench_warmup"]) == float(env["RAPLBENCH_WARMUP_S"]) == s.warmup_s
+        assert float(args["--benchmark_min_warmup_time"]) == s.warmup_s
+        assert args["--benchmark_enable_random_interleaving"] == "true"
+        assert (env.get("RAPLBENCH_QUICK") == "1") == quick
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_the_legs_share_out_every_block(quick):
+    s = schedule.schedule(quick)
+    # both orders at least once (g c, c g, g c); a full run more often
+    assert s.legs >= (3 if quick else 5)
+    assert sum(s.leg_blocks()) == s.blocks and min(s.leg_blocks()) >= 1
+    assert schedule.Schedule(blocks=11, block_s=1, warmup_s=0, legs=3).leg_blocks() == [4, 4, 3]
