@@ -1,8 +1,12 @@
 """The schedule both latency harnesses time every row by (Schedule), and
 how each harness is told it: Google Benchmark's flags (gbench_args) and
-rbench's environment (criterion_env, read by rbench/src/schedule.rs)."""
+rbench's environment (criterion_env, read by rbench/src/schedule.rs).
+The QUICK and full schedules themselves are results/schedule.json, which
+rbench reads too (a bare `cargo bench` times on the same schedule)."""
 
 import dataclasses
+import json
+from pathlib import Path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,11 +35,12 @@ class Schedule:
         return [share + (i < extra) for i in range(legs)]
 
 
-# QUICK: 3 legs, not more: each leg is a start of each harness (about 3.7 s
-# on the development VMs: planning, the liveness probes, the BPF slot
+# QUICK has 3 legs, not more: each leg is a start of each harness (about
+# 3.7 s on the development VMs: planning, the liveness probes, the BPF slot
 # check), and the QUICK run stays within about a minute after the build.
-QUICK = Schedule(blocks=10, block_s=0.01, warmup_s=0.01, legs=3)
-FULL = Schedule(blocks=20, block_s=0.2, warmup_s=0.05, legs=10)
+_SCHEDULES = json.loads((Path(__file__).with_name("schedule.json")).read_text(encoding="utf-8"))
+QUICK = Schedule(**_SCHEDULES["quick"])
+FULL = Schedule(**_SCHEDULES["full"])
 
 
 def schedule(quick: bool) -> Schedule:

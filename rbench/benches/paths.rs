@@ -16,10 +16,10 @@
 //! e.g. "perf/read/msr/tsc/@1->0".
 //!
 //! Knobs:
-//! * RAPLBENCH_QUICK=1: 10 rounds of 10 ms after 10 ms of warm-up; else 20
-//!   rounds of 0.2 s after 50 ms (rbench::schedule::Schedule; each overridden
-//!   by RAPLBENCH_ROUNDS, RAPLBENCH_WARMUP_S, RAPLBENCH_BLOCK_S, which
-//!   results/bench_all.py sets from the schedule it gives ubench); 10
+//! * RAPLBENCH_QUICK=1: bench-all's QUICK schedule, else its full one
+//!   (results/schedule.json, through rbench::schedule::Schedule; each field
+//!   overridden by RAPLBENCH_ROUNDS, RAPLBENCH_WARMUP_S, RAPLBENCH_BLOCK_S,
+//!   which results/latency_steps.py sets from the schedule it gives ubench); 10
 //!   Criterion samples and 1001 resamples per measurement; never plots.
 //! * RAPLBENCH_PLAN_ONLY=1: write the manifest of the plan (runnable rows
 //!   "ok") and exit 0 without running any benchmark.

@@ -3,7 +3,7 @@
 //! that a row of either harness is the same statistic of the same kind of
 //! blocks.
 //!
-//! ubench (results/bench_all.py) runs each benchmark's repetitions randomly
+//! ubench (results/latency_steps.py) runs each benchmark's repetitions randomly
 //! interleaved with every other benchmark's: a repetition is one block of
 //! operations, timed right after its thread was pinned and its operation
 //! warmed up (`--raplbench_warmup`), and the row's samples are the blocks'
@@ -35,36 +35,34 @@ pub struct Schedule {
     pub block: Duration,
 }
 
+/// results/schedule.json: bench-all's QUICK and full schedules, the one
+/// place they are set (results/schedule.py reads the same file).
+const SCHEDULES_JSON: &str = include_str!("../../results/schedule.json");
+
 impl Schedule {
-    /// `RAPLBENCH_QUICK=1`: bench_all's QUICK gbench schedule (10
-    /// repetitions of 10 ms, each after 10 ms of warm-up).
-    pub const QUICK: Schedule = Schedule {
-        rounds: 10,
-        warm_up: Duration::from_millis(10),
-        block: Duration::from_millis(10),
-    };
+    /// bench-all's QUICK (`quick`) or full schedule, from results/schedule.json.
+    pub fn of_bench_all(quick: bool) -> Schedule {
+        let all: serde_json::Value =
+            serde_json::from_str(SCHEDULES_JSON).expect("results/schedule.json is JSON");
+        let one = &all[if quick { "quick" } else { "full" }];
+        let seconds =
+            |key: &str| Duration::from_secs_f64(one[key].as_f64().expect("schedule.json: seconds"));
+        Schedule {
+            rounds: one["blocks"].as_u64().expect("schedule.json: blocks") as usize,
+            warm_up: seconds("warmup_s"),
+            block: seconds("block_s"),
+        }
+    }
 
-    /// Otherwise: bench_all's full schedule (20 repetitions of 0.2 s, each
-    /// after 50 ms of warm-up).
-    pub const FULL: Schedule = Schedule {
-        rounds: 20,
-        warm_up: Duration::from_millis(50),
-        block: Duration::from_millis(200),
-    };
-
-    /// [`Schedule::QUICK`] or [`Schedule::FULL`] as `quick` says, each field
+    /// [`Schedule::of_bench_all`] as `quick` says, each field
     /// overridden by `var` ("RAPLBENCH_ROUNDS": a count,
     /// "RAPLBENCH_WARMUP_S" and "RAPLBENCH_BLOCK_S": seconds), which
-    /// results/bench_all.py sets from the schedule it gives ubench too.
+    /// results/latency_steps.py sets from the schedule it gives ubench too.
     pub fn from_vars(
         quick: bool,
         var: impl Fn(&str) -> Option<String>,
     ) -> Result<Schedule, String> {
-        let mut schedule = if quick {
-            Schedule::QUICK
-        } else {
-            Schedule::FULL
-        };
+        let mut schedule = Schedule::of_bench_all(quick);
         if let Some(text) = var("RAPLBENCH_ROUNDS") {
             schedule.rounds = match text.trim().parse::<usize>() {
                 Ok(n) if n >= 1 => n,
@@ -156,9 +154,13 @@ mod tests {
     }
 
     #[test]
-    fn quick_and_full_are_bench_alls_gbench_schedules_and_vars_override_them() {
-        assert_eq!(Schedule::from_vars(true, vars(&[])), Ok(Schedule::QUICK));
-        assert_eq!(Schedule::from_vars(false, vars(&[])), Ok(Schedule::FULL));
+    fn quick_and_full_are_bench_alls_schedules_and_vars_override_them() {
+        for quick in [true, false] {
+            let s = Schedule::from_vars(quick, vars(&[])).unwrap();
+            assert_eq!(s, Schedule::of_bench_all(quick));
+            assert!(s.rounds >= 10 && s.block > Duration::ZERO && s.warm_up > Duration::ZERO);
+        }
+        assert!(Schedule::of_bench_all(false).block > Schedule::of_bench_all(true).block);
         let set = vars(&[
             ("RAPLBENCH_ROUNDS", "3"),
             ("RAPLBENCH_WARMUP_S", "0.002"),
