@@ -1,5 +1,5 @@
 """The report's significance tables, with the procedure of Diamond & Stoico
-2026 (section 3.4; tests in plots/significance.py):
+2026 (section 3.4; tests in results/significance.py):
 
 - ladder-tests, one per machine: the latency ladder (one rung per quantity:
   path, operation, what was read, placement; ordered by median), Shapiro–Wilk per rung, Kruskal–Wallis across all
@@ -23,11 +23,11 @@ import dataclasses
 from statsmodels.stats.multitest import multipletests
 
 from results import registry
+from results import significance as sig
 from results import table as text_table
 from results.table import DASH
 
 from plots import labels, pairing, report_tables_compare
-from plots import significance as sig
 from plots.report_tables import machine_caption
 from plots.runs import Run
 from plots.tables import Table

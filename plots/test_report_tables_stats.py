@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 from statsmodels.stats.multitest import multipletests
 
+from results import significance as sig
 from results import stats
 
 from plots import pairing, report_tables_compare, report_tables_stats as rts
-from plots import significance as sig
 from plots.fixtures import AMD, INTEL
 from plots.runs import Run, load_runs
 from plots.tables import to_csv, to_markdown

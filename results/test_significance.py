@@ -1,4 +1,4 @@
-"""Each wrapper of plots/significance.py pinned to a published example and
+"""Each wrapper of results/significance.py pinned to a published example and
 its printed result, plus the degenerate inputs the report can meet."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from plots import significance as sig
+from results import significance as sig
 
 # Hollander & Wolfe (1973), Nonparametric Statistical Methods, p. 116 (the example
 # of R's kruskal.test): mucociliary efficiency, the rate of removal of dust, in
