@@ -1,16 +1,20 @@
 """The 1 kHz reference sampler's self-report, on an idle machine (bench-all
 step "sampler"): raplbench-sample runs on each mechanism with --report,
-which holds its rate, interval jitter, missed ticks and CPU time per
-sample, the same for the null sampler (the bare timer loop), and the
-sampler above the null sampler, so the sampler is judged against the floor
-the machine itself sets (a VM delays timers).
+which holds its windows raw (report_rows builds the rows): per window its
+samples, wall and CPU time, missed ticks and median interval error, for the
+sampler and for the null sampler (the bare timer loop) in windows
+alternating with it, and what the sampler reads (target, stand-in,
+liveness verdict). The rows hold its rate, interval jitter, missed ticks
+and CPU time per sample, the same for the null sampler, and the sampler
+above the null sampler, so the sampler is judged against the floor the
+machine itself sets (a VM delays timers).
 
 The run alternates PAIRS windows of the sampler with as many of the null
 sampler, the order within a pair alternating (AB BA AB ...) so that a drift
 of the machine cancels: 10 windows of 1 s each (0.1 s under QUICK). Every
 row has one sample per window (n = PAIRS); jitter_us is each window's
 median interval error. Three kinds of rows per mechanism, told apart by
-their target (`role`):
+their target (`role`, written by sampler_target):
 
 - the sampler: "<what it reads> @ 1000 Hz";
 - the null sampler: "null: bare timerfd loop @ 1000 Hz" (for ebpf and
@@ -20,8 +24,11 @@ their target (`role`):
   rate_hz and cpu_us_per_sample, one sample per pair (sampler window minus
   its null window), with the sampler's stand-in and verdict.
 
-A mechanism whose counters cannot be opened here gets an "unavailable" row
-with the sampler's own explanation.
+The sampler's rows carry the liveness verdict of the energy counters the
+mechanism reads (the worst of them, with a note naming each counter that is
+not live; null for the null sampler), which the report shows beside the
+mechanism's rate. A mechanism whose counters cannot be opened here gets an
+"unavailable" row with the sampler's own explanation (no verdict).
 
 The kernel mechanism samples through the ksample module (kbench/ksample.h):
 it is loaded with kbench/load ksample for its run alone and always removed
@@ -38,14 +45,6 @@ experiment, results/overhead.py; the idle cost, results/idle_cost.py):
 Background starts it, is ready once its banner says it samples, and stops
 it with SIGINT, failing loudly when it could not start or died before it
 was stopped (a dead sampler would show as no cost).
-
-The self-report rows are taken as the sampler wrote them: schema 2 rows carry
-the liveness verdict of the energy counters the mechanism reads (the worst of
-them, with a note naming each counter that is not live; null for the null
-sampler), which the report shows beside the mechanism's rate. A sampler
-built before schema 2 writes schema 1 rows, which still validate (verdict
-unknown). The rows written here for a mechanism that could not run have no
-verdict (null).
 """
 
 import json
@@ -67,7 +66,7 @@ BINARY = REPO / "target" / "release" / "raplbench-sample"
 # windows of each loop per mechanism (raplbench-sample --pairs)
 PAIRS = 10
 # the target prefixes of the null sampler's rows and of the sampler's rows
-# above it (rbench/src/bin/raplbench-sample/report.rs writes them)
+# above it (sampler_target writes them)
 NULL_PREFIX = "null: "
 ABOVE_NULL_PREFIX = "above null: "
 SAMPLER, NULL, ABOVE_NULL = "sampler", "null", "above null"
@@ -91,17 +90,97 @@ def role(row: dict) -> str:
     return SAMPLER
 
 
+def sampler_target(role: str, target: str) -> str:
+    """The target of a sampler row of `role` whose loop reads `target`
+    ("msr/tsc/ @ 1000 Hz"; above the null sampler: the sampler's): the
+    one place that writes the role into it."""
+    return {SAMPLER: "", NULL: NULL_PREFIX, ABOVE_NULL: ABOVE_NULL_PREFIX}[role] + target
+
+
 EXIT_LOST = 3  # raplbench-sample's exit status for a run that lost samples
 
 
-def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
+# ---- the report's windows -> rows --------------------------------------------------------------
+
+def rate_hz(window: dict) -> float:
+    """Samples per second: the samples taken within the window over its
+    wall time."""
+    return window["samples"] * 1e9 / max(window["wall_ns"], 1)
+
+
+def cpu_us_per_sample(window: dict) -> float | None:
+    """CPU µs per sample taken since the window's clock started (its CPU
+    time runs until the last sample is written); None without one."""
+    n = window["samples_since_start"]
+    return window["cpu_ns"] / n / 1e3 if n > 0 else None
+
+
+def jitter_us(window: dict) -> float | None:
+    """The window's median interval error |interval - period|, µs; None
+    with fewer than two samples."""
+    ns = window["interval_error_p50_ns"]
+    return None if ns is None else ns / 1e3
+
+
+def missed_ticks(window: dict) -> float:
+    return float(window["missed_ticks"])
+
+
+# each loop's metrics, one sample per window; above the null sampler, one per pair
+METRICS = {"rate_hz": rate_hz, "jitter_us": jitter_us, "missed_ticks": missed_ticks,
+           "cpu_us_per_sample": cpu_us_per_sample}
+ABOVE_NULL_METRICS = ("rate_hz", "cpu_us_per_sample")
+NO_PAIR = "no pair of a sampler and a null window completed"
+
+
+def _row(common: dict, doc: dict, subject: dict, role: str, metric: str, samples: list,
+         reason: str) -> dict:
+    hz = doc["frequency_hz"]
+    where = dict(harness=HARNESS, path="sampler", op=doc["mechanism"],
+                 target=sampler_target(role, f"{subject['target']} @ {hz} Hz"),
+                 cpu=subject["cpu"], target_cpu=subject["target_cpu"],
+                 stand_in=subject["stand_in"], liveness=subject["liveness"],
+                 liveness_note=subject["liveness_note"], metric=metric,
+                 unit=rows.METRIC_UNITS[metric])
+    if samples:
+        return rows.measured_row(common, **where, samples=samples)
+    return rows.not_ok_row(common, **where, reason=reason, status="error")
+
+
+def report_rows(common: dict, doc: dict) -> list[dict]:
+    """The rows of one raplbench-sample --report document: the sampler's,
+    then (when a null window ran) the null sampler's and the sampler's
+    above it. A row without a sample is an error row saying why."""
+    windows = {kind: [w for w in doc["windows"] if w["kind"] == kind] for kind in (SAMPLER, NULL)}
+    out = []
+    for kind, subject in ((SAMPLER, doc["sampler"]), (NULL, doc["null"])):
+        mine = windows[kind]
+        if kind == NULL and not mine:
+            break
+        why = next((w["first_error"] for w in mine if w["first_error"]), "no sample was taken")
+        for metric, value in METRICS.items():
+            samples = [v for v in map(value, mine) if v is not None]
+            out.append(_row(common, doc, subject, kind, metric, samples, why))
+    if windows[NULL]:
+        by_pair = {(w["pair"], w["kind"]): w for w in doc["windows"]}
+        pairs = [(w, by_pair[w["pair"], NULL]) for w in windows[SAMPLER]
+                 if (w["pair"], NULL) in by_pair]
+        for metric in ABOVE_NULL_METRICS:
+            value = METRICS[metric]
+            diffs = [value(s) - value(n) for s, n in pairs
+                     if value(s) is not None and value(n) is not None]
+            out.append(_row(common, doc, doc["sampler"], ABOVE_NULL, metric, diffs, NO_PAIR))
+    return out
+
+
+def self_report(mechanism: str, raw_dir: Path, common: dict,
                 seconds: float) -> tuple[list[dict], str | None, list[str]]:
     """Runs the sampler on `mechanism`: (its rows, None, its summary lines),
     or ([], why not, [])."""
-    report = raw_dir / f"sampler-{mechanism}.jsonl"
+    report = raw_dir / f"sampler-{mechanism}.json"
     cmd = [str(BINARY), "--mechanism", mechanism, "--duration", str(seconds),
            "--pairs", str(PAIRS), "--output", str(raw_dir / f"sampler-{mechanism}.csv"),
-           "--report", str(report), "--machine", str(machine_json), "--run-id", run_id]
+           "--report", str(report)]
     if not BINARY.exists():
         return [], f"{BINARY} not built: run make build", []
     try:
@@ -115,12 +194,10 @@ def self_report(mechanism: str, raw_dir: Path, run_id: str, machine_json: Path,
     # shows the loss) and the lines said count them
     if done.returncode not in (0, EXIT_LOST):
         return [], (said or ["(no message)"])[-1], []
-    got = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
-    return got, None, said
+    return report_rows(common, json.loads(report.read_text(encoding="utf-8"))), None, said
 
 
-def run_one(mechanism: str, common: dict, raw_dir: Path, machine_json: Path,
-            quick: bool) -> list[dict]:
+def run_one(mechanism: str, common: dict, raw_dir: Path, quick: bool) -> list[dict]:
     """The rows of one mechanism: its self-report, or one row saying why
     not. The kernel mechanism runs with the ksample module loaded
     (ksample_module.around), which is removed again before this returns."""
@@ -129,8 +206,7 @@ def run_one(mechanism: str, common: dict, raw_dir: Path, machine_json: Path,
         if not_loaded is not None:
             got, why, said, status = [], not_loaded.reason, [], not_loaded.status
         else:
-            got, why, said = self_report(mechanism, raw_dir, common["run_id"], machine_json,
-                                         duration_s(quick))
+            got, why, said = self_report(mechanism, raw_dir, common, duration_s(quick))
     for line in said:
         print("  " + line, flush=True)
     if why is None:
@@ -142,9 +218,11 @@ def run_one(mechanism: str, common: dict, raw_dir: Path, machine_json: Path,
 
 
 def run_all(common: dict, raw_dir: Path, machine_json: Path, quick: bool) -> list[dict]:
+    """Every registered mechanism's rows. machine_json is not read (the rows
+    take common's machine); bench-all still passes it."""
     out = []
     for mechanism in MECHANISMS:
-        out += run_one(mechanism, common, raw_dir, machine_json, quick)
+        out += run_one(mechanism, common, raw_dir, quick)
     return out
 
 
@@ -157,9 +235,10 @@ def stand_ins(sampler_rows) -> dict[str, str | None]:
 
 # --- raplbench-sample in the background (the overhead and idle-cost steps) --------------------
 
-# mechanisms that sample in the kernel: raplbench-sample has no sampling
-# thread to place (it refuses --cpu), only a drain thread, placed by affinity
-IN_KERNEL = ("ebpf", ksample_module.MECHANISM)
+# mechanisms that sample in the kernel (the registry's x-in-kernel):
+# raplbench-sample has no sampling thread to place (it refuses --cpu), only
+# a drain thread, placed by affinity
+IN_KERNEL = tuple(m for m in MECHANISMS if registry.mechanism(m).in_kernel)
 START_TIMEOUT_S = 30.0  # before its banner, before it is killed
 STOP_TIMEOUT_S = 30.0   # after SIGINT, before it is killed
 SAY = "raplbench-sample: "  # how each of its stderr lines begins

@@ -1,14 +1,14 @@
 """The sampler step: raplbench-sample --report in PAIRS windows per
-mechanism (a full run 10 windows of 1 s, QUICK 10 of 0.1 s), its rows read
-back as written, and the three kinds of its rows (sampler, null sampler,
-above null) told apart by their target; the kernel mechanism run with the
-ksample module loaded around it (fakes of kbench/load, rmmod and
-/proc/modules: results/test_ksample_module.py). And Background, the
-sampler run in the background of the overhead and idle-cost steps (fake
-samplers): ready on its banner, whatever it said before; an error quoting
-it when it never starts, dies before it is stopped, or (when asked) stops
-with a failure; killed when it neither starts nor stops; pinned with --cpu
-only where it has a sampling thread."""
+mechanism (a full run 10 windows of 1 s, QUICK 10 of 0.1 s), the rows built
+from its raw windows (the sampler, the null sampler, above null: told apart
+by their target), and the kernel mechanism run with the ksample module
+loaded around it (fakes of kbench/load, rmmod and /proc/modules:
+results/test_ksample_module.py). And Background, the sampler run in the
+background of the overhead and idle-cost steps (fake samplers): ready on
+its banner, whatever it said before; an error quoting it when it never
+starts, dies before it is stopped, or (when asked) stops with a failure;
+killed when it neither starts nor stops; pinned with --cpu only where it
+has a sampling thread."""
 
 import json
 import os
@@ -47,22 +47,105 @@ def row(target, metric="rate_hz", status="ok", stand_in=None, op="perf"):
             "stand_in": stand_in}
 
 
-def test_self_report_asks_for_pairs_and_takes_the_rows_as_written(tmp_path, monkeypatch):
-    fake_sampler(tmp_path, monkeypatch, """
-rows = [{"target": t, "args": args} for t in
-        ("msr/tsc/ @ 1000 Hz", "null: bare timerfd loop @ 1000 Hz", "above null: msr/tsc/ @ 1000 Hz")]
-open(opt("--report"), "w").write("".join(json.dumps(r) + "\\n" for r in rows))
+def window(kind, pair, samples=100, cpu_ns=1_000_000, wall_ns=100_000_000, error_ns=2000.0,
+           missed=0, first_error=None):
+    """One window as raplbench-sample --report writes it."""
+    return {"kind": kind, "pair": pair, "wall_ns": wall_ns, "samples": samples,
+            "samples_since_start": samples, "cpu_ns": cpu_ns, "missed_ticks": missed,
+            "interval_error_p50_ns": error_ns if samples > 1 else None, "dropped": 0,
+            "read_errors": 0 if first_error is None else 1, "stale": 0, "incomplete": 0,
+            "wrap_gaps": 0, "first_error": first_error}
+
+
+def report(windows, mechanism="perf", stand_in=None):
+    """A --report document: the sampler reads msr/tsc/ on CPU 0, frozen."""
+    return {"tool": "raplbench-sample", "mechanism": mechanism, "frequency_hz": 1000,
+            "trigger": None,
+            "sampler": {"target": "msr/tsc/", "cpu": 0, "target_cpu": 0, "stand_in": stand_in,
+                        "liveness": "frozen", "liveness_note": "msr/tsc/ did not change"},
+            "null": {"target": "bare timerfd loop", "cpu": 0, "target_cpu": None,
+                     "stand_in": None, "liveness": None, "liveness_note": None},
+            "windows": windows}
+
+
+def abba(pairs, **sampler):
+    """The windows of `pairs` pairs, AB BA ...: the null loop 1 µs a
+    sample, the sampler as `sampler` says (2 µs a sample by default)."""
+    out = []
+    for i in range(pairs):
+        s, n = window("sampler", i, **{"cpu_ns": 200_000, **sampler}), window("null", i)
+        out += [s, n] if i % 2 == 0 else [n, s]
+    return out
+
+
+def test_the_rows_of_a_report_are_the_samplers_the_nulls_and_above_null():
+    got = sampler.report_rows(COMMON, report(abba(4)))
+    target = "msr/tsc/ @ 1000 Hz"
+    metrics = list(sampler.METRICS)
+    assert [(r["metric"], r["target"]) for r in got] == (
+        [(m, target) for m in metrics]
+        + [(m, "null: bare timerfd loop @ 1000 Hz") for m in metrics]
+        + [(m, "above null: " + target) for m in ("rate_hz", "cpu_us_per_sample")])
+    assert [sampler.role(r) for r in got] == [sampler.SAMPLER] * 4 + [sampler.NULL] * 4 + [
+        sampler.ABOVE_NULL] * 2
+    for r in got:
+        assert schema.validate_row(r) == [], r
+        assert (r["harness"], r["path"], r["op"], r["status"], r["n"]) == (
+            "sampler", "sampler", "perf", "ok", 4), r
+        assert r["unit"] == rows.METRIC_UNITS[r["metric"]]
+    by = {(sampler.role(r), r["metric"]): r for r in got}
+    # 100 samples in 0.1 s; 200 µs of CPU over 100 samples; 2000 ns median error
+    assert by[sampler.SAMPLER, "rate_hz"]["samples"] == [1000.0] * 4
+    assert by[sampler.SAMPLER, "cpu_us_per_sample"]["samples"] == [2.0] * 4
+    assert by[sampler.SAMPLER, "jitter_us"]["samples"] == [2.0] * 4
+    assert by[sampler.NULL, "cpu_us_per_sample"]["samples"] == [0.01] * 4
+    assert by[sampler.ABOVE_NULL, "cpu_us_per_sample"]["samples"] == [2.0 - 0.01] * 4
+    assert by[sampler.ABOVE_NULL, "rate_hz"]["samples"] == [0.0] * 4
+    # the sampler's verdict on its rows and above null; the null loop none
+    assert by[sampler.ABOVE_NULL, "rate_hz"]["liveness"] == "frozen"
+    assert by[sampler.NULL, "rate_hz"]["liveness"] is None
+    assert by[sampler.NULL, "rate_hz"]["target_cpu"] is None
+
+
+def test_each_pair_is_its_sampler_window_minus_its_own_null_window():
+    windows = abba(3)
+    windows[0]["samples"] = windows[0]["samples_since_start"] = 90  # pair 0's sampler
+    windows.append(window("null", 3))  # stopped: pair 3 never ran its sampler window
+    got = sampler.report_rows(COMMON, report(windows))
+    (rate,) = [r for r in got if sampler.role(r) == sampler.ABOVE_NULL and r["metric"] == "rate_hz"]
+    assert rate["samples"] == [-100.0, 0.0, 0.0]
+    assert [r["n"] for r in got if sampler.role(r) == sampler.NULL] == [4] * 4
+
+
+def test_a_window_without_a_value_gives_no_sample_and_no_value_at_all_an_error_row():
+    failed = window("sampler", 0, samples=0, first_error="read failed: EIO")
+    got = sampler.report_rows(COMMON, report([failed]))
+    assert len(got) == 4  # no null window: the sampler's rows alone
+    by = {r["metric"]: r for r in got}
+    assert by["rate_hz"]["samples"] == [0.0] and by["missed_ticks"]["status"] == "ok"
+    for metric in ("jitter_us", "cpu_us_per_sample"):
+        assert (by[metric]["status"], by[metric]["reason"]) == ("error", "read failed: EIO")
+        assert schema.validate_row(by[metric]) == []
+    lonely = sampler.report_rows(COMMON, report([window("sampler", 0), window("null", 1)]))
+    above = [r for r in lonely if sampler.role(r) == sampler.ABOVE_NULL]
+    assert [(r["status"], r["reason"]) for r in above] == [("error", sampler.NO_PAIR)] * 2
+
+
+def test_self_report_asks_for_pairs_and_builds_the_rows_of_its_report(tmp_path, monkeypatch):
+    fake_sampler(tmp_path, monkeypatch, f"""
+open(opt("--report"), "w").write(json.dumps({report(abba(2))!r}) + "\\n")
 print("raplbench-sample: sampling perf (msr/tsc/) at 1000 Hz on CPU 0", file=sys.stderr)
+print("raplbench-sample: " + " ".join(args), file=sys.stderr)
 print("raplbench-sample: perf above null, 10 pairs: CPU +1.00 us per sample", file=sys.stderr)
 """)
-    got, why, said = sampler.self_report("perf", tmp_path, "run-1", tmp_path / "machine.json",
-                                         sampler.duration_s(quick=True))
+    got, why, said = sampler.self_report("perf", tmp_path, COMMON, sampler.duration_s(quick=True))
     assert why is None
-    assert [sampler.role(r) for r in got] == [sampler.SAMPLER, sampler.NULL, sampler.ABOVE_NULL]
-    args = got[0]["args"]
+    assert len(got) == 10 and all(r["run_id"] == COMMON["run_id"] for r in got)
+    args = said[1].split()
     assert args[args.index("--pairs") + 1] == "10"
     assert args[args.index("--duration") + 1] == "1.0"
     assert args[args.index("--mechanism") + 1] == "perf"
+    assert args[args.index("--report") + 1] == str(tmp_path / "sampler-perf.json")
     assert said[-1] == "perf above null, 10 pairs: CPU +1.00 us per sample"
     assert (tmp_path / "sampler-perf.log").read_text().startswith(str(sampler.BINARY))
 
@@ -72,7 +155,7 @@ def test_a_sampler_that_cannot_run_says_why(tmp_path, monkeypatch):
 print("raplbench-sample: /dev/cpu/0/msr missing: load the msr module", file=sys.stderr)
 sys.exit(2)
 """)
-    got, why, said = sampler.self_report("msr", tmp_path, "run-1", tmp_path / "machine.json", 1.0)
+    got, why, said = sampler.self_report("msr", tmp_path, COMMON, 1.0)
     assert (got, why, said) == ([], "/dev/cpu/0/msr missing: load the msr module", [])
 
 
@@ -101,10 +184,11 @@ def test_stand_ins_come_from_the_samplers_own_rate_rows():
 
 # ---- the kernel mechanism: the ksample module around its run -----------------------------
 
-REPORT_THE_MODULE = """
+REPORT_THE_MODULE = f"""
 loaded = any(l.startswith("ksample ") for l in open(MODULES))
-rows = [{"op": opt("--mechanism"), "target": "rdmsr 0x611 @ 1000 Hz", "module_loaded": loaded}]
-open(opt("--report"), "w").write("".join(json.dumps(r) + "\\n" for r in rows))
+doc = {report([window("sampler", 0)])!r}
+doc["mechanism"], doc["sampler"]["target"] = opt("--mechanism"), f"loaded={{loaded}}"
+open(opt("--report"), "w").write(json.dumps(doc))
 """
 
 
@@ -115,16 +199,16 @@ def fake_kernel_sampler(tmp_path, monkeypatch, fake: FakeModule, body=REPORT_THE
 def test_the_kernel_mechanism_runs_with_the_module_loaded_and_removes_it(tmp_path, monkeypatch):
     fake = FakeModule(tmp_path, monkeypatch)
     fake_kernel_sampler(tmp_path, monkeypatch, fake)
-    got = sampler.run_one(ksample_module.MECHANISM, COMMON, tmp_path, tmp_path / "m.json", True)
-    assert [(r["op"], r["module_loaded"]) for r in got] == [("kernel", True)]
+    got = sampler.run_one(ksample_module.MECHANISM, COMMON, tmp_path, True)
+    assert {(r["op"], r["target"]) for r in got} == {("kernel", "loaded=True @ 1000 Hz")}
     assert fake.calls() == ["load ksample", "rmmod ksample"] and not fake.state()
 
 
 def test_other_mechanisms_never_load_the_module(tmp_path, monkeypatch):
     fake = FakeModule(tmp_path, monkeypatch)
     fake_kernel_sampler(tmp_path, monkeypatch, fake)
-    got = sampler.run_one("perf", COMMON, tmp_path, tmp_path / "m.json", True)
-    assert [(r["op"], r["module_loaded"]) for r in got] == [("perf", False)]
+    got = sampler.run_one("perf", COMMON, tmp_path, True)
+    assert {(r["op"], r["target"]) for r in got} == {("perf", "loaded=False @ 1000 Hz")}
     assert fake.calls() == []
 
 
@@ -132,7 +216,7 @@ def test_where_the_module_cannot_load_the_row_is_unavailable_with_the_reason(tmp
                                                                                monkeypatch):
     fake = FakeModule(tmp_path, monkeypatch, load="unavailable")
     fake_kernel_sampler(tmp_path, monkeypatch, fake, body="raise SystemExit('must not run')")
-    (row,) = sampler.run_one("kernel", COMMON, tmp_path, tmp_path / "m.json", True)
+    (row,) = sampler.run_one("kernel", COMMON, tmp_path, True)
     assert (row["status"], row["op"], row["metric"]) == ("unavailable", "kernel", "rate_hz")
     assert row["reason"] == f"the ksample module cannot be loaded here: {REASON}"
     assert schema.validate_row(row) == []
@@ -143,7 +227,7 @@ def test_where_the_module_cannot_load_the_row_is_unavailable_with_the_reason(tmp
 def test_a_module_that_fails_to_build_gives_an_error_row(tmp_path, monkeypatch):
     fake = FakeModule(tmp_path, monkeypatch, load="broken")
     fake_kernel_sampler(tmp_path, monkeypatch, fake)
-    (row,) = sampler.run_one("kernel", COMMON, tmp_path, tmp_path / "m.json", True)
+    (row,) = sampler.run_one("kernel", COMMON, tmp_path, True)
     assert row["status"] == "error" and "exited with status 2" in row["reason"]
 
 
@@ -153,7 +237,7 @@ def test_a_kernel_sampler_that_fails_says_why_and_the_module_goes(tmp_path, monk
 print("raplbench-sample: /proc/ksample/control: start 1000: No such device (ENXIO)", file=sys.stderr)
 sys.exit(2)
 """)
-    (row,) = sampler.run_one("kernel", COMMON, tmp_path, tmp_path / "m.json", True)
+    (row,) = sampler.run_one("kernel", COMMON, tmp_path, True)
     assert row["status"] == "unavailable" and row["reason"].startswith("/proc/ksample/control")
     assert fake.calls()[-1] == "rmmod ksample" and not fake.state()
 
@@ -166,7 +250,7 @@ def test_an_interrupted_kernel_run_still_removes_the_module(tmp_path, monkeypatc
         raise KeyboardInterrupt
     monkeypatch.setattr(sampler, "self_report", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        sampler.run_one("kernel", COMMON, tmp_path, tmp_path / "m.json", True)
+        sampler.run_one("kernel", COMMON, tmp_path, True)
     assert fake.calls() == ["load ksample", "rmmod ksample"] and not fake.state()
 
 
@@ -174,7 +258,7 @@ def test_run_all_gives_every_registered_mechanism_rows(tmp_path, monkeypatch):
     fake = FakeModule(tmp_path, monkeypatch, load="unavailable")
     fake_kernel_sampler(tmp_path, monkeypatch, fake)
     got = sampler.run_all(COMMON, tmp_path, tmp_path / "m.json", True)
-    assert [r["op"] for r in got] == list(registry.MECHANISMS)
+    assert list(dict.fromkeys(r["op"] for r in got)) == list(registry.MECHANISMS)
     kernel = got[-1]
     assert kernel["op"] == "kernel" and kernel["status"] == "unavailable"
 
@@ -352,10 +436,8 @@ time.sleep(60)
     assert bg.stop() == 130 and len(bg.tail) == 20000
 
 
-@pytest.mark.parametrize("mechanism,placed_by_option", [("perf", True), ("ebpf", False),
-                                                        ("kernel", False)])
-def test_only_a_user_space_sampling_thread_is_placed_with_cpu(tmp_path, monkeypatch, mechanism,
-                                                               placed_by_option):
+@pytest.mark.parametrize("mechanism", registry.MECHANISMS)
+def test_only_a_user_space_sampling_thread_is_placed_with_cpu(tmp_path, monkeypatch, mechanism):
     """The in-kernel mechanisms tick in the kernel (raplbench-sample refuses
     --cpu): their drain thread is placed by the process's affinity."""
     background_script(tmp_path, monkeypatch, """
@@ -368,7 +450,7 @@ time.sleep(60)
     bg = sampler.Background(mechanism, output=tmp_path / "out.csv", cpu=cpu)
     args = bg.proc.args
     bg.stop()
+    placed_by_option = not registry.mechanism(mechanism).in_kernel
     assert ("--cpu" in args) is placed_by_option
     if placed_by_option:
         assert args[args.index("--cpu") + 1] == str(cpu)
-    assert sampler.IN_KERNEL == ("ebpf", "kernel")

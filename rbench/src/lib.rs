@@ -19,8 +19,9 @@
 //! [`paths`] (one module each, listed once there) plans its rows, each a
 //! thing to read or the reason it cannot run; the benchmark opens and
 //! times each row alike, in the rounds of [`schedule`], and writes the
-//! [`manifest`] that maps its benchmarks onto result rows. The sampler writes its own result rows
-//! ([`schema_row`], [`summary`]). [`victim`] is the probe that measures
+//! [`manifest`] that maps its benchmarks onto result rows ([`row_meta`]).
+//! The sampler writes raw windows (results/sampler.py builds their rows);
+//! [`registry`] holds its mechanisms. [`victim`] is the probe that measures
 //! what reads cost the CPU they target (the `raplbench-victim` binary).
 
 #![warn(missing_docs)]
@@ -42,9 +43,10 @@ pub mod paths;
 pub mod perf;
 pub mod plan;
 pub mod powercap;
+pub mod registry;
 pub mod roots;
+pub mod row_meta;
 pub mod schedule;
-pub mod schema_row;
 mod source;
 pub mod summary;
 mod sysfs;

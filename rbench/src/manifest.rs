@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-pub use crate::schema_row::RowMeta;
+pub use crate::row_meta::RowMeta;
 
 /// The status of a manifest row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -154,7 +154,7 @@ fn a_negative_number_is_refused_as_the_options_value() {
             "not a number of seconds in (0, 86400]",
         ),
         (
-            &["--duration", "1", "--report", "r.jsonl", "--pairs", "-3"],
+            &["--duration", "1", "--report", "r.json", "--pairs", "-3"],
             "--pairs",
             "-3 is not in 1..=10000",
         ),
@@ -219,17 +219,25 @@ fn sigint_flushes_every_sample_without_a_torn_line() {
     );
 }
 
-fn read_rows(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+/// The --report document (results/sampler.py builds the rows of it).
+fn read_report(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert_eq!(text.lines().count(), 1, "one line of JSON: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The kinds of the report's windows, in the order they ran.
+fn kinds(report: &serde_json::Value) -> Vec<&str> {
+    let windows = report["windows"].as_array().unwrap();
+    windows
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
         .collect()
 }
 
 #[test]
 fn report_alternates_windows_of_the_sampler_and_the_null_sampler() {
-    let report = tmp("report.jsonl");
+    let report = tmp("report.json");
     let csv = tmp("report.csv");
     let out = on_fixture(&[
         "--duration",
@@ -240,68 +248,50 @@ fn report_alternates_windows_of_the_sampler_and_the_null_sampler() {
         report.to_str().unwrap(),
         "--output",
         csv.to_str().unwrap(),
-        "--run-id",
-        "test",
     ]);
     let said = stderr(&out);
     assert!(out.status.success(), "{said}");
-    let rows = read_rows(&report);
-    let kinds: Vec<(&str, &str)> = rows
+    let doc = read_report(&report);
+    assert_eq!(
+        (&doc["mechanism"], &doc["frequency_hz"]),
+        (&"powercap".into(), &1000.into())
+    );
+    // AB BA AB BA, each window in its pair
+    let (s, n) = ("sampler", "null");
+    assert_eq!(kinds(&doc), [s, n, n, s, s, n, n, s]);
+    let pairs: Vec<u64> = doc["windows"]
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|r| (r["metric"].as_str().unwrap(), r["target"].as_str().unwrap()))
+        .map(|w| w["pair"].as_u64().unwrap())
         .collect();
-    let sampler =
-        "intel-rapl:0,intel-rapl:0:0,intel-rapl:0:1,intel-rapl:1,intel-rapl-mmio:0 @ 1000 Hz";
-    let null = "null: bare timerfd loop @ 1000 Hz";
-    let above = format!("above null: {sampler}");
-    let metrics = ["rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample"];
-    let want: Vec<(&str, &str)> = metrics
-        .iter()
-        .map(|m| (*m, sampler))
-        .chain(metrics.iter().map(|m| (*m, null)))
-        .chain([
-            ("rate_hz", above.as_str()),
-            ("cpu_us_per_sample", above.as_str()),
-        ])
-        .collect();
-    assert_eq!(kinds, want);
-    for r in &rows {
+    assert_eq!(pairs, [0, 0, 1, 1, 2, 2, 3, 3]);
+    assert_eq!(
+        doc["sampler"]["target"],
+        "intel-rapl:0,intel-rapl:0:0,intel-rapl:0:1,intel-rapl:1,intel-rapl-mmio:0"
+    );
+    assert_eq!(doc["null"]["target"], "bare timerfd loop");
+    for w in doc["windows"].as_array().unwrap() {
+        // a rate, not a given one: a loaded machine may fall behind
+        let samples = w["samples"].as_u64().unwrap();
+        assert!(samples > 0 && samples <= 110, "{w}");
+        assert!(w["samples_since_start"].as_u64().unwrap() >= samples, "{w}");
+        let wall = w["wall_ns"].as_u64().unwrap();
+        assert!((100_000_000..200_000_000).contains(&wall), "{w}");
+        assert!(w["cpu_ns"].as_u64().unwrap() > 0, "{w}");
+        assert!(w["interval_error_p50_ns"].as_f64().is_some(), "{w}");
         assert_eq!(
-            (r["harness"].as_str(), r["path"].as_str(), r["op"].as_str()),
-            (Some("sampler"), Some("sampler"), Some("powercap"))
+            (&w["dropped"], &w["read_errors"]),
+            (&0.into(), &0.into()),
+            "{w}"
         );
-        assert_eq!(r["status"], "ok", "{r}");
-        assert_eq!(r["run_id"], "test");
-        // one sample per window (per pair above the null loop)
-        assert_eq!(r["n"], 4, "{r}");
-        assert_eq!(r["samples"].as_array().unwrap().len(), 4, "{r}");
     }
-    // a rate, not a given one: a loaded machine may fall behind
-    let hz = rows[0]["median"].as_f64().unwrap();
-    assert!(hz > 0.0 && hz <= 1100.0, "{}", rows[0]);
-    // above the null loop: each pair's sampler minus its null window, so
-    // the rate difference is small next to the rate itself
-    let diff = rows[8]["median"].as_f64().unwrap();
-    assert!(diff.abs() < hz, "{}", rows[8]);
-    // schema version 2: the sampler's verdict (the fixture is frozen), the
-    // null sampler none; the rows above the null loop are the sampler's
-    for r in &rows {
-        assert_eq!(r["schema_version"], "2");
-        if r["target"].as_str().unwrap().starts_with("null:") {
-            assert!(
-                r["liveness"].is_null() && r["liveness_note"].is_null(),
-                "{r}"
-            );
-        } else {
-            assert_eq!(r["liveness"], "frozen", "{r}");
-            assert_eq!(r["liveness_note"], rows[0]["liveness_note"], "{r}");
-            assert_eq!(
-                r["liveness_note"].as_str().unwrap().matches("; ").count(),
-                4,
-                "{r}"
-            );
-        }
-    }
+    // the sampler's verdict (the fixture is frozen), one note line per
+    // counter; the null sampler none
+    assert_eq!(doc["sampler"]["liveness"], "frozen");
+    let note = doc["sampler"]["liveness_note"].as_str().unwrap();
+    assert_eq!(note.matches("; ").count(), 4, "{note}");
+    assert!(doc["null"]["liveness"].is_null() && doc["null"]["liveness_note"].is_null());
     // the CSV holds the four sampler windows, not the null ones: AB BA AB
     // BA leaves two gaps of two null windows (0.2 s) between them
     let times: Vec<u64> = std::fs::read_to_string(&csv)
@@ -323,7 +313,7 @@ fn report_alternates_windows_of_the_sampler_and_the_null_sampler() {
         "null (bare timerfd loop): 4 windows, ",
         "powercap above null, 4 pairs: CPU ",
         "powercap above null, 4 pairs: rate ",
-        "(no 95% CI with 4 pairs; min to max ",
+        " (median; pairs from ",
     ] {
         assert!(said.contains(part), "{part}: {said}");
     }
@@ -336,27 +326,22 @@ fn report_alternates_windows_of_the_sampler_and_the_null_sampler() {
 
 #[test]
 fn sigint_during_a_report_keeps_the_windows_that_ran() {
-    let report = tmp("sigint-report.jsonl");
+    let report = tmp("sigint-report.json");
     let out = interrupted_after_700_ms(&["--pairs", "10", "--report", report.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    // stopped in the first sampler window (3 s): its rows, no null window
-    let rows = read_rows(&report);
-    assert_eq!(rows.len(), 4, "{rows:?}");
-    assert!(
-        rows.iter().all(|r| r["n"] == 1 && r["status"] == "ok"),
-        "{rows:?}"
-    );
+    // stopped in the first sampler window (3 s): it, no null window
+    let doc = read_report(&report);
+    assert_eq!(kinds(&doc), ["sampler"]);
+    assert!(doc["windows"][0]["samples"].as_u64().unwrap() > 0, "{doc}");
 }
 
 #[test]
-fn a_commands_report_has_one_pair_and_no_null_has_no_null_rows() {
-    let report = tmp("command.jsonl");
+fn a_commands_report_has_one_pair_and_no_null_has_no_null_windows() {
+    let report = tmp("command.json");
     let out = on_fixture(&["--report", report.to_str().unwrap(), "--", "sleep", "0.1"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let rows = read_rows(&report);
-    assert_eq!(rows.len(), 10);
-    assert!(rows.iter().all(|r| r["n"] == 1), "{rows:?}");
-    let report = tmp("no-null.jsonl");
+    assert_eq!(kinds(&read_report(&report)), ["sampler", "null"]);
+    let report = tmp("no-null.json");
     let out = on_fixture(&[
         "--duration",
         "0.2",
@@ -367,14 +352,12 @@ fn a_commands_report_has_one_pair_and_no_null_has_no_null_rows() {
         report.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let rows = read_rows(&report);
-    assert_eq!(rows.len(), 4);
-    assert!(rows.iter().all(|r| r["n"] == 2), "{rows:?}");
+    assert_eq!(kinds(&read_report(&report)), ["sampler", "sampler"]);
 }
 
 #[test]
 fn bad_pairs_are_refused_with_exit_status_2() {
-    let report = tmp("refused.jsonl");
+    let report = tmp("refused.json");
     let report = report.to_str().unwrap();
     for (args, why) in [
         (&["--pairs", "0"][..], "invalid value '0' for '--pairs <K>'"),
@@ -501,7 +484,7 @@ fn a_live_counter_has_energy_after_its_first_sample_and_a_frozen_one_none() {
 
 #[test]
 fn each_window_of_a_report_starts_without_a_difference() {
-    let report = tmp("live-windows.jsonl");
+    let report = tmp("live-windows.json");
     let (out, csv) = sample_live(
         "live-windows",
         &[
@@ -531,7 +514,7 @@ fn each_window_of_a_report_starts_without_a_difference() {
     // (the null loop ran in between), every other one energy
     assert_eq!(deltas.iter().filter(|d| d.is_empty()).count(), 3, "{text}");
     assert!(deltas.len() > 3 * 10, "{text}");
-    assert_eq!(read_rows(&report)[0]["liveness"], "live");
+    assert_eq!(read_report(&report)["sampler"]["liveness"], "live");
 }
 
 #[test]
@@ -640,7 +623,7 @@ fn list_on_this_machine_covers_every_mechanism_without_sampling() {
     let empty = tmp("no-powercap");
     std::fs::create_dir_all(&empty).unwrap();
     let lines = list(&[], &[("RAPLBENCH_POWERCAP_ROOT", &empty)]);
-    for mechanism in ["powercap", "msr", "perf", "ebpf", "kernel"] {
+    for mechanism in rbench::registry::mechanism_names() {
         let mine: Vec<&String> = lines
             .iter()
             .filter(|l| l.starts_with(&format!("{mechanism} ")))

@@ -247,8 +247,7 @@ mod tests {
     /// Python step, results/victim.py, takes them from there).
     #[test]
     fn route_paths_are_the_registry_paths_of_the_victim_harness() {
-        let schema: serde_json::Value =
-            serde_json::from_str(crate::schema_row::SCHEMA_JSON).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(crate::registry::SCHEMA_JSON).unwrap();
         let registry: Vec<&str> = schema["$defs"]["path"]["oneOf"]
             .as_array()
             .unwrap()

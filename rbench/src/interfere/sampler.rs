@@ -94,7 +94,7 @@ pub fn parse_banner(line: &str, mechanism: &str, rate_hz: u32) -> Option<(String
 /// Whether the mechanism ticks in the kernel (no sampling thread to name
 /// as the row's CPU).
 fn in_kernel(mechanism: &str) -> bool {
-    matches!(mechanism, "ebpf" | "kernel")
+    crate::registry::in_kernel(mechanism)
 }
 
 /// Where the victim sits against the sampler's ticks: on the CPU they run

@@ -94,9 +94,10 @@ pub struct Args {
     pub only: Vec<String>,
 
     /// A raplbench-sample process as the neighbour, with this --mechanism
-    /// (powercap, msr, perf, ebpf, kernel)
+    /// (the registry's: results/schema.json)
     #[arg(long, value_name = "MECH",
-          value_parser = ["powercap", "msr", "perf", "ebpf", "kernel"])]
+          value_parser = clap::builder::PossibleValuesParser::new(
+              rbench::registry::mechanism_names()))]
     pub sampler: Option<String>,
 
     /// The raplbench-sample binary (default: the one beside this program)
@@ -160,6 +161,16 @@ mod tests {
     }
 
     #[test]
+    fn sampler_takes_exactly_the_registered_mechanisms() {
+        for name in rbench::registry::mechanism_names() {
+            let a = parse(&["--json", "o", "--sampler", name]).unwrap();
+            assert_eq!(a.sampler.as_deref(), Some(name));
+        }
+        let err = parse(&["--json", "o", "--sampler", "rdpmc"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue);
+    }
+
+    #[test]
     fn a_negative_number_is_the_options_bad_value_not_a_flag() {
         for args in [
             &["--json", "o", "--pairs", "-1"][..],
@@ -189,7 +200,6 @@ mod tests {
             &["--json", "o", "--pairs", "0"],
             &["--json", "o", "--window-s", "0"],
             &["--json", "o", "--window-s", "nan"],
-            &["--json", "o", "--sampler", "rdpmc"],
             &["--json", "o", "--sampler", "ebpf", "--rates", "max"],
             &["--json", "o", "--sampler", "ebpf", "--only", "perf"],
             &["--json", "o", "--victim-cpu", "1"],

@@ -1,6 +1,6 @@
 //! Command line of raplbench-sample.
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -14,14 +14,14 @@ Examples:
   # the package domain only, at 100 Hz, pinned to CPU 2 under SCHED_FIFO
   raplbench-sample --mechanism powercap --domains package-0 --frequency 100 --cpu 2 --fifo --duration 60
 
-  # the in-kernel sampler (BPF), with a self-report in the results schema:
+  # the in-kernel sampler (BPF), with a self-report (its windows, raw JSON):
   # 10 windows of 1 s, alternating with 10 of the bare timer loop
-  raplbench-sample --mechanism ebpf --duration 10 --pairs 10 --report sampler.jsonl
+  raplbench-sample --mechanism ebpf --duration 10 --pairs 10 --report sampler.json
 
   # the ksample kernel module samples (an hrtimer per package reads the
   # MSRs in the kernel), compared with the same timers reading nothing
   sudo kbench/load ksample
-  raplbench-sample --mechanism kernel --duration 10 --report sampler.jsonl
+  raplbench-sample --mechanism kernel --duration 10 --report sampler.json
 
   # what each mechanism would read here, with each counter's verdict
   raplbench-sample --list
@@ -48,8 +48,10 @@ the exit status is 128 + the signal (130, 143). With a command the signal
 is forwarded to it; a command that has not exited 1 s later, or when a
 second SIGINT or SIGTERM comes, is killed (SIGKILL).";
 
-/// How the counters are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// How the counters are read: the mechanisms of the registry
+/// (results/schema.json, `$defs.mechanism`: rbench::registry), each with
+/// its code here (mechanism.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mechanism {
     /// /sys/class/powercap/<zone>/energy_uj, kept open (stand-in: a live sysfs counter)
     Powercap,
@@ -66,26 +68,46 @@ pub enum Mechanism {
 }
 
 impl Mechanism {
-    /// The name used in result rows (op).
-    pub fn name(self) -> &'static str {
-        match self {
-            Mechanism::Powercap => "powercap",
-            Mechanism::Msr => "msr",
-            Mechanism::Perf => "perf",
-            Mechanism::Ebpf => "ebpf",
-            Mechanism::Kernel => "kernel",
-        }
+    /// The mechanism the registry names `name`; None for a name without
+    /// code here.
+    pub fn from_name(name: &str) -> Option<Mechanism> {
+        Some(match name {
+            "powercap" => Mechanism::Powercap,
+            "msr" => Mechanism::Msr,
+            "perf" => Mechanism::Perf,
+            "ebpf" => Mechanism::Ebpf,
+            "kernel" => Mechanism::Kernel,
+            _ => return None,
+        })
     }
 
-    /// For the mechanisms that sample in the kernel, what fires on each
-    /// package's lead CPU; None where a user-space thread samples.
-    pub fn kernel_timer(self) -> Option<&'static str> {
-        match self {
-            Mechanism::Ebpf => Some("a bpf_timer"),
-            Mechanism::Kernel => Some("an hrtimer of the ksample module"),
-            _ => None,
-        }
+    /// Every registered mechanism, in the registry's order.
+    pub fn all() -> Vec<Mechanism> {
+        rbench::registry::mechanism_names()
+            .into_iter()
+            .map(|name| Mechanism::from_name(name).expect("every registered mechanism has code"))
+            .collect()
     }
+
+    /// The name used in result rows (op) and on the command line.
+    pub fn name(self) -> &'static str {
+        rbench::registry::mechanism_names()
+            .into_iter()
+            .find(|&name| Mechanism::from_name(name) == Some(self))
+            .expect("every mechanism is registered")
+    }
+
+    /// Whether it samples in the kernel (the registry's x-in-kernel).
+    pub fn in_kernel(self) -> bool {
+        rbench::registry::in_kernel(self.name())
+    }
+}
+
+/// --mechanism: one of the registry's names.
+fn mechanism_arg() -> impl clap::builder::TypedValueParser<Value = Mechanism> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(rbench::registry::mechanism_names())
+        .map(|name| Mechanism::from_name(&name).expect("every registered mechanism has code"))
 }
 
 /// raplbench-sample: the 1 kHz RAPL energy sampler of raplbench.
@@ -102,7 +124,7 @@ impl Mechanism {
 #[command(name = "raplbench-sample", version, after_help = EXAMPLES)]
 pub struct Args {
     /// How to read the counters.
-    #[arg(long, value_enum, required_unless_present = "list")]
+    #[arg(long, value_parser = mechanism_arg(), required_unless_present = "list")]
     pub mechanism: Option<Mechanism>,
 
     /// Print every counter each mechanism (or just --mechanism) would read
@@ -133,11 +155,12 @@ pub struct Args {
     #[arg(long)]
     pub output: Option<PathBuf>,
 
-    /// Write a self-report (rate, interval jitter, missed ticks, CPU per
-    /// sample, and the same for a bare timer loop measured in windows
-    /// alternating with the sampler's, and the sampler above it) as rows of
-    /// the raplbench results schema (JSON Lines). For ebpf and kernel the
-    /// bare loop is the same in-kernel timers reading nothing (kernel: the
+    /// Write a self-report: the sampler measured in windows alternating
+    /// with windows of a bare timer loop, each window raw (samples, wall
+    /// and CPU time, missed ticks, median interval error) with what the
+    /// sampler read, as one line of JSON (results/sampler.py makes the
+    /// result rows of it; stderr sums it up). For ebpf and kernel the bare
+    /// loop is the same in-kernel timers reading nothing (kernel: the
     /// module started with "null" instead of "start").
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -170,15 +193,6 @@ pub struct Args {
     /// Run the sampling thread under SCHED_FIFO (needs CAP_SYS_NICE).
     #[arg(long)]
     pub fifo: bool,
-
-    /// The machine object for --report (machine.json from `python -m
-    /// results.machine`); default: what /proc and cpuid tell, the rest null.
-    #[arg(long)]
-    pub machine: Option<PathBuf>,
-
-    /// The run id for --report (default: a new one).
-    #[arg(long)]
-    pub run_id: Option<String>,
 
     /// The command to run while sampling.
     #[arg(last = true, value_name = "COMMAND")]
@@ -223,14 +237,11 @@ impl Args {
         if self.list {
             return Ok(());
         }
-        let in_kernel = self
-            .mechanism
-            .and_then(|m| m.kernel_timer().map(|t| (m, t)));
-        if let (Some((m, timer)), true) = (in_kernel, self.cpu.is_some() || self.fifo) {
+        let in_kernel = self.mechanism.filter(|m| m.in_kernel());
+        if let (Some(m), true) = (in_kernel, self.cpu.is_some() || self.fifo) {
             return Err(format!(
                 "{} place the user-space sampling thread; the {} mechanism samples in the \
-                 kernel, {timer} on each package's lead CPU, so they do not apply (leave \
-                 them out)",
+                 kernel, on each package's lead CPU, so they do not apply (leave them out)",
                 match (self.cpu, self.fifo) {
                     (Some(_), true) => "--cpu and --fifo",
                     (Some(_), false) => "--cpu",
@@ -287,32 +298,17 @@ mod tests {
         Args::try_parse_from(std::iter::once("raplbench-sample").chain(args.iter().copied()))
     }
 
-    /// The mechanisms are registered in results/schema.json ($defs.mechanism),
-    /// which the Python steps read: the sampler offers exactly those, in
-    /// that order, under those names.
+    /// --mechanism offers the registry's mechanisms (results/schema.json),
+    /// each with its code, under the registry's names.
     #[test]
     fn the_mechanisms_are_those_of_the_registry() {
-        let schema: serde_json::Value =
-            serde_json::from_str(include_str!("../../../../results/schema.json")).unwrap();
-        let registered: Vec<&str> = schema["$defs"]["mechanism"]["oneOf"]
-            .as_array()
-            .expect("$defs.mechanism.oneOf")
-            .iter()
-            .map(|m| m["const"].as_str().expect("a const name"))
-            .collect();
-        let offered: Vec<&str> = Mechanism::value_variants()
-            .iter()
-            .map(|m| m.name())
-            .collect();
-        assert_eq!(offered, registered);
-        for m in Mechanism::value_variants() {
-            let value = m.to_possible_value().expect("not skipped");
-            assert_eq!(
-                value.get_name(),
-                m.name(),
-                "--mechanism spells it as rows do"
-            );
+        for name in rbench::registry::mechanism_names() {
+            let a = parse(&["--mechanism", name, "--duration", "1"]).unwrap();
+            assert_eq!(a.mechanism().name(), name);
+            assert_eq!(a.mechanism().in_kernel(), rbench::registry::in_kernel(name));
         }
+        let names: Vec<&str> = Mechanism::all().into_iter().map(Mechanism::name).collect();
+        assert_eq!(names, rbench::registry::mechanism_names());
     }
 
     #[test]
@@ -440,7 +436,8 @@ mod tests {
 
     #[test]
     fn cpu_and_fifo_are_refused_for_ebpf_and_kernel_not_ignored() {
-        for mechanism in ["ebpf", "kernel"] {
+        let in_kernel = Mechanism::all().into_iter().filter(|m| m.in_kernel());
+        for mechanism in in_kernel.map(Mechanism::name) {
             for extra in [&["--cpu", "1"][..], &["--fifo"], &["--cpu", "0", "--fifo"]] {
                 let a =
                     parse(&[&["--mechanism", mechanism, "--duration", "1"][..], extra].concat())
@@ -453,8 +450,7 @@ mod tests {
         assert_eq!(
             kernel.validate().unwrap_err(),
             "--fifo place the user-space sampling thread; the kernel mechanism samples in the \
-             kernel, an hrtimer of the ksample module on each package's lead CPU, so they do not \
-             apply (leave them out)"
+             kernel, on each package's lead CPU, so they do not apply (leave them out)"
         );
         let perf = parse(&[
             "--mechanism",

@@ -2,7 +2,6 @@
 //! unit and liveness verdict, before anything is measured (like `perf
 //! list`, `turbostat` or `likwid-powermeter -i`).
 
-use clap::ValueEnum;
 use rbench::discovery::{Counter, Counters};
 use rbench::liveness::LIVENESS_WINDOW;
 
@@ -50,7 +49,7 @@ fn cells(mechanism: Mechanism, c: &Counter, stand_in: bool) -> [String; 6] {
 pub fn lines(args: &Args) -> Vec<[String; 6]> {
     let mechanisms: Vec<Mechanism> = match args.mechanism {
         Some(m) => vec![m],
-        None => Mechanism::value_variants().to_vec(),
+        None => Mechanism::all(),
     };
     let mut out = Vec::new();
     // ebpf reads the perf events: discovered and probed once for both

@@ -9,7 +9,8 @@
 //! converts, wrap-corrects and writes them and keeps the statistics. With
 //! --report, the run alternates windows of the sampler and of a null
 //! sampler (the same loop reading nothing), --pairs of each (report.rs
-//! says why), and the report holds both and the sampler above the null.
+//! says why); the report holds every window raw (results/sampler.py builds
+//! the rows), stderr a summary of both and of the sampler above the null.
 
 /// A line on stderr, prefixed with the program's name. Never panics:
 /// eprintln! panics when stderr is a pipe whose reader has gone (EPIPE),
@@ -44,10 +45,8 @@ mod writer;
 
 use clap::Parser;
 use rbench::discovery::Counters;
-use rbench::schema_row::{new_run_id, utc_timestamp, Machine, RunInfo};
 use std::io::Write;
 use std::path::Path;
-use std::time::SystemTime;
 
 use cli::Args;
 use mechanism::{InKernel, NullSource, Opened};
@@ -176,8 +175,7 @@ fn loops(
     let liveness = Counters::liveness_of(opened.counters());
     let null_subject = |kind: &str, cpu| Subject {
         title: format!("null ({kind})"),
-        op: mech.into(),
-        target: format!("null: {kind} @ {hz} Hz"),
+        target: kind.into(),
         cpu,
         target_cpu: None,
         stand_in: None,
@@ -189,8 +187,7 @@ fn loops(
             let cpu = args.cpu.or(t.counter_cpu);
             let sampler = Subject {
                 title: format!("{mech} ({})", t.label),
-                op: mech.into(),
-                target: format!("{} @ {hz} Hz", t.label),
+                target: t.label.clone(),
                 cpu,
                 target_cpu: t.counter_cpu,
                 stand_in: t.stand_in,
@@ -227,8 +224,7 @@ fn loops(
                 .join(",");
             let sampler = Subject {
                 title: format!("{mech} ({})", k.label),
-                op: mech.into(),
-                target: format!("{} @ {hz} Hz", k.label),
+                target: k.label.clone(),
                 cpu: Some(cpu),
                 target_cpu: Some(cpu),
                 stand_in: k.stand_in.clone(),
@@ -262,10 +258,6 @@ fn run(args: Args) -> Result<i32, Fail> {
     }
     let period_ns = 1_000_000_000 / u64::from(args.frequency);
     // everything that can fail before sampling, fails now (exit 2)
-    let machine = match &args.machine {
-        Some(path) => Some(Machine::load(path).map_err(Fail::Setup)?),
-        None => None,
-    };
     let output_file = match &args.output {
         Some(path) => Some(create(path, "--output")?),
         None => None,
@@ -345,7 +337,7 @@ fn run(args: Args) -> Result<i32, Fail> {
         }
         windows.push(Window::new(kind, pair, ran));
     }
-    if let Some(trigger) = trigger {
+    if let Some(trigger) = &trigger {
         sampler.title.pop(); // "ebpf (label)" becomes "ebpf (label, trigger)"
         sampler.title += &format!(", {trigger})");
     }
@@ -361,7 +353,7 @@ fn run(args: Args) -> Result<i32, Fail> {
         say!("{}", sampler.windows_summary(&sampled));
         if !nulls.is_empty() {
             say!("{}", null.windows_summary(&nulls));
-            for line in report::above_null_summary(&sampler.op, &pairs) {
+            for line in report::above_null_summary(args.mechanism().name(), &pairs) {
                 say!("{line}");
             }
         }
@@ -393,22 +385,13 @@ fn run(args: Args) -> Result<i32, Fail> {
         }
     }
     if let Some(mut file) = report_file {
-        let now = SystemTime::now();
-        let run = RunInfo {
-            run_id: args.run_id.clone().unwrap_or_else(|| new_run_id(now)),
-            timestamp: utc_timestamp(now),
-            machine: machine.unwrap_or_else(Machine::collect_basic),
-        };
-        let mut rows = sampler.rows(&run, &sampled);
-        if !nulls.is_empty() {
-            rows.extend(null.rows(&run, &nulls));
-            rows.extend(sampler.above_null_rows(&run, &pairs));
-        }
-        let mut text = String::new();
-        for r in rows {
-            text += &r.to_string();
-            text.push('\n');
-        }
+        let text = report::document(
+            args.mechanism().name(),
+            args.frequency,
+            [&sampler, &null],
+            trigger.as_deref(),
+            &windows,
+        );
         file.file()
             .write_all(text.as_bytes())
             .map_err(|e| Fail::Run(format!("writing --report failed: {e}")))?;

@@ -1,6 +1,8 @@
-//! The self-report: schema rows (harness "sampler", path "sampler", op the
-//! mechanism) for the sampler, for the null sampler beside it, and for the
-//! sampler above the null sampler, and a human summary on stderr.
+//! The self-report: the windows of a --report run written raw (JSON), for
+//! results/sampler.py to build the schema rows from (harness "sampler",
+//! path "sampler", op the mechanism: the sampler, the null sampler beside
+//! it, and the sampler above the null sampler), and a human summary on
+//! stderr that needs no Python.
 //!
 //! The report alternates windows: K pairs (--pairs), each a sampler window
 //! and a null window of --duration / K seconds, the order within a pair
@@ -9,13 +11,11 @@
 //! in time adds as much to the sampler's windows as to the null's and
 //! cancels in the differences. One window is one repetition: each row has
 //! one sample per window (n = K), and the "above null" rows one sample per
-//! pair (sampler window minus its null window), summarized like every row
-//! (rbench::summary: the median and its distribution-free 95% CI).
+//! pair (sampler window minus its null window).
 
 use rbench::liveness::Liveness;
-use rbench::schema_row::{row, RowMeta, RowSpec, RunInfo};
-use rbench::summary::Summary;
-use serde_json::Value;
+use rbench::summary::median;
+use serde_json::{json, Value};
 
 use crate::phase::Ran;
 use crate::sample_times::{Inside, SampleTimes};
@@ -28,6 +28,16 @@ pub enum Kind {
     Sampler,
     /// The null sampler: the same timer loop, nothing read.
     Null,
+}
+
+impl Kind {
+    /// Its name in the report: "sampler", "null".
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Sampler => "sampler",
+            Kind::Null => "null",
+        }
+    }
 }
 
 /// The windows of a report, in the order they run: (pair, kind). Pair i runs
@@ -48,11 +58,6 @@ pub fn schedule(pairs: usize, with_null: bool) -> Vec<(usize, Kind)> {
 /// again for the null loop) split into `pairs` windows of each kind.
 pub fn window_ns(total_ns: u64, pairs: usize) -> u64 {
     total_ns / pairs.max(1) as u64
-}
-
-/// The median as every row computes it (numpy's); None for no value.
-pub fn median(values: &[f64]) -> Option<f64> {
-    Summary::of(values).map(|s| s.median)
 }
 
 /// One window of a run: what its loop measured.
@@ -120,6 +125,31 @@ impl Window {
     pub fn jitter_us(&self) -> Option<f64> {
         self.inside().errors.quantile(0.5).map(|ns| ns / 1e3)
     }
+
+    /// The window as the report holds it: what results/sampler.py builds
+    /// a row's sample from (rate: samples / wall_ns; CPU per sample:
+    /// cpu_ns / samples_since_start; jitter: the median interval error
+    /// within the window), and what was lost.
+    pub fn json(&self) -> Value {
+        let inside = self.inside();
+        let p = &self.producer;
+        json!({
+            "kind": self.kind.name(),
+            "pair": self.pair,
+            "wall_ns": self.wall_ns,
+            "samples": inside.samples,
+            "samples_since_start": self.times.len() - self.times.before(self.start_ns),
+            "cpu_ns": self.cpu_ns,
+            "missed_ticks": self.missed,
+            "interval_error_p50_ns": inside.errors.quantile(0.5),
+            "dropped": p.dropped,
+            "read_errors": p.read_errors,
+            "stale": p.stale,
+            "incomplete": p.incomplete,
+            "wrap_gaps": self.wrap_gaps,
+            "first_error": p.first_error,
+        })
+    }
 }
 
 /// The sampler's and the null's window of each pair that ran both, in pair
@@ -141,13 +171,12 @@ pub fn differences(pairs: &[(&Window, &Window)], f: impl Fn(&Window) -> Option<f
         .collect()
 }
 
-/// What the rows of one loop describe.
+/// What one loop reads, as its rows will say.
 pub struct Subject {
     /// "perf (msr/tsc/)", "null (bare timerfd loop)": for the human summary.
     pub title: String,
-    /// The mechanism (the rows' op).
-    pub op: String,
-    /// What was read ("msr/tsc/ @ 1000 Hz", "null: bare timerfd loop @ 1000 Hz").
+    /// What it reads ("msr/tsc/"), or for the null sampler its kind ("bare
+    /// timerfd loop").
     pub target: String,
     /// The sampling thread's CPU (the BPF timer's, for ebpf).
     pub cpu: Option<usize>,
@@ -159,74 +188,17 @@ pub struct Subject {
     pub liveness: Option<Liveness>,
 }
 
-/// The prefix of the target of the rows of the sampler above the null loop.
-pub const ABOVE_NULL: &str = "above null: ";
-
 impl Subject {
-    fn spec(&self, target: String, metric: &'static str) -> RowSpec {
-        RowSpec {
-            harness: "sampler".into(),
-            meta: RowMeta {
-                path: "sampler".into(),
-                op: self.op.clone(),
-                target: Some(target),
-                cpu: self.cpu,
-                target_cpu: self.target_cpu,
-                stand_in: self.stand_in.clone(),
-                liveness: None,
-                liveness_note: None,
-            }
-            .with_liveness(self.liveness.clone()),
-            metric,
-        }
-    }
-
-    /// Its rows over `windows` (its own): rate_hz, jitter_us (each
-    /// window's median interval error), missed_ticks and cpu_us_per_sample,
-    /// one sample per window (none for a window without one).
-    pub fn rows(&self, run: &RunInfo, windows: &[&Window]) -> Vec<Value> {
-        let why = windows
-            .iter()
-            .find_map(|w| w.producer.first_error.clone())
-            .unwrap_or_else(|| "no sample was taken".to_string());
-        let some = |f: fn(&Window) -> Option<f64>| windows.iter().filter_map(|w| f(w)).collect();
-        let metrics: [(&str, Vec<f64>); 4] = [
-            ("rate_hz", windows.iter().map(|w| w.rate_hz()).collect()),
-            ("jitter_us", some(Window::jitter_us)),
-            (
-                "missed_ticks",
-                windows.iter().map(|w| w.missed as f64).collect(),
-            ),
-            ("cpu_us_per_sample", some(Window::cpu_us_per_sample)),
-        ];
-        metrics
-            .iter()
-            .map(|(metric, samples)| {
-                let spec = self.spec(self.target.clone(), metric);
-                row(run, &spec, samples, None, Some(&why))
-            })
-            .collect()
-    }
-
-    /// The rows of this (the sampler) above the null loop: rate_hz and
-    /// cpu_us_per_sample, one sample per pair (sampler minus null), target
-    /// "above null: <target>", the sampler's stand-in and verdict.
-    pub fn above_null_rows(&self, run: &RunInfo, pairs: &[(&Window, &Window)]) -> Vec<Value> {
-        let why = "no pair of a sampler and a null window completed";
-        let metrics: [(&str, Vec<f64>); 2] = [
-            ("rate_hz", differences(pairs, |w| Some(w.rate_hz()))),
-            (
-                "cpu_us_per_sample",
-                differences(pairs, Window::cpu_us_per_sample),
-            ),
-        ];
-        metrics
-            .iter()
-            .map(|(metric, samples)| {
-                let spec = self.spec(format!("{ABOVE_NULL}{}", self.target), metric);
-                row(run, &spec, samples, None, Some(why))
-            })
-            .collect()
+    /// The subject as the report holds it.
+    pub fn json(&self) -> Value {
+        json!({
+            "target": self.target,
+            "cpu": self.cpu,
+            "target_cpu": self.target_cpu,
+            "stand_in": self.stand_in,
+            "liveness": self.liveness.as_ref().map(|l| l.verdict.as_str()),
+            "liveness_note": self.liveness.as_ref().and_then(|l| l.note.clone()),
+        })
     }
 
     /// One line for a person on one window (a run without --report): its
@@ -321,67 +293,55 @@ fn problems<'a>(windows: impl Iterator<Item = &'a Window>) -> String {
     line
 }
 
-/// "+2.31 us per sample (95% CI -0.40 to +4.10)" and whether the interval
-/// holds 0, for per-pair differences; None without any.
-fn with_ci(values: &[f64], unit: &str, digits: usize) -> Option<(String, bool)> {
-    let s = Summary::of(values)?;
-    let n = s.n;
-    let interval = format!("{:+.digits$} to {:+.digits$}", s.ci95_low, s.ci95_high);
-    // below 6 samples the order-statistic interval is [min, max], which
-    // covers 1 - 2^(1-n) only
-    let what = if n >= 6 {
-        format!("95% CI {interval}")
-    } else {
-        let coverage = 100.0 * (1.0 - 0.5f64.powi(n as i32 - 1));
-        format!(
-            "no 95% CI with {}; min to max {interval} covers {coverage:.0}%",
-            counted(n, "pair")
-        )
-    };
-    let text = format!("{:+.digits$} {unit} ({what})", s.median);
-    Some((text, s.ci95_low <= 0.0 && 0.0 <= s.ci95_high))
+/// The report of a --report run, one line of JSON: the mechanism, its
+/// rate, what the sampler and the null sampler read, and every window in
+/// the order it ran (results/sampler.py reads it).
+pub fn document(
+    mechanism: &str,
+    frequency_hz: u32,
+    loops: [&Subject; 2],
+    trigger: Option<&str>,
+    windows: &[Window],
+) -> String {
+    let [sampler, bare] = loops;
+    let doc = json!({
+        "tool": "raplbench-sample",
+        "mechanism": mechanism,
+        "frequency_hz": frequency_hz,
+        "trigger": trigger,
+        "sampler": sampler.json(),
+        "null": bare.json(),
+        "windows": windows.iter().map(Window::json).collect::<Vec<_>>(),
+    });
+    format!("{doc}\n")
+}
+
+/// "+2.31 us per sample (median; pairs from -0.40 to +4.10)" for per-pair
+/// differences; None without any.
+fn spread(values: &[f64], unit: &str, digits: usize) -> Option<String> {
+    let m = median(values)?;
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(format!(
+        "{m:+.digits$} {unit} (median; pairs from {lo:+.digits$} to {hi:+.digits$})"
+    ))
 }
 
 /// The closing lines for a person on the sampler above the null loop: CPU
-/// per sample and rate, each median difference with its CI, and whether it
-/// is distinguishable from the null loop.
+/// per sample and rate, each pair's sampler window minus its null window.
+/// Whether that is told from the null loop is the rows' to say.
 pub fn above_null_summary(op: &str, pairs: &[(&Window, &Window)]) -> Vec<String> {
-    let k = pairs.len();
-    let verdict = |(text, zero): (String, bool), more: &str, less: &str| {
-        if zero {
-            format!(
-                "{text}: not distinguishable from the null loop at {}",
-                counted(k, "pair")
-            )
-        } else if k < 6 {
-            format!(
-                "{text}: {} too few to tell it from the null loop",
-                counted(k, "pair") + if k == 1 { " is" } else { " are" }
-            )
-        } else if text.starts_with('+') {
-            format!("{text}: {more} than the null loop")
-        } else {
-            format!("{text}: {less} than the null loop")
-        }
-    };
-    let cpu = with_ci(
+    let k = counted(pairs.len(), "pair");
+    let cpu = spread(
         &differences(pairs, Window::cpu_us_per_sample),
         "us per sample",
         2,
     );
-    let rate = with_ci(&differences(pairs, |w| Some(w.rate_hz())), "Hz", 1);
+    let rate = spread(&differences(pairs, |w| Some(w.rate_hz())), "Hz", 1);
     match (cpu, rate) {
         (Some(cpu), Some(rate)) => vec![
-            format!(
-                "{op} above null, {}: CPU {}",
-                counted(k, "pair"),
-                verdict(cpu, "more", "less")
-            ),
-            format!(
-                "{op} above null, {}: rate {}",
-                counted(k, "pair"),
-                verdict(rate, "faster", "slower")
-            ),
+            format!("{op} above null, {k}: CPU {cpu}"),
+            format!("{op} above null, {k}: rate {rate}"),
         ],
         _ => vec![format!(
             "{op} above null: no pair of a sampler and a null window completed"
@@ -546,7 +506,7 @@ mod tests {
     }
 
     #[test]
-    fn the_summary_says_when_the_interval_holds_zero() {
+    fn the_summary_gives_each_pairs_difference_its_median_and_range() {
         let windows: Vec<Window> = schedule(10, true)
             .into_iter()
             .map(|(pair, kind)| match kind {
@@ -555,26 +515,52 @@ mod tests {
             })
             .collect();
         let lines = above_null_summary("perf", &pairs(&windows));
-        assert_eq!(lines.len(), 2, "{lines:?}");
-        assert!(
-            lines[0].starts_with(
-                "perf above null, 10 pairs: CPU +2.45 us per sample (95% CI +2.10 to +2.80)"
-            ) && lines[0].ends_with("more than the null loop"),
-            "{lines:?}"
-        );
-        assert!(
-            lines[1].contains("rate +0.0 Hz (95% CI +0.0 to +0.0)")
-                && lines[1].ends_with("not distinguishable from the null loop at 10 pairs"),
-            "{lines:?}"
-        );
-        let few = above_null_summary("msr", &pairs(&windows[..6]));
-        assert!(
-            few[0].ends_with(
-                "(no 95% CI with 3 pairs; min to max +2.00 to +2.20 covers 75%): 3 pairs are too \
-                 few to tell it from the null loop"
-            ),
-            "{few:?}"
+        assert_eq!(
+            lines,
+            [
+                "perf above null, 10 pairs: CPU +2.45 us per sample (median; pairs from +2.00 \
+                 to +2.90)",
+                "perf above null, 10 pairs: rate +0.0 Hz (median; pairs from +0.0 to +0.0)"
+            ]
         );
         assert!(above_null_summary("msr", &[])[0].contains("no pair"));
+    }
+
+    #[test]
+    fn the_report_holds_every_window_raw() {
+        let windows = vec![
+            window(Kind::Sampler, 0, 100, 2.0),
+            window(Kind::Null, 0, 50, 1.0),
+        ];
+        let subject = |target: &str| Subject {
+            title: String::new(),
+            target: target.into(),
+            cpu: Some(1),
+            target_cpu: None,
+            stand_in: None,
+            liveness: None,
+        };
+        let (s, n) = (subject("msr/tsc/"), subject("bare timerfd loop"));
+        let text = document("perf", 1000, [&s, &n], None, &windows);
+        assert!(text.ends_with('\n') && text.lines().count() == 1, "{text}");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (&doc["mechanism"], &doc["frequency_hz"]),
+            (&json!("perf"), &json!(1000))
+        );
+        assert_eq!(doc["sampler"]["target"], "msr/tsc/");
+        assert_eq!(doc["null"]["target"], "bare timerfd loop");
+        assert!(doc["sampler"]["liveness"].is_null());
+        let w = &doc["windows"];
+        assert_eq!(
+            (&w[0]["kind"], &w[1]["kind"]),
+            (&json!("sampler"), &json!("null"))
+        );
+        assert_eq!(w[0]["samples"], 100);
+        assert_eq!(w[0]["samples_since_start"], 100);
+        assert_eq!(w[0]["cpu_ns"], 200_000);
+        assert_eq!(w[0]["wall_ns"], 100_000_000);
+        assert_eq!(w[0]["interval_error_p50_ns"], 0.0);
+        assert_eq!(w[1]["samples"], 50);
     }
 }
