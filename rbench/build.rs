@@ -9,16 +9,25 @@
 //! Where the kernel BTF, bpftool or clang is missing the crate still builds:
 //! the `rbench_bpf` cfg is left unset and `RBENCH_BPF_MISSING` says why, so the
 //! `ebpf` module reports the eBPF paths as unavailable with that reason.
+//!
+//! It also turns the RAPL MSR table, `../kbench/rapl_msrs.h`, into Rust
+//! (build/rapl_msrs.rs).
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "build/rapl_msrs.rs"]
+mod rapl_msrs;
 
 const BPF_SOURCE: &str = "../bpf/counters.bpf.c";
 const BPF_HEADER: &str = "../bpf/counters.h";
 const DEFAULT_BTF: &str = "/sys/kernel/btf/vmlinux";
 
 fn main() {
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    rapl_msrs::generate(&out_dir);
+
     println!("cargo::rustc-check-cfg=cfg(rbench_bpf)");
     println!("cargo::rerun-if-changed={BPF_SOURCE}");
     println!("cargo::rerun-if-changed={BPF_HEADER}");
@@ -44,7 +53,6 @@ fn main() {
         return;
     }
 
-    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let bpftool = find_program("bpftool", &["/usr/sbin", "/sbin"]).expect("checked above");
     write_vmlinux_h(&bpftool, &btf, &out_dir.join("vmlinux.h"));
 

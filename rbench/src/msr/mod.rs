@@ -18,6 +18,7 @@ pub use registers::{
     domain_joules_per_unit, energy_unit_joules, has_fixed_dram_unit, msr_hex, rapl_energy_msr,
     rapl_energy_msrs, unit_msr, RaplMsr, ENERGY_COUNTER_MAX, FIXED_DRAM_JOULES_PER_UNIT,
 };
+pub use registers::addr;
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -1,12 +1,11 @@
 //! The vendors' RAPL energy MSRs and their energy unit (pure functions).
 //!
-//! Energy status counters are 32 bits (bits 63:32 reserved). Each counts in
-//! the energy status unit of the unit MSR (Intel 0x606 MSR_RAPL_POWER_UNIT,
-//! AMD 0xC0010299): ESU = bits 12:8, one unit = 1/2^ESU J. Exception: on
-//! Intel server parts the DRAM domain counts in a fixed 2^-16 J (15.3 µJ)
-//! whatever ESU says; the models are those Linux's
-//! drivers/powercap/intel_rapl_common.c gives rapl_defaults_hsw_server or
-//! rapl_defaults_spr_server (both set dram_domain_energy_unit).
+//! The table (addresses, register names, domains, the fixed-DRAM-unit
+//! models and the unit rules' numbers) is kbench/rapl_msrs.h, read by
+//! build.rs into the `addr` constants and the arrays included below; this
+//! file holds the rules as code. Energy status counters are 32 bits and
+//! count in 1/2^ESU J, ESU = bits 12:8 of the vendor's unit MSR, except
+//! DRAM on the Intel server parts of RAPL_FIXED_DRAM_MODEL (a fixed 2^-16 J).
 
 use crate::cpu::{CpuSignature, CpuVendor};
 
@@ -21,74 +20,13 @@ pub struct RaplMsr {
     pub domain: &'static str,
 }
 
-/// Intel: PKG, PP0, PP1, DRAM, PSYS (ubench's order).
-const INTEL_ENERGY_MSRS: [RaplMsr; 5] = [
-    RaplMsr {
-        addr: 0x611,
-        register: "MSR_PKG_ENERGY_STATUS",
-        domain: "package",
-    },
-    RaplMsr {
-        addr: 0x639,
-        register: "MSR_PP0_ENERGY_STATUS",
-        domain: "core",
-    },
-    RaplMsr {
-        addr: 0x641,
-        register: "MSR_PP1_ENERGY_STATUS",
-        domain: "uncore",
-    },
-    RaplMsr {
-        addr: 0x619,
-        register: "MSR_DRAM_ENERGY_STATUS",
-        domain: "dram",
-    },
-    RaplMsr {
-        addr: 0x64D,
-        register: "MSR_PLATFORM_ENERGY_STATUS",
-        domain: "psys",
-    },
-];
-
-/// AMD (and Hygon): core, package.
-const AMD_ENERGY_MSRS: [RaplMsr; 2] = [
-    RaplMsr {
-        addr: 0xC001_029A,
-        register: "MSR_AMD_CORE_ENERGY_STATUS",
-        domain: "core",
-    },
-    RaplMsr {
-        addr: 0xC001_029B,
-        register: "MSR_AMD_PKG_ENERGY_STATUS",
-        domain: "package",
-    },
-];
-
-/// Intel MSR_DRAM_ENERGY_STATUS.
-pub const INTEL_DRAM_ENERGY_MSR: u32 = 0x619;
+include!(concat!(env!("OUT_DIR"), "/rapl_msrs.rs"));
 
 /// The largest raw value of an energy status counter (32 bits).
-pub const ENERGY_COUNTER_MAX: u64 = 0xFFFF_FFFF;
+pub const ENERGY_COUNTER_MAX: u64 = (1 << RAPL_ENERGY_COUNTER_BITS) - 1;
 
 /// 2^-16 J: the fixed DRAM energy unit of Intel server parts.
-pub const FIXED_DRAM_JOULES_PER_UNIT: f64 = 1.0 / 65536.0;
-
-/// Family 6 models with the fixed DRAM unit (intel_rapl_common.c:
-/// rapl_defaults_hsw_server and rapl_defaults_spr_server).
-const FIXED_DRAM_UNIT_MODELS: [u32; 12] = [
-    0x3F, // Haswell-X
-    0x4F, // Broadwell-X
-    0x56, // Broadwell-D
-    0x55, // Skylake-X (also Cascade Lake, Cooper Lake)
-    0x57, // Xeon Phi Knights Landing
-    0x85, // Xeon Phi Knights Mill
-    0x6A, // Ice Lake-X
-    0x6C, // Ice Lake-D
-    0x8F, // Sapphire Rapids-X
-    0xCF, // Emerald Rapids-X
-    0xAD, // Granite Rapids-X
-    0xAE, // Granite Rapids-D
-];
+pub const FIXED_DRAM_JOULES_PER_UNIT: f64 = 1.0 / (1u64 << RAPL_FIXED_DRAM_ESU) as f64;
 
 /// The energy status MSRs of `vendor`; empty for other vendors.
 pub fn rapl_energy_msrs(vendor: CpuVendor) -> &'static [RaplMsr] {
@@ -110,8 +48,8 @@ pub fn rapl_energy_msr(addr: u32) -> Option<&'static RaplMsr> {
 /// The unit MSR of `vendor` (Intel 0x606, AMD 0xC0010299).
 pub fn unit_msr(vendor: CpuVendor) -> Option<u32> {
     match vendor {
-        CpuVendor::Intel => Some(0x606),
-        CpuVendor::Amd => Some(0xC001_0299),
+        CpuVendor::Intel => Some(INTEL_UNIT_MSR),
+        CpuVendor::Amd => Some(AMD_UNIT_MSR),
         CpuVendor::Other => None,
     }
 }
@@ -128,7 +66,7 @@ pub fn msr_hex(addr: u32) -> String {
 /// assert_eq!(rbench::msr::energy_unit_joules(0x000A_0E03), 1.0 / 16384.0);
 /// ```
 pub fn energy_unit_joules(unit_msr_value: u64) -> f64 {
-    let esu = (unit_msr_value >> 8) & 0x1F;
+    let esu = (unit_msr_value >> RAPL_ESU_SHIFT) & u64::from(RAPL_ESU_MASK);
     1.0 / (1u64 << esu) as f64
 }
 
@@ -139,7 +77,7 @@ pub fn has_fixed_dram_unit(cpu: &CpuSignature) -> bool {
 
 /// Joules per unit of energy MSR `addr` on `cpu`, given the raw unit MSR.
 pub fn domain_joules_per_unit(cpu: &CpuSignature, addr: u32, unit_msr_value: u64) -> f64 {
-    if addr == INTEL_DRAM_ENERGY_MSR && has_fixed_dram_unit(cpu) {
+    if addr == addr::INTEL_DRAM && has_fixed_dram_unit(cpu) {
         FIXED_DRAM_JOULES_PER_UNIT
     } else {
         energy_unit_joules(unit_msr_value)
