@@ -201,9 +201,10 @@ def write_run(run: Run, all_rows: list[dict]) -> list[str]:
 
 
 # Test hooks that move what the harnesses and the sampler read to a fixture
-# tree (CONTRIBUTING.md); a run of this machine must not inherit one.
-FIXTURE_HOOKS = ("RAPLBENCH_POWERCAP_ROOT", "RAPLBENCH_DEV_CPU_ROOT", "RAPLBENCH_PMU_ROOT",
-                 "RAPLBENCH_CPU_ROOT")
+# tree; a run of this machine must not inherit one. Their one list, which
+# rbench reads too: results/fixture_hooks.json.
+FIXTURE_HOOKS = tuple(hook["var"] for hook in json.loads(
+    Path(__file__).with_name("fixture_hooks.json").read_text(encoding="utf-8"))["hooks"])
 
 
 def fixture_hooks(env) -> list[str]:

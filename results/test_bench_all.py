@@ -111,12 +111,15 @@ def test_overhead_experiment_has_a_row_per_mechanism(quick_run):
     assert (run_dir / "raw" / "hyperfine").is_dir()
 
 
-def test_a_fixture_hook_left_in_the_environment_refuses_the_run(monkeypatch, tmp_path, capsys):
-    monkeypatch.setenv("RAPLBENCH_PMU_ROOT", str(tmp_path))
+# RAPLBENCH_KSAMPLE_ROOT: the sampler's alone, once missing from bench-all's
+# own copy of the list (now results/fixture_hooks.json, which rbench reads)
+@pytest.mark.parametrize("hook", ["RAPLBENCH_PMU_ROOT", "RAPLBENCH_KSAMPLE_ROOT"])
+def test_a_fixture_hook_left_in_the_environment_refuses_the_run(monkeypatch, tmp_path, capsys, hook):
+    monkeypatch.setenv(hook, str(tmp_path))
     with pytest.raises(SystemExit) as refused:
         bench_all.main(["--quick", "--runs-dir", str(tmp_path / "runs")])
     assert refused.value.code == 2
-    assert "RAPLBENCH_PMU_ROOT set: the harnesses would measure a fixture tree" in capsys.readouterr().err
+    assert f"{hook} set: the harnesses would measure a fixture tree" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
     assert bench_all.fixture_hooks({"RAPLBENCH_CPU_ROOT": ""}) == []
 

@@ -1,75 +1,93 @@
 //! Where rbench finds the kernel's interfaces, and the test hooks that move
-//! them to a fixture tree: the same variables as ubench, so one test can
-//! plan both harnesses on the same fixtures. Unset or empty: the real path.
-//!
-//! * `RAPLBENCH_POWERCAP_ROOT` replaces /sys/class/powercap (the zones);
-//! * `RAPLBENCH_DEV_CPU_ROOT` replaces /dev/cpu (`<N>/msr` and the
-//!   `<N>/cpuid` stand-in);
-//! * `RAPLBENCH_PMU_ROOT` replaces /sys/bus/event_source/devices (the
-//!   `power` PMU and the `msr` stand-in);
-//! * `RAPLBENCH_CPU_ROOT` replaces /sys/devices/system/cpu (`online` and
-//!   `cpu<N>/topology/physical_package_id`, which the placements read);
-//! * `RAPLBENCH_KSAMPLE_ROOT` replaces /proc/ksample (the ksample module's
-//!   `control` and `records`; the sampler's alone, ubench has no such path).
+//! them to a fixture tree. Each root, its variable and its real directory
+//! are listed once, in results/fixture_hooks.json, which bench-all reads
+//! too (it refuses to run while a hook is set). Unset or empty: the real
+//! directory.
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
-/// A directory the kernel provides, and the variable that replaces it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Root {
+use serde::Deserialize;
+
+/// One hook of results/fixture_hooks.json.
+#[derive(Debug, Deserialize)]
+struct Hook {
+    /// The name a [`Root`] goes by.
+    root: String,
     /// The environment variable naming a replacement.
-    pub var: &'static str,
+    var: String,
     /// The real directory.
-    pub default: &'static str,
+    default: String,
 }
 
+/// Every hook, in the file's order.
+fn hooks() -> &'static [Hook] {
+    #[derive(Deserialize)]
+    struct File {
+        hooks: Vec<Hook>,
+    }
+    static HOOKS: OnceLock<Vec<Hook>> = OnceLock::new();
+    HOOKS.get_or_init(|| {
+        let text = include_str!("../../results/fixture_hooks.json");
+        let file: File = serde_json::from_str(text).expect("results/fixture_hooks.json parses");
+        file.hooks
+    })
+}
+
+/// A directory the kernel provides, and the variable that replaces it (by
+/// its `root` name in results/fixture_hooks.json).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Root(&'static str);
+
 impl Root {
+    fn hook(self) -> &'static Hook {
+        hooks()
+            .iter()
+            .find(|h| h.root == self.0)
+            .unwrap_or_else(|| panic!("no root {:?} in results/fixture_hooks.json", self.0))
+    }
+
+    /// The environment variable naming a replacement.
+    pub fn var(self) -> &'static str {
+        &self.hook().var
+    }
+
+    /// The real directory.
+    pub fn real(self) -> &'static str {
+        &self.hook().default
+    }
+
     /// The directory for the variable's value `value` (pure: the lookup
-    /// without the environment): the value, or the default where it is
+    /// without the environment): the value, or the real one where it is
     /// unset or empty.
-    pub fn resolve(&self, value: Option<&OsStr>) -> PathBuf {
+    pub fn resolve(self, value: Option<&OsStr>) -> PathBuf {
         match value {
             Some(value) if !value.is_empty() => PathBuf::from(value),
-            _ => PathBuf::from(self.default),
+            _ => PathBuf::from(self.real()),
         }
     }
 
     /// The directory, as the environment says now.
-    pub fn path(&self) -> PathBuf {
-        self.resolve(std::env::var_os(self.var).as_deref())
+    pub fn path(self) -> PathBuf {
+        self.resolve(std::env::var_os(self.var()).as_deref())
     }
 }
 
-/// The powercap zones.
-pub const POWERCAP: Root = Root {
-    var: "RAPLBENCH_POWERCAP_ROOT",
-    default: crate::powercap::DEFAULT_POWERCAP_ROOT,
-};
+/// The powercap zones (/sys/class/powercap).
+pub const POWERCAP: Root = Root("powercap");
 
-/// The per-CPU msr and cpuid devices.
-pub const DEV_CPU: Root = Root {
-    var: "RAPLBENCH_DEV_CPU_ROOT",
-    default: crate::msr::DEV_CPU_ROOT,
-};
+/// The per-CPU msr and cpuid devices (/dev/cpu).
+pub const DEV_CPU: Root = Root("dev_cpu");
 
-/// The perf PMUs.
-pub const PMU: Root = Root {
-    var: "RAPLBENCH_PMU_ROOT",
-    default: crate::perf::PMU_ROOT,
-};
+/// The perf PMUs (/sys/bus/event_source/devices).
+pub const PMU: Root = Root("pmu");
 
-/// The CPUs: which are online, and their topology.
-pub const CPU: Root = Root {
-    var: "RAPLBENCH_CPU_ROOT",
-    default: crate::cpu::CPU_ROOT,
-};
+/// The CPUs: which are online, and their topology (/sys/devices/system/cpu).
+pub const CPU: Root = Root("cpu");
 
-/// The ksample module's files.
-pub const KSAMPLE: Root = Root {
-    var: "RAPLBENCH_KSAMPLE_ROOT",
-    default: crate::ksample::DEFAULT_ROOT,
-};
+/// The ksample module's files (/proc/ksample).
+pub const KSAMPLE: Root = Root("ksample");
 
 /// The roots a plan discovers its counters and places its rows under,
 /// resolved once.
@@ -113,25 +131,15 @@ mod tests {
             PMU.resolve(Some(OsStr::new("/tmp/fixture/devices"))),
             PathBuf::from("/tmp/fixture/devices")
         );
-        assert_eq!(CPU.resolve(None), PathBuf::from("/sys/devices/system/cpu"));
-        assert_eq!(POWERCAP.resolve(None), PathBuf::from("/sys/class/powercap"));
     }
 
     #[test]
-    fn the_variables_are_ubench_s() {
-        let vars = [POWERCAP.var, DEV_CPU.var, PMU.var, CPU.var];
-        assert_eq!(
-            vars,
-            [
-                "RAPLBENCH_POWERCAP_ROOT",
-                "RAPLBENCH_DEV_CPU_ROOT",
-                "RAPLBENCH_PMU_ROOT",
-                "RAPLBENCH_CPU_ROOT"
-            ]
-        );
-        assert_eq!(
-            PMU.default, "/sys/bus/event_source/devices",
-            "the real PMU directory"
-        );
+    fn every_hook_of_the_list_is_a_root_here() {
+        let here: Vec<&str> = [POWERCAP, DEV_CPU, PMU, CPU, KSAMPLE]
+            .iter()
+            .map(|r| r.var())
+            .collect();
+        let listed: Vec<&str> = hooks().iter().map(|h| h.var.as_str()).collect();
+        assert_eq!(here, listed);
     }
 }

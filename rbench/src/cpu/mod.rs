@@ -32,10 +32,6 @@ pub fn parse_cpu_list(list: &str) -> Vec<usize> {
     cpus
 }
 
-/// Where the kernel lists the CPUs (`online`, `cpu<N>/topology`); see
-/// [`crate::roots::CPU`] for the variable that replaces it.
-pub const CPU_ROOT: &str = "/sys/devices/system/cpu";
-
 /// The online CPUs this process may run on, under the CPU root the
 /// environment names ([`Cpus::allowed`] of [`Cpus::from_env`]).
 pub fn allowed_cpus() -> Vec<usize> {

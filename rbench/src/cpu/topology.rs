@@ -10,7 +10,7 @@ use nix::unistd::Pid;
 use super::{parse_cpu_list, Package, Placement};
 use crate::sysfs::read_first_line;
 
-/// The CPUs as a CPU root lists them ([`CPU_ROOT`](super::CPU_ROOT), or a fixture's
+/// The CPUs as a CPU root lists them ([`crate::roots::CPU`], or a fixture's
 /// `sys/devices/system/cpu`): which are online, their packages, and where a
 /// benchmark runs relative to a counter's CPU. Which CPUs this process may
 /// run on (its affinity mask) is always this machine's.
@@ -21,7 +21,7 @@ pub struct Cpus {
 }
 
 /// The physical package of `cpu`, from the CPU topology under `cpu_root`
-/// ([`CPU_ROOT`](super::CPU_ROOT), or a fixture's `sys/devices/system/cpu`).
+/// ([`crate::roots::CPU`], or a fixture's `sys/devices/system/cpu`).
 pub fn package_of_in(cpu_root: &Path, cpu: usize) -> Option<u32> {
     read_first_line(cpu_root.join(format!("cpu{cpu}/topology/physical_package_id")))?
         .trim()
@@ -46,7 +46,7 @@ impl Cpus {
     }
 
     /// The CPUs listed under the root the environment names now
-    /// ([`crate::roots::CPU`]: `$RAPLBENCH_CPU_ROOT`, else [`CPU_ROOT`](super::CPU_ROOT)).
+    /// ([`crate::roots::CPU`]).
     pub fn from_env() -> Cpus {
         Cpus::at(crate::roots::CPU.path())
     }
@@ -186,11 +186,11 @@ impl Cpus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::CPU_ROOT;
+    use crate::roots::CPU;
 
     #[test]
     fn package_placements_pair_the_same_cpu_with_one_of_its_package() {
-        let cpus = Cpus::at(CPU_ROOT);
+        let cpus = Cpus::at(CPU.real());
         let package_of = |cpu| cpus.package_of(cpu);
         let allowed = cpus.allowed();
         let Some(&target) = allowed.first() else {
@@ -217,8 +217,8 @@ mod tests {
 
     #[test]
     fn placements_pair_same_and_other_cpu() {
-        let placements = |target| Cpus::at(CPU_ROOT).placements(target);
-        let cpus = Cpus::at(CPU_ROOT).allowed();
+        let placements = |target| Cpus::at(CPU.real()).placements(target);
+        let cpus = Cpus::at(CPU.real()).allowed();
         let first = cpus[0];
         let p = placements(Some(first));
         assert_eq!(
@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn this_machine_has_a_package_with_a_lead_cpu() {
-        let cpus = Cpus::at(CPU_ROOT);
+        let cpus = Cpus::at(CPU.real());
         let packages = cpus.packages();
         assert!(!packages.is_empty());
         assert_eq!(

@@ -71,9 +71,9 @@ pub fn perf_counters(pmu_root: &Path, cpu_root: &Path) -> Result<Counters, Error
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::CPU_ROOT;
     use crate::liveness::Verdict;
     use crate::perf::fixture_energy_events;
+    use crate::roots::{CPU, PMU};
     use crate::testutil::{testdata_sys, two_packages_sys};
 
     #[test]
@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn this_machine_probes_its_real_events_or_leaves_the_stand_in_without_verdict() {
-        let mut found = match perf_counters(Path::new(crate::perf::PMU_ROOT), Path::new(CPU_ROOT)) {
+        let mut found = match perf_counters(Path::new(PMU.real()), Path::new(CPU.real())) {
             Ok(found) => found,
             Err(e) => return eprintln!("skipped: {e}"),
         };

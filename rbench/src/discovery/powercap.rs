@@ -65,8 +65,8 @@ pub fn powercap_counters(root: &Path, cpu_root: &Path) -> Result<Counters, Error
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::CPU_ROOT;
     use crate::liveness::{Liveness, Verdict};
+    use crate::roots::CPU;
     use crate::testutil::{copy_tree, rewrite_energy_uj, testdata_sys, two_packages_sys, TempDir};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
@@ -77,7 +77,7 @@ mod tests {
     #[test]
     fn the_static_fixture_is_frozen() {
         let root = testdata_sys().join("class/powercap");
-        let mut found = powercap_counters(&root, Path::new(CPU_ROOT)).unwrap();
+        let mut found = powercap_counters(&root, Path::new(CPU.real())).unwrap();
         found.probe(SHORT);
         assert_eq!(found.stand_in, None);
         let names: Vec<&str> = found.counters.iter().map(|c| c.name.as_str()).collect();
@@ -127,7 +127,7 @@ mod tests {
                 }
             })
         };
-        let mut found = powercap_counters(&root, Path::new(CPU_ROOT)).unwrap();
+        let mut found = powercap_counters(&root, Path::new(CPU.real())).unwrap();
         found.counters.truncate(3); // intel-rapl:1:0 is not rewritten
                                     // a long window: the probe ends as soon as all three moved, and the
                                     // writer thread may be slow to run on a loaded machine
@@ -182,7 +182,7 @@ mod tests {
     #[test]
     fn no_zone_means_the_stand_in_which_gets_no_verdict() {
         let empty = TempDir::new("powercap-none");
-        match powercap_counters(empty.path(), Path::new(CPU_ROOT)) {
+        match powercap_counters(empty.path(), Path::new(CPU.real())) {
             Ok(mut found) => {
                 found.probe(SHORT);
                 assert!(found.stand_in.is_some());

@@ -4,7 +4,8 @@
 //! a crate built without the BPF object) they print `skipped: <why>`.
 
 use super::*;
-use crate::perf::{energy_events, PerfMode, PerfSource, PERF_TYPE_SOFTWARE, PMU_ROOT};
+use crate::perf::{energy_events, PerfMode, PerfSource, PERF_TYPE_SOFTWARE};
+use crate::roots::{CPU, PMU};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -149,7 +150,7 @@ fn the_first_ticks_find_every_counter_in_the_map() {
 /// only CPUs of this process's affinity mask are used.
 #[test]
 fn loads_publishes_and_ticks_on_the_cpus_it_may_run_on() {
-    let found = match energy_events(Path::new(PMU_ROOT), Path::new(crate::cpu::CPU_ROOT)) {
+    let found = match energy_events(Path::new(PMU.real()), Path::new(CPU.real())) {
         Ok(found) => found,
         Err(e) => return eprintln!("skipped: no energy events or stand-in to sample: {e}"),
     };

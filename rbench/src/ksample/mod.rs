@@ -30,9 +30,6 @@ use nix::errno::Errno;
 
 use crate::Error;
 
-/// Where the module's files live.
-pub const DEFAULT_ROOT: &str = "/proc/ksample";
-
 /// Records asked for per read(2): 100 ms of one package at 1 kHz in one
 /// call, 8.6 KiB.
 pub const READ_RECORDS: usize = 100;

@@ -14,11 +14,11 @@
 
 mod registers;
 
+pub use registers::addr;
 pub use registers::{
     domain_joules_per_unit, energy_unit_joules, has_fixed_dram_unit, msr_hex, rapl_energy_msr,
     rapl_energy_msrs, unit_msr, RaplMsr, ENERGY_COUNTER_MAX, FIXED_DRAM_JOULES_PER_UNIT,
 };
-pub use registers::addr;
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -28,9 +28,6 @@ use nix::errno::Errno;
 
 use crate::cpu::{CpuSignature, Package};
 use crate::{CounterSource, Domain, Error};
-
-/// Where the per-CPU devices live: /dev/cpu/<N>/msr and /dev/cpu/<N>/cpuid.
-pub const DEV_CPU_ROOT: &str = "/dev/cpu";
 
 /// `<root>/<cpu>/msr`.
 pub fn msr_device_path(root: &Path, cpu: usize) -> PathBuf {
@@ -451,11 +448,16 @@ mod tests {
     #[test]
     fn the_cpuid_device_reads_leaf_0_when_present() {
         // /dev/cpu/0/cpuid is root-only: probe by opening it
-        let mut source =
-            match MsrSource::open(&[cpuid_stand_in_read(Path::new(DEV_CPU_ROOT), 0)], None) {
-                Ok(source) => source,
-                Err(e) => return eprintln!("skipped: {e}"),
-            };
+        let mut source = match MsrSource::open(
+            &[cpuid_stand_in_read(
+                Path::new(crate::roots::DEV_CPU.real()),
+                0,
+            )],
+            None,
+        ) {
+            Ok(source) => source,
+            Err(e) => return eprintln!("skipped: {e}"),
+        };
         let mut out = [0u64; 1];
         source.read(&mut out).unwrap();
         let max_leaf = core::arch::x86_64::__cpuid(0).eax;

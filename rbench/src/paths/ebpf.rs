@@ -204,15 +204,14 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::CPU_ROOT;
     use crate::discovery::perf_counters;
-    use crate::perf::PMU_ROOT;
+    use crate::roots::{CPU, PMU};
     use std::path::Path;
 
     #[test]
     fn ebpf_rows_without_events_are_unavailable_with_the_reason() {
         let missing: Result<Counters, Error> = Err(Error::Unavailable("no PMU".into()));
-        let rows = ebpf_rows(&missing, &Cpus::at(CPU_ROOT), Duration::from_millis(10));
+        let rows = ebpf_rows(&missing, &Cpus::at(CPU.real()), Duration::from_millis(10));
         let ids: Vec<(&str, &str)> = rows
             .iter()
             .map(|r| (r.meta.path.as_str(), r.meta.op.as_str()))
@@ -223,8 +222,8 @@ mod tests {
 
     #[test]
     fn ebpf_rows_on_this_machine_read_a_running_sampler_or_say_why() {
-        let found = perf_counters(Path::new(PMU_ROOT), Path::new(CPU_ROOT));
-        let rows = ebpf_rows(&found, &Cpus::at(CPU_ROOT), SLOT_CHECK);
+        let found = perf_counters(Path::new(PMU.real()), Path::new(CPU.real()));
+        let rows = ebpf_rows(&found, &Cpus::at(CPU.real()), SLOT_CHECK);
         let Some(runs) = rows.iter().find(|r| r.reads.is_ok()) else {
             let why = rows[0].reason().unwrap();
             return eprintln!("skipped: no eBPF row runs here: {why}");

@@ -94,9 +94,10 @@ pub fn msr_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::{CpuVendor, CPU_ROOT};
+    use crate::cpu::CpuVendor;
     use crate::liveness::Verdict;
-    use crate::msr::{msr_device_path, MsrDevice, DEV_CPU_ROOT};
+    use crate::msr::{msr_device_path, MsrDevice};
+    use crate::roots::{CPU, DEV_CPU};
     use crate::testutil::{write_msr_fixture, TempDir};
 
     const SHORT: Duration = Duration::from_millis(10);
@@ -104,7 +105,7 @@ mod tests {
     #[test]
     fn msr_rows_on_a_fixture_device_leave_faulting_msrs_unavailable() {
         let root = TempDir::new("plan-msr");
-        let cpus = Cpus::at(CPU_ROOT);
+        let cpus = Cpus::at(CPU.real());
         let target = cpus.allowed()[0];
         // the fixture ends after 0x641: 0x64d (PSYS) faults
         write_msr_fixture(
@@ -156,7 +157,7 @@ mod tests {
     #[test]
     fn msr_rows_without_a_device_use_the_cpuid_stand_in_or_say_why() {
         let root = TempDir::new("plan-msr-missing");
-        let cpus = Cpus::at(CPU_ROOT);
+        let cpus = Cpus::at(CPU.real());
         let first = cpus.allowed()[0];
         let package = [Package {
             id: 0,
@@ -174,7 +175,7 @@ mod tests {
             "{reason}"
         );
         // where this machine's msr device is missing and its cpuid device opens
-        let dev = Path::new(DEV_CPU_ROOT);
+        let dev = Path::new(DEV_CPU.real());
         if MsrDevice::open(&msr_device_path(dev, first)).is_ok() {
             return eprintln!("skipped: this machine has /dev/cpu/{first}/msr");
         }

@@ -111,11 +111,10 @@ pub fn perf_rows(perf: &Result<Counters, Error>, cpus: &Cpus) -> Vec<Planned> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::CPU_ROOT;
     use crate::discovery::{perf_counters, perf_counters_of};
     use crate::liveness::{Liveness, Verdict};
-    use crate::perf::PMU_ROOT;
     use crate::perf::fixture_energy_events;
+    use crate::roots::{CPU, PMU};
     use crate::testutil::two_packages_sys;
     use std::path::Path;
     use std::time::Duration;
@@ -199,8 +198,8 @@ mod tests {
 
     #[test]
     fn perf_rows_on_this_machine_read_the_first_event_and_group_read_all() {
-        let found = perf_counters(Path::new(PMU_ROOT), Path::new(CPU_ROOT));
-        let cpus = Cpus::at(CPU_ROOT);
+        let found = perf_counters(Path::new(PMU.real()), Path::new(CPU.real()));
+        let cpus = Cpus::at(CPU.real());
         let rows = perf_rows(&found, &cpus);
         if let Err(e) = &found {
             return eprintln!("skipped: {e}");

@@ -91,9 +91,9 @@ pub fn powercap_rows(root: &Path, cpus: &Cpus, window: Duration) -> Vec<Planned>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::CPU_ROOT;
     use crate::liveness::Verdict;
     use crate::powercap::{stand_in_text, STAND_IN_FILE};
+    use crate::roots::CPU;
     use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
 
     const SHORT: Duration = Duration::from_millis(10);
@@ -146,7 +146,7 @@ mod tests {
     #[test]
     fn powercap_without_zones_plans_the_stand_in() {
         let empty = TempDir::new("plan-powercap");
-        let cpus = Cpus::at(CPU_ROOT);
+        let cpus = Cpus::at(CPU.real());
         let rows = powercap_rows(empty.path(), &cpus, SHORT);
         let first = cpus.allowed()[0];
         assert_eq!(rows.len(), 2);

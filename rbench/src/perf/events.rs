@@ -17,9 +17,6 @@ use std::path::Path;
 use crate::cpu::{parse_cpu_list, Cpus};
 use crate::sysfs::read_first_line;
 
-/// Where the PMUs are listed.
-pub const PMU_ROOT: &str = "/sys/bus/event_source/devices";
-
 /// One perf event as sysfs describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PerfEventSpec {

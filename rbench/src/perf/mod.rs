@@ -12,9 +12,7 @@
 
 mod events;
 
-pub use events::{
-    discover_pmu_events, encode_config, events_label, PerfEventSpec, PmuEvents, PMU_ROOT,
-};
+pub use events::{discover_pmu_events, encode_config, events_label, PerfEventSpec, PmuEvents};
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::Path;
@@ -351,6 +349,7 @@ pub(crate) fn fixture_energy_events(sys: &std::path::Path) -> EnergyEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::roots::{CPU, PMU};
     use crate::testutil::testdata_sys;
 
     #[test]
@@ -358,7 +357,7 @@ mod tests {
         // the fixture's `power` PMU (type 23) does not exist on this
         // machine: discovery finds it, opening says why it cannot be used
         let root = testdata_sys().join("bus/event_source/devices");
-        match energy_events(&root, Path::new(crate::cpu::CPU_ROOT)) {
+        match energy_events(&root, Path::new(CPU.real())) {
             Ok(found) => assert_eq!(found.events[0].name, "power/energy-pkg/"),
             Err(e) => assert!(
                 e.to_string()
@@ -384,7 +383,7 @@ mod tests {
 
     #[test]
     fn reads_this_machines_energy_events_one_by_one_and_as_a_group() {
-        let found = match energy_events(Path::new(PMU_ROOT), Path::new(crate::cpu::CPU_ROOT)) {
+        let found = match energy_events(Path::new(PMU.real()), Path::new(CPU.real())) {
             Ok(found) => found,
             Err(e) => return eprintln!("skipped: {e}"),
         };

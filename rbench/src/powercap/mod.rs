@@ -13,7 +13,7 @@
 
 mod zones;
 
-pub use zones::{discover_powercap_zones, parse_energy_uj, PowercapZone, DEFAULT_POWERCAP_ROOT};
+pub use zones::{discover_powercap_zones, parse_energy_uj, PowercapZone};
 
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -392,7 +392,7 @@ mod tests {
     fn zone_targets_and_cpus() {
         let zones = discover_powercap_zones(&testdata_sys().join("class/powercap"));
         assert_eq!(zone_target(&zones[1]), "intel-rapl:0:0/energy_uj");
-        let cpus = Cpus::at(crate::cpu::CPU_ROOT);
+        let cpus = Cpus::at(crate::roots::CPU.real());
         assert_eq!(zone_target_cpu(&zones[0], &cpus), cpus.package_lead_cpu(0));
         assert_eq!(zone_target_cpu(&zones[3], &cpus), None); // psys
         assert_eq!(zone_target_cpu(&zones[4], &cpus), None); // mmio

@@ -16,9 +16,6 @@ use std::path::Path;
 use crate::error::BadText;
 use crate::sysfs::read_first_line;
 
-/// The root scanned by default.
-pub const DEFAULT_POWERCAP_ROOT: &str = "/sys/class/powercap";
-
 /// One powercap zone with an energy counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PowercapZone {
