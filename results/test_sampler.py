@@ -47,7 +47,7 @@ def row(target, metric="rate_hz", status="ok", stand_in=None, op="perf"):
             "stand_in": stand_in}
 
 
-def window(kind, pair, samples=100, cpu_ns=1_000_000, wall_ns=100_000_000, error_ns=2000.0,
+def window(kind, pair, samples=100, cpu_ns=100_000, wall_ns=100_000_000, error_ns=2000.0,
            missed=0, first_error=None):
     """One window as raplbench-sample --report writes it."""
     return {"kind": kind, "pair": pair, "wall_ns": wall_ns, "samples": samples,
@@ -98,8 +98,8 @@ def test_the_rows_of_a_report_are_the_samplers_the_nulls_and_above_null():
     assert by[sampler.SAMPLER, "rate_hz"]["samples"] == [1000.0] * 4
     assert by[sampler.SAMPLER, "cpu_us_per_sample"]["samples"] == [2.0] * 4
     assert by[sampler.SAMPLER, "jitter_us"]["samples"] == [2.0] * 4
-    assert by[sampler.NULL, "cpu_us_per_sample"]["samples"] == [0.01] * 4
-    assert by[sampler.ABOVE_NULL, "cpu_us_per_sample"]["samples"] == [2.0 - 0.01] * 4
+    assert by[sampler.NULL, "cpu_us_per_sample"]["samples"] == [1.0] * 4
+    assert by[sampler.ABOVE_NULL, "cpu_us_per_sample"]["samples"] == [1.0] * 4
     assert by[sampler.ABOVE_NULL, "rate_hz"]["samples"] == [0.0] * 4
     # the sampler's verdict on its rows and above null; the null loop none
     assert by[sampler.ABOVE_NULL, "rate_hz"]["liveness"] == "frozen"
