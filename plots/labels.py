@@ -4,7 +4,7 @@ targets. Pure functions of rows and machine objects (schema v1), no I/O.
 
 import re
 
-from results import registry, sampler
+from results import rapl_msrs, registry, sampler
 from results.table import shorten
 
 # ---- machines ----------------------------------------------------------------
@@ -172,17 +172,9 @@ def placement(row: dict) -> str:
     return SAME_CPU if cpu == target else OTHER_CPU
 
 
-# RAPL and reference MSRs by address (lower case, as kbench writes them).
-MSR_NAMES = {
-    "0x10": "TSC", "0x17": "platform ID", "0x19c": "thermal status",
-    "0x606": "power unit", "0x611": "PKG energy", "0x639": "PP0 energy",
-    "0x641": "PP1 energy", "0x619": "DRAM energy", "0x64d": "PSYS energy",
-    "0xc0010299": "power unit", "0xc001029a": "core energy", "0xc001029b": "PKG energy",
-}
-
-
 def msr_name(address: str | None) -> str | None:
-    return MSR_NAMES.get((address or "").lower())
+    """The name of an MSR of kbench/rapl_msrs.h: "0x611" is "PKG energy"."""
+    return rapl_msrs.LABELS.get((address or "").lower())
 
 
 def op_label(op: str) -> str:

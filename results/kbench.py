@@ -18,11 +18,12 @@ twice: metric "cycles" (TSC cycles, the module's own unit) and "latency" in
 ns (cycles * 1e6 / tsc_khz). What was not measured (an MSR that faults, a
 machine that cannot load the module) gets one "latency" row with the reason.
 
-From a guest log (kbench/qemu/guest-test.sh), the rows that
+From a guest log (kbench/qemu/guest-test.sh), the rows of the reports
 `raplbench-sample --mechanism kernel --report` wrote in the guest (parts
-"sampler-rows-<hz>") follow the module's own rows, re-stamped with the
-guest's machine (machine.hypervisor "qemu-tcg") and this run's id and time:
-emulated-CPU figures, tagged as such like every other row of that run.
+"sampler-rows-<hz>", built by results/sampler.py) follow the module's own
+rows, with the guest's machine (machine.hypervisor "qemu-tcg") and this
+run's id and time: emulated-CPU figures, tagged as such like every other
+row of that run.
 
 An energy-status MSR's report also carries the module's liveness verdict
 ("liveness: live|frozen|no-unit" and a "liveness_probe: ..." line saying
@@ -39,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 from results import machine as machine_mod
-from results import registry, rows
+from results import registry, rows, sampler
 
 HARNESS = "kbench"
 PATHS = registry.paths_of(HARNESS)
@@ -265,10 +266,11 @@ def guest_parts(log: str) -> dict[str, str]:
 
 
 def guest_sampler_rows(parts: dict[str, str], common: dict) -> list[dict]:
-    """The rows raplbench-sample --report wrote in the guest (the parts
-    "sampler-rows-<hz>"), with `common`'s machine, run id and time. Lines
-    that are not a JSON object (a kernel message on the console) are
-    skipped; ValueError for a line that starts like a row but is not one."""
+    """The rows of the reports raplbench-sample --report wrote in the guest
+    (the parts "sampler-rows-<hz>", each a line of JSON), with `common`'s
+    machine, run id and time. Lines that are not a JSON object (a kernel
+    message on the console) are skipped; ValueError for a line that starts
+    like a report but is not one."""
     out = []
     for name, body in parts.items():
         if not name.startswith("sampler-rows-"):
@@ -277,11 +279,10 @@ def guest_sampler_rows(parts: dict[str, str], common: dict) -> list[dict]:
             if not line.startswith("{"):
                 continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"guest log part {name}, line {n}: not a JSON row: {e}") from e
-            row.update({k: common[k] for k in ("run_id", "timestamp", "machine")})
-            out.append(row)
+                out += sampler.report_rows(common, json.loads(line))
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise ValueError(f"guest log part {name}, line {n}: not a JSON report: "
+                                 f"{e!r}") from e
     return out
 
 

@@ -216,15 +216,20 @@ def test_a_guest_log_with_an_escaping_file_name_exits_2(tmp_path, capsys):
 
 
 def test_guest_sampler_rows_take_the_guests_machine_and_skip_console_noise():
-    row = {"run_id": "in-guest", "timestamp": "1970", "machine": {"hypervisor": "kvm"},
-           "harness": "sampler", "op": "kernel", "metric": "rate_hz"}
-    parts = {"report": "op ...", "sampler-rows-1000": "\n" + json.dumps(row) + "\n"
+    window = {"kind": "sampler", "pair": 0, "wall_ns": 10**8, "samples": 100,
+              "samples_since_start": 100, "cpu_ns": 10**5, "missed_ticks": 0,
+              "interval_error_p50_ns": 2000.0, "first_error": None}
+    loop = {"target": "0x611", "cpu": 0, "target_cpu": 0, "stand_in": None, "liveness": None,
+            "liveness_note": None}
+    report = {"mechanism": "kernel", "frequency_hz": 1000, "sampler": loop, "null": loop,
+              "windows": [window]}
+    parts = {"report": "op ...", "sampler-rows-1000": "\n" + json.dumps(report) + "\n"
              "[   12.3] ksample: a kernel message on the console\n",
-             "sampler-rows-10000": json.dumps({**row, "metric": "jitter_us"}) + "\n"}
+             "sampler-rows-10000": json.dumps({**report, "frequency_hz": 10000}) + "\n"}
     out = kbench.guest_sampler_rows(parts, COMMON)
-    assert [r["metric"] for r in out] == ["rate_hz", "jitter_us"]
+    assert [r["target"] for r in out] == ["0x611 @ 1000 Hz"] * 4 + ["0x611 @ 10000 Hz"] * 4
     for r in out:
         assert (r["run_id"], r["timestamp"]) == ("test-run", "2026-11-22T00:00:00Z")
         assert r["machine"]["hypervisor"] == "qemu-tcg"
-    with pytest.raises(ValueError, match="sampler-rows-1000, line 1: not a JSON row"):
+    with pytest.raises(ValueError, match="sampler-rows-1000, line 1: not a JSON report"):
         kbench.guest_sampler_rows({"sampler-rows-1000": '{"torn": '}, COMMON)
