@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::cpu::{cpu_signature, CpuSignature, Cpus, Package};
 use crate::discovery::msr_counters;
-use crate::msr::{register_read, MsrSource, RegisterRead};
+use crate::msr::{MsrSource, RegisterRead};
 use crate::plan::{meta, Plan, Planned, Reader, Reads, SourceReader};
 use crate::Error;
 
@@ -70,7 +70,7 @@ pub fn msr_rows(
     found.probe(window);
     let mut rows = Vec::new();
     for counter in &found.counters {
-        let Some(read) = register_read(counter) else {
+        let Some(read) = counter.register_read() else {
             continue;
         };
         for p in cpus.placements(Some(target)) {

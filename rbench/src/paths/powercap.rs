@@ -52,7 +52,7 @@ fn powercap_file_rows(counter: &Counter, stand_in: Option<&str>, cpus: &Cpus) ->
                 stand_in,
                 counter.liveness.clone(),
             );
-            rows.push(match (&counter.readable, CounterFile::of(counter)) {
+            rows.push(match (&counter.readable, counter.file()) {
                 (Ok(()), Some(file)) => Planned::run(meta, PowercapReads { file, mode }),
                 (Err(e), _) => Planned::unavailable(meta, e),
                 (Ok(()), None) => Planned::unavailable(meta, "not a file"),
