@@ -22,7 +22,7 @@ from pathlib import Path
 
 # Hypervisor names: cpuid signature (leaf 0x40000000's ebx, ecx, edx) -> name,
 # and /sys/class/dmi/id/sys_vendor prefixes only virtual machines report.
-# results/hypervisors.json holds them for Python and Rust (rbench's sampler).
+# results/hypervisors.json holds them.
 _HYPERVISORS = json.loads(Path(__file__).with_name("hypervisors.json").read_text(encoding="utf-8"))
 HYPERVISOR_SIGNATURES = {sig.encode("ascii"): name
                          for sig, name in _HYPERVISORS["cpuid_signatures"].items()}

@@ -205,8 +205,7 @@ def test_live_machine_matches_the_schema(monkeypatch):
 
 
 def test_hypervisor_table_is_well_formed():
-    # results/hypervisors.json: rbench's sampler matches the same signatures
-    # byte for byte (rbench/src/schema_row.rs), so each is 12 ASCII bytes
+    # results/hypervisors.json: cpuid's signatures are 12 ASCII bytes
     assert machine.HYPERVISOR_SIGNATURES and machine.DMI_VENDOR_HINTS
     assert all(len(sig) == 12 for sig in machine.HYPERVISOR_SIGNATURES)
     assert machine.HYPERVISOR_SIGNATURES[b"KVMKVMKVM\0\0\0"] == "kvm"

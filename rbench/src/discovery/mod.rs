@@ -3,9 +3,11 @@
 //! would read on this machine, each with its route, package, unit,
 //! stand-in and liveness.
 //!
-//! The benchmarks' plan ([`crate::plan`]), the sampler (its mechanisms and
-//! `--list`) and the sources' own `discover_in` functions all start here, so
-//! they read the same counters and give the same advice.
+//! The benchmarks' plan ([`crate::plan`]) and the sampler (its mechanisms
+//! and `--list`) both start here, so they read the same counters and give
+//! the same advice. Discovery sits above the sources ([`crate::powercap`],
+//! [`crate::msr`], [`crate::perf`], [`crate::ksample`]), which only open
+//! and read what it found.
 //!
 //! Discovery itself only looks (sysfs, a first read of each MSR); the
 //! liveness probe ([`Counters::probe`]) opens the counters and reads them
@@ -17,7 +19,6 @@ mod perf;
 mod powercap;
 
 pub use ksample::ksample_counters;
-pub(crate) use msr::no_rapl_msr;
 pub use msr::{msr_counters, no_rapl_msr_message};
 pub use perf::{perf_counters, perf_counters_of};
 pub use powercap::powercap_counters;
@@ -27,7 +28,7 @@ use std::time::Duration;
 
 use crate::ksample::{Module, ProbeSource};
 use crate::liveness::{probe, worst_of, Liveness};
-use crate::msr::{msr_hex, register_read, MsrSource, Register, RegisterRead};
+use crate::msr::{msr_hex, MsrSource, Register, RegisterRead};
 use crate::perf::{PerfEventSpec, PerfMode, PerfSource};
 use crate::powercap::{CounterFile, PowercapMode, PowercapSource};
 use crate::source::Joined;
@@ -121,6 +122,31 @@ pub struct Counter {
     pub liveness: Option<Liveness>,
 }
 
+impl Counter {
+    /// The file to read, if it is one (powercap's energy_uj or its stand-in).
+    pub fn file(&self) -> Option<CounterFile> {
+        match &self.route {
+            Route::File { path } => Some(CounterFile {
+                path: path.clone(),
+                domain: self.domain.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The register to read, if it is one (an MSR, or the cpuid stand-in).
+    pub fn register_read(&self) -> Option<RegisterRead> {
+        match &self.route {
+            Route::Register { device, register } => Some(RegisterRead {
+                device: device.clone(),
+                register: *register,
+                domain: self.domain.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// What one mechanism would read here.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counters {
@@ -205,7 +231,7 @@ fn source_key(route: &Route) -> (u8, usize) {
 fn open_run(run: &[Counter]) -> Result<Box<dyn CounterSource + Send>, Error> {
     match &run[0].route {
         Route::File { .. } => {
-            let files: Vec<CounterFile> = run.iter().filter_map(CounterFile::of).collect();
+            let files: Vec<CounterFile> = run.iter().filter_map(Counter::file).collect();
             Ok(Box::new(PowercapSource::open(
                 &files,
                 PowercapMode::Pread,
@@ -213,7 +239,7 @@ fn open_run(run: &[Counter]) -> Result<Box<dyn CounterSource + Send>, Error> {
             )?))
         }
         Route::Register { .. } => {
-            let reads: Vec<RegisterRead> = run.iter().filter_map(register_read).collect();
+            let reads: Vec<RegisterRead> = run.iter().filter_map(Counter::register_read).collect();
             Ok(Box::new(MsrSource::open(&reads, None)?))
         }
         Route::PerfEvent { cpu, .. } => {

@@ -153,17 +153,14 @@ pub fn no_rapl_msr_message(cpu: &CpuSignature) -> String {
     )
 }
 
-/// The error where every energy MSR faults.
-pub(crate) fn no_rapl_msr(cpu: &CpuSignature) -> Error {
-    Error::Unavailable(no_rapl_msr_message(cpu))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cpu::CpuVendor;
+    use crate::discovery::open_counters;
     use crate::liveness::Verdict;
     use crate::testutil::{write_msr_fixture, TempDir};
+    use crate::CounterSource;
     use std::time::Duration;
 
     const SKX: CpuSignature = CpuSignature {
@@ -171,6 +168,118 @@ mod tests {
         family: 6,
         model: 0x55,
     };
+    const INTEL_CLIENT: CpuSignature = CpuSignature {
+        vendor: CpuVendor::Intel,
+        family: 6,
+        model: 0x5E,
+    };
+    const INTEL_SPR: CpuSignature = CpuSignature {
+        vendor: CpuVendor::Intel,
+        family: 6,
+        model: 0x8F,
+    };
+
+    /// The readable counters of `found`, opened together as a source.
+    fn open_readable(found: &Counters) -> Box<dyn CounterSource + Send> {
+        let readable: Vec<Counter> = found.readable().cloned().collect();
+        open_counters(&readable, found.stand_in.clone()).unwrap()
+    }
+
+    #[test]
+    fn discovers_intel_domains_per_package_and_leaves_faulting_ones_out() {
+        let root = TempDir::new("msr-intel");
+        // package 0 on CPU 0; PSYS (0x64d) lies beyond the end: it faults
+        let values = [
+            (0x606, 0x000A_0E03),
+            (0x611, 0x1111_0000_8A2B_3C4D),
+            (0x639, 0x0123_4567),
+            (0x619, 42),
+            (0x641, 7),
+        ];
+        write_msr_fixture(root.path(), 0, &values);
+        write_msr_fixture(root.path(), 2, &values);
+        let packages = [
+            Package { id: 0, lead_cpu: 0 },
+            Package { id: 1, lead_cpu: 2 },
+        ];
+        let found = msr_counters(root.path(), &INTEL_SPR, &packages).unwrap();
+        let mut source = open_readable(&found);
+        assert_eq!(source.stand_in(), None);
+        let names: Vec<String> = source
+            .domains()
+            .iter()
+            .map(|d| format!("{}/{}", d.source, d.name))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "package-0/package",
+                "package-0/core",
+                "package-0/uncore",
+                "package-0/dram",
+                "package-1/package",
+                "package-1/core",
+                "package-1/uncore",
+                "package-1/dram",
+            ]
+        );
+        let pkg = &source.domains()[0];
+        assert_eq!((pkg.joules_per_unit, pkg.max), (1.0 / 16384.0, 0xFFFF_FFFF));
+        assert_eq!(source.domains()[3].joules_per_unit, 1.0 / 65536.0); // the server DRAM unit
+        let mut out = [0u64; 8];
+        source.read(&mut out).unwrap();
+        assert_eq!(out[..4], [0x8A2B_3C4D, 0x0123_4567, 7, 42]); // reserved bits 63:32 masked
+
+        // a client part: DRAM follows ESU
+        let client =
+            open_readable(&msr_counters(root.path(), &INTEL_CLIENT, &packages[..1]).unwrap());
+        assert_eq!(client.domains()[3].joules_per_unit, 1.0 / 16384.0);
+    }
+
+    #[test]
+    fn discovers_amd_domains_at_their_high_addresses() {
+        let root = TempDir::new("msr-amd");
+        // the unit, core and package MSRs are 1 byte apart, so their 8-byte
+        // values overlap in a file: bytes 03 10 0a at 0xc0010299.. give
+        // unit 0x0a1003 (ESU 16), core 0x0a10 and package 0x0a
+        // (the zero at 0xc00102a0 extends the file to cover all three)
+        write_msr_fixture(
+            root.path(),
+            0,
+            &[(0xC001_0299, 0x000A_1003), (0xC001_02A0, 0)],
+        );
+        let amd = CpuSignature {
+            vendor: CpuVendor::Amd,
+            family: 0x19,
+            model: 1,
+        };
+        let found = msr_counters(root.path(), &amd, &[Package { id: 0, lead_cpu: 0 }]).unwrap();
+        let mut source = open_readable(&found);
+        let names: Vec<&str> = source.domains().iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["core", "package"]);
+        assert_eq!(source.domains()[1].joules_per_unit, 1.0 / 65536.0);
+        let mut out = [0u64; 2];
+        source.read(&mut out).unwrap();
+        assert_eq!(out, [0x0A10, 0x0A]);
+    }
+
+    #[test]
+    fn unknown_vendor_is_unavailable() {
+        let root = TempDir::new("msr-other");
+        write_msr_fixture(root.path(), 0, &[(0x611, 1)]);
+        let other = CpuSignature {
+            vendor: CpuVendor::Other,
+            family: 0,
+            model: 0,
+        };
+        let err = msr_counters(root.path(), &other, &[Package { id: 0, lead_cpu: 0 }])
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "no known RAPL MSRs for this CPU vendor (other)"
+        );
+    }
 
     #[test]
     fn a_unit_register_of_0_makes_every_msr_no_unit() {

@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 
-use crate::cpu::{CpuSignature, Package};
 use crate::{CounterSource, Domain, Error};
 
 /// `<root>/<cpu>/msr`.
@@ -218,35 +217,6 @@ impl MsrSource {
             stand_in,
         })
     }
-
-    /// The energy MSRs of `packages` under `dev_root` (fixtures: a directory
-    /// with `<cpu>/msr` files) that read without faulting, or the cpuid
-    /// stand-in on the first package's lead CPU where its msr device cannot
-    /// be opened (see [`crate::discovery::msr_counters`]).
-    pub fn discover_in(
-        dev_root: &Path,
-        cpu: &CpuSignature,
-        packages: &[Package],
-    ) -> Result<MsrSource, Error> {
-        let found = crate::discovery::msr_counters(dev_root, cpu, packages)?;
-        let reads: Vec<RegisterRead> = found.readable().filter_map(register_read).collect();
-        if reads.is_empty() {
-            return Err(crate::discovery::no_rapl_msr(cpu));
-        }
-        Self::open(&reads, found.stand_in)
-    }
-}
-
-/// The register read of a discovered counter, if it is one.
-pub fn register_read(counter: &crate::discovery::Counter) -> Option<RegisterRead> {
-    match &counter.route {
-        crate::discovery::Route::Register { device, register } => Some(RegisterRead {
-            device: device.clone(),
-            register: *register,
-            domain: counter.domain.clone(),
-        }),
-        _ => None,
-    }
 }
 
 impl CounterSource for MsrSource {
@@ -274,19 +244,7 @@ impl CounterSource for MsrSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::CpuVendor;
     use crate::testutil::{write_msr_fixture, TempDir};
-
-    const INTEL_CLIENT: CpuSignature = CpuSignature {
-        vendor: CpuVendor::Intel,
-        family: 6,
-        model: 0x5E,
-    };
-    const INTEL_SPR: CpuSignature = CpuSignature {
-        vendor: CpuVendor::Intel,
-        family: 6,
-        model: 0x8F,
-    };
 
     #[test]
     fn reads_values_at_msr_offsets_like_the_device() {
@@ -316,100 +274,6 @@ mod tests {
     }
 
     #[test]
-    fn discovers_intel_domains_per_package_and_leaves_faulting_ones_out() {
-        let root = TempDir::new("msr-intel");
-        // package 0 on CPU 0; PSYS (0x64d) lies beyond the end: it faults
-        let values = [
-            (0x606, 0x000A_0E03),
-            (0x611, 0x1111_0000_8A2B_3C4D),
-            (0x639, 0x0123_4567),
-            (0x619, 42),
-            (0x641, 7),
-        ];
-        write_msr_fixture(root.path(), 0, &values);
-        write_msr_fixture(root.path(), 2, &values);
-        let packages = [
-            Package { id: 0, lead_cpu: 0 },
-            Package { id: 1, lead_cpu: 2 },
-        ];
-        let mut source = MsrSource::discover_in(root.path(), &INTEL_SPR, &packages).unwrap();
-        assert_eq!(source.stand_in(), None);
-        let names: Vec<String> = source
-            .domains()
-            .iter()
-            .map(|d| format!("{}/{}", d.source, d.name))
-            .collect();
-        assert_eq!(
-            names,
-            [
-                "package-0/package",
-                "package-0/core",
-                "package-0/uncore",
-                "package-0/dram",
-                "package-1/package",
-                "package-1/core",
-                "package-1/uncore",
-                "package-1/dram",
-            ]
-        );
-        let pkg = &source.domains()[0];
-        assert_eq!((pkg.joules_per_unit, pkg.max), (1.0 / 16384.0, 0xFFFF_FFFF));
-        assert_eq!(source.domains()[3].joules_per_unit, 1.0 / 65536.0); // the server DRAM unit
-        let mut out = [0u64; 8];
-        source.read(&mut out).unwrap();
-        assert_eq!(out[..4], [0x8A2B_3C4D, 0x0123_4567, 7, 42]); // reserved bits 63:32 masked
-
-        // a client part: DRAM follows ESU
-        let client = MsrSource::discover_in(root.path(), &INTEL_CLIENT, &packages[..1]).unwrap();
-        assert_eq!(client.domains()[3].joules_per_unit, 1.0 / 16384.0);
-    }
-
-    #[test]
-    fn discovers_amd_domains_at_their_high_addresses() {
-        let root = TempDir::new("msr-amd");
-        // the unit, core and package MSRs are 1 byte apart, so their 8-byte
-        // values overlap in a file: bytes 03 10 0a at 0xc0010299.. give
-        // unit 0x0a1003 (ESU 16), core 0x0a10 and package 0x0a
-        // (the zero at 0xc00102a0 extends the file to cover all three)
-        write_msr_fixture(
-            root.path(),
-            0,
-            &[(0xC001_0299, 0x000A_1003), (0xC001_02A0, 0)],
-        );
-        let amd = CpuSignature {
-            vendor: CpuVendor::Amd,
-            family: 0x19,
-            model: 1,
-        };
-        let mut source =
-            MsrSource::discover_in(root.path(), &amd, &[Package { id: 0, lead_cpu: 0 }]).unwrap();
-        let names: Vec<&str> = source.domains().iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["core", "package"]);
-        assert_eq!(source.domains()[1].joules_per_unit, 1.0 / 65536.0);
-        let mut out = [0u64; 2];
-        source.read(&mut out).unwrap();
-        assert_eq!(out, [0x0A10, 0x0A]);
-    }
-
-    #[test]
-    fn unknown_vendor_is_unavailable() {
-        let root = TempDir::new("msr-other");
-        write_msr_fixture(root.path(), 0, &[(0x611, 1)]);
-        let other = CpuSignature {
-            vendor: CpuVendor::Other,
-            family: 0,
-            model: 0,
-        };
-        let err = MsrSource::discover_in(root.path(), &other, &[Package { id: 0, lead_cpu: 0 }])
-            .err()
-            .unwrap();
-        assert_eq!(
-            err.to_string(),
-            "no known RAPL MSRs for this CPU vendor (other)"
-        );
-    }
-
-    #[test]
     fn missing_device_falls_back_to_the_cpuid_stand_in_with_ubench_words() {
         let root = TempDir::new("msr-missing");
         let missing = MsrDevice::open(&msr_device_path(root.path(), 0))
@@ -422,7 +286,7 @@ mod tests {
                 "{path} missing: load the msr module (modprobe msr; kernel needs CONFIG_X86_MSR)"
             )
         );
-        // and the stand-in text ubench writes for /dev/cpu/0
+        // the stand-in text ubench writes for /dev/cpu/0
         let real_missing = Error::MsrMissing {
             path: "/dev/cpu/0/msr".into(),
         };
@@ -430,18 +294,6 @@ mod tests {
             cpuid_stand_in_text(&real_missing, Path::new("/dev/cpu/0/cpuid")),
             "/dev/cpu/0/msr missing: load the msr module (modprobe msr; kernel needs CONFIG_X86_MSR): \
              measured /dev/cpu/0/cpuid (pread of leaf 0), the same per-CPU character device and IPI route"
-        );
-        // no cpuid device in the fixture root either: unavailable, saying both
-        let err = MsrSource::discover_in(
-            root.path(),
-            &INTEL_CLIENT,
-            &[Package { id: 0, lead_cpu: 0 }],
-        )
-        .err()
-        .unwrap();
-        assert!(
-            err.to_string().starts_with(&format!("{path} missing")),
-            "{err}"
         );
     }
 

@@ -72,17 +72,6 @@ impl CounterFile {
         }
     }
 
-    /// The file of a discovered counter, if it is one.
-    pub fn of(counter: &crate::discovery::Counter) -> Option<CounterFile> {
-        match &counter.route {
-            crate::discovery::Route::File { path } => Some(CounterFile {
-                path: path.clone(),
-                domain: counter.domain.clone(),
-            }),
-            _ => None,
-        }
-    }
-
     /// The stand-in counter (bytes received on lo: not energy).
     pub fn stand_in() -> CounterFile {
         CounterFile {
@@ -227,14 +216,6 @@ impl PowercapSource {
             stand_in,
         })
     }
-
-    /// Every zone under `root`, or the stand-in where there is none (see
-    /// [`crate::discovery::powercap_counters`]).
-    pub fn discover_in(root: &Path, mode: PowercapMode) -> Result<Self, Error> {
-        let found = crate::discovery::powercap_counters(root, &crate::roots::CPU.path())?;
-        let files: Vec<CounterFile> = found.counters.iter().filter_map(CounterFile::of).collect();
-        Self::open(&files, mode, found.stand_in)
-    }
 }
 
 impl CounterSource for PowercapSource {
@@ -272,11 +253,18 @@ mod tests {
     use super::*;
     use crate::testutil::{testdata_sys, TempDir};
 
+    /// Every zone under `root`, opened in `mode`.
+    fn open_zones(root: &Path, mode: PowercapMode) -> Result<PowercapSource, Error> {
+        let zones = discover_powercap_zones(root);
+        let files: Vec<CounterFile> = zones.iter().map(CounterFile::for_zone).collect();
+        PowercapSource::open(&files, mode, None)
+    }
+
     #[test]
     fn reads_every_fixture_zone_in_both_modes() {
         let root = testdata_sys().join("class/powercap");
         for mode in [PowercapMode::Pread, PowercapMode::OpenReadClose] {
-            let mut source = PowercapSource::discover_in(&root, mode).unwrap();
+            let mut source = open_zones(&root, mode).unwrap();
             assert_eq!(source.stand_in(), None);
             assert_eq!(source.mode(), mode);
             let names: Vec<&str> = source.domains().iter().map(|d| d.name.as_str()).collect();
@@ -300,23 +288,18 @@ mod tests {
 
     #[test]
     fn no_zone_means_the_stand_in_with_ubench_words() {
-        let empty = TempDir::new("powercap-empty");
-        let source = PowercapSource::discover_in(empty.path(), PowercapMode::Pread);
+        assert_eq!(
+            stand_in_text(Path::new("/x/powercap")),
+            "no powercap zone under /x/powercap (no RAPL here, or the intel_rapl_msr driver is \
+             not loaded: modprobe intel_rapl_msr): measured the live sysfs counter \
+             /sys/class/net/lo/statistics/rx_bytes through the same kernfs read route (without \
+             the MSR read and IPI that energy_uj costs)"
+        );
         if !Path::new(STAND_IN_FILE).exists() {
             return; // no loopback statistics in this container
         }
-        let mut source = source.unwrap();
-        let text = source.stand_in().unwrap().to_string();
-        assert_eq!(
-            text,
-            format!(
-                "no powercap zone under {} (no RAPL here, or the intel_rapl_msr driver is not loaded: \
-                 modprobe intel_rapl_msr): measured the live sysfs counter \
-                 /sys/class/net/lo/statistics/rx_bytes through the same kernfs read route (without \
-                 the MSR read and IPI that energy_uj costs)",
-                empty.path().display()
-            )
-        );
+        let mut source =
+            PowercapSource::open(&[CounterFile::stand_in()], PowercapMode::Pread, None).unwrap();
         let mut out = [0u64; 1];
         source.read(&mut out).unwrap();
     }
@@ -328,7 +311,7 @@ mod tests {
         std::fs::create_dir(&zone).unwrap();
         std::fs::write(zone.join("name"), "package-0\n").unwrap();
         std::fs::write(zone.join("energy_uj"), "").unwrap();
-        let mut source = PowercapSource::discover_in(dir.path(), PowercapMode::Pread).unwrap();
+        let mut source = open_zones(dir.path(), PowercapMode::Pread).unwrap();
         let mut out = [0u64; 1];
         let path = zone.join("energy_uj").to_string_lossy().into_owned();
         assert_eq!(
