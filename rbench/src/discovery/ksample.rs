@@ -3,7 +3,7 @@
 //! MSR value the module read there (which must be plausible), like the msr
 //! discovery; an MSR the module left out because it faulted is listed, not
 //! readable. The liveness probe then runs the module itself
-//! ([`crate::ksample::ProbeSource`]).
+//! ([`ProbeSource`](super::ksample_probe::ProbeSource)).
 
 use std::path::Path;
 

@@ -1,42 +1,18 @@
-//! The liveness probe's view of the module: a [`CounterSource`] whose read
-//! returns each counter's latest value from the records the module's timers
-//! queued, so [`crate::liveness::probe`] judges the counters by what the
-//! module itself reads (a counter is live if a record's value changed).
-//! The timers run from open to drop at the probe's poll rate.
+//! The liveness probe's view of the ksample module: a [`CounterSource`]
+//! whose read returns each counter's latest value from the records the
+//! module's timers queued, so [`crate::liveness::probe`] judges the counters
+//! by what the module itself reads (a counter is live if a record's value
+//! changed). The timers run from open to drop at the probe's poll rate.
 
 use std::time::{Duration, Instant};
 
-use super::{Mode, Module, Record, Running, Status, MAX_VALUES};
+use crate::ksample::{value_slots, Mode, Module, Record, Running};
 use crate::liveness::{LIVENESS_POLL, LIVENESS_WINDOW};
-use crate::msr::msr_hex;
 use crate::{CounterSource, Domain, Error};
 
 /// The probe's sampling rate: one record per package per poll.
 fn probe_hz() -> u32 {
     (Duration::from_secs(1).as_nanos() / LIVENESS_POLL.as_nanos()) as u32
-}
-
-/// Per wanted (package, MSR), the package and the index of the MSR in its
-/// records' value[], as the last start laid them out; an error naming an
-/// MSR the module does not read (it faulted at that start).
-pub fn value_slots(status: &Status, wanted: &[(u32, u32)]) -> Result<Vec<(u32, usize)>, Error> {
-    wanted
-        .iter()
-        .map(|&(package, msr)| {
-            status
-                .package(package)
-                .and_then(|p| p.msrs.iter().position(|&m| m == msr))
-                .filter(|&slot| slot < MAX_VALUES)
-                .map(|slot| (package, slot))
-                .ok_or_else(|| {
-                    Error::Unavailable(format!(
-                        "ksample does not read MSR {} of package {package} since its last start \
-                         (it faulted there, or the package is gone): leave it out with --domains",
-                        msr_hex(msr)
-                    ))
-                })
-        })
-        .collect()
 }
 
 /// The module sampling every package, read back as counters.
@@ -127,20 +103,9 @@ impl CounterSource for ProbeSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ksample::parse;
 
     #[test]
-    fn slots_follow_the_packages_msrs_order() {
-        let status = parse(crate::ksample::TWO_PACKAGES).unwrap();
-        assert_eq!(
-            value_slots(&status, &[(0, 0x619), (0, 0x611)]).unwrap(),
-            [(0, 3), (0, 0)]
-        );
-        let err = value_slots(&status, &[(1, 0x611)]).unwrap_err().to_string();
-        assert!(
-            err.starts_with("ksample does not read MSR 0x611 of package 1"),
-            "{err}"
-        );
+    fn the_probe_samples_at_its_poll_rate() {
         assert_eq!(probe_hz(), 1000);
     }
 }

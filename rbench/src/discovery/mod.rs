@@ -14,6 +14,7 @@
 //! for up to a window, once per mechanism, never in a timed loop.
 
 mod ksample;
+mod ksample_probe;
 mod msr;
 mod perf;
 mod powercap;
@@ -26,13 +27,14 @@ pub use powercap::powercap_counters;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::ksample::{Module, ProbeSource};
+use crate::ksample::Module;
 use crate::liveness::{probe, worst_of, Liveness};
 use crate::msr::{msr_hex, MsrSource, Register, RegisterRead};
 use crate::perf::{PerfEventSpec, PerfMode, PerfSource};
 use crate::powercap::{CounterFile, PowercapMode, PowercapSource};
 use crate::source::Joined;
 use crate::{CounterSource, Domain, Error};
+use ksample_probe::ProbeSource;
 
 /// How a counter is reached.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,6 +8,10 @@
 //! line, since misreading the MSR order would put one domain's energy under
 //! another's name. A "key: value" line it does not know is skipped.
 
+use super::MAX_VALUES;
+use crate::msr::msr_hex;
+use crate::Error;
+
 /// The control file's first line: the format this reader understands.
 pub const FORMAT: &str = "# ksample 1";
 
@@ -87,6 +91,29 @@ impl Status {
     pub fn package(&self, index: u32) -> Option<&PackageState> {
         self.packages.iter().find(|p| p.index == index)
     }
+}
+
+/// Per wanted (package, MSR), the package and the index of the MSR in its
+/// records' value[], as the last start laid them out; an error naming an
+/// MSR the module does not read (it faulted at that start).
+pub fn value_slots(status: &Status, wanted: &[(u32, u32)]) -> Result<Vec<(u32, usize)>, Error> {
+    wanted
+        .iter()
+        .map(|&(package, msr)| {
+            status
+                .package(package)
+                .and_then(|p| p.msrs.iter().position(|&m| m == msr))
+                .filter(|&slot| slot < MAX_VALUES)
+                .map(|slot| (package, slot))
+                .ok_or_else(|| {
+                    Error::Unavailable(format!(
+                        "ksample does not read MSR {} of package {package} since its last start \
+                         (it faulted there, or the package is gone): leave it out with --domains",
+                        msr_hex(msr)
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// "0x606" (hex) or "5012" (decimal), as the module prints numbers.
@@ -374,5 +401,19 @@ counters 1 fired 5011 missed 0 overruns 7 read_faults 2 busy_ns 1000 max_busy_ns
             let err = parse(&TWO_PACKAGES.replacen(from, to, 1)).unwrap_err();
             assert!(err.contains(want), "{from} -> {to}: {err}");
         }
+    }
+
+    #[test]
+    fn slots_follow_the_packages_msrs_order() {
+        let status = parse(TWO_PACKAGES).unwrap();
+        assert_eq!(
+            value_slots(&status, &[(0, 0x619), (0, 0x611)]).unwrap(),
+            [(0, 3), (0, 0)]
+        );
+        let err = value_slots(&status, &[(1, 0x611)]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("ksample does not read MSR 0x611 of package 1"),
+            "{err}"
+        );
     }
 }

@@ -13,13 +13,11 @@
 //! descriptor.
 
 mod control;
-mod probe;
 mod record;
 
 #[cfg(test)]
 pub(crate) use control::tests::TWO_PACKAGES;
-pub use control::{parse, Mode, PackageCounters, PackageState, Status, FORMAT};
-pub use probe::{value_slots, ProbeSource};
+pub use control::{parse, value_slots, Mode, PackageCounters, PackageState, Status, FORMAT};
 pub use record::{Record, MAX_VALUES, RECORD_SIZE};
 
 use std::fs::{File, OpenOptions};
