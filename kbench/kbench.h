@@ -27,9 +27,6 @@
 #define KBENCH_LIVENESS_POLL_US 1000
 #define KBENCH_LIVENESS_WINDOW_MS 100
 
-/* Energy unit field of the RAPL unit MSR: ESU, bits 12:8 (1/2^ESU J per count). */
-#define KBENCH_RAPL_ESU(unit) (((unit) >> 8) & 0x1f)
-
 enum kbench_kind { KB_NOP, KB_MOV, KB_CPUID, KB_RDTSC, KB_RDMSR };
 
 /* One operation, one /proc/kbench file. */

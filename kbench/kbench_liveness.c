@@ -26,6 +26,7 @@
 #include <asm/msr.h>
 
 #include "kbench.h"
+#include "rapl_msrs.h"
 
 static int read_msr(u32 msr, u64 *value)
 {
@@ -50,7 +51,7 @@ int kbench_probe_liveness(u32 msr, u32 unit_msr, unsigned int poll_us,
 		probe->verdict = KB_NO_UNIT;
 		return 0;
 	}
-	if (!probe->unit || !KBENCH_RAPL_ESU(probe->unit)) {
+	if (!probe->unit || !RAPL_ESU(probe->unit)) {
 		probe->verdict = KB_NO_UNIT;
 		return 0;
 	}

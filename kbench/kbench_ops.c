@@ -21,7 +21,8 @@
  * batch warms up first; cond_resched() runs between batches. "cycles" are
  * TSC cycles.
  *
- * MSRs are read with rdmsr_safe only, from the vendor's allow-list below;
+ * MSRs are read with rdmsr_safe only, from the vendor's allow-list below
+ * (rapl_msrs.h);
  * an MSR whose first read faults is reported unsupported and never timed.
  * An energy-status MSR (an op with a unit_msr) is first given a liveness
  * verdict (kbench_liveness.c), in the same worker, before calibration and
@@ -38,6 +39,7 @@
 #include <asm/tsc.h>
 
 #include "kbench.h"
+#include "rapl_msrs.h"
 
 #define REP2(x) x x
 #define REP4(x) REP2(x) REP2(x)
@@ -60,36 +62,26 @@
 	OP("cpuid_0x0", "cpuid:0x0", KB_CPUID, 0x0, SLOW_SMALL, SLOW_LARGE), \
 	OP("cpuid_0x1", "cpuid:0x1", KB_CPUID, 0x1, SLOW_SMALL, SLOW_LARGE), \
 	OP("rdtsc", "rdtsc", KB_RDTSC, 0, TSC_SMALL, TSC_LARGE)
-#define MSR(addr_, file_, name_) OP(file_, name_, KB_RDMSR, addr_, SLOW_SMALL, SLOW_LARGE)
-/* an energy-status counter, probed for liveness against its unit MSR */
-#define ENERGY_MSR(addr_, file_, name_, unit_msr_) \
-	{ .file = file_, .name = name_, .kind = KB_RDMSR, .arg = addr_, \
-	  .small = SLOW_SMALL, .large = SLOW_LARGE, .unit_msr = unit_msr_ }
-#define INTEL_UNIT_MSR 0x606		/* MSR_RAPL_POWER_UNIT */
-#define AMD_UNIT_MSR 0xC0010299		/* MSR_AMD_RAPL_POWER_UNIT */
 
-/* The allow-list: RAPL energy/unit MSRs plus a few cheap reference MSRs.
- * ENERGY_MSR marks the energy-status counters (probed for liveness). */
-static const struct kbench_op intel_ops[] = {
-	COMMON_OPS,
-	MSR(INTEL_UNIT_MSR, "rdmsr_0x606", "rdmsr:0x606"),	/* MSR_RAPL_POWER_UNIT */
-	ENERGY_MSR(0x611, "rdmsr_0x611", "rdmsr:0x611", INTEL_UNIT_MSR),	/* MSR_PKG_ENERGY_STATUS */
-	ENERGY_MSR(0x639, "rdmsr_0x639", "rdmsr:0x639", INTEL_UNIT_MSR),	/* MSR_PP0_ENERGY_STATUS */
-	ENERGY_MSR(0x641, "rdmsr_0x641", "rdmsr:0x641", INTEL_UNIT_MSR),	/* MSR_PP1_ENERGY_STATUS */
-	ENERGY_MSR(0x619, "rdmsr_0x619", "rdmsr:0x619", INTEL_UNIT_MSR),	/* MSR_DRAM_ENERGY_STATUS */
-	ENERGY_MSR(0x64D, "rdmsr_0x64d", "rdmsr:0x64d", INTEL_UNIT_MSR),	/* MSR_PLATFORM_ENERGY_STATUS */
-	MSR(0x10, "rdmsr_0x10", "rdmsr:0x10"),		/* IA32_TIME_STAMP_COUNTER */
-	MSR(0x17, "rdmsr_0x17", "rdmsr:0x17"),		/* IA32_PLATFORM_ID */
-	MSR(0x19C, "rdmsr_0x19c", "rdmsr:0x19c"),	/* IA32_THERM_STATUS */
-};
+/*
+ * The allow-list: the MSRs of rapl_msrs.h of this CPU's vendor, in its
+ * order: the energy unit MSR, the energy-status counters (probed for
+ * liveness against that unit MSR) and a few cheap reference MSRs. Op names
+ * spell the table's address: "rdmsr:0x611", file "rdmsr_0x611".
+ */
+#define UNIT_MSR_OF_UNIT(vendor_) 0
+#define UNIT_MSR_OF_ENERGY(vendor_) RAPL_MSR_##vendor_##_UNIT
+#define UNIT_MSR_OF_REFERENCE(vendor_) 0
+#define MSR_OP(addr_, vendor_, kind_) \
+	{ .file = "rdmsr_" #addr_, .name = "rdmsr:" #addr_, .kind = KB_RDMSR, .arg = addr_, \
+	  .small = SLOW_SMALL, .large = SLOW_LARGE, .unit_msr = UNIT_MSR_OF_##kind_(vendor_) },
+#define INTEL_OP(name_, addr_, vendor_, kind_, domain_, reg_, label_) \
+	RAPL_IF_VENDOR(INTEL, vendor_, MSR_OP(addr_, vendor_, kind_))
+#define AMD_OP(name_, addr_, vendor_, kind_, domain_, reg_, label_) \
+	RAPL_IF_VENDOR(AMD, vendor_, MSR_OP(addr_, vendor_, kind_))
 
-static const struct kbench_op amd_ops[] = {
-	COMMON_OPS,
-	MSR(AMD_UNIT_MSR, "rdmsr_0xc0010299", "rdmsr:0xc0010299"),	/* RAPL_PWR_UNIT */
-	ENERGY_MSR(0xC001029A, "rdmsr_0xc001029a", "rdmsr:0xc001029a", AMD_UNIT_MSR),	/* CORE_ENERGY_STAT */
-	ENERGY_MSR(0xC001029B, "rdmsr_0xc001029b", "rdmsr:0xc001029b", AMD_UNIT_MSR),	/* PKG_ENERGY_STAT */
-};
-
+static const struct kbench_op intel_ops[] = { COMMON_OPS, RAPL_MSR_TABLE(INTEL_OP) };
+static const struct kbench_op amd_ops[] = { COMMON_OPS, RAPL_MSR_TABLE(AMD_OP) };
 static const struct kbench_op other_ops[] = { COMMON_OPS };
 
 const struct kbench_op *kbench_ops(int *count)

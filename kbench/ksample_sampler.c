@@ -36,13 +36,22 @@
 #include <asm/processor.h>
 
 #include "ksample_sampler.h"
+#include "rapl_msrs.h"
 
-/* The allow-list: each vendor's RAPL energy-status MSRs and energy unit MSR
- * (the same registers kbench times and rbench's msr mechanism reads). */
-static const u32 intel_energy_msrs[] = { 0x611, 0x639, 0x641, 0x619, 0x64d };
-static const u32 amd_energy_msrs[] = { 0xc001029a, 0xc001029b };
-#define INTEL_UNIT_MSR 0x606
-#define AMD_UNIT_MSR 0xc0010299
+/* The allow-list: each vendor's RAPL energy-status MSRs (the ENERGY rows of
+ * rapl_msrs.h, in its order) and energy unit MSR: the same registers kbench
+ * times and rbench's msr mechanism reads. */
+#define ENERGY_ONLY_UNIT(addr)
+#define ENERGY_ONLY_ENERGY(addr) addr,
+#define ENERGY_ONLY_REFERENCE(addr)
+#define INTEL_ENERGY(name, addr, vendor, kind, domain, reg, label) \
+	RAPL_IF_VENDOR(INTEL, vendor, ENERGY_ONLY_##kind(addr))
+#define AMD_ENERGY(name, addr, vendor, kind, domain, reg, label) \
+	RAPL_IF_VENDOR(AMD, vendor, ENERGY_ONLY_##kind(addr))
+static const u32 intel_energy_msrs[] = { RAPL_MSR_TABLE(INTEL_ENERGY) };
+static const u32 amd_energy_msrs[] = { RAPL_MSR_TABLE(AMD_ENERGY) };
+static_assert(ARRAY_SIZE(intel_energy_msrs) <= KSAMPLE_MAX_MSRS);
+static_assert(ARRAY_SIZE(amd_energy_msrs) <= KSAMPLE_MAX_MSRS);
 
 static struct ksample_package *packages;
 static unsigned int npackages;
@@ -60,12 +69,12 @@ static const u32 *energy_msrs(unsigned int *count, u32 *unit_msr)
 	switch (boot_cpu_data.x86_vendor) {
 	case X86_VENDOR_INTEL:
 		*count = ARRAY_SIZE(intel_energy_msrs);
-		*unit_msr = INTEL_UNIT_MSR;
+		*unit_msr = RAPL_MSR_INTEL_UNIT;
 		return intel_energy_msrs;
 	case X86_VENDOR_AMD:
 	case X86_VENDOR_HYGON:
 		*count = ARRAY_SIZE(amd_energy_msrs);
-		*unit_msr = AMD_UNIT_MSR;
+		*unit_msr = RAPL_MSR_AMD_UNIT;
 		return amd_energy_msrs;
 	default:
 		*count = 0;

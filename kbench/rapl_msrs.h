@@ -81,6 +81,14 @@
 #define RAPL_FIXED_DRAM_ESU 16
 #define RAPL_ESU(unit) (((unit) >> RAPL_ESU_SHIFT) & RAPL_ESU_MASK)
 
+/* RAPL_IF_VENDOR(want, vendor, ...): the tokens for a row of vendor `want`,
+ * else nothing (a table user's filter, e.g. RAPL_IF_VENDOR(INTEL, vendor, ...)). */
+#define RAPL_IF_VENDOR(want, vendor, ...) RAPL_IF_##want##_##vendor(__VA_ARGS__)
+#define RAPL_IF_INTEL_INTEL(...) __VA_ARGS__
+#define RAPL_IF_INTEL_AMD(...)
+#define RAPL_IF_AMD_INTEL(...)
+#define RAPL_IF_AMD_AMD(...) __VA_ARGS__
+
 /* RAPL_MSR_<name>: each address, e.g. RAPL_MSR_INTEL_PKG (0x611). AMD's are
  * above INT_MAX: GNU C (the kernel's) makes the enum unsigned int. */
 #define RAPL_MSR_ENUM(name, addr, vendor, kind, domain, reg, label) \
