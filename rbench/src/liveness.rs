@@ -127,8 +127,7 @@ pub fn worst_of<'a>(set: impl IntoIterator<Item = &'a Option<Liveness>>) -> Opti
 /// Why an energy-unit MSR value is not RAPL, or None if it is plausible:
 /// a register of 0, or ESU (bits 12:8) 0 ("1 J per count" is not RAPL).
 pub fn msr_unit_problem(unit_msr: u32, value: u64) -> Option<String> {
-    let esu = (value >> 8) & 0x1F;
-    (value == 0 || esu == 0).then(|| {
+    (value == 0 || crate::msr::energy_unit_joules(value) == 1.0).then(|| {
         format!(
             "energy unit MSR {} reads {value:#x}: not RAPL, no energy unit",
             crate::msr::msr_hex(unit_msr)
