@@ -85,7 +85,7 @@ def run_kbench(run: Run) -> list[dict]:
 # ---- the 1 kHz sampler: self-report, then the overhead experiment -----------
 
 def run_sampler(run: Run) -> list[dict]:
-    got = sampler.run_all(run.common, run.raw_dir, run.run_dir / "machine.json", run.quick)
+    got = sampler.run_all(run.common, run.raw_dir, run.quick)
     run.sampler_mechanisms = sampler.stand_ins(got)
     run.sampler_rows = got
     return got

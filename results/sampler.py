@@ -217,9 +217,8 @@ def run_one(mechanism: str, common: dict, raw_dir: Path, quick: bool) -> list[di
                             unit="Hz", reason=why, status=status)]
 
 
-def run_all(common: dict, raw_dir: Path, machine_json: Path, quick: bool) -> list[dict]:
-    """Every registered mechanism's rows. machine_json is not read (the rows
-    take common's machine); bench-all still passes it."""
+def run_all(common: dict, raw_dir: Path, quick: bool) -> list[dict]:
+    """Every registered mechanism's rows."""
     out = []
     for mechanism in MECHANISMS:
         out += run_one(mechanism, common, raw_dir, quick)

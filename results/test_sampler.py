@@ -257,7 +257,7 @@ def test_an_interrupted_kernel_run_still_removes_the_module(tmp_path, monkeypatc
 def test_run_all_gives_every_registered_mechanism_rows(tmp_path, monkeypatch):
     fake = FakeModule(tmp_path, monkeypatch, load="unavailable")
     fake_kernel_sampler(tmp_path, monkeypatch, fake)
-    got = sampler.run_all(COMMON, tmp_path, tmp_path / "m.json", True)
+    got = sampler.run_all(COMMON, tmp_path, True)
     assert list(dict.fromkeys(r["op"] for r in got)) == list(registry.MECHANISMS)
     kernel = got[-1]
     assert kernel["op"] == "kernel" and kernel["status"] == "unavailable"
