@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg ba
 import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from results import liveness  # noqa: E402
+from results import liveness, rapl_msrs  # noqa: E402
 
 from plots import labels, pairing  # noqa: E402
 from plots.runs import Run, source_label  # noqa: E402
@@ -30,8 +30,8 @@ RUNGS = (
     ("BPF map load (mmap)", (("ebpf-mmap", "load"),), SAME_OR_NONE),
     ("cpuid leaf 1 · kernel loop", (("kinsn", "cpuid:0x1"),), None),
     ("cpuid leaf 1 · user space", (("uinsn", "cpuid:0x1"),), None),
-    ("rdmsr PKG energy · kernel loop", (("kinsn", "rdmsr:0x611"), ("kinsn", "rdmsr:0xc001029b")),
-     None),
+    ("rdmsr PKG energy · kernel loop",
+     tuple(("kinsn", f"rdmsr:{m.hex}") for m in rapl_msrs.MSRS if m.domain == "package"), None),
     ("perf read · same CPU", (("perf", "read"),), SAME_OR_NONE),
     ("BPF map lookup syscall", (("ebpf-lookup", "lookup"),), SAME_OR_NONE),
     ("/proc read (syscall + VFS)", (("proc-read", "read"),), None),
