@@ -1,6 +1,9 @@
 //! The Criterion harness of raplbench: one benchmark per (access path, op,
-//! target, placement) that runs on this machine, the same set ubench
-//! registers, as planned by rbench::plan (each path in rbench/src/paths/).
+//! target, placement) of the plan that Criterion times (rbench::plan, each
+//! path in rbench/src/paths/; ubench times the same plan, read from the
+//! JSON that the raplbench-plan binary writes). The plan is made here,
+//! in-process: its rows hold what they read open (the eBPF rows the
+//! running BPF sampler).
 //! Every row is run alike: pin the thread to the row's CPU, open what the
 //! row reads (once), then time it in rounds (rbench::schedule): each round
 //! times every row once, in a new random order, as one Criterion
@@ -36,6 +39,7 @@ use std::time::Instant;
 use criterion::{BenchmarkId, Criterion};
 use rbench::cpu::pin_to_cpu;
 use rbench::manifest::{criterion_home, manifest_path, Manifest};
+use rbench::paths::plan_this_machine;
 use rbench::plan::{Plan, Planned, Reader};
 use rbench::schedule::{round_dir, round_order, Schedule, Shuffler};
 
@@ -171,13 +175,14 @@ fn write_manifest(manifest: &Manifest) {
 
 fn main() {
     if std::env::var("RAPLBENCH_PLAN_ONLY").is_ok_and(|v| v == "1") {
-        return write_manifest(&Plan::for_this_machine().manifest());
+        return write_manifest(&plan_this_machine().manifest());
     }
     let schedule = Schedule::from_env().unwrap_or_else(|why| {
         eprintln!("raplbench: {why}");
         std::process::exit(2);
     });
-    let plan = Plan::for_this_machine();
+    let mut plan = plan_this_machine();
+    plan.rows.retain(|row| row.timed_by("criterion"));
     let outcomes = run(&plan, &schedule, &criterion_home());
     let mut manifest = Manifest::default();
     for (row, outcome) in plan.rows.iter().zip(outcomes) {

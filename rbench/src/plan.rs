@@ -1,20 +1,33 @@
-//! What the Criterion harness measures on this machine: for every access
-//! path, the rows ubench registers (same ops, targets, placements and
-//! stand_in words, so rows of the two harnesses pair up), each with what to
-//! read, or the reason it cannot run. The benchmark only runs the plan.
+//! What the harnesses measure on this machine: for every access path, its
+//! rows (op, target, placements, stand_in words, liveness), each with what
+//! to open, or the reason it cannot run. This is the one discovery of the
+//! suite: the Criterion harness runs the plan in-process, ubench reads it
+//! as JSON ([`Plan::to_json`], written by the `raplbench-plan` binary) and
+//! opens what each row names.
 //!
-//! Each path plans its own rows ([`crate::paths`]); a runnable row carries
-//! what it [`Reads`], which the benchmark opens (after pinning the thread)
-//! into a [`Reader`] and times one [`Reader::read`] per iteration.
+//! Each path plans its own rows ([`crate::paths`]) on a [`Machine`]; a
+//! runnable row carries what it [`Reads`], which the benchmark opens (after
+//! pinning the thread) into a [`Reader`] and times one [`Reader::read`] per
+//! iteration, and which [`Reads::spec`] describes for ubench. Which
+//! harnesses time a row is the registry's (results/schema.json,
+//! `x-harnesses` of its path).
 
+use std::cell::OnceCell;
 use std::fmt;
+use std::time::Duration;
 
-use crate::cpu::Placement;
+use serde_json::{json, Value};
+
+use crate::cpu::{Cpus, Placement};
+use crate::discovery::{perf_counters, Counters};
 use crate::hint::do_not_optimize;
-use crate::liveness::Liveness;
+use crate::liveness::{Liveness, LIVENESS_WINDOW};
 use crate::manifest::{Manifest, RowMeta};
-use crate::paths::{Machine, PATHS};
+use crate::roots::Roots;
 use crate::{CounterSource, Error};
+
+/// The version of the plan's JSON ([`Plan::to_json`]).
+pub const PLAN_VERSION: u32 = 1;
 
 /// One operation of a row, ready to be timed.
 pub trait Reader {
@@ -46,6 +59,30 @@ pub trait Reader {
 pub trait Reads: fmt::Debug + TestDowncast {
     /// Opens it (an error makes the row unavailable, with the reason).
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error>;
+
+    /// What to open, as the plan's JSON says it to ubench (the row's
+    /// "open"): `{"file": .., "reopen": ..}`, `{"device": .., "offset": ..,
+    /// "bytes": ..}`, `{"perf": [EVENT, ..], "cpu": .., "group": ..}`,
+    /// `{"bpf": {..}, "cpu": .., "via": ..}` or `{"insn": ..}`.
+    fn spec(&self) -> Value;
+}
+
+/// What a row rbench does not time opens, for the harness that does (the
+/// uinsn instructions, the BPF program's tick rate).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForOthers(pub Value);
+
+impl Reads for ForOthers {
+    fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
+        Err(Error::Unavailable(format!(
+            "rbench does not time {}",
+            self.0
+        )))
+    }
+
+    fn spec(&self) -> Value {
+        self.0.clone()
+    }
 }
 
 /// `Any` in the crate's unit tests, so they can see what a row reads
@@ -92,6 +129,10 @@ impl<S: CounterSource> Reader for SourceReader<S> {
 pub struct Planned {
     /// The row's place in the results schema.
     pub meta: RowMeta,
+    /// What one figure of the row is: "latency" in "ns", or "rate_hz" in "Hz".
+    pub metric: (&'static str, &'static str),
+    /// The harnesses that time it: its path's `x-harnesses` in the registry.
+    pub harnesses: Vec<String>,
     /// What to read, or the reason the row is unavailable.
     pub reads: Result<Box<dyn Reads>, String>,
 }
@@ -99,18 +140,58 @@ pub struct Planned {
 impl Planned {
     /// A row to measure.
     pub fn run(meta: RowMeta, reads: impl Reads + 'static) -> Planned {
-        Planned {
-            meta,
-            reads: Ok(Box::new(reads)),
-        }
+        Planned::new(meta, Ok(Box::new(reads)))
     }
 
     /// A row that cannot run here, with a reason a person can act on.
     pub fn unavailable(meta: RowMeta, reason: impl Into<String>) -> Planned {
+        Planned::new(meta, Err(reason.into()))
+    }
+
+    fn new(meta: RowMeta, reads: Result<Box<dyn Reads>, String>) -> Planned {
         Planned {
+            harnesses: harnesses_of(&meta.path),
             meta,
-            reads: Err(reason.into()),
+            metric: ("latency", "ns"),
+            reads,
         }
+    }
+
+    /// The row with another metric and the harnesses that time it (a row
+    /// its path's other harnesses do not owe).
+    pub fn only_for(mut self, harnesses: &[&str], metric: (&'static str, &'static str)) -> Planned {
+        self.harnesses = harnesses.iter().map(|h| h.to_string()).collect();
+        self.metric = metric;
+        self
+    }
+
+    /// Whether `harness` ("gbench", "criterion", "victim") times it.
+    pub fn timed_by(&self, harness: &str) -> bool {
+        self.harnesses.iter().any(|h| h == harness)
+    }
+
+    /// The row as the plan's JSON writes it: its meta (an unavailable row
+    /// without a verdict, as in a manifest), metric, unit, harnesses,
+    /// status, reason and what to open (null when unavailable).
+    pub fn to_json(&self) -> Value {
+        let mut meta = self.meta.clone();
+        if self.reads.is_err() {
+            (meta.liveness, meta.liveness_note) = (None, None);
+        }
+        let mut row = serde_json::to_value(&meta).expect("a row meta serializes");
+        let (status, reason, open) = match &self.reads {
+            Ok(reads) => ("ok", None, reads.spec()),
+            Err(reason) => ("unavailable", Some(reason.as_str()), Value::Null),
+        };
+        let fields = json!({
+            "metric": self.metric.0, "unit": self.metric.1, "harnesses": self.harnesses,
+            "status": status, "reason": reason, "open": open,
+        });
+        let row_map = row.as_object_mut().expect("a row meta is an object");
+        for (key, value) in fields.as_object().expect("an object") {
+            row_map.insert(key.clone(), value.clone());
+        }
+        row
     }
 
     /// Why the row cannot run, or None.
@@ -166,37 +247,99 @@ pub fn meta(
     .with_liveness(liveness)
 }
 
+/// The harnesses that time the rows of `path`: its `x-harnesses` in the
+/// registry (results/schema.json); none for a path it lacks.
+pub fn harnesses_of(path: &str) -> Vec<String> {
+    let schema: Value =
+        serde_json::from_str(crate::registry::SCHEMA_JSON).expect("results/schema.json is JSON");
+    schema["$defs"]["path"]["oneOf"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["const"] == path)
+        .flat_map(|p| p["x-harnesses"].as_array().cloned().unwrap_or_default())
+        .filter_map(|h| h.as_str().map(str::to_string))
+        .collect()
+}
+
+/// What the paths are planned on: where the kernel's interfaces are, how
+/// long counters are probed, and the discoveries paths share (found once,
+/// when the first path asks). (How long the eBPF path watches its slots is
+/// the slot check's: [`crate::ebpf::slot_check::SLOT_CHECK`].)
+pub struct Machine {
+    /// The powercap, msr device, PMU and CPU directories.
+    pub roots: Roots,
+    /// How long each counter set is probed for liveness.
+    pub window: Duration,
+    /// The perf discovery, probed (the perf and eBPF paths read the same
+    /// events).
+    perf: OnceCell<Result<Counters, Error>>,
+}
+
+impl Machine {
+    /// A machine whose interfaces are under `roots`.
+    pub fn new(roots: Roots, window: Duration) -> Machine {
+        Machine {
+            roots,
+            window,
+            perf: OnceCell::new(),
+        }
+    }
+
+    /// This machine, or the fixtures the environment names
+    /// ([`crate::roots`]), with the default probe windows.
+    pub fn from_env() -> Machine {
+        Machine::new(Roots::from_env(), LIVENESS_WINDOW)
+    }
+
+    /// The CPUs under the CPU root: the rows' placements.
+    pub fn cpus(&self) -> Cpus {
+        Cpus::at(&self.roots.cpu)
+    }
+
+    /// The energy perf events (or their stand-in) on every package, each
+    /// probed for liveness for [`Machine::window`]; discovered on the first
+    /// call.
+    pub fn perf(&self) -> &Result<Counters, Error> {
+        self.perf.get_or_init(|| {
+            perf_counters(&self.roots.pmu, &self.roots.cpu).map(|mut found| {
+                found.probe(self.window);
+                found
+            })
+        })
+    }
+}
+
 /// The whole plan. What its rows read and must keep running meanwhile is
 /// held by the rows (the eBPF rows share the BPF sampler through an `Arc`:
 /// it stops with the last of them).
 #[derive(Default)]
 pub struct Plan {
-    /// Every row, path by path in the order of [`PATHS`].
+    /// Every row, path by path in the order of [`crate::paths::PATHS`].
     pub rows: Vec<Planned>,
 }
 
 impl Plan {
-    /// Every path on this machine (or on the fixtures the environment
-    /// names, see [`crate::roots`]): probes the counters' liveness and
-    /// starts the BPF sampler.
-    pub fn for_this_machine() -> Plan {
-        Plan::on(&Machine::from_env())
+    /// The plan as JSON, every row of every harness:
+    /// `{"plan_version": 1, "rows": [ROW, ..]}`, ROW as [`Planned::to_json`].
+    pub fn to_json(&self) -> String {
+        let rows: Vec<Value> = self.rows.iter().map(Planned::to_json).collect();
+        serde_json::to_string_pretty(&json!({"plan_version": PLAN_VERSION, "rows": rows}))
+            .expect("a plan serializes")
     }
 
-    /// Every path of [`PATHS`] on `machine`, in that order.
-    pub fn on(machine: &Machine) -> Plan {
-        let mut plan = Plan::default();
-        for path in PATHS {
-            path(machine, &mut plan);
-        }
-        plan
+    /// The rows `harness` times, in plan order.
+    pub fn timed_by(&self, harness: &str) -> impl Iterator<Item = &Planned> {
+        let harness = harness.to_string();
+        self.rows.iter().filter(move |r| r.timed_by(&harness))
     }
 
-    /// The manifest of the plan before anything runs: every runnable row
-    /// "ok" with its benchmark id, the others unavailable with the reason.
+    /// The Criterion manifest of the plan before anything runs: every
+    /// runnable row "ok" with its benchmark id, the others unavailable with
+    /// the reason.
     pub fn manifest(&self) -> Manifest {
         let mut manifest = Manifest::default();
-        for row in &self.rows {
+        for row in self.timed_by("criterion") {
             match &row.reads {
                 Ok(_) => manifest.add_measured(&row.full_id(), &row.meta),
                 Err(reason) => manifest.add_unavailable(&row.meta, reason),
@@ -209,58 +352,77 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::Status;
-    use crate::paths::Machine;
-    use crate::roots::Roots;
-    use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
-    use std::time::Duration;
+
+    fn row(path: &str, op: &str) -> RowMeta {
+        meta(
+            path,
+            op,
+            Some("t"),
+            Some(Placement {
+                cpu: 1,
+                target_cpu: Some(0),
+            }),
+            None,
+            None,
+        )
+    }
 
     #[test]
-    fn a_fixture_machine_plans_every_path_in_order() {
-        let sys = testdata_sys();
-        let empty = TempDir::new("plan-fixture");
-        let machine = Machine::new(
-            Roots {
-                powercap: sys.join("class/powercap"),
-                dev_cpu: empty.path().to_path_buf(),
-                pmu: sys.join("bus/event_source/devices"),
-                cpu: two_packages_sys().join("devices/system/cpu"),
-            },
-            Duration::from_millis(10),
-        );
-        let plan = Plan::on(&machine);
-        // each path's first row, in order (runnable eBPF rows alternate
-        // lookup and load at every placement, so paths recur)
-        let mut paths: Vec<&str> = Vec::new();
-        for row in &plan.rows {
-            if !paths.contains(&row.meta.path.as_str()) {
-                paths.push(&row.meta.path);
-            }
-        }
+    fn a_row_serializes_its_meta_harnesses_status_and_what_to_open() {
+        let frozen = Liveness::frozen("MSR 0x611 on CPU 0", Duration::from_millis(100), 97);
+        let mut plan = Plan::default();
+        plan.rows.push(Planned::run(
+            row("uinsn", "nop").with_liveness(Some(frozen.clone())),
+            ForOthers(json!({"insn": "nop"})),
+        ));
+        plan.rows.push(Planned::unavailable(
+            row("msr-dev", "pread").with_liveness(Some(frozen)),
+            "no device",
+        ));
+        let doc: Value = serde_json::from_str(&plan.to_json()).unwrap();
+        assert_eq!(doc["plan_version"], PLAN_VERSION);
+        let keys: Vec<&String> = doc["rows"][0].as_object().unwrap().keys().collect();
         assert_eq!(
-            paths,
-            ["powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap"]
+            keys,
+            [
+                "path",
+                "op",
+                "target",
+                "cpu",
+                "target_cpu",
+                "stand_in",
+                "liveness",
+                "liveness_note",
+                "metric",
+                "unit",
+                "harnesses",
+                "status",
+                "reason",
+                "open"
+            ]
         );
-        let manifest = plan.manifest();
-        assert_eq!(manifest.rows.len(), plan.rows.len());
-        for (row, planned) in manifest.rows.iter().zip(&plan.rows) {
-            match planned.reason() {
-                None => {
-                    assert_eq!(row.status, Status::Ok);
-                    assert_eq!(row.bench.as_deref(), Some(planned.full_id().as_str()));
-                }
-                Some(reason) => {
-                    assert_eq!(row.status, Status::Unavailable);
-                    assert_eq!(row.reason.as_deref(), Some(reason));
-                    assert_eq!(row.bench, None);
-                }
-            }
-        }
-        // the fixture's msr root is empty: no device, no cpuid stand-in
-        let msr = plan.rows.iter().find(|r| r.meta.path == "msr-dev").unwrap();
-        assert!(msr
-            .reason()
-            .unwrap()
-            .contains(" missing: load the msr module"));
+        let (ok, unavailable) = (&doc["rows"][0], &doc["rows"][1]);
+        assert_eq!(ok["harnesses"], json!(harnesses_of("uinsn")));
+        assert_eq!(
+            (&ok["status"], &ok["open"]),
+            (&json!("ok"), &json!({"insn": "nop"}))
+        );
+        assert_eq!(ok["liveness"], "frozen");
+        assert_eq!(unavailable["status"], "unavailable");
+        assert_eq!(unavailable["reason"], "no device");
+        // nothing measured: no verdict, nothing to open
+        assert_eq!(
+            (&unavailable["liveness"], &unavailable["open"]),
+            (&Value::Null, &Value::Null)
+        );
+    }
+
+    #[test]
+    fn harnesses_come_from_the_registry() {
+        assert!(harnesses_of("msr-dev").contains(&"criterion".to_string()));
+        assert!(harnesses_of("no such path").is_empty());
+        let tick = Planned::unavailable(row("ebpf-mmap", "tick"), "no BPF")
+            .only_for(&["gbench"], ("rate_hz", "Hz"));
+        assert!(tick.timed_by("gbench") && !tick.timed_by("criterion"));
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! The plan is built path by path (each path's planner of
 //! [`crate::paths::PATHS`] on one [`Machine`], as
-//! [`crate::plan::Plan::for_this_machine`] does) and each path's rows are
+//! [`crate::paths::plan_this_machine`] does) and each path's rows are
 //! dropped once measured: the BPF sampler that the eBPF rows keep running
 //! (its timer fires on every CPU) runs only during their own experiments.
 //! Rows are not `Send`, so the reader is the calling thread.
@@ -20,8 +20,8 @@ use super::ticks::TscClock;
 use super::victim_side::{Calibrations, Victim};
 use crate::cpu::{pin_to_cpu, AffinityGuard};
 use crate::manifest::Status;
-use crate::paths::{Machine, PATHS};
-use crate::plan::{Plan, Planned};
+use crate::paths::PATHS;
+use crate::plan::{Machine, Plan, Planned};
 
 /// The paths whose rows are neighbours.
 pub const ROUTE_PATHS: &[&str] = &["powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap"];
@@ -105,7 +105,7 @@ pub fn run_routes(
         let mut plan = Plan::default();
         planner(&machine, &mut plan);
         plan.rows
-            .retain(|r| selected(&settings.only, &r.meta.path, &r.meta.op));
+            .retain(|r| r.timed_by("victim") && selected(&settings.only, &r.meta.path, &r.meta.op));
         selected_rows += plan.rows.len();
         for row in &plan.rows {
             for &rate in &settings.rates {

@@ -3,9 +3,13 @@
 //! events' cpumask: one bpf() lookup syscall (op "lookup") or a load from
 //! the mmapped array (op "load"), from that CPU and from another one of its
 //! package (ubench/paths/ebpf.cc). The sampler runs as long as its rows.
+//! For ubench alone, rows of op "tick" (metric rate_hz): the program's
+//! firing rate on every CPU this process may run on, where ubench runs it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
 
 use crate::cpu::Cpus;
 use crate::discovery::{counter_cpus, Counters};
@@ -13,12 +17,11 @@ use crate::ebpf::slot_check::{check_slots, slot_error_text, SLOT_CHECK, SLOT_POL
 use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead, TickCounts};
 use crate::hint::do_not_optimize;
 use crate::perf::events_label;
-use crate::plan::{meta, Plan, Planned, Reader, Reads};
+use crate::plan::{meta, ForOthers, Machine, Plan, Planned, Reader, Reads};
+use crate::row_meta::RowMeta;
 use crate::Error;
 
-use super::perf::on_cpu;
-use super::Machine;
-
+use super::perf::{events_spec, on_cpu};
 /// A CPU's slot of the plan's running [`BpfSampler`].
 #[derive(Clone)]
 pub struct EbpfReads {
@@ -28,6 +31,9 @@ pub struct EbpfReads {
     pub cpu: usize,
     /// lookup or load.
     pub via: SlotRead,
+    /// The sampler as the plan's JSON describes it: its events, CPUs and
+    /// period.
+    pub bpf: Value,
 }
 
 impl std::fmt::Debug for EbpfReads {
@@ -49,6 +55,14 @@ impl Reads for EbpfReads {
             before: self.sampler.tick_counts(self.cpu).ok(),
             started: Instant::now(),
         }))
+    }
+
+    fn spec(&self) -> Value {
+        let via = match self.via {
+            SlotRead::Lookup => "lookup",
+            SlotRead::Load => "load",
+        };
+        json!({"bpf": self.bpf, "cpu": self.cpu, "via": via})
     }
 }
 
@@ -131,6 +145,39 @@ pub fn plan(machine: &Machine, plan: &mut Plan) {
         .extend(ebpf_rows(machine.perf(), &machine.cpus(), SLOT_CHECK));
 }
 
+/// The rows of the program's firing rate (op "tick", ubench's alone): one
+/// per CPU of `on`, where ubench runs the sampler `bpf` (its events on
+/// those CPUs), with the trigger the plan's sampler got; or one row saying
+/// why none runs.
+fn tick_rows(
+    on: &[usize],
+    bpf: Option<(&Value, &BpfSampler)>,
+    stand_in: Option<&str>,
+    reason: &str,
+) -> Vec<Planned> {
+    let tick = |target: Option<&str>| meta("ebpf-mmap", "tick", target, None, stand_in, None);
+    let Some((bpf, sampler)) = bpf else {
+        return vec![Planned::unavailable(tick(None), reason).only_for(&["gbench"], RATE)];
+    };
+    let hz = 1_000_000_000 / sampler.period_ns().max(1);
+    let target = format!("{}, {hz} Hz requested", sampler.trigger());
+    let mut bpf = bpf.clone();
+    bpf["cpus"] = json!(on);
+    on.iter()
+        .map(|&cpu| {
+            let meta = RowMeta {
+                target_cpu: Some(cpu),
+                ..tick(Some(&target))
+            };
+            let open = json!({"bpf": bpf, "cpu": cpu, "via": "tick"});
+            Planned::run(meta, ForOthers(open)).only_for(&["gbench"], RATE)
+        })
+        .collect()
+}
+
+/// The tick rows' metric and unit.
+const RATE: (&str, &str) = ("rate_hz", "Hz");
+
 /// Paths "ebpf-lookup" and "ebpf-mmap": starts the sampler on the energy
 /// events on every CPU of their cpumask and reads each CPU's slot at both
 /// placements among `cpus`; a slot that is no data ([`check_slots`], watched for
@@ -139,7 +186,7 @@ pub fn plan(machine: &Machine, plan: &mut Plan) {
 /// if none runs).
 pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -> Vec<Planned> {
     let unavailable = |label: &str, stand_in: Option<&str>, reason: &str| {
-        vec![
+        let mut rows = vec![
             Planned::unavailable(
                 meta("ebpf-lookup", "lookup", Some(label), None, stand_in, None),
                 reason,
@@ -148,7 +195,9 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -
                 meta("ebpf-mmap", "load", Some(label), None, stand_in, None),
                 reason,
             ),
-        ]
+        ];
+        rows.extend(tick_rows(&[], None, stand_in, reason));
+        rows
     };
     let found = match perf {
         Ok(found) => found,
@@ -162,6 +211,8 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -
         cpus: Some(slot_cpus.clone()),
         ..BpfConfig::default()
     };
+    let bpf = json!({"events": events_spec(&events), "cpus": slot_cpus,
+                     "period_ns": config.period_ns});
     let sampler = match BpfSampler::start(&events, &config) {
         Ok(sampler) => Arc::new(sampler),
         Err(e) => return unavailable(&label, stand_in, &e.to_string()),
@@ -192,12 +243,19 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -
                             sampler: sampler.clone(),
                             cpu,
                             via,
+                            bpf: bpf.clone(),
                         },
                     ),
                 });
             }
         }
     }
+    rows.extend(tick_rows(
+        &cpus.allowed(),
+        Some((&bpf, &sampler)),
+        stand_in,
+        "",
+    ));
     rows
 }
 
@@ -216,8 +274,18 @@ mod tests {
             .iter()
             .map(|r| (r.meta.path.as_str(), r.meta.op.as_str()))
             .collect();
-        assert_eq!(ids, [("ebpf-lookup", "lookup"), ("ebpf-mmap", "load")]);
+        assert_eq!(
+            ids,
+            [
+                ("ebpf-lookup", "lookup"),
+                ("ebpf-mmap", "load"),
+                ("ebpf-mmap", "tick")
+            ]
+        );
         assert!(rows.iter().all(|r| r.reason() == Some("no PMU")));
+        // the tick rate: ubench's alone
+        assert!(rows[2].timed_by("gbench") && !rows[2].timed_by("criterion"));
+        assert_eq!(rows[2].metric, ("rate_hz", "Hz"));
     }
 
     #[test]

@@ -1,33 +1,23 @@
-//! The access paths of the Criterion harness, one module each, and the one
-//! list of them ([`PATHS`]).
+//! The access paths, one module each, and the one list of them ([`PATHS`]).
 //!
 //! A path module plans its rows on a [`Machine`]: a `pub fn plan(machine:
 //! &Machine, plan: &mut Plan)` that appends to `plan.rows` one
-//! [`Planned`](crate::plan::Planned)
-//! row per (op, target, placement), in ubench's order and words: a row that
-//! runs carries what it reads (a type implementing [`crate::plan::Reads`],
-//! opened lazily into a [`crate::plan::Reader`] by the benchmark), a row
-//! that cannot carries the reason. Anything its rows read that must run
+//! [`Planned`](crate::plan::Planned) row per (op, target, placement): a row
+//! that runs carries what it reads (a type implementing
+//! [`crate::plan::Reads`]: opened lazily into a [`crate::plan::Reader`] by
+//! the Criterion benchmark, described by its `spec` for ubench), a row that
+//! cannot carries the reason. Anything its rows read that must run
 //! meanwhile is held by the rows themselves (the eBPF rows share the BPF
 //! sampler through an `Arc`).
 //!
 //! Adding a path: a new file `paths/<name>.rs` with its `plan` (and its
-//! tests), and its name in the `paths!` list below. Nothing else changes in
-//! the crate: the plan, the manifest and the benchmark run every path alike.
-//! (The results side lists the path id in results/schema.json.)
+//! tests), and its name in the `paths!` list below, at the registry's place
+//! (results/schema.json lists the path id and the harnesses that time it).
 
-use std::cell::OnceCell;
-use std::time::Duration;
-
-use crate::cpu::Cpus;
-use crate::discovery::{perf_counters, Counters};
-use crate::liveness::LIVENESS_WINDOW;
-use crate::plan::Plan;
-use crate::roots::Roots;
-use crate::Error;
+use crate::plan::{Machine, Plan};
 
 /// Declares the path modules and [`PATHS`], in the order of the plan's (and
-/// the manifest's) rows.
+/// the manifests') rows.
 macro_rules! paths {
     ($($name:ident),* $(,)?) => {
         $(pub mod $name;)*
@@ -37,52 +27,110 @@ macro_rules! paths {
     };
 }
 
-paths!(powercap, msr_dev, perf, ebpf);
+paths!(uinsn, powercap, msr_dev, perf, ebpf);
 
-/// What the paths are planned on: where the kernel's interfaces are, how
-/// long counters are probed, and the discoveries paths share (found once,
-/// when the first path asks). (How long the eBPF path watches its slots is
-/// the slot check's: [`crate::ebpf::slot_check::SLOT_CHECK`].)
-pub struct Machine {
-    /// The powercap, msr device, PMU and CPU directories.
-    pub roots: Roots,
-    /// How long each counter set is probed for liveness.
-    pub window: Duration,
-    /// The perf discovery, probed (the perf and eBPF paths read the same
-    /// events).
-    perf: OnceCell<Result<Counters, Error>>,
+/// Every path of [`PATHS`] on `machine`, in that order.
+pub fn plan_on(machine: &Machine) -> Plan {
+    let mut plan = Plan::default();
+    for path in PATHS {
+        path(machine, &mut plan);
+    }
+    plan
 }
 
-impl Machine {
-    /// A machine whose interfaces are under `roots`.
-    pub fn new(roots: Roots, window: Duration) -> Machine {
-        Machine {
-            roots,
-            window,
-            perf: OnceCell::new(),
-        }
-    }
+/// Every path on this machine (or on the fixtures the environment names,
+/// see [`crate::roots`]): probes the counters' liveness and starts the BPF
+/// sampler.
+pub fn plan_this_machine() -> Plan {
+    plan_on(&Machine::from_env())
+}
 
-    /// This machine, or the fixtures the environment names
-    /// ([`crate::roots`]), with the default probe windows.
-    pub fn from_env() -> Machine {
-        Machine::new(Roots::from_env(), LIVENESS_WINDOW)
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::Status;
+    use crate::roots::Roots;
+    use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
+    use serde_json::Value;
+    use std::time::Duration;
 
-    /// The CPUs under the CPU root: the rows' placements.
-    pub fn cpus(&self) -> Cpus {
-        Cpus::at(&self.roots.cpu)
-    }
-
-    /// The energy perf events (or their stand-in) on every package, each
-    /// probed for liveness for [`Machine::window`]; discovered on the first
-    /// call.
-    pub fn perf(&self) -> &Result<Counters, Error> {
-        self.perf.get_or_init(|| {
-            perf_counters(&self.roots.pmu, &self.roots.cpu).map(|mut found| {
-                found.probe(self.window);
-                found
+    /// The registry's paths (results/schema.json) that `harness` times, in
+    /// its order.
+    fn registry_paths(harness: &str) -> Vec<String> {
+        let schema: Value = serde_json::from_str(crate::registry::SCHEMA_JSON).unwrap();
+        schema["$defs"]["path"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| {
+                p["x-harnesses"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|h| h == harness)
             })
-        })
+            .map(|p| p["const"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// The paths of `rows` in the order they first appear.
+    fn path_order<'a>(rows: impl Iterator<Item = &'a crate::plan::Planned>) -> Vec<String> {
+        let mut paths: Vec<String> = Vec::new();
+        for row in rows {
+            if !paths.contains(&row.meta.path) {
+                paths.push(row.meta.path.clone());
+            }
+        }
+        paths
+    }
+
+    #[test]
+    fn a_fixture_machine_plans_each_harness_its_registry_paths_in_order() {
+        let sys = testdata_sys();
+        let empty = TempDir::new("plan-fixture");
+        let machine = Machine::new(
+            Roots {
+                powercap: sys.join("class/powercap"),
+                dev_cpu: empty.path().to_path_buf(),
+                pmu: sys.join("bus/event_source/devices"),
+                cpu: two_packages_sys().join("devices/system/cpu"),
+            },
+            Duration::from_millis(10),
+        );
+        let plan = plan_on(&machine);
+        for harness in ["gbench", "criterion"] {
+            assert_eq!(
+                path_order(plan.timed_by(harness)),
+                registry_paths(harness),
+                "{harness}"
+            );
+        }
+        let manifest = plan.manifest();
+        let criterion: Vec<_> = plan.timed_by("criterion").collect();
+        assert_eq!(manifest.rows.len(), criterion.len());
+        for (row, planned) in manifest.rows.iter().zip(criterion) {
+            match planned.reason() {
+                None => {
+                    assert_eq!(row.status, Status::Ok);
+                    assert_eq!(row.bench.as_deref(), Some(planned.full_id().as_str()));
+                }
+                Some(reason) => {
+                    assert_eq!(row.status, Status::Unavailable);
+                    assert_eq!(row.reason.as_deref(), Some(reason));
+                    assert_eq!(row.bench, None);
+                }
+            }
+        }
+        // the fixture's msr root is empty: no device, no cpuid stand-in
+        let msr = plan.rows.iter().find(|r| r.meta.path == "msr-dev").unwrap();
+        assert!(msr
+            .reason()
+            .unwrap()
+            .contains(" missing: load the msr module"));
+        // every runnable row says what to open
+        assert!(plan.rows.iter().all(|r| r
+            .reads
+            .as_ref()
+            .map_or(true, |reads| reads.spec().is_object())));
     }
 }

@@ -6,13 +6,13 @@
 use std::path::Path;
 use std::time::Duration;
 
+use serde_json::{json, Value};
+
 use crate::cpu::{cpu_signature, CpuSignature, Cpus, Package};
 use crate::discovery::msr_counters;
-use crate::msr::{MsrSource, RegisterRead};
-use crate::plan::{meta, Plan, Planned, Reader, Reads, SourceReader};
+use crate::msr::{MsrSource, Register, RegisterRead};
+use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
 use crate::Error;
-
-use super::Machine;
 
 /// One register of a per-CPU device (an MSR, or the cpuid stand-in).
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +24,16 @@ pub struct MsrReads {
 impl Reads for MsrReads {
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
         MsrSource::open(std::slice::from_ref(&self.read), None).map(SourceReader::boxed)
+    }
+
+    /// A pread of `bytes` at `offset`: 8 at the MSR's address, or the 16
+    /// of a cpuid leaf's record.
+    fn spec(&self) -> Value {
+        let (offset, bytes) = match self.read.register {
+            Register::Msr(addr) => (addr, 8),
+            Register::CpuidLeaf(leaf) => (leaf, 16),
+        };
+        json!({"device": self.read.device, "offset": offset, "bytes": bytes})
     }
 }
 

@@ -3,13 +3,13 @@
 //! package): op "read" of the first event, op "group-read" of all, from
 //! that CPU and from another one of its package (ubench/paths/perf.cc).
 
+use serde_json::{json, Value};
+
 use crate::cpu::Cpus;
 use crate::discovery::{counter_cpus, Counter, Counters, Route};
 use crate::perf::{events_label, PerfEventSpec, PerfMode, PerfSource};
-use crate::plan::{meta, Plan, Planned, Reader, Reads, SourceReader};
+use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
 use crate::Error;
-
-use super::Machine;
 
 /// perf events on one CPU, one by one (op "read": the first event only) or
 /// as a group.
@@ -27,6 +27,20 @@ impl Reads for PerfReads {
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
         PerfSource::open(&self.events, self.cpu, self.mode, None).map(SourceReader::boxed)
     }
+
+    fn spec(&self) -> Value {
+        json!({"perf": events_spec(&self.events), "cpu": self.cpu,
+               "group": self.mode == PerfMode::Group})
+    }
+}
+
+/// perf events as the plan's JSON names them for perf_event_open: their
+/// name, attr type and config, and the CPUs they count on.
+pub(super) fn events_spec(events: &[PerfEventSpec]) -> Value {
+    events
+        .iter()
+        .map(|e| json!({"name": e.name, "type": e.type_, "config": e.config, "cpus": e.cpus}))
+        .collect()
 }
 
 /// The rows of path "perf" on `machine` (its perf discovery, probed).

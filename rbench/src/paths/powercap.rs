@@ -6,13 +6,13 @@
 use std::path::Path;
 use std::time::Duration;
 
+use serde_json::{json, Value};
+
 use crate::cpu::Cpus;
 use crate::discovery::{powercap_counters, Counter};
-use crate::plan::{meta, Plan, Planned, Reader, Reads, SourceReader};
+use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
 use crate::powercap::{CounterFile, PowercapMode, PowercapSource};
 use crate::Error;
-
-use super::Machine;
 
 /// A powercap file (or its stand-in), kept open or reopened.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +27,10 @@ impl Reads for PowercapReads {
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
         PowercapSource::open(std::slice::from_ref(&self.file), self.mode, None)
             .map(SourceReader::boxed)
+    }
+
+    fn spec(&self) -> Value {
+        json!({"file": self.file.path, "reopen": self.mode == PowercapMode::OpenReadClose})
     }
 }
 

@@ -1,0 +1,35 @@
+//! raplbench-plan: the plan of this machine as JSON (rbench::plan::Plan::to_json):
+//! every row any latency harness times, with its target, CPUs, stand-in,
+//! liveness verdict, the harnesses that time it, and what to open or why it
+//! cannot run. ubench reads it (--raplbench_plan=FILE) and times exactly
+//! its rows; bench-all writes it once per run (raw/plan.json).
+//!
+//! Usage: raplbench-plan [FILE] (default: standard output). The fixture
+//! hooks (results/fixture_hooks.json) plan a fixture machine instead.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() > 1 || args.first().is_some_and(|a| a.starts_with('-')) {
+        eprintln!("usage: raplbench-plan [FILE]");
+        return ExitCode::from(2);
+    }
+    let json = rbench::paths::plan_this_machine().to_json() + "\n";
+    let written = match args.first() {
+        Some(file) => std::fs::write(file, json).map_err(|e| format!("{file}: {e}")),
+        None => {
+            use std::io::Write;
+            std::io::stdout()
+                .write_all(json.as_bytes())
+                .map_err(|e| format!("standard output: {e}"))
+        }
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(why) => {
+            eprintln!("raplbench-plan: cannot write the plan: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}
