@@ -7,6 +7,7 @@
 namespace raplbench {
 namespace {
 
+constexpr const char* kPlan = "--raplbench_plan";
 constexpr const char* kManifest = "--raplbench_manifest";
 constexpr const char* kPlanOnly = "--raplbench_plan_only";
 constexpr const char* kWarmup = "--raplbench_warmup";
@@ -34,7 +35,10 @@ Flags take_raplbench_flags(int* argc, char** argv) {
     const std::string arg = argv[i];
     std::string value;
     bool has_value = false;
-    if (match(arg, kManifest, &value, &has_value)) {
+    if (match(arg, kPlan, &value, &has_value)) {
+      if (value.empty()) flags.error = std::string(kPlan) + " needs a file: " + kPlan + "=PATH";
+      flags.plan = value;
+    } else if (match(arg, kManifest, &value, &has_value)) {
       if (value.empty()) flags.error = std::string(kManifest) + " needs a file: " + kManifest + "=PATH";
       flags.manifest = value;
     } else if (match(arg, kPlanOnly, &value, &has_value)) {

@@ -1,11 +1,15 @@
 // flags.h - ubench's own command-line flags, taken out of argv before
 // Google Benchmark parses the rest (it rejects flags it does not know):
 //
+//   --raplbench_plan=PATH      the plan to time (plan.h), as rbench's
+//                              raplbench-plan wrote it; without it, ubench
+//                              runs raplbench-plan (kPlanCommand) and reads
+//                              its output;
 //   --raplbench_manifest=PATH  write the manifest (manifest.h) to PATH after
 //                              registration, before any benchmark runs;
-//   --raplbench_plan_only      write the manifest (to standard output when
-//                              no PATH is given) and exit 0 without running
-//                              a benchmark;
+//   --raplbench_plan_only      write the manifest of the plan's rows (to
+//                              standard output when no PATH is given) and
+//                              exit 0 without running a benchmark;
 //   --raplbench_warmup=SECONDS how long every benchmark call (each
 //                              repetition) runs its operation untimed right
 //                              before timing it (timed.h); a plain number of
@@ -19,7 +23,14 @@ namespace raplbench {
 
 inline constexpr double kDefaultWarmupSeconds = 0.01;
 
+#ifndef RAPLBENCH_PLAN_COMMAND
+#error "RAPLBENCH_PLAN_COMMAND (rbench's raplbench-plan binary) comes from CMakeLists.txt"
+#endif
+// The planner run when no --raplbench_plan is given (cargo builds it).
+inline constexpr const char* kPlanCommand = RAPLBENCH_PLAN_COMMAND;
+
 struct Flags {
+  std::string plan;        // empty: run the planner
   std::string manifest;    // empty: no manifest file
   bool plan_only = false;
   double warmup_seconds = kDefaultWarmupSeconds;

@@ -21,9 +21,10 @@ struct Args {
 
 TEST(Flags, TakesTheManifestAndPlanOnlyFlagsAndKeepsTheRestInOrder) {
   Args a({"ubench", "--benchmark_repetitions=2", "--raplbench_manifest=/tmp/m.json",
-          "--raplbench_plan_only", "--benchmark_filter=perf"});
+          "--raplbench_plan_only", "--raplbench_plan=/tmp/plan.json", "--benchmark_filter=perf"});
   Flags f = take_raplbench_flags(&a.argc, a.argv.data());
   EXPECT_EQ(f.manifest, "/tmp/m.json");
+  EXPECT_EQ(f.plan, "/tmp/plan.json");
   EXPECT_TRUE(f.plan_only);
   EXPECT_EQ(f.error, "");
   EXPECT_EQ(a.left(), (std::vector<std::string>{"ubench", "--benchmark_repetitions=2",
@@ -34,6 +35,7 @@ TEST(Flags, NoneGivenMeansNoManifestAndARun) {
   Args a({"ubench", "--raplbench_plan_only_not_a_flag"});
   Flags f = take_raplbench_flags(&a.argc, a.argv.data());
   EXPECT_EQ(f.manifest, "");
+  EXPECT_EQ(f.plan, "");
   EXPECT_FALSE(f.plan_only);
   EXPECT_EQ(a.argc, 2);  // left for Google Benchmark to reject
 }
@@ -47,6 +49,8 @@ TEST(Flags, PlanOnlyTakesBooleansAndTheManifestNeedsAPath) {
   EXPECT_NE(take_raplbench_flags(&c.argc, c.argv.data()).error, "");
   Args d({"ubench", "--raplbench_manifest"});
   EXPECT_NE(take_raplbench_flags(&d.argc, d.argv.data()).error, "");
+  Args e({"ubench", "--raplbench_plan"});
+  EXPECT_NE(take_raplbench_flags(&e.argc, e.argv.data()).error, "");
 }
 
 TEST(Flags, WarmupTakesSecondsAndDefaultsToTheConstant) {

@@ -1,8 +1,10 @@
 // main.cc - raplbench-ubench: the Google Benchmark harness of raplbench.
 //
-// Every access path (ubench/paths/*.cc, each registered by RAPLBENCH_PATH,
-// see register.h) discovers what this machine offers and registers its
-// benchmarks (or unavailable rows). The manifest that maps benchmarks to
+// It times the rows of the plan (plan.h) that rbench's discovery made: the
+// file --raplbench_plan names, else what raplbench-plan (kPlanCommand)
+// writes. Each row's benchmark opens what the row names (ubench/paths/*.cc,
+// one per kind, see paths/paths.h); a row that cannot run keeps the plan's
+// reason. The manifest that maps benchmarks to
 // result rows goes to the file named by --raplbench_manifest (flags.h); the
 // measured TSC frequency goes into the benchmark context
 // ("raplbench_tsc_khz"). results/gbench.py reads both. The context also
@@ -21,7 +23,7 @@
 #include "cpu.h"
 #include "flags.h"
 #include "manifest.h"
-#include "register.h"
+#include "plan.h"
 #include "timed.h"
 
 #ifndef RAPLBENCH_GBENCH_LIBRARY
@@ -39,7 +41,14 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
-  raplbench::register_all_paths();
+  std::string why;
+  const auto rows = flags.plan.empty() ? raplbench::run_planner(raplbench::kPlanCommand, &why)
+                                       : raplbench::load_plan(flags.plan, &why);
+  if (!rows) {
+    std::fprintf(stderr, "raplbench-ubench: no plan: %s\n", why.c_str());
+    return 1;
+  }
+  raplbench::register_plan(*rows);
 
   const std::string manifest = flags.plan_only && flags.manifest.empty() ? "-" : flags.manifest;
   if (!manifest.empty()) {

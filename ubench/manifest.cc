@@ -2,9 +2,9 @@
 #include "manifest.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <vector>
 
 #include "cpu.h"
@@ -12,58 +12,34 @@
 namespace raplbench {
 namespace {
 
-struct Entry {
-  std::string bench;  // empty: not measured (status unavailable)
-  std::string value;
-  RowMeta meta;
-  std::string reason;
-};
+// The keys a manifest row copies from its plan row, in order.
+constexpr const char* kRowKeys[] = {"path",     "op",       "target",   "cpu",
+                                    "target_cpu", "stand_in", "liveness", "liveness_note",
+                                    "metric",   "unit"};
 
-std::vector<Entry>& entries() {
-  static std::vector<Entry> all;
+std::vector<nlohmann::ordered_json>& rows() {
+  static std::vector<nlohmann::ordered_json> all;
   return all;
 }
 
-std::string json_int_or_null(const std::optional<int>& v) {
-  return v ? std::to_string(*v) : "null";
-}
-
-std::string json_str_or_null(const std::string& s) { return s.empty() ? "null" : json_quote(s); }
-
-// Only a measured row that reads a real energy counter carries a verdict
-// (contract: stand-ins and unavailable rows have none).
-bool judged(const Entry& e) { return !e.bench.empty() && e.meta.stand_in.empty() && e.meta.liveness; }
-
-std::string json_liveness(const Entry& e) {
-  return judged(e) ? json_quote(liveness_name(*e.meta.liveness)) : "null";
+void add_row(const std::string& bench, const std::string& value, const nlohmann::json& row,
+             const std::string& reason) {
+  nlohmann::ordered_json m;
+  m["bench"] = bench.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(bench);
+  m["value"] = bench.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(value);
+  for (const char* key : kRowKeys) m[key] = row.contains(key) ? row[key] : nlohmann::json();
+  if (bench.empty()) m["liveness"] = m["liveness_note"] = nullptr;  // nothing measured
+  m["status"] = bench.empty() ? "unavailable" : "ok";
+  m["reason"] = reason.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(reason);
+  rows().push_back(std::move(m));
 }
 
 }  // namespace
 
-std::string json_quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += char(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string add_benchmark(const std::string& name, const RowMeta& meta, BenchFn fn,
+std::string add_benchmark(const std::string& name, const nlohmann::json& row, BenchFn fn,
                           const std::string& value, int iterations) {
-  std::optional<int> cpu = meta.cpu;
+  const std::optional<int> cpu =
+      row.value("cpu", nlohmann::json()).is_number() ? std::optional<int>(row["cpu"]) : std::nullopt;
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [fn, cpu](benchmark::State& state) {
     if (cpu) {
       std::string why = pin_to_cpu(*cpu);
@@ -76,17 +52,17 @@ std::string add_benchmark(const std::string& name, const RowMeta& meta, BenchFn 
     b->Iterations(iterations);
     run_name += "/iterations:" + std::to_string(iterations);  // Google Benchmark's naming
   }
-  entries().push_back({run_name, value, meta, ""});
+  add_row(run_name, value, row, "");
   return run_name;
 }
 
 void add_counter_row(const std::string& bench_name, const std::string& counter,
-                     const RowMeta& meta) {
-  entries().push_back({bench_name, "counter:" + counter, meta, ""});
+                     const nlohmann::json& row) {
+  add_row(bench_name, "counter:" + counter, row, "");
 }
 
-void add_unavailable(const RowMeta& meta, const std::string& reason) {
-  entries().push_back({"", "", meta, reason});
+void add_unavailable(const nlohmann::json& row, const std::string& reason) {
+  add_row("", "", row, reason);
 }
 
 void skip_unavailable(benchmark::State& state, const std::string& reason) {
@@ -95,25 +71,7 @@ void skip_unavailable(benchmark::State& state, const std::string& reason) {
 
 std::string manifest_json() {
   std::string out = "{\"manifest_version\": 1, \"harness\": \"gbench\", \"rows\": [";
-  bool first = true;
-  for (const Entry& e : entries()) {
-    const RowMeta& m = e.meta;
-    out += first ? "\n" : ",\n";
-    first = false;
-    out += "{\"bench\": " + json_str_or_null(e.bench) +
-           // null exactly when bench is (rbench writes the same)
-           ", \"value\": " + (e.bench.empty() ? "null" : json_quote(e.value)) +
-           ", \"path\": " + json_quote(m.path) + ", \"op\": " + json_quote(m.op) +
-           ", \"target\": " + json_str_or_null(m.target) +
-           ", \"cpu\": " + json_int_or_null(m.cpu) +
-           ", \"target_cpu\": " + json_int_or_null(m.target_cpu) +
-           ", \"stand_in\": " + json_str_or_null(m.stand_in) +
-           ", \"liveness\": " + json_liveness(e) +
-           ", \"liveness_note\": " + json_str_or_null(judged(e) ? m.liveness_note : "") +
-           ", \"metric\": " + json_quote(m.metric) + ", \"unit\": " + json_quote(m.unit) +
-           ", \"status\": " + json_quote(e.bench.empty() ? "unavailable" : "ok") +
-           ", \"reason\": " + json_str_or_null(e.reason) + "}";
-  }
+  for (size_t i = 0; i < rows().size(); ++i) out += (i ? ",\n" : "\n") + rows()[i].dump();
   return out + "\n]}\n";
 }
 

@@ -1,7 +1,6 @@
 // The manifest's format (the contract both harnesses write): the header
-// keys, one row per line, every row's keys in order, and the liveness keys
-// right after stand_in, null unless a measured row reads a real energy
-// counter.
+// keys, one row per line, every row's keys in order, the plan row's fields
+// as they are, and no verdict where nothing was measured.
 #include "manifest.h"
 
 #include <gtest/gtest.h>
@@ -13,102 +12,69 @@
 namespace raplbench {
 namespace {
 
+using nlohmann::json;
+
+// A plan row (plan.h) as rbench writes it.
+json plan_row(const std::string& op, const std::string& target) {
+  return {{"path", "msr-dev"}, {"op", op}, {"target", target}, {"cpu", 1}, {"target_cpu", 0},
+          {"stand_in", nullptr}, {"liveness", "frozen"}, {"liveness_note", "MSR 0x611: dead"},
+          {"metric", "latency"}, {"unit", "ns"}, {"harnesses", {"gbench"}}, {"status", "ok"},
+          {"reason", nullptr}, {"open", {{"device", "/dev/cpu/0/msr"}}}};
+}
+
 // Rows are added to the one manifest of the process: each test adds its own
 // and finds them by their benchmark or target names.
-std::string line_with(const std::string& json, const std::string& needle) {
-  std::istringstream lines(json);
+json row_with(const std::string& needle) {
+  std::istringstream lines(manifest_json());
   for (std::string line; std::getline(lines, line);)
-    if (line.find(needle) != std::string::npos) return line;
-  return "";
+    if (line.find(needle) != std::string::npos)
+      return json::parse(line.back() == ',' ? line.substr(0, line.size() - 1) : line);
+  return nullptr;
 }
 
 TEST(Manifest, HasTheVersionAndHarnessAndOneRowPerLineWithTheKeysInOrder) {
-  RowMeta meta{"msr-dev", "pread", "cpuid:0x0", 1, 0, "why"};
-  add_benchmark("manifest-test/order", meta, [](benchmark::State&) {});
-  add_unavailable(RowMeta{"msr-dev", "pread", "", std::nullopt, std::nullopt, ""},
-                  "manifest-test: no device");
-  const std::string json = manifest_json();
-  EXPECT_EQ(json.rfind("{\"manifest_version\": 1, \"harness\": \"gbench\", \"rows\": [\n", 0), 0u)
-      << json;
-  EXPECT_EQ(json.substr(json.size() - 4), "\n]}\n") << json;
-  EXPECT_EQ(line_with(json, "manifest-test/order"),
-            "{\"bench\": \"manifest-test/order\", \"value\": \"real_time\", \"path\": \"msr-dev\", "
-            "\"op\": \"pread\", \"target\": \"cpuid:0x0\", \"cpu\": 1, \"target_cpu\": 0, "
-            "\"stand_in\": \"why\", \"liveness\": null, \"liveness_note\": null, "
-            "\"metric\": \"latency\", \"unit\": \"ns\", \"status\": \"ok\", \"reason\": null},");
-  const std::string unavailable = line_with(json, "manifest-test: no device");
-  EXPECT_EQ(unavailable.rfind(
-                "{\"bench\": null, \"value\": null, \"path\": \"msr-dev\", \"op\": \"pread\", "
-                "\"target\": null, \"cpu\": null, \"target_cpu\": null, \"stand_in\": null, "
-                "\"liveness\": null, \"liveness_note\": null, \"metric\": \"latency\", "
-                "\"unit\": \"ns\", \"status\": \"unavailable\", "
-                "\"reason\": \"manifest-test: no device\"}",
-                0),
-            0u)
-      << unavailable;
-}
-
-TEST(Manifest, LivenessFollowsStandInAndIsNullWhereThereIsNoVerdict) {
-  const RowVerdict frozen{Liveness::Frozen, "intel-rapl:0/energy_uj: did not change"};
-  RowMeta real{"powercap", "pread", "intel-rapl:0/energy_uj", 0, 0, ""};
-  add_benchmark("manifest-test/real", real.set_liveness(frozen), [](benchmark::State&) {});
-  RowMeta stand_in{"perf", "read", "msr/tsc/", 0, 0, "no RAPL here"};
-  add_benchmark("manifest-test/stand-in", stand_in.set_liveness(frozen), [](benchmark::State&) {});
-  add_unavailable(RowMeta{"perf", "read", "power/energy-pkg/", 0, 0, ""}.set_liveness(frozen),
-                  "manifest-test: denied");
-
-  const std::string json = manifest_json();
-  EXPECT_NE(line_with(json, "manifest-test/real")
-                .find("\"stand_in\": null, \"liveness\": \"frozen\", \"liveness_note\": "
-                      "\"intel-rapl:0/energy_uj: did not change\", \"metric\""),
-            std::string::npos)
-      << json;
-  EXPECT_NE(line_with(json, "manifest-test/stand-in")
-                .find("\"stand_in\": \"no RAPL here\", \"liveness\": null, \"liveness_note\": null"),
-            std::string::npos)
-      << json;
-  EXPECT_NE(line_with(json, "manifest-test: denied")
-                .find("\"liveness\": null, \"liveness_note\": null, \"metric\": \"latency\", "
-                      "\"unit\": \"ns\", \"status\": \"unavailable\""),
-            std::string::npos)
-      << json;
-}
-
-// The contract both harnesses keep: "value" is null exactly when "bench" is;
-// a measured row names the value it takes (real_time or a counter).
-TEST(Manifest, ValueIsNullExactlyWhenBenchIs) {
-  RowMeta meta{"perf", "read", "msr/tsc/", 0, 0, ""};
-  const std::string bench = add_benchmark("manifest-test/value", meta, [](benchmark::State&) {});
-  add_counter_row(bench, "manifest_test_counter", meta);
-  add_benchmark("manifest-test/counter-value", meta, [](benchmark::State&) {},
-                "counter:manifest_test_ns");
-  add_unavailable(meta, "manifest-test: unavailable, with a target");
-  add_unavailable(RowMeta{"perf", "read", "", std::nullopt, std::nullopt, "a stand-in"}
-                      .set_liveness({Liveness::Live, ""}),
-                  "manifest-test: unavailable, with a verdict");
-
-  std::istringstream lines(manifest_json());
-  int measured = 0, unmeasured = 0;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("{\"bench\": ", 0) != 0) continue;  // the header and the end
-    const bool bench_null = line.rfind("{\"bench\": null, \"value\": ", 0) == 0;
-    const size_t value = line.find(", \"value\": ");
-    ASSERT_NE(value, std::string::npos) << line;
-    const std::string value_text = line.substr(value + std::string(", \"value\": ").size());
-    if (bench_null) {
-      ++unmeasured;
-      EXPECT_EQ(value_text.rfind("null, ", 0), 0u) << line;
-      EXPECT_NE(line.find("\"status\": \"unavailable\""), std::string::npos) << line;
-    } else {
-      ++measured;
-      EXPECT_TRUE(value_text.rfind("\"real_time\", ", 0) == 0 ||
-                  value_text.rfind("\"counter:", 0) == 0)
-          << line;
-      EXPECT_NE(line.find("\"status\": \"ok\""), std::string::npos) << line;
-    }
+  add_benchmark("manifest-test/order", plan_row("pread", "0x611"), [](benchmark::State&) {});
+  add_unavailable(plan_row("pread", "manifest-test-unavailable"), "manifest-test: no device");
+  const std::string text = manifest_json();
+  EXPECT_EQ(text.rfind("{\"manifest_version\": 1, \"harness\": \"gbench\", \"rows\": [\n", 0), 0u);
+  EXPECT_EQ(text.substr(text.size() - 4), "\n]}\n");
+  EXPECT_EQ(json::parse(text)["harness"], "gbench");
+  const json ok = row_with("manifest-test/order");
+  // (nlohmann::json sorts the keys it parses: their order is checked on the text below)
+  EXPECT_EQ(ok["value"], "real_time");
+  EXPECT_EQ(ok["status"], "ok");
+  EXPECT_EQ(ok["liveness"], "frozen");
+  EXPECT_EQ(ok["cpu"], 1);
+  EXPECT_FALSE(ok.contains("open") || ok.contains("harnesses"));
+  const json unavailable = row_with("manifest-test-unavailable");
+  EXPECT_EQ(unavailable["bench"], nullptr);
+  EXPECT_EQ(unavailable["value"], nullptr);
+  EXPECT_EQ(unavailable["liveness"], nullptr);  // nothing measured: no verdict
+  EXPECT_EQ(unavailable["status"], "unavailable");
+  EXPECT_EQ(unavailable["reason"], "manifest-test: no device");
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line) && line.find("manifest-test/order") == std::string::npos) {
   }
-  EXPECT_GE(measured, 3);
-  EXPECT_GE(unmeasured, 2);
+  size_t at = 0;
+  for (const char* key : {"bench", "value", "path", "op", "target", "cpu", "target_cpu",
+                          "stand_in", "liveness", "liveness_note", "metric", "unit", "status",
+                          "reason"}) {
+    const size_t found = line.find("\"" + std::string(key) + "\":", at);
+    ASSERT_NE(found, std::string::npos) << key << " in " << line;
+    at = found;
+  }
+}
+
+TEST(Manifest, CounterRowsNameTheirCounter) {
+  const std::string bench =
+      add_benchmark("manifest-test/rate", plan_row("tick", "manifest-test-rate-0"),
+                    [](benchmark::State&) {}, "counter:rate_hz_cpu0", 1);
+  EXPECT_EQ(bench, "manifest-test/rate/iterations:1");
+  add_counter_row(bench, "rate_hz_cpu1", plan_row("tick", "manifest-test-rate-1"));
+  EXPECT_EQ(row_with("manifest-test-rate-0")["value"], "counter:rate_hz_cpu0");
+  EXPECT_EQ(row_with("manifest-test-rate-1")["value"], "counter:rate_hz_cpu1");
+  EXPECT_EQ(row_with("manifest-test-rate-1")["bench"], bench);
 }
 
 TEST(Manifest, IsWrittenToAFileOrSaysWhyNot) {

@@ -11,97 +11,147 @@
 // the slots' tick counts: the VM this was written on delays timers, so the
 // rate is measured, never assumed.
 //
-// Every package's slot is read (the slot of each CPU of the PMU's cpumask,
-// see perf_rows.h), and each is checked before it is timed: a slot whose
-// program reports an error, or whose tick count does not advance, holds no
-// data, so its rows are unavailable with the count and the reason
-// (bpf_slot_check.h); an error that appears during the timing fails the row.
+// The plan (rbench/src/paths/ebpf.rs) names the sampler (its events, CPUs
+// and period) and each row's slot; it has checked that each slot it lists
+// holds data. ubench runs one sampler for all its rows, on every CPU they
+// name, started when the first of them runs (never in a plan-only run); a
+// slot whose reads fail, or that does not tick, during the timing fails
+// the row.
 #include <time.h>
 
 #include <algorithm>
-#include <map>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "cpu.h"
 #include "manifest.h"
+#include "paths/paths.h"
 #include "perf_events.h"
-#include "perf_rows.h"
-#include "register.h"
+#include "plan.h"
 #include "timed.h"
 
 #ifdef RAPLBENCH_HAVE_BPF
 #include "bpf_sampler.h"
-#include "bpf_slot_check.h"
 #endif
 
 namespace raplbench {
+
+#ifndef RAPLBENCH_HAVE_BPF
+
+void add_bpf_row(const nlohmann::json& row) { add_unavailable(row, RAPLBENCH_BPF_MISSING); }
+
+#else
+
 namespace {
 
-constexpr uint64_t kPeriodNs = 1000000;  // 1 kHz
 constexpr int kRateWindowMs = 100;
 
-void add_all_unavailable(const std::string& target, const std::string& stand_in,
-                         const std::string& reason) {
-  add_unavailable(RowMeta{"ebpf-lookup", "lookup", target, std::nullopt, std::nullopt, stand_in},
-                  reason);
-  add_unavailable(RowMeta{"ebpf-mmap", "load", target, std::nullopt, std::nullopt, stand_in},
-                  reason);
-  RowMeta rate{"ebpf-mmap", "tick", "", std::nullopt, std::nullopt, stand_in, "rate_hz", "Hz"};
-  add_unavailable(rate, reason);
+// What the sampler runs: the plan's events, every CPU its rows name.
+struct SamplerSpec {
+  std::vector<PerfEventSpec> events;
+  std::vector<int> cpus;
+  uint64_t period_ns = 0;
+};
+
+SamplerSpec& sampler_spec() {
+  static SamplerSpec spec;
+  return spec;
 }
 
-#ifdef RAPLBENCH_HAVE_BPF
-
-// Lives as long as the process: the benchmarks read what it publishes.
-std::unique_ptr<BpfSampler>& sampler() {
-  static std::unique_ptr<BpfSampler> s;
-  return s;
+// The sampler of every row, started at the first call and kept for the
+// process; nullptr and *why if it cannot start.
+BpfSampler* sampler(std::string* why) {
+  static std::unique_ptr<BpfSampler> running;
+  static std::string failed;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    const SamplerSpec& spec = sampler_spec();
+    BpfOptions options;
+    options.cpus = spec.cpus;
+    running = BpfSampler::start(spec.events, spec.period_ns, &failed, options);
+    // its first ticks, before any slot is timed (a slot that never ticks
+    // fails its row: see fail_if_not_data)
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    for (int cpu : running ? spec.cpus : std::vector<int>{}) {
+      rb_slot slot{};
+      while (std::chrono::steady_clock::now() < until &&
+             !(running->load_slot(cpu, &slot) && slot.ticks > 0))
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  *why = failed;
+  return running.get();
 }
 
-// The slot's count of failed reads before the timing (0 if unsettled).
-uint64_t failed_ticks(int target_cpu) {
+// "err -2 (ENOENT)": a slot's error as the program stores it (a negative errno).
+std::string slot_error_text(int err) {
+  const char* name = strerrorname_np(err < 0 ? -err : err);
+  return "err " + std::to_string(err) + " (" + (name ? name : "?") + ")";
+}
+
+// The slot's tick accounting when its timing starts.
+struct Before {
+  uint64_t ticks = 0, err_ticks = 0;
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
+};
+
+Before before(const BpfSampler& bpf, int cpu) {
   rb_slot slot{};
-  return sampler()->load_slot(target_cpu, &slot) ? slot.err_ticks : 0;
+  Before b;
+  if (bpf.load_slot(cpu, &slot)) b = {slot.ticks, slot.err_ticks, b.at};
+  return b;
 }
 
-// A slot that turned bad while it was timed is not data either: any read
-// that failed since `failed_before` (err_ticks counts every one, not only
-// the last) fails the row.
-void fail_if_slot_error(benchmark::State& state, int target_cpu, uint64_t failed_before,
-                        const rb_slot& last) {
-  const uint64_t failed = last.err_ticks - failed_before;
+// A slot that failed or stopped ticking while it was timed is not data:
+// any read that failed since `b` (err_ticks counts every one, not only the
+// last) fails the row, and so does a timing of 10 periods or more without
+// a tick (rbench judges its rows alike).
+void fail_if_not_data(benchmark::State& state, const BpfSampler& bpf, int cpu, const Before& b,
+                      const rb_slot& last) {
+  const uint64_t failed = last.err_ticks - b.err_ticks;
+  const auto elapsed = std::chrono::steady_clock::now() - b.at;
+  const std::string slot = "BPF slot of CPU " + std::to_string(cpu);
   if (failed > 0)
-    state.SkipWithError(("BPF slot of CPU " + std::to_string(target_cpu) + ": " +
-                         std::to_string(failed) + " failed reads during the timing (last " +
-                         slot_error_text(last.err) + "): not data").c_str());
+    state.SkipWithError((slot + ": " + std::to_string(failed) +
+                         " failed reads during the timing (last " + slot_error_text(last.err) +
+                         "): not data").c_str());
+  else if (last.ticks == b.ticks &&
+           elapsed >= std::chrono::nanoseconds(10 * std::max<uint64_t>(bpf.period_ns(), 1)))
+    state.SkipWithError((slot + ": no tick during the timing: not data").c_str());
 }
 
-void bench_lookup(benchmark::State& state, int target_cpu) {
-  const uint64_t failed_before = failed_ticks(target_cpu);
-  const BpfSampler& bpf = *sampler();
+void bench_lookup(benchmark::State& state, int cpu) {
+  std::string why;
+  const BpfSampler* bpf = sampler(&why);
+  if (!bpf) return skip_unavailable(state, why);
   rb_slot slot{};
-  warm_up([&] { return bpf.lookup_slot(target_cpu, &slot) == 0; });
+  warm_up([&] { return bpf->lookup_slot(cpu, &slot) == 0; });
+  const Before b = before(*bpf, cpu);
   for (auto _ : state) {
-    if (int err = bpf.lookup_slot(target_cpu, &slot)) {
+    if (int err = bpf->lookup_slot(cpu, &slot)) {
       state.SkipWithError(("bpf map lookup failed: " + errno_text(err)).c_str());
       return;
     }
     benchmark::DoNotOptimize(slot);
   }
-  fail_if_slot_error(state, target_cpu, failed_before, slot);
+  fail_if_not_data(state, *bpf, cpu, b, slot);
 }
 
-void bench_load(benchmark::State& state, int target_cpu) {
-  const uint64_t failed_before = failed_ticks(target_cpu);
-  const rb_slot* const found = sampler()->slot(target_cpu);  // once, as a poller holds it
+void bench_load(benchmark::State& state, int cpu) {
+  std::string why;
+  const BpfSampler* bpf = sampler(&why);
+  if (!bpf) return skip_unavailable(state, why);
+  const rb_slot* const found = bpf->slot(cpu);  // once, as a poller holds it
   if (found == nullptr) {
     state.SkipWithError("the sampler has no slot for this CPU");
     return;
   }
   rb_slot slot{};
   warm_up([&] { return BpfSampler::load_slot(found, &slot); });
+  const Before b = before(*bpf, cpu);
   for (auto _ : state) {
     if (!BpfSampler::load_slot(found, &slot)) {
       state.SkipWithError("the mmapped slot never settled (seqlock kept moving)");
@@ -109,7 +159,7 @@ void bench_load(benchmark::State& state, int target_cpu) {
     }
     benchmark::DoNotOptimize(slot);
   }
-  fail_if_slot_error(state, target_cpu, failed_before, slot);
+  fail_if_not_data(state, *bpf, cpu, b, slot);
 }
 
 uint64_t monotonic_ns() {
@@ -118,91 +168,78 @@ uint64_t monotonic_ns() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
+// What drives the program, without the details in parentheses:
+// "bpf_timer", "perf cpu-clock event".
+std::string trigger_kind(const std::string& trigger) {
+  return trigger.substr(0, trigger.find(" ("));
+}
+
 // One window per iteration; counters rate_hz_cpu<N> = ticks per second.
-void bench_rate(benchmark::State& state) {
-  const std::vector<int>& cpus = sampler()->cpus();
+// `planned`: the trigger the plan's sampler got (the rows' target).
+void bench_rate(benchmark::State& state, const std::string& planned) {
+  std::string why;
+  const BpfSampler* bpf = sampler(&why);
+  if (!bpf) return skip_unavailable(state, why);
+  if (trigger_kind(bpf->trigger()) != trigger_kind(planned)) {
+    state.SkipWithError(("the sampler runs on " + bpf->trigger() + ", the plan's on " + planned)
+                            .c_str());
+    return;
+  }
+  const std::vector<int>& cpus = bpf->cpus();
   std::vector<double> ticks(cpus.size(), 0.0);
   double seconds = 0;
   for (auto _ : state) {
-    std::vector<uint64_t> before(cpus.size());
+    std::vector<uint64_t> start(cpus.size());
     rb_slot slot;
     for (size_t i = 0; i < cpus.size(); ++i)
-      before[i] = sampler()->load_slot(cpus[i], &slot) ? slot.ticks : 0;
+      start[i] = bpf->load_slot(cpus[i], &slot) ? slot.ticks : 0;
     uint64_t t0 = monotonic_ns();
     std::this_thread::sleep_for(std::chrono::milliseconds(kRateWindowMs));
     uint64_t t1 = monotonic_ns();
     for (size_t i = 0; i < cpus.size(); ++i)
-      ticks[i] += sampler()->load_slot(cpus[i], &slot) ? double(slot.ticks - before[i]) : 0;
+      ticks[i] += bpf->load_slot(cpus[i], &slot) ? double(slot.ticks - start[i]) : 0;
     seconds += double(t1 - t0) * 1e-9;
   }
   for (size_t i = 0; i < cpus.size(); ++i)
     state.counters["rate_hz_cpu" + std::to_string(cpus[i])] = ticks[i] / seconds;
 }
 
-#endif
-
-void register_ebpf(PathContext& context) {
-  const EnergyCounters& counters = context.energy_counters();
-  const std::string label = events_label(counters.events);
-  if (counters.events.empty()) return add_all_unavailable(label, "", counters.unavailable);
-#ifndef RAPLBENCH_HAVE_BPF
-  add_all_unavailable(label, counters.stand_in, RAPLBENCH_BPF_MISSING);
-#else
-  std::string why;
-  sampler() = BpfSampler::start(counters.events, kPeriodNs, &why);
-  if (!sampler()) return add_all_unavailable(label, counters.stand_in, why);
-
-  const std::vector<int> usable = usable_cpus();
-  const std::vector<int> counter_cpu_list = counter_cpus(counters.events, usable);
-  std::map<int, std::string> not_data;  // per counter CPU: why its slot is not data
-  for (int cpu : counter_cpu_list) not_data[cpu];  // every entry exists before the checks start
-  std::vector<std::thread> checks;      // the slots are watched together, in one window
-  for (int cpu : counter_cpu_list) {
-    const std::vector<int>& armed = sampler()->cpus();
-    if (std::find(armed.begin(), armed.end(), cpu) == armed.end()) {
-      not_data[cpu] = "BPF slot of CPU " + std::to_string(cpu) +
-                      ": no trigger armed there (outside this process's CPU affinity)";
-      continue;
-    }
-    std::string& why = not_data[cpu];
-    checks.emplace_back([cpu, &why] {
-      why = check_slot(
-          cpu, [cpu](rb_slot* slot) { return sampler()->load_slot(cpu, slot); },
-          sampler()->trigger());
-    });
-  }
-  for (std::thread& check : checks) check.join();
-  for (const PlannedRow& row : plan_ebpf_rows(counters, usable)) {
-    const int t = *row.meta.target_cpu;
-    if (!not_data[t].empty()) {
-      add_unavailable(row.meta, not_data[t]);
-      continue;
-    }
-    if (row.meta.path == "ebpf-lookup")
-      add_benchmark(row.bench, row.meta, [t](benchmark::State& s) { bench_lookup(s, t); });
-    else
-      add_benchmark(row.bench, row.meta, [t](benchmark::State& s) { bench_load(s, t); });
-  }
-
-  std::string rate_bench;
-  const std::string trigger = sampler()->trigger() + ", " +
-                              std::to_string(1000000000 / kPeriodNs) + " Hz requested";
-  bool first = true;
-  for (int cpu : sampler()->cpus()) {
-    RowMeta meta{"ebpf-mmap", "tick", trigger, std::nullopt, cpu, counters.stand_in,
-                 "rate_hz", "Hz"};
-    if (first)  // one window per repetition
-      rate_bench = add_benchmark("ebpf-mmap/tick/rate", meta, bench_rate,
-                                 "counter:rate_hz_cpu" + std::to_string(cpu), 1);
-    else
-      add_counter_row(rate_bench, "rate_hz_cpu" + std::to_string(cpu), meta);
-    first = false;
-  }
-#endif
-}
-
 }  // namespace
 
-RAPLBENCH_PATH(500, register_ebpf);
+void add_bpf_row(const nlohmann::json& row) {
+  const nlohmann::json& open = row["open"];
+  const nlohmann::json& bpf = open["bpf"];
+  SamplerSpec& spec = sampler_spec();
+  if (spec.events.empty()) {
+    spec.events = perf_events_of(bpf["events"]);
+    spec.period_ns = bpf["period_ns"];
+  }
+  for (int cpu : bpf["cpus"])
+    if (std::find(spec.cpus.begin(), spec.cpus.end(), cpu) == spec.cpus.end())
+      spec.cpus.push_back(cpu);
+  std::sort(spec.cpus.begin(), spec.cpus.end());
+
+  const int cpu = open["cpu"];
+  const std::string via = open["via"];
+  if (via == "lookup") {
+    add_benchmark(bench_name(row), row, [cpu](benchmark::State& s) { bench_lookup(s, cpu); });
+  } else if (via == "load") {
+    add_benchmark(bench_name(row), row, [cpu](benchmark::State& s) { bench_load(s, cpu); });
+  } else if (via == "tick") {
+    static std::string rate_bench;  // one benchmark, one window per repetition, every CPU
+    const std::string counter = "rate_hz_cpu" + std::to_string(cpu);
+    const std::string planned = row["target"];
+    if (rate_bench.empty())
+      rate_bench = add_benchmark("ebpf-mmap/tick/rate", row,
+                                 [planned](benchmark::State& s) { bench_rate(s, planned); },
+                                 "counter:" + counter, 1);
+    else
+      add_counter_row(rate_bench, counter, row);
+  } else {
+    add_unavailable(row, "this ubench cannot read a BPF slot via " + via);
+  }
+}
+
+#endif
 
 }  // namespace raplbench

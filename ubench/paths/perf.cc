@@ -1,14 +1,15 @@
 // perf.cc - path "perf": read() of perf_event counters of the RAPL `power`
-// PMU (stand-in: the `msr` PMU, see energy_counters()).
+// PMU (stand-in: the `msr` PMU), as the plan (rbench/src/paths/perf.rs)
+// names them.
 //
 //   op "read":       one event (energy-pkg), read_format 0: 8 bytes;
 //   op "group-read": all energy events in one group, PERF_FORMAT_GROUP: one
 //                    read() returns every domain.
 //
 // The events count on each package's designated CPU (the PMU's cpumask),
-// and every package is read (see perf_rows.h): from that CPU and from
-// another one (RAPL events are package-scoped, so a CPU of the same package
-// reads them without an IPI; the CPU-bound msr/tsc/ stand-in needs one).
+// and every package is read: from that CPU and from another one (RAPL
+// events are package-scoped, so a CPU of the same package reads them
+// without an IPI; the CPU-bound msr/tsc/ stand-in needs one).
 #include <linux/perf_event.h>
 #include <unistd.h>
 
@@ -18,9 +19,9 @@
 
 #include "cpu.h"
 #include "manifest.h"
+#include "paths/paths.h"
 #include "perf_events.h"
-#include "perf_rows.h"
-#include "register.h"
+#include "plan.h"
 #include "timed.h"
 
 namespace raplbench {
@@ -45,7 +46,7 @@ bool open_group(const std::vector<PerfEventSpec>& events, int cpu, uint64_t read
 }
 
 void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& events, int cpu,
-                uint64_t read_format) {
+                uint64_t read_format, const std::string& label) {
   std::vector<int> fds;
   std::string why;
   if (!open_group(events, cpu, read_format, &fds, &why)) return skip_unavailable(state, why);
@@ -55,7 +56,7 @@ void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& event
   warm_up([&] { return read(fds.front(), buf.data(), bytes) == ssize_t(bytes); });
   for (auto _ : state) {
     if (read(fds.front(), buf.data(), bytes) != ssize_t(bytes)) {
-      state.SkipWithError(("read() of " + events_label(events) + " failed: " +
+      state.SkipWithError(("read() of " + label + " failed: " +
                            errno_text(errno)).c_str());
       break;
     }
@@ -64,26 +65,18 @@ void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& event
   for (int fd : fds) close(fd);
 }
 
-void register_perf(PathContext& context) {
-  const EnergyCounters& counters = context.energy_counters();
-  if (counters.events.empty()) {
-    for (const char* op : {"read", "group-read"})
-      add_unavailable(RowMeta{"perf", op, "", std::nullopt, std::nullopt, ""},
-                      counters.unavailable);
-    return;
-  }
-  for (const PlannedRow& row : plan_perf_rows(counters, usable_cpus())) {
-    const std::vector<PerfEventSpec> events = row.events;
-    const int target = *row.meta.target_cpu;
-    const uint64_t read_format = row.read_format;
-    add_benchmark(row.bench, row.meta, [events, target, read_format](benchmark::State& s) {
-      bench_read(s, events, target, read_format);
-    });
-  }
-}
-
 }  // namespace
 
-RAPLBENCH_PATH(400, register_perf);
+void add_perf_row(const nlohmann::json& row) {
+  const std::vector<PerfEventSpec> events = perf_events_of(row["open"]["perf"]);
+  const int cpu = row["open"]["cpu"];
+  const uint64_t read_format = row["open"].value("group", false) ? PERF_FORMAT_GROUP : 0;
+  const std::string label = row.value("target", nlohmann::json()).is_string()
+                                ? row["target"].get<std::string>() : "";
+  if (events.empty()) return add_unavailable(row, "the plan names no perf event");
+  add_benchmark(bench_name(row), row, [events, cpu, read_format, label](benchmark::State& s) {
+    bench_read(s, events, cpu, read_format, label);
+  });
+}
 
 }  // namespace raplbench

@@ -15,14 +15,15 @@
 // instructions); cpuid is serializing, so it measures latency; on a VM it
 // traps to the hypervisor. cpuid is preceded by the two instructions that
 // load its leaf and subleaf (a fraction of a nanosecond next to cpuid).
+// The plan (rbench/src/paths/uinsn.rs) names the instruction of each row.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <string>
 
-#include "cpu.h"
 #include "manifest.h"
-#include "register.h"
+#include "paths/paths.h"
+#include "plan.h"
 
 namespace raplbench {
 namespace {
@@ -86,7 +87,9 @@ struct InsnCase {
   BenchFn fn;
 };
 
-void register_uinsn(PathContext&) {
+}  // namespace
+
+void add_insn_row(const nlohmann::json& row) {
   const InsnCase cases[] = {
       {"nop", unrolled_difference<nop_block<kFastSmall>, nop_block<kFastLarge>,
                                   kFastLarge - kFastSmall>},
@@ -103,20 +106,13 @@ void register_uinsn(PathContext&) {
       {"rdtscp", unrolled_difference<rdtscp_block<kTscSmall>, rdtscp_block<kTscLarge>,
                                      kTscLarge - kTscSmall>},
   };
-  const std::vector<int> cpus = usable_cpus();
-  const int cpu = cpus.empty() ? 0 : cpus.front();
-  for (const InsnCase& c : cases) {
-    RowMeta meta;
-    meta.path = "uinsn";
-    meta.op = c.op;
-    meta.cpu = cpu;
-    meta.target_cpu = cpu;
-    add_benchmark(std::string("uinsn/") + c.op, meta, c.fn, "counter:ns_per_op");
-  }
+  const nlohmann::json insn = row["open"]["insn"];
+  for (const InsnCase& c : cases)
+    if (insn == c.op) {
+      add_benchmark("uinsn/" + std::string(c.op), row, c.fn, "counter:ns_per_op");
+      return;
+    }
+  add_unavailable(row, "this ubench has no instruction " + insn.dump() + ": rebuild it (make build)");
 }
-
-}  // namespace
-
-RAPLBENCH_PATH(100, register_uinsn);
 
 }  // namespace raplbench
