@@ -1,14 +1,10 @@
 """The sampler step: raplbench-sample --report in PAIRS windows per
-mechanism (a full run 10 windows of 1 s, QUICK 10 of 0.1 s), the rows built
-from its raw windows (the sampler, the null sampler, above null: told apart
-by their target), and the kernel mechanism run with the ksample module
-loaded around it (fakes of kbench/load, rmmod and /proc/modules:
-results/test_ksample_module.py). And Background, the sampler run in the
-background of the overhead and idle-cost steps (fake samplers): ready on
-its banner, whatever it said before; an error quoting it when it never
+mechanism, the rows built from its raw windows (the sampler, the null
+sampler, above null), the kernel mechanism run with the ksample module
+loaded around it (results/test_ksample_module.py's fakes). And Background
+(fake samplers): ready on its banner; an error quoting it when it never
 starts, dies before it is stopped, or (when asked) stops with a failure;
-killed when it neither starts nor stops; pinned with --cpu only where it
-has a sampling thread."""
+killed when it neither starts nor stops; --cpu only for a sampling thread."""
 
 import json
 import os
@@ -69,8 +65,7 @@ def report(windows, mechanism="perf", stand_in=None):
 
 
 def abba(pairs, **sampler):
-    """The windows of `pairs` pairs, AB BA ...: the null loop 1 µs a
-    sample, the sampler as `sampler` says (2 µs a sample by default)."""
+    """`pairs` pairs AB BA ...: null 1 µs a sample, the sampler 2 µs (or `sampler`)."""
     out = []
     for i in range(pairs):
         s, n = window("sampler", i, **{"cpu_ns": 200_000, **sampler}), window("null", i)
