@@ -29,8 +29,7 @@ def test_a_run_is_pairs_windows_of_1_s_or_0_1_s_under_quick():
 
 
 def fake_sampler(tmp_path, monkeypatch, body: str):
-    """A stand-in raplbench-sample: a Python script with `body`, its
-    arguments in `args` (the option after each option name in `opt`)."""
+    """A stand-in raplbench-sample running `body`, its arguments in `args` (`opt(name)`)."""
     script = tmp_path / "raplbench-sample"
     script.write_text(f"#!{sys.executable}\nimport json, sys\nargs = sys.argv[1:]\n"
                       f"opt = lambda name: args[args.index(name) + 1]\n{body}\n")
@@ -39,8 +38,7 @@ def fake_sampler(tmp_path, monkeypatch, body: str):
 
 
 def row(target, metric="rate_hz", status="ok", stand_in=None, op="perf"):
-    return {"op": op, "target": target, "metric": metric, "status": status,
-            "stand_in": stand_in}
+    return {"op": op, "target": target, "metric": metric, "status": status, "stand_in": stand_in}
 
 
 def window(kind, pair, samples=100, cpu_ns=100_000, wall_ns=100_000_000, error_ns=2000.0,
