@@ -26,14 +26,14 @@
 
 from typing import NamedTuple
 
-from results import liveness, registry
+from results import liveness, rapl_msrs, registry
 
 from plots import labels
 
 HARNESS_ORDER = ("gbench", "kbench", "criterion", "sampler", "hyperfine")
 USER_SPACE_FALLBACK = {("kinsn", "nop"): "nop", ("kinsn", "mov"): "mov",
                        ("kinsn", "cpuid:0x1"): "cpuid:0x1"}
-PACKAGE_TARGETS = ("PKG energy",)
+PACKAGE_TARGETS = tuple(sorted({m.label for m in rapl_msrs.MSRS if m.domain == "package"}))
 
 # What a published table's figures are, once per table (the rows' own
 # `source` strings carry each figure as printed).
