@@ -1,10 +1,12 @@
 """Google Benchmark (1.7.1) JSON from ubench -> result rows.
 
-ubench (the C++ harness) writes two files: Google Benchmark's JSON
-(--benchmark_out) and its manifest (--raplbench_manifest=FILE, the format of
-results/manifest.py, shared with the Rust harness), one ROW per result row.
-ubench lists every path it knows, including those it could not even set up
-(status not ok, bench null), so nothing disappears silently. The JSON's
+ubench (the C++ harness) times the gbench rows of rbench's plan
+(--raplbench_plan=FILE, raw/plan.json in bench-all) and writes two files:
+Google Benchmark's JSON (--benchmark_out) and its manifest
+(--raplbench_manifest=FILE, the format of results/manifest.py, shared with
+the Rust harness), one ROW per result row. It lists every row of the plan,
+including those that cannot run here (status not ok, bench null), so
+nothing disappears silently. The JSON's
 "context" holds "raplbench_tsc_khz" (optional): the TSC frequency ubench
 measured, in kHz, as a string; see tsc_khz_hint(). Older ubench builds
 embedded the manifest in the context as a JSON string ("raplbench_manifest");

@@ -1,7 +1,13 @@
 """The two latency harnesses, ubench (Google Benchmark) and rbench
 (Criterion), as bench-all steps: each runs in legs, taking turns with the
 other when both run (run_latency), and its raw output becomes rows
-(results/gbench.py, results/criterion.py)."""
+(results/gbench.py, results/criterion.py).
+
+Both time the rows of rbench's one discovery (rbench/src/plan.rs): ubench
+reads the plan that raplbench-plan writes once per run, before the legs, to
+raw/plan.json (make_plan), so every leg times the same rows with the same
+liveness verdicts; rbench's Criterion benchmark makes the same plan
+in-process (its rows hold open what they read)."""
 
 import json
 import os
@@ -13,6 +19,7 @@ from results.schedule import criterion_env, gbench_args, schedule
 from results.steps import Run, failed_rows, failure_reason, run_step
 
 REPO = Path(__file__).resolve().parent.parent
+PLANNER = REPO / "target" / "release" / "raplbench-plan"  # make build (cargo) builds it
 
 
 def is_progress(line: str) -> bool:
@@ -27,6 +34,20 @@ def is_error(line: str) -> bool:
     return "ERROR OCCURRED" in line
 
 
+def make_plan(run: Run) -> str | None:
+    """rbench's plan of this machine into raw/plan.json, for every leg of
+    ubench; None when written, else why not."""
+    out = run.raw_dir / "plan.json"
+    out.unlink(missing_ok=True)
+    if not PLANNER.exists():
+        return f"{PLANNER} not built: run `make build` (cargo) first"
+    with open(run.raw_dir / "plan.log", "a", encoding="utf-8") as log:
+        code = child.stream([str(PLANNER), str(out)], log)
+    if code != 0 or not out.exists():
+        return f"raplbench-plan exited with status {code}; see {run.raw_dir}/plan.log"
+    return None
+
+
 def gbench_leg(run: Run, leg: int, blocks: int) -> str | None:
     """Leg `leg` of ubench: `blocks` repetitions of every benchmark into
     raw/gbench-leg<leg>.json; None when it ran, else why not."""
@@ -35,7 +56,8 @@ def gbench_leg(run: Run, leg: int, blocks: int) -> str | None:
         return f"{binary} not built: run `make build` (cmake) first"
     out = run.raw_dir / f"gbench-leg{leg}.json"
     manifest_file = run.raw_dir / "gbench-manifest.json"
-    cmd = [str(binary), f"--raplbench_manifest={manifest_file}", f"--benchmark_out={out}",
+    cmd = [str(binary), f"--raplbench_plan={run.raw_dir / 'plan.json'}",
+           f"--raplbench_manifest={manifest_file}", f"--benchmark_out={out}",
            "--benchmark_out_format=json", *gbench_args(run.quick, blocks)]
     manifest_file.unlink(missing_ok=True)  # a leg that writes none has failed
     with open(run.raw_dir / "gbench.log", "a", encoding="utf-8") as log:
@@ -149,6 +171,14 @@ def run_latency(run: Run, names: list[str]) -> dict[str, list[dict]]:
     s = schedule(run.quick)
     blocks = s.leg_blocks() if len(names) > 1 else [s.blocks]
     failed: dict[str, str] = {}
+    if "gbench" in names:
+        try:
+            reason = make_plan(run)
+        except Exception as e:  # noqa: BLE001 - any failure of the planner, by design
+            reason = failure_reason(run, "plan", e)
+        interrupt.check()
+        if reason is not None:
+            failed["gbench"] = f"no plan for ubench: {reason}"
     for leg, name in leg_order(names, len(blocks)):
         if name in failed:
             continue

@@ -17,8 +17,14 @@ def test_the_latency_harnesses_take_turns_in_abba_order():
 def fake_legs(monkeypatch, outcomes):
     """LATENCY_LEGS whose legs record (leg, name, blocks) in the list
     returned and give outcomes[(name, leg)] (None: ran; a text: failed;
-    an exception: raised), and whose rows are one row per leg run."""
+    an exception: raised), and whose rows are one row per leg run; the
+    plan (outcomes[("plan", 0)]) is made as it says, and recorded too."""
     seen = []
+
+    def make_plan(run):
+        seen.append((0, "plan", 0))
+        return outcomes.get(("plan", 0))
+    monkeypatch.setattr(latency_steps, "make_plan", make_plan)
 
     def leg_of(name):
         def run_leg(run, leg, blocks):
@@ -43,14 +49,17 @@ def test_the_two_harnesses_alternate_legs_and_share_the_blocks(monkeypatch, tmp_
                         build_dir=tmp_path)
     got = latency_steps.run_latency(run, ["criterion", "gbench"])
     legs = QUICK.legs
-    assert seen == [(leg, name, blocks) for (leg, name), blocks in zip(
+    assert seen == [(0, "plan", 0)] + [(leg, name, blocks) for (leg, name), blocks in zip(
         latency_steps.leg_order(["criterion", "gbench"], legs),
         [b for b in QUICK.leg_blocks() for _ in range(2)])]
     assert got == {"criterion": [{"harness": "criterion", "legs": legs, "ran": legs}],
                    "gbench": [{"harness": "gbench", "legs": legs, "ran": legs}]}
     seen.clear()
     alone = latency_steps.run_latency(run, ["gbench"])  # alone: every block in one go
-    assert seen == [(1, "gbench", QUICK.blocks)]
+    assert seen == [(0, "plan", 0), (1, "gbench", QUICK.blocks)]
+    seen.clear()
+    latency_steps.run_latency(run, ["criterion"])  # Criterion plans in-process
+    assert seen == [(1, "criterion", QUICK.blocks)]
     assert alone == {"gbench": [{"harness": "gbench", "legs": 1, "ran": 1}]}
 
 
@@ -69,6 +78,35 @@ def test_a_harness_whose_leg_fails_stops_and_the_other_goes_on(monkeypatch, tmp_
     assert all(r["reason"].startswith("the criterion step crashed (KeyError: 'full_id')")
                for r in got["criterion"])
     assert "KeyError: 'full_id'" in (tmp_path / "criterion-crash.log").read_text()
+
+
+def test_a_failed_plan_makes_ubench_rows_errors_saying_why_and_criterion_goes_on(
+        monkeypatch, tmp_path):
+    seen = fake_legs(monkeypatch, {("plan", 0): "raplbench-plan exited with status 1"})
+    run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
+                        build_dir=tmp_path)
+    got = latency_steps.run_latency(run, ["gbench", "criterion"])
+    assert {name for _, name, _ in seen} == {"plan", "criterion"}
+    assert {r["path"] for r in got["gbench"]} == set(gbench.PATHS)
+    assert all(r["status"] == "error" and r["reason"] == (
+        "no plan for ubench: raplbench-plan exited with status 1") for r in got["gbench"])
+
+
+def test_ubench_legs_are_handed_the_plan(monkeypatch, tmp_path):
+    """Every leg of ubench times raw/plan.json, the plan made before the legs."""
+    commands = []
+    monkeypatch.setattr(latency_steps.child, "stream",
+                        lambda cmd, log, **kw: commands.append(cmd) or 1)
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "raplbench-ubench").touch()
+    run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
+                        build_dir=build)
+    assert latency_steps.gbench_leg(run, 1, 3) is not None  # the fake exits 1
+    assert f"--raplbench_plan={tmp_path / 'plan.json'}" in commands[0]
+    if latency_steps.PLANNER.exists():
+        assert latency_steps.make_plan(run).startswith("raplbench-plan exited with status 1")
+        assert commands[1] == [str(latency_steps.PLANNER), str(tmp_path / "plan.json")]
 
 
 def test_criterion_progress_shows_rounds_and_problems_not_every_block():
