@@ -21,7 +21,7 @@ mod powercap;
 
 pub use ksample::ksample_counters;
 pub use msr::{msr_counters, no_rapl_msr_message};
-pub use perf::{perf_counters, perf_counters_of};
+pub use perf::{energy_events, perf_counters, perf_counters_of};
 pub use powercap::powercap_counters;
 
 use std::path::PathBuf;

@@ -4,7 +4,8 @@
 //! a crate built without the BPF object) they print `skipped: <why>`.
 
 use super::*;
-use crate::perf::{energy_events, PerfMode, PerfSource, PERF_TYPE_SOFTWARE};
+use crate::discovery::energy_events;
+use crate::perf::{PerfMode, PerfSource, PERF_TYPE_SOFTWARE};
 use crate::roots::{CPU, PMU};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -15,7 +15,6 @@ mod events;
 pub use events::{discover_pmu_events, encode_config, events_label, PerfEventSpec, PmuEvents};
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::path::Path;
 
 use nix::errno::Errno;
 
@@ -88,7 +87,7 @@ pub fn open_counter(
 }
 
 /// [`open_counter`], its error naming the event `name`.
-fn open_named(
+pub fn open_named(
     spec: &PerfEventSpec,
     name: &str,
     cpu: usize,
@@ -144,64 +143,6 @@ pub struct EnergyEvents {
     pub events: Vec<PerfEventSpec>,
     /// None for real RAPL events; else why a substitute is measured.
     pub stand_in: Option<String>,
-}
-
-/// Ok if `spec` opens on its first CPU.
-fn try_open(spec: &PerfEventSpec) -> Result<(), Error> {
-    let cpu = spec.cpus.first().copied().unwrap_or(0);
-    open_counter(spec, cpu, None, 0).map(drop)
-}
-
-/// The RAPL `power` PMU's energy-* events (energy-pkg first) under `root`,
-/// or, where there are none, the `msr` PMU's tsc event as a labeled
-/// stand-in; only events that open are kept (ubench's energy_counters()).
-/// A RAPL event must open on every CPU of its cpumask: the first that does
-/// not makes them all unavailable, the error naming "<event> on CPU <n>".
-/// A PMU without a cpumask counts on the online CPUs under `cpu_root`.
-pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error> {
-    let mut rapl = discover_pmu_events("power", "energy-", root, cpu_root);
-    if !rapl.events.is_empty() {
-        // stable: energy-pkg first, the others in name order
-        rapl.events.sort_by_key(|e| e.name != "power/energy-pkg/");
-        for event in &rapl.events {
-            for &cpu in &event.cpus {
-                let name = format!("{} on CPU {cpu}", event.name);
-                open_named(event, &name, cpu, None, 0)?;
-            }
-        }
-        return Ok(EnergyEvents {
-            events: rapl.events,
-            stand_in: None,
-        });
-    }
-    // msr/tsc/ only: it reads the TSC, which does not trap in a VM, where the
-    // other msr events (smi, aperf, ...) would add a trapping rdmsr per read
-    let no_rapl = format!(
-        "{}: no RAPL energy events on this machine",
-        rapl.missing.unwrap_or_default()
-    );
-    let msr = discover_pmu_events("msr", "tsc", root, cpu_root);
-    let mut why = msr.missing.unwrap_or_default();
-    let mut events = Vec::new();
-    for event in msr.events {
-        match try_open(&event) {
-            Ok(()) => events.push(event),
-            Err(e) => why = e.to_string(),
-        }
-    }
-    if events.is_empty() {
-        return Err(Error::Unavailable(format!(
-            "{no_rapl}; stand-in msr PMU unusable: {why}"
-        )));
-    }
-    let stand_in = format!(
-        "{no_rapl}: measured msr PMU events ({}) through the same perf_event read route",
-        events_label(&events)
-    );
-    Ok(EnergyEvents {
-        events,
-        stand_in: Some(stand_in),
-    })
 }
 
 /// How a [`PerfSource`] reads its events.
@@ -349,23 +290,6 @@ pub(crate) fn fixture_energy_events(sys: &std::path::Path) -> EnergyEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::roots::{CPU, PMU};
-    use crate::testutil::testdata_sys;
-
-    #[test]
-    fn fixture_rapl_events_come_energy_pkg_first_or_fail_to_open_here() {
-        // the fixture's `power` PMU (type 23) does not exist on this
-        // machine: discovery finds it, opening says why it cannot be used
-        let root = testdata_sys().join("bus/event_source/devices");
-        match energy_events(&root, Path::new(CPU.real())) {
-            Ok(found) => assert_eq!(found.events[0].name, "power/energy-pkg/"),
-            Err(e) => assert!(
-                e.to_string()
-                    .starts_with("perf_event_open(power/energy-pkg/ on CPU 0) "),
-                "{e}"
-            ),
-        }
-    }
 
     #[test]
     fn open_errors_say_what_to_do() {
@@ -379,30 +303,5 @@ mod tests {
             other,
             "perf_event_open(msr/tsc/) failed: Too many open files"
         );
-    }
-
-    #[test]
-    fn reads_this_machines_energy_events_one_by_one_and_as_a_group() {
-        let found = match energy_events(Path::new(PMU.real()), Path::new(CPU.real())) {
-            Ok(found) => found,
-            Err(e) => return eprintln!("skipped: {e}"),
-        };
-        if let Some(stand_in) = &found.stand_in {
-            assert!(stand_in.ends_with(
-                ": measured msr PMU events (msr/tsc/) through the same perf_event read route"
-            ));
-        }
-        let cpu = found.events[0].cpus[0];
-        for mode in [PerfMode::EachEvent, PerfMode::Group] {
-            let mut source =
-                PerfSource::open(&found.events, cpu, mode, found.stand_in.clone()).unwrap();
-            assert_eq!(source.label(), events_label(&found.events));
-            assert_eq!(source.domains()[0].max, u64::MAX);
-            let n = source.domains().len();
-            let (mut first, mut second) = (vec![0; n], vec![0; n]);
-            source.read(&mut first).unwrap();
-            source.read(&mut second).unwrap();
-            assert!(second[0] >= first[0], "{mode:?}: {first:?} then {second:?}");
-        }
     }
 }
