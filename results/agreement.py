@@ -80,8 +80,8 @@ RUN_WIDE_MIN_PAIRS = 4
 KNOWN_CAUSES = {
     "stand-in": (
         "the two harnesses measured different stand-ins (their stand_in texts differ): "
-        "not the same operation. results/test_manifests_agree.py requires the texts to be "
-        "word for word the same on this machine and on the fixture machines"),
+        "not the same operation. Both take them from rbench's one plan "
+        "(results/test_ubench_plan.py checks that ubench times its rows as they are)"),
     "loop": (
         f"below {LOOP_NS:g} ns per operation, medians less than {LOOP_DIFF_NS:g} ns apart: "
         "both loops time the same seqlock copy of a slot found once (rbench's SlotRef::load, "

@@ -4,10 +4,10 @@ a oneOf of consts whose x- keys say what each one is).
 
 Everything in Python that needs "every path" or "every mechanism" asks here:
 the harness steps (which paths a harness owes rows for), the figures (which
-figure shows a path), the table order, the gate. The C++ and Rust harnesses
-name their paths in their own source; results/test_manifests_agree.py checks
-that their manifests use exactly the paths the registry gives them, in its
-order.
+figure shows a path), the table order, the gate. rbench's plan names its
+paths in its own source (rbench/src/paths/mod.rs, whose test checks them
+against the registry, as results/test_ubench_plan.py does the plan's), and
+each plan row carries its path's x-harnesses.
 """
 
 import dataclasses

@@ -2,7 +2,8 @@
 results/registry.py): every path and mechanism appears everywhere it must,
 and no Python source lists them by hand. (That the C++ and Rust harnesses
 owe rows for exactly their registry paths, in its order, is checked by
-test_manifests_agree.py; the sampler's mechanisms by a test in its cli.rs.)"""
+test_ubench_plan.py and rbench/src/paths/mod.rs; the sampler's mechanisms by
+a test in its cli.rs.)"""
 
 import ast
 import re
