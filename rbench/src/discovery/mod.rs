@@ -18,11 +18,12 @@ mod ksample_probe;
 mod msr;
 mod perf;
 mod powercap;
+mod powercap_zones;
 
 pub use ksample::ksample_counters;
 pub use msr::{msr_counters, no_rapl_msr_message};
 pub use perf::{energy_events, perf_counters, perf_counters_of};
-pub use powercap::powercap_counters;
+pub use powercap::{powercap_counters, powercap_stand_in_text, POWERCAP_STAND_IN_FILE};
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,13 +3,72 @@
 
 use std::path::Path;
 
+use super::powercap_zones::{discover_powercap_zones, PowercapZone};
 use super::{Counter, Counters, Route};
 use crate::cpu::Cpus;
-use crate::powercap::{
-    discover_powercap_zones, no_zone_reason, stand_in_text, unreadable_reason, zone_target,
-    zone_target_cpu, CounterFile, STAND_IN_FILE,
-};
-use crate::Error;
+use crate::powercap::{unreadable_reason, CounterFile};
+use crate::{Domain, Error};
+
+/// The stand-in where there is no powercap zone: a live sysfs counter.
+pub const POWERCAP_STAND_IN_FILE: &str = "/sys/class/net/lo/statistics/rx_bytes";
+
+/// The energy_uj of a zone: microjoules, wrapping at max_energy_range_uj.
+fn zone_file(zone: &PowercapZone) -> CounterFile {
+    CounterFile {
+        path: zone.energy_path.clone(),
+        domain: Domain {
+            source: zone.id.clone(),
+            name: zone.name.clone(),
+            joules_per_unit: 1e-6,
+            max: zone.max_energy_range_uj.unwrap_or(u64::MAX),
+        },
+    }
+}
+
+/// The stand-in counter (bytes received on lo: not energy).
+fn stand_in_file() -> CounterFile {
+    CounterFile {
+        path: POWERCAP_STAND_IN_FILE.to_string(),
+        domain: Domain {
+            source: "lo".into(),
+            name: "rx_bytes".into(),
+            joules_per_unit: 0.0,
+            max: u64::MAX,
+        },
+    }
+}
+
+/// The target of a zone's result rows: "<zone id>/energy_uj".
+fn zone_target(zone: &PowercapZone) -> String {
+    format!("{}/energy_uj", zone.id)
+}
+
+/// The CPU whose MSR the driver reads for `zone`: the package's lead CPU
+/// among `cpus`; None for MMIO and platform-wide zones.
+fn zone_target_cpu(zone: &PowercapZone, cpus: &Cpus) -> Option<usize> {
+    match zone.package {
+        Some(package) if !zone.mmio => cpus.package_lead_cpu(package),
+        _ => None,
+    }
+}
+
+/// Why there is no zone under `root` (the first half of the stand-in text).
+fn no_zone_reason(root: &Path) -> String {
+    format!(
+        "no powercap zone under {} (no RAPL here, or the intel_rapl_msr driver is not loaded: \
+         modprobe intel_rapl_msr)",
+        root.display()
+    )
+}
+
+/// The stand_in text of the stand-in rows (byte-identical to ubench's).
+pub fn powercap_stand_in_text(root: &Path) -> String {
+    format!(
+        "{}: measured the live sysfs counter {POWERCAP_STAND_IN_FILE} through the same kernfs \
+         read route (without the MSR read and IPI that energy_uj costs)",
+        no_zone_reason(root)
+    )
+}
 
 /// The zones under `root` (each readable or not, with why; the CPU of a
 /// package's zones is its lead CPU in the topology under `cpu_root`), or
@@ -19,31 +78,31 @@ pub fn powercap_counters(root: &Path, cpu_root: &Path) -> Result<Counters, Error
     let cpus = Cpus::at(cpu_root);
     let zones = discover_powercap_zones(root);
     if zones.is_empty() {
-        if let Some(e) = unreadable_reason(STAND_IN_FILE) {
+        if let Some(e) = unreadable_reason(POWERCAP_STAND_IN_FILE) {
             return Err(Error::Unavailable(format!(
-                "{}; stand-in {STAND_IN_FILE} unreadable too: {e}",
+                "{}; stand-in {POWERCAP_STAND_IN_FILE} unreadable too: {e}",
                 no_zone_reason(root)
             )));
         }
-        let file = CounterFile::stand_in();
+        let file = stand_in_file();
         return Ok(Counters {
             counters: vec![Counter {
                 domain: file.domain,
                 route: Route::File { path: file.path },
                 package: None,
                 cpu: None,
-                name: STAND_IN_FILE.to_string(),
+                name: POWERCAP_STAND_IN_FILE.to_string(),
                 readable: Ok(()),
                 unit_problem: None,
                 liveness: None,
             }],
-            stand_in: Some(stand_in_text(root)),
+            stand_in: Some(powercap_stand_in_text(root)),
         });
     }
     let counters = zones
         .iter()
         .map(|zone| {
-            let file = CounterFile::for_zone(zone);
+            let file = zone_file(zone);
             Counter {
                 readable: unreadable_reason(&file.path).map_or(Ok(()), |e| Err(e.to_string())),
                 domain: file.domain,
@@ -190,5 +249,31 @@ mod tests {
             }
             Err(e) => assert!(e.to_string().contains("unreadable too"), "{e}"),
         }
+    }
+
+    #[test]
+    fn the_stand_in_says_why_in_the_rows_words() {
+        assert_eq!(
+            powercap_stand_in_text(Path::new("/x/powercap")),
+            "no powercap zone under /x/powercap (no RAPL here, or the intel_rapl_msr driver is \
+             not loaded: modprobe intel_rapl_msr): measured the live sysfs counter \
+             /sys/class/net/lo/statistics/rx_bytes through the same kernfs read route (without \
+             the MSR read and IPI that energy_uj costs)"
+        );
+    }
+
+    #[test]
+    fn zone_files_targets_and_cpus() {
+        let zones = discover_powercap_zones(&testdata_sys().join("class/powercap"));
+        let package = zone_file(&zones[0]).domain;
+        assert_eq!(
+            (package.max, package.joules_per_unit),
+            (262_143_328_850, 1e-6)
+        );
+        assert_eq!(zone_target(&zones[1]), "intel-rapl:0:0/energy_uj");
+        let cpus = Cpus::at(CPU.real());
+        assert_eq!(zone_target_cpu(&zones[0], &cpus), cpus.package_lead_cpu(0));
+        assert_eq!(zone_target_cpu(&zones[3], &cpus), None); // psys
+        assert_eq!(zone_target_cpu(&zones[4], &cpus), None); // mmio
     }
 }

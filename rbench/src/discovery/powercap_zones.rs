@@ -1,5 +1,4 @@
-//! Discovery of the powercap (RAPL) zones of this machine, exactly as
-//! ubench/powercap_zones.cc does it.
+//! Discovery of the powercap (RAPL) zones of this machine.
 //!
 //! Under /sys/class/powercap every zone is a directory (or a symlink to one)
 //! named after its control type and position: "intel-rapl:0" (package 0),
@@ -13,7 +12,7 @@
 use std::cmp::Ordering;
 use std::path::Path;
 
-use crate::error::BadText;
+use crate::powercap::parse_energy_uj;
 use crate::sysfs::read_first_line;
 
 /// One powercap zone with an energy counter.
@@ -32,30 +31,6 @@ pub struct PowercapZone {
     pub package: Option<u32>,
     /// An intel-rapl-mmio zone: read without an MSR access or IPI.
     pub mmio: bool,
-}
-
-/// Parses the text of an energy_uj file ("123456\n"): digits, then only
-/// newlines, spaces or NULs. Values beyond u64 are malformed.
-pub fn parse_energy_uj(text: &[u8]) -> Result<u64, BadText> {
-    let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
-    let rest_is_blank = text[digits..]
-        .iter()
-        .all(|&b| matches!(b, b'\n' | b' ' | 0));
-    if digits == 0 && rest_is_blank {
-        return Err(BadText::Empty);
-    }
-    let malformed = || BadText::Malformed(String::from_utf8_lossy(text).into_owned());
-    if digits == 0 || !rest_is_blank {
-        return Err(malformed());
-    }
-    let mut value: u64 = 0;
-    for &b in &text[..digits] {
-        value = value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(b - b'0')))
-            .ok_or_else(malformed)?;
-    }
-    Ok(value)
 }
 
 /// "intel-rapl:0:1" -> ["intel-rapl", "0", "1"].
@@ -217,64 +192,6 @@ mod tests {
     #[test]
     fn missing_root_means_no_zones() {
         assert!(discover_powercap_zones(Path::new("/nonexistent/powercap")).is_empty());
-    }
-
-    #[test]
-    fn parses_energy_text() {
-        assert_eq!(parse_energy_uj(b"72834517023\n"), Ok(72_834_517_023));
-        assert_eq!(parse_energy_uj(b"0"), Ok(0));
-        assert_eq!(parse_energy_uj(b""), Err(BadText::Empty));
-        assert_eq!(parse_energy_uj(b"\n"), Err(BadText::Empty));
-        assert_eq!(
-            parse_energy_uj(b"12a4\n"),
-            Err(BadText::Malformed("12a4\n".into()))
-        );
-        assert_eq!(
-            parse_energy_uj(b"-5\n"),
-            Err(BadText::Malformed("-5\n".into()))
-        );
-        assert!(matches!(
-            parse_energy_uj(b"99999999999999999999999\n"),
-            Err(BadText::Malformed(_))
-        )); // > 2^64
-        assert_eq!(parse_energy_uj(b"18446744073709551615\n"), Ok(u64::MAX));
-    }
-
-    mod properties {
-        use super::super::*;
-        use crate::testutil::fixed_cases;
-        use proptest::prelude::*;
-
-        proptest! {
-            #![proptest_config(fixed_cases(3000))]
-
-            /// What the kernel writes ("%llu\n"), with any blank tail, reads back.
-            #[test]
-            fn a_written_value_reads_back(value: u64, tail in "[\n \u{0}]{0,3}") {
-                let text = format!("{value}{tail}");
-                prop_assert_eq!(parse_energy_uj(text.as_bytes()), Ok(value));
-            }
-
-            /// Any bytes: a value only for digits and a blank tail, else an
-            /// error that says which (never a panic, never a wrong value).
-            #[test]
-            fn any_bytes_are_a_value_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..32)) {
-                let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
-                let blank_tail = bytes[digits..].iter().all(|b| matches!(b, b'\n' | b' ' | 0));
-                match parse_energy_uj(&bytes) {
-                    Ok(value) => {
-                        prop_assert!(digits > 0 && blank_tail);
-                        let text = std::str::from_utf8(&bytes[..digits]).unwrap();
-                        prop_assert_eq!(text.parse::<u64>().ok(), Some(value));
-                    }
-                    Err(BadText::Empty) => prop_assert!(digits == 0 && blank_tail),
-                    Err(BadText::Malformed(_)) => prop_assert!(
-                        digits == 0 || !blank_tail
-                            || std::str::from_utf8(&bytes[..digits]).unwrap().parse::<u64>().is_err()
-                    ),
-                }
-            }
-        }
     }
 
     #[test]

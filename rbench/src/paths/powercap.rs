@@ -95,8 +95,10 @@ pub fn powercap_rows(root: &Path, cpus: &Cpus, window: Duration) -> Vec<Planned>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::discovery::{
+        powercap_stand_in_text as stand_in_text, POWERCAP_STAND_IN_FILE as STAND_IN_FILE,
+    };
     use crate::liveness::Verdict;
-    use crate::powercap::{stand_in_text, STAND_IN_FILE};
     use crate::roots::CPU;
     use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
 

@@ -7,13 +7,14 @@
 //!   tools do.
 //!
 //! Reading energy_uj of an MSR-backed zone makes the driver read the MSR on
-//! the package's lead CPU (an IPI when the reader runs elsewhere). Where the
-//! machine has no zone, a live sysfs counter ([`STAND_IN_FILE`]) is read
-//! through the same kernfs route as a labeled stand-in.
+//! the package's lead CPU (an IPI when the reader runs elsewhere). Which
+//! files to read, the zones or a stand-in where there is none, is
+//! discovery's ([`crate::discovery::powercap_counters`]); this module opens
+//! and reads them.
 
-mod zones;
+mod energy_uj;
 
-pub use zones::{discover_powercap_zones, parse_energy_uj, PowercapZone};
+pub use energy_uj::parse_energy_uj;
 
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -21,11 +22,7 @@ use std::path::Path;
 
 use nix::errno::Errno;
 
-use crate::cpu::Cpus;
 use crate::{CounterSource, Domain, Error};
-
-/// The stand-in where there is no powercap zone: a live sysfs counter.
-pub const STAND_IN_FILE: &str = "/sys/class/net/lo/statistics/rx_bytes";
 
 /// Bytes read per pread: a u64 in decimal is at most 20 digits plus newline.
 const READ_BYTES: usize = 32;
@@ -56,66 +53,6 @@ pub struct CounterFile {
     pub path: String,
     /// What it measures.
     pub domain: Domain,
-}
-
-impl CounterFile {
-    /// The energy_uj of a zone: microjoules, wrapping at max_energy_range_uj.
-    pub fn for_zone(zone: &PowercapZone) -> CounterFile {
-        CounterFile {
-            path: zone.energy_path.clone(),
-            domain: Domain {
-                source: zone.id.clone(),
-                name: zone.name.clone(),
-                joules_per_unit: 1e-6,
-                max: zone.max_energy_range_uj.unwrap_or(u64::MAX),
-            },
-        }
-    }
-
-    /// The stand-in counter (bytes received on lo: not energy).
-    pub fn stand_in() -> CounterFile {
-        CounterFile {
-            path: STAND_IN_FILE.to_string(),
-            domain: Domain {
-                source: "lo".into(),
-                name: "rx_bytes".into(),
-                joules_per_unit: 0.0,
-                max: u64::MAX,
-            },
-        }
-    }
-}
-
-/// The target of a zone's result rows: "<zone id>/energy_uj".
-pub fn zone_target(zone: &PowercapZone) -> String {
-    format!("{}/energy_uj", zone.id)
-}
-
-/// The CPU whose MSR the driver reads for `zone`: the package's lead CPU
-/// among `cpus`; None for MMIO and platform-wide zones.
-pub fn zone_target_cpu(zone: &PowercapZone, cpus: &Cpus) -> Option<usize> {
-    match zone.package {
-        Some(package) if !zone.mmio => cpus.package_lead_cpu(package),
-        _ => None,
-    }
-}
-
-/// Why there is no zone under `root` (the first half of the stand-in text).
-pub fn no_zone_reason(root: &Path) -> String {
-    format!(
-        "no powercap zone under {} (no RAPL here, or the intel_rapl_msr driver is not loaded: \
-         modprobe intel_rapl_msr)",
-        root.display()
-    )
-}
-
-/// The stand_in text of the stand-in rows (byte-identical to ubench's).
-pub fn stand_in_text(root: &Path) -> String {
-    format!(
-        "{}: measured the live sysfs counter {STAND_IN_FILE} through the same kernfs read route \
-         (without the MSR read and IPI that energy_uj costs)",
-        no_zone_reason(root)
-    )
 }
 
 /// Why `path` did not open, `errno` said: for an energy_uj file denied,
@@ -251,26 +188,44 @@ impl PowercapSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::discovery::POWERCAP_STAND_IN_FILE as STAND_IN_FILE;
     use crate::testutil::{testdata_sys, TempDir};
 
-    /// Every zone under `root`, opened in `mode`.
-    fn open_zones(root: &Path, mode: PowercapMode) -> Result<PowercapSource, Error> {
-        let zones = discover_powercap_zones(root);
-        let files: Vec<CounterFile> = zones.iter().map(CounterFile::for_zone).collect();
+    /// The energy_uj files of the zones `ids` under `root`, opened in `mode`.
+    fn open_zones(root: &Path, ids: &[&str], mode: PowercapMode) -> Result<PowercapSource, Error> {
+        let files: Vec<CounterFile> = ids
+            .iter()
+            .map(|id| CounterFile {
+                path: root
+                    .join(id)
+                    .join("energy_uj")
+                    .to_string_lossy()
+                    .into_owned(),
+                domain: Domain {
+                    source: id.to_string(),
+                    name: "energy".into(),
+                    joules_per_unit: 1e-6,
+                    max: u64::MAX,
+                },
+            })
+            .collect();
         PowercapSource::open(&files, mode, None)
     }
 
     #[test]
     fn reads_every_fixture_zone_in_both_modes() {
         let root = testdata_sys().join("class/powercap");
+        let ids = [
+            "intel-rapl:0",
+            "intel-rapl:0:0",
+            "intel-rapl:0:1",
+            "intel-rapl:1",
+            "intel-rapl-mmio:0",
+        ];
         for mode in [PowercapMode::Pread, PowercapMode::OpenReadClose] {
-            let mut source = open_zones(&root, mode).unwrap();
+            let mut source = open_zones(&root, &ids, mode).unwrap();
             assert_eq!(source.stand_in(), None);
             assert_eq!(source.mode(), mode);
-            let names: Vec<&str> = source.domains().iter().map(|d| d.name.as_str()).collect();
-            assert_eq!(names, ["package-0", "core", "uncore", "psys", "package-0"]);
-            assert_eq!(source.domains()[0].max, 262_143_328_850);
-            assert_eq!(source.domains()[0].joules_per_unit, 1e-6);
             let mut out = [0u64; 5];
             source.read(&mut out).unwrap();
             assert_eq!(
@@ -287,31 +242,12 @@ mod tests {
     }
 
     #[test]
-    fn no_zone_means_the_stand_in_with_ubench_words() {
-        assert_eq!(
-            stand_in_text(Path::new("/x/powercap")),
-            "no powercap zone under /x/powercap (no RAPL here, or the intel_rapl_msr driver is \
-             not loaded: modprobe intel_rapl_msr): measured the live sysfs counter \
-             /sys/class/net/lo/statistics/rx_bytes through the same kernfs read route (without \
-             the MSR read and IPI that energy_uj costs)"
-        );
-        if !Path::new(STAND_IN_FILE).exists() {
-            return; // no loopback statistics in this container
-        }
-        let mut source =
-            PowercapSource::open(&[CounterFile::stand_in()], PowercapMode::Pread, None).unwrap();
-        let mut out = [0u64; 1];
-        source.read(&mut out).unwrap();
-    }
-
-    #[test]
     fn bad_counter_text_is_an_error_naming_the_file() {
         let dir = TempDir::new("powercap-bad");
         let zone = dir.path().join("intel-rapl:0");
         std::fs::create_dir(&zone).unwrap();
-        std::fs::write(zone.join("name"), "package-0\n").unwrap();
         std::fs::write(zone.join("energy_uj"), "").unwrap();
-        let mut source = open_zones(dir.path(), PowercapMode::Pread).unwrap();
+        let mut source = open_zones(dir.path(), &["intel-rapl:0"], PowercapMode::Pread).unwrap();
         let mut out = [0u64; 1];
         let path = zone.join("energy_uj").to_string_lossy().into_owned();
         assert_eq!(
@@ -369,15 +305,5 @@ mod tests {
         assert!(denied
             .to_string()
             .contains("readable by root only since Linux 5.10"));
-    }
-
-    #[test]
-    fn zone_targets_and_cpus() {
-        let zones = discover_powercap_zones(&testdata_sys().join("class/powercap"));
-        assert_eq!(zone_target(&zones[1]), "intel-rapl:0:0/energy_uj");
-        let cpus = Cpus::at(crate::roots::CPU.real());
-        assert_eq!(zone_target_cpu(&zones[0], &cpus), cpus.package_lead_cpu(0));
-        assert_eq!(zone_target_cpu(&zones[3], &cpus), None); // psys
-        assert_eq!(zone_target_cpu(&zones[4], &cpus), None); // mmio
     }
 }
