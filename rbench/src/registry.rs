@@ -15,6 +15,8 @@ pub const SCHEMA_JSON: &str = include_str!("../../results/schema.json");
 pub struct Mechanism {
     /// Its name: `--mechanism NAME`, the op of its rows.
     pub name: String,
+    /// What one tick reads (the registry's title).
+    pub title: String,
     /// Whether it ticks in the kernel (a bpf_timer, a module's hrtimer):
     /// there is no user-space sampling thread to place.
     pub in_kernel: bool,
@@ -31,6 +33,7 @@ pub fn mechanisms() -> &'static [Mechanism] {
             .iter()
             .map(|m| Mechanism {
                 name: m["const"].as_str().expect("a mechanism's const").into(),
+                title: m["title"].as_str().expect("a mechanism's title").into(),
                 in_kernel: m["x-in-kernel"]
                     .as_bool()
                     .expect("a mechanism's x-in-kernel"),
@@ -42,6 +45,15 @@ pub fn mechanisms() -> &'static [Mechanism] {
 /// The names of every registered mechanism, in order.
 pub fn mechanism_names() -> Vec<&'static str> {
     mechanisms().iter().map(|m| m.name.as_str()).collect()
+}
+
+/// The registered mechanisms as a command line's values, each with its
+/// title as help.
+pub fn mechanism_values() -> Vec<clap::builder::PossibleValue> {
+    mechanisms()
+        .iter()
+        .map(|m| clap::builder::PossibleValue::new(m.name.as_str()).help(m.title.as_str()))
+        .collect()
 }
 
 /// Whether the registered mechanism `name` ticks in the kernel (false for

@@ -97,7 +97,7 @@ pub struct Args {
     /// (the registry's: results/schema.json)
     #[arg(long, value_name = "MECH",
           value_parser = clap::builder::PossibleValuesParser::new(
-              rbench::registry::mechanism_names()))]
+              rbench::registry::mechanism_values()))]
     pub sampler: Option<String>,
 
     /// The raplbench-sample binary (default: the one beside this program)

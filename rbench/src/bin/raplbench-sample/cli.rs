@@ -49,21 +49,19 @@ is forwarded to it; a command that has not exited 1 s later, or when a
 second SIGINT or SIGTERM comes, is killed (SIGKILL).";
 
 /// How the counters are read: the mechanisms of the registry
-/// (results/schema.json, `$defs.mechanism`: rbench::registry), each with
-/// its code here (mechanism.rs).
+/// (results/schema.json, `$defs.mechanism`: rbench::registry, whose titles
+/// --help shows), each with its code here (mechanism.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mechanism {
-    /// /sys/class/powercap/<zone>/energy_uj, kept open (stand-in: a live sysfs counter)
+    /// energy_uj files, kept open (stand-in: a live sysfs counter)
     Powercap,
-    /// /dev/cpu/N/msr, the RAPL energy MSRs (stand-in: /dev/cpu/N/cpuid)
+    /// /dev/cpu/N/msr (stand-in: /dev/cpu/N/cpuid)
     Msr,
-    /// a perf_event group of the RAPL `power` PMU events (stand-in: msr/tsc/)
+    /// a perf_event group of the `power` PMU's events (stand-in: msr/tsc/)
     Perf,
-    /// an in-kernel BPF program samples on its own; drained in batches
+    /// an in-kernel BPF program, drained in batches
     Ebpf,
-    /// the ksample kernel module's hrtimer reads the RAPL MSRs in the
-    /// kernel; /proc/ksample/records drained in batches (load it first:
-    /// kbench/load ksample)
+    /// the ksample module's hrtimer, /proc/ksample/records drained in batches
     Kernel,
 }
 
@@ -106,7 +104,7 @@ impl Mechanism {
 /// --mechanism: one of the registry's names.
 fn mechanism_arg() -> impl clap::builder::TypedValueParser<Value = Mechanism> {
     use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(rbench::registry::mechanism_names())
+    clap::builder::PossibleValuesParser::new(rbench::registry::mechanism_values())
         .map(|name| Mechanism::from_name(&name).expect("every registered mechanism has code"))
 }
 
