@@ -6,8 +6,9 @@
  * Who reads it:
  *   - kbench (kbench_ops.c: the allow-list it times) and ksample
  *     (ksample_sampler.c: the energy MSRs it samples) include it;
- *   - rbench's build.rs parses it into $OUT_DIR/rapl_msrs.rs, which
- *     rbench/src/msr/registers.rs includes;
+ *   - rbench's build.rs (rbench/build/rapl_msrs.rs) parses it into
+ *     $OUT_DIR/rapl_msrs.rs, which rbench/src/msr/registers.rs includes
+ *     (RAPL_MSR_INTEL_PKG is rbench::msr::addr::INTEL_PKG there);
  *   - Python reads it through results/rapl_msrs.py (the labels of the
  *     report and the plots).
  * So: plain macros only (no types, no code), valid in the kernel and in user
@@ -30,7 +31,7 @@
  *   reg       the SDM / PPR register name
  *   label     the name the report and the plots show
  * The order is the order of kbench's allow-list, of ksample's records and
- * of rbench's rows (ubench's order): keep it.
+ * of rbench's rows: keep it.
  *
  * Unit rules. An energy status counter is RAPL_ENERGY_COUNTER_BITS (32) wide
  * (bits 63:32 reserved) and counts in the energy status unit of its
