@@ -11,8 +11,8 @@ use super::{Counter, Counters, Route};
 use crate::cpu::{CpuSignature, Package};
 use crate::liveness::msr_unit_problem;
 use crate::msr::{
-    cpuid_stand_in_read, cpuid_stand_in_text, domain_joules_per_unit, msr_device_path, msr_hex,
-    rapl_energy_msrs, unit_msr, MsrDevice, ENERGY_COUNTER_MAX,
+    cpuid_device_path, domain_joules_per_unit, msr_device_path, msr_hex, rapl_energy_msrs,
+    unit_msr, MsrDevice, Register, RegisterRead, ENERGY_COUNTER_MAX,
 };
 use crate::{Domain, Error};
 
@@ -20,6 +20,28 @@ use crate::{Domain, Error};
 /// kCpuidDeviceIsRoots, word for word).
 pub const CPUID_DEVICE_IS_ROOTS: &str =
     " (the device is root's, mode 0400: run as root, or give this user read access to it)";
+
+/// The stand_in text of the cpuid stand-in.
+fn cpuid_stand_in_text(missing: &Error, cpuid_path: &Path) -> String {
+    format!(
+        "{missing}: measured {} (pread of leaf 0), the same per-CPU character device and IPI route",
+        cpuid_path.display()
+    )
+}
+
+/// The stand-in read: cpuid leaf 0 through /dev/cpu/<cpu>/cpuid.
+fn cpuid_stand_in_read(dev_root: &Path, cpu: usize) -> RegisterRead {
+    RegisterRead {
+        device: cpuid_device_path(dev_root, cpu),
+        register: Register::CpuidLeaf(0),
+        domain: Domain {
+            source: format!("cpu{cpu}"),
+            name: "cpuid:0x0".into(),
+            joules_per_unit: 0.0,
+            max: 0xFFFF_FFFF,
+        },
+    }
+}
 
 /// The cpuid stand-in on `cpu`, or why it cannot be used either.
 fn cpuid_stand_in(dev_root: &Path, cpu: usize, missing: Error) -> Result<Counters, Error> {
@@ -102,7 +124,7 @@ fn package_counters(
             },
             route: Route::Register {
                 device: device_path.clone(),
-                register: crate::msr::Register::Msr(msr.addr),
+                register: Register::Msr(msr.addr),
             },
             package: Some(package.id),
             cpu: Some(package.lead_cpu),
@@ -384,5 +406,31 @@ mod tests {
                 && err.ends_with("/0/cpuid: missing too (load the cpuid module: modprobe cpuid)"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_cpuid_stand_in_says_why_in_the_rows_words() {
+        let missing = Error::MsrMissing {
+            path: "/dev/cpu/0/msr".into(),
+        };
+        assert_eq!(
+            cpuid_stand_in_text(&missing, Path::new("/dev/cpu/0/cpuid")),
+            "/dev/cpu/0/msr missing: load the msr module (modprobe msr; kernel needs CONFIG_X86_MSR): \
+             measured /dev/cpu/0/cpuid (pread of leaf 0), the same per-CPU character device and IPI route"
+        );
+    }
+
+    #[test]
+    fn the_cpuid_stand_in_reads_leaf_0_where_the_device_opens() {
+        // /dev/cpu/0/cpuid is root-only: probe by opening it
+        let read = cpuid_stand_in_read(Path::new(crate::roots::DEV_CPU.real()), 0);
+        let mut source = match crate::msr::MsrSource::open(&[read], None) {
+            Ok(source) => source,
+            Err(e) => return eprintln!("skipped: {e}"),
+        };
+        let mut out = [0u64; 1];
+        source.read(&mut out).unwrap();
+        let max_leaf = core::arch::x86_64::__cpuid(0).eax;
+        assert_eq!(out[0], u64::from(max_leaf));
     }
 }

@@ -1,5 +1,5 @@
 //! Path "msr-dev": RAPL energy MSRs read through the msr driver's character
-//! device /dev/cpu/N/msr (ubench/msr_device.cc, msr_dev.cc).
+//! device /dev/cpu/N/msr.
 //!
 //! The device contract (arch/x86/kernel/msr.c): a pread of 8 bytes at file
 //! offset ADDR returns MSR ADDR of CPU N, read on that CPU (an IPI when the
@@ -8,9 +8,10 @@
 //! offline. A fixture is a sparse file holding values at the MSR offsets,
 //! read by the same code; a read beyond its end is short and reported as EIO.
 //!
-//! Where /dev/cpu/N/msr is missing, the stand-in is /dev/cpu/N/cpuid: the
-//! same per-CPU character device route (pread at an offset, the instruction
-//! run on CPU N via smp_call_function_single) with cpuid leaf 0 for rdmsr.
+//! Where /dev/cpu/N/msr is missing, discovery reads /dev/cpu/N/cpuid as the
+//! stand-in: the same per-CPU character device route (pread at an offset,
+//! the instruction run on CPU N via smp_call_function_single) with cpuid
+//! leaf 0 for rdmsr.
 
 mod registers;
 
@@ -159,28 +160,6 @@ pub struct RegisterRead {
     pub domain: Domain,
 }
 
-/// The stand_in text of the cpuid stand-in (byte-identical to ubench's).
-pub fn cpuid_stand_in_text(missing: &Error, cpuid_path: &Path) -> String {
-    format!(
-        "{missing}: measured {} (pread of leaf 0), the same per-CPU character device and IPI route",
-        cpuid_path.display()
-    )
-}
-
-/// The stand-in read: cpuid leaf 0 through /dev/cpu/<cpu>/cpuid.
-pub fn cpuid_stand_in_read(dev_root: &Path, cpu: usize) -> RegisterRead {
-    RegisterRead {
-        device: cpuid_device_path(dev_root, cpu),
-        register: Register::CpuidLeaf(0),
-        domain: Domain {
-            source: format!("cpu{cpu}"),
-            name: "cpuid:0x0".into(),
-            joules_per_unit: 0.0,
-            max: 0xFFFF_FFFF,
-        },
-    }
-}
-
 /// Reads registers through per-CPU devices: the RAPL energy MSRs of every
 /// package (on each package's lead CPU), or the cpuid stand-in.
 pub struct MsrSource {
@@ -274,7 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn missing_device_falls_back_to_the_cpuid_stand_in_with_ubench_words() {
+    fn a_missing_device_says_to_load_the_msr_module() {
         let root = TempDir::new("msr-missing");
         let missing = MsrDevice::open(&msr_device_path(root.path(), 0))
             .err()
@@ -286,33 +265,5 @@ mod tests {
                 "{path} missing: load the msr module (modprobe msr; kernel needs CONFIG_X86_MSR)"
             )
         );
-        // the stand-in text ubench writes for /dev/cpu/0
-        let real_missing = Error::MsrMissing {
-            path: "/dev/cpu/0/msr".into(),
-        };
-        assert_eq!(
-            cpuid_stand_in_text(&real_missing, Path::new("/dev/cpu/0/cpuid")),
-            "/dev/cpu/0/msr missing: load the msr module (modprobe msr; kernel needs CONFIG_X86_MSR): \
-             measured /dev/cpu/0/cpuid (pread of leaf 0), the same per-CPU character device and IPI route"
-        );
-    }
-
-    #[test]
-    fn the_cpuid_device_reads_leaf_0_when_present() {
-        // /dev/cpu/0/cpuid is root-only: probe by opening it
-        let mut source = match MsrSource::open(
-            &[cpuid_stand_in_read(
-                Path::new(crate::roots::DEV_CPU.real()),
-                0,
-            )],
-            None,
-        ) {
-            Ok(source) => source,
-            Err(e) => return eprintln!("skipped: {e}"),
-        };
-        let mut out = [0u64; 1];
-        source.read(&mut out).unwrap();
-        let max_leaf = core::arch::x86_64::__cpuid(0).eax;
-        assert_eq!(out[0], u64::from(max_leaf));
     }
 }
