@@ -42,10 +42,11 @@ import time
 from pathlib import Path
 
 from ci import ab, gate
-from ci.gate_config import display, load_config, row_id
+from ci.gate_config import DEFAULT_CONFIG, display, load_config, row_id
 from ci.gate_report import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, label
 from ci.gate_stats import (IMPROVEMENT, MISSING, NOT_GATED, REGRESSION, UNCHANGED, WITH_THE_RUN,
                            worse_pct)
+from ci.gate_verdict import Run, Verdict, load_run
 from results import agreement
 from results import rows as rowlib
 from results import stats
@@ -63,16 +64,16 @@ def quick_run(runs_dir: Path, log: Path) -> Path:
 
 
 def load(run_dir):
-    """A run directory's gate.Run, or a list of them (interleaved rounds)."""
+    """A run directory's Run, or a list of them (interleaved rounds)."""
     if isinstance(run_dir, list):
         return [load(d) for d in run_dir]
-    return gate.load_run(run_dir / "results.jsonl")
+    return load_run(run_dir / "results.jsonl")
 
 
 @dataclasses.dataclass
 class PairReport:
     name: str
-    verdict: gate.Verdict
+    verdict: Verdict
 
     @property
     def passed(self) -> bool:
@@ -92,14 +93,14 @@ class PairReport:
         return worst
 
 
-CONFIG = gate.DEFAULT_CONFIG  # --config
+CONFIG = DEFAULT_CONFIG  # --config
 
 
 def config():
-    return load_config(CONFIG, required=CONFIG != gate.DEFAULT_CONFIG)
+    return load_config(CONFIG)
 
 
-def gate_pair(name: str, baseline: gate.Run, current: gate.Run) -> PairReport:
+def gate_pair(name: str, baseline: Run, current: Run) -> PairReport:
     return PairReport(name, gate.run_gate(baseline, current, config()))
 
 
@@ -148,12 +149,12 @@ def describe(report: PairReport) -> list[str]:
 def separable(samples) -> bool:
     """Would the row's samples and the same samples SLOWDOWN times higher not
     overlap at all? Then the U test must find them apart (10 against 10:
-    p = 0.00018), whatever the machine's drift between runs; a row whose own
+    p = 2 / C(20, 10) = 1.1e-5), whatever the machine's drift between runs; a row whose own
     repetitions spread wider cannot show a 25 % change at this n."""
     return min(samples) > 0 and max(samples) < SLOWDOWN * min(samples)
 
 
-def slowed_copy_check(run: gate.Run, workdir: Path) -> tuple[bool, list[str]]:
+def slowed_copy_check(run: Run, workdir: Path) -> tuple[bool, list[str]]:
     """Slow each latency row the gate decides with a threshold below 25 %,
     one at a time, by SLOWDOWN. The check fails when another row is flagged,
     or when a row whose repetitions do not overlap their slowed copy is not
@@ -170,7 +171,7 @@ def slowed_copy_check(run: gate.Run, workdir: Path) -> tuple[bool, list[str]]:
         copy_rows[i] = {**row, "samples": samples, **stats.summarize(samples)}
         path = workdir / "slowed.jsonl"
         rowlib.write_jsonl(copy_rows, path)
-        verdict = gate.run_gate(run, gate.load_run(path), cfg)
+        verdict = gate.run_gate(run, load_run(path), cfg)
         flagged = [row_id(r.row) for r in verdict.results if r.fails]
         if flagged == [row_id(row)]:
             caught += 1
@@ -196,7 +197,7 @@ def slowed_copy_check(run: gate.Run, workdir: Path) -> tuple[bool, list[str]]:
     return ok, lines
 
 
-def _slowed(run: gate.Run, rid: str, path: Path) -> gate.Run:
+def _slowed(run: Run, rid: str, path: Path) -> Run:
     """A copy of `run` (written to `path`) with the row `rid` SLOWDOWN times slower."""
     copy_rows = []
     for _, row in run.rows:
@@ -205,7 +206,7 @@ def _slowed(run: gate.Run, rid: str, path: Path) -> gate.Run:
             row = {**row, "samples": samples, **stats.summarize(samples)}
         copy_rows.append(row)
     rowlib.write_jsonl(copy_rows, path)
-    return gate.load_run(path)
+    return load_run(path)
 
 
 def resolvable(comparison, threshold_pct: float) -> bool:
@@ -294,8 +295,8 @@ def parse_args(argv):
                    help="also check that one latency row slowed 1.25x is flagged alone")
     p.add_argument("--stress", action="store_true",
                    help="also check that a run beside stress-ng on CPU 0 is flagged")
-    p.add_argument("--config", type=Path, default=gate.DEFAULT_CONFIG, metavar="TOML",
-                   help=f"gate settings (default: {display(gate.DEFAULT_CONFIG)})")
+    p.add_argument("--config", type=Path, default=DEFAULT_CONFIG, metavar="TOML",
+                   help=f"gate settings (default: {display(DEFAULT_CONFIG)})")
     p.add_argument("--slowdown", type=float, default=SLOWDOWN,
                    help=f"the factor of the slowed copy (default {SLOWDOWN:g})")
     p.add_argument("--runs-dir", type=Path,

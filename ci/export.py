@@ -32,8 +32,8 @@ from pathlib import Path
 
 from ci.gate_config import row_id
 from ci.gate_stats import HIGHER, WORSE_WHEN
-from plots import labels
 from results import liveness, runfile
+from results.machine import is_emulated
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_RUN = REPO / "results" / "runs" / "latest"
@@ -52,7 +52,7 @@ def tags(row: dict) -> str:
         marks.append("stand-in")
     if liveness.is_dead(row):
         marks.append(liveness.DEAD_WORDS[liveness.verdict(row)])
-    if labels.is_emulated(row.get("machine") or {}):
+    if is_emulated(row.get("machine") or {}):
         marks.append("emulated CPU")
     return "".join(f" [{m}]" for m in marks)
 

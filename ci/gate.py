@@ -21,7 +21,7 @@ Contract (ci/README.md has the rationale):
   metric) by more than threshold_pct; it IMPROVES when p < alpha and it is
   better by more than threshold_pct; otherwise it is unchanged. Rows with
   fewer than min_samples samples on either side are not compared.
-  alpha, threshold_pct and min_samples: the defaults of ci/gate_stats.py,
+  alpha, threshold_pct and min_samples: [defaults] of ci/gate.toml,
   overridden per metric, per path, for cross-CPU reads and per row id
   (Config.rule_for, ci/gate_config.py).
 - A baseline row that is absent from the current run, no longer ok, or
@@ -45,9 +45,10 @@ naming the file and the problem, `file:line: field: message` for bad rows).
 
 This module pairs the runs' rows and is the command line; the rest of the
 gate: ci/gate_stats.py (statistics and decisions), ci/gate_config.py
-(ci/gate.toml, row ids, InputError), ci/gate_report.py (Markdown, JSON
-verdict), ci/gate_liveness.py (counters that died); results/runfile.py
-loads the runs.
+(ci/gate.toml, row ids, InputError), ci/gate_verdict.py (the runs and the
+verdict as data), ci/gate_report.py (Markdown, JSON verdict),
+ci/gate_liveness.py (counters that died); results/runfile.py loads the runs,
+results/significance.py has the tests.
 """
 
 import argparse
@@ -56,21 +57,20 @@ import sys
 from pathlib import Path
 
 from ci import gate_liveness
-from ci.gate_config import (KEY_FIELDS, MACHINE_FIELDS, RULE_KEYS, Config, InputError,
-                            check_rule_value, display, is_allowed, load_config, row_id)
+from ci.gate_config import (DEFAULT_CONFIG, KEY_FIELDS, MACHINE_FIELDS, RULE_KEYS, Config,
+                            InputError, check_rule_value, display, is_allowed, load_config, row_id)
 from ci.gate_report import (EXIT_FAIL, EXIT_PASS, EXIT_USAGE, failure_lines, markdown,
                             write_outputs)
-from ci.gate_stats import (ALLOWED_MISSING, ALPHA, IMPROVEMENT, MIN_SAMPLES, MISSING, NEW,
-                           NOT_GATED, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
-                           THRESHOLD_PCT, UNCHANGED, Result, compare, compare_rounds, decide,
-                           not_gated_why, run_shifts)
+from ci.gate_stats import (ALLOWED_MISSING, IMPROVEMENT, MISSING, NEW, NOT_GATED, OTHER_MACHINE,
+                           REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE, UNCHANGED, Result,
+                           compare, compare_rounds, decide, not_gated_why, run_shifts)
+from ci.gate_verdict import Run, Verdict, load_run, results_file
 from results import files, run_state, runfile
 from results.schema import clip, excerpt
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_BASELINE = REPO / "results" / "baseline" / "results.jsonl"
 DEFAULT_CURRENT = REPO / "results" / "runs" / "latest"
-DEFAULT_CONFIG = REPO / "ci" / "gate.toml"
 VERDICT_NAME = "gate-verdict.json"
 
 # tsc_khz is recalibrated at every boot of a VM; smaller moves are not news.
@@ -78,34 +78,6 @@ TSC_KHZ_TOLERANCE = 0.001
 
 
 # ---- runs --------------------------------------------------------------------------
-
-@dataclasses.dataclass
-class Run:
-    """One results.jsonl, validated: rows with their line numbers."""
-    file: Path
-    rows: list  # [(line_no, row)]
-
-    @property
-    def run_ids(self) -> list:
-        return sorted({r["run_id"] for _, r in self.rows})
-
-    def describe(self) -> dict:
-        ts = sorted({r["timestamp"] for _, r in self.rows})
-        return {"file": display(self.file), "run_ids": self.run_ids,
-                "timestamps": ts, "rows": len(self.rows)}
-
-
-def results_file(arg, role: str, hint: str = "") -> Path:
-    """The results.jsonl that `arg` (a run directory or a file) names."""
-    return runfile.locate(arg, role=role, hint=hint, show=display)
-
-
-def load_run(path: Path) -> Run:
-    """Validate a results.jsonl against the schema and read its rows.
-    RunFileError listing every bad row as `file:line: field: message`."""
-    loaded = runfile.load(path, show=display)
-    return Run(file=loaded.path, rows=list(loaded.lines))
-
 
 def identity_of(row, fields) -> tuple:
     return tuple((f, row["machine"][f]) for f in fields)
@@ -168,32 +140,6 @@ def environment_changes(b_machine: dict, c_machine: dict, fields) -> list[dict]:
 
 
 # ---- the gate ---------------------------------------------------------------------
-
-@dataclasses.dataclass
-class Verdict:
-    baseline: Run
-    current: Run
-    config: Config
-    results: list
-    environment: list      # environment_changes between the paired machines
-    cross_machine: bool
-    liveness: gate_liveness.Report  # counters that died or came alive
-    shifts: dict           # harness -> gate_stats.Shift of its latency rows
-    baselines: list = dataclasses.field(default_factory=list)  # every round's Run
-    currents: list = dataclasses.field(default_factory=list)   # (one each: a single pair)
-
-    @property
-    def rounds(self) -> int:
-        """Interleaved rounds compared (0: one run a side, samples compared)."""
-        return len(self.baselines) if len(self.baselines) > 1 else 0
-
-    @property
-    def passed(self) -> bool:
-        return not any(r.fails for r in self.results) and not self.liveness.fails
-
-    def count(self, decision: str) -> int:
-        return sum(r.decision == decision for r in self.results)
-
 
 def _missing_why(b: dict, c: dict | None) -> str | None:
     """Why the baseline row b has no comparable current row c, or None."""
@@ -339,17 +285,17 @@ def parse_args(argv):
                         f"(default: {display(DEFAULT_CURRENT)}); several: the current "
                         "side's rounds, as many as the baseline's, in the same order")
     p.add_argument("--config", type=Path, metavar="TOML",
-                   help=f"gate settings (default: {display(DEFAULT_CONFIG)} if it exists)")
+                   help=f"gate settings over the defaults of {display(DEFAULT_CONFIG)} "
+                        f"(default: {display(DEFAULT_CONFIG)})")
     p.add_argument("--summary", metavar="FILE",
                    help="also write the Markdown summary here (it is always printed, and "
                         "appended to $GITHUB_STEP_SUMMARY when that is set)")
     p.add_argument("--verdict", type=Path, metavar="FILE",
                    help=f"JSON verdict (default: {VERDICT_NAME} next to the current results.jsonl)")
-    p.add_argument("--alpha", type=float, help=f"override [defaults] alpha (built-in {ALPHA})")
+    p.add_argument("--alpha", type=float, help="override [defaults] alpha of the config")
     p.add_argument("--threshold-pct", type=float,
-                   help=f"override [defaults] threshold_pct (built-in {THRESHOLD_PCT:g})")
-    p.add_argument("--min-samples", type=int,
-                   help=f"override [defaults] min_samples (built-in {MIN_SAMPLES})")
+                   help="override [defaults] threshold_pct of the config")
+    p.add_argument("--min-samples", type=int, help="override [defaults] min_samples of the config")
     p.add_argument("--cross-machine", action="store_true",
                    help="pair rows whatever machine they were measured on")
     p.add_argument("--store-baseline", action="store_true",
@@ -399,8 +345,7 @@ def _main(argv) -> int:
                 raise InputError("--store-baseline stores one run: give one --current and "
                                  "at most one --baseline")
             return store_baseline(args.current[0], args.baseline[0])
-        config = apply_overrides(
-            load_config(args.config or DEFAULT_CONFIG, required=args.config is not None), args)
+        config = apply_overrides(load_config(args.config), args)
         if len(args.baseline) != len(args.current):
             raise InputError(f"{len(args.baseline)} --baseline runs and {len(args.current)} "
                              "--current runs: interleaved rounds pair one baseline run with "

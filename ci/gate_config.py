@@ -2,7 +2,7 @@
 which gives the Rule that decides each row; the row id its patterns match
 ([allow] missing, [rows."..."]); the machine identity of [machine]. Also
 InputError and display(), with which every input problem of the gate is
-told (exit status 2).
+told (exit status 2). The defaults are ci/gate.toml's own (DEFAULTED).
 """
 
 import dataclasses
@@ -38,13 +38,8 @@ def display(path) -> str:
 # What a row is, apart from its machine: rows pair on these fields.
 KEY_FIELDS = ("harness", "path", "op", "target", "cpu", "target_cpu", "metric")
 
-# The machine of a row: by default the same runner (hostname) with the same
-# CPU under the same hypervisor. Kernel, microcode and mitigations are not
-# part of it: their changes are what the gate is there to catch (they are
-# reported as environment changes). See [machine] in ci/gate.toml.
+# The machine of a row: the [machine] identity fields of ci/gate.toml.
 MACHINE_FIELDS = tuple(schema.SCHEMA["$defs"]["machine"]["properties"])
-IDENTITY = ("hostname", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping",
-            "cpu_model_name", "hypervisor")
 IDENTITY_CHOICES = tuple(f for f in MACHINE_FIELDS if f != "mitigations")
 
 PATHS = registry.PATHS
@@ -75,19 +70,24 @@ def row_id(row) -> str:
 
 # ---- configuration -------------------------------------------------------------
 
+DEFAULT_CONFIG = Path(__file__).with_name("gate.toml")
+# The sections whose keys ci/gate.toml sets for every config: the defaults.
+DEFAULTED = ("defaults", "machine", "liveness")
+
+
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """ci/gate.toml, validated."""
-    defaults: Rule = Rule()
-    metrics: dict = dataclasses.field(default_factory=dict)  # metric -> partial Rule
-    paths: dict = dataclasses.field(default_factory=dict)    # path -> partial Rule
-    cross_cpu: dict = dataclasses.field(default_factory=dict)  # partial Rule
-    rows: tuple = ()   # ((row id pattern, partial Rule), ...) in file order
-    allow_missing: tuple = ()
-    identity: tuple = IDENTITY
-    cross_machine: bool = False
-    counter_died: str = gate_liveness.COUNTER_DIED  # "fail" or "warn"
-    source: str | None = None   # the file it came from
+    """ci/gate.toml, or a file given with --config, validated."""
+    defaults: Rule
+    metrics: dict    # metric -> partial Rule
+    paths: dict      # path -> partial Rule
+    cross_cpu: dict  # partial Rule
+    rows: tuple      # ((row id pattern, partial Rule), ...) in file order
+    allow_missing: tuple
+    identity: tuple
+    cross_machine: bool
+    counter_died: str   # gate_liveness.POLICIES
+    source: str         # the file it came from
 
     def rule_for(self, row) -> Rule:
         """[defaults], overridden key by key by the built-in rule of the
@@ -138,8 +138,14 @@ SECTIONS = ("defaults", "metrics", "paths", "cross_cpu", "rows", "allow", "machi
 
 
 def parse_config(doc: dict, source: str) -> Config:
-    """Validate a parsed ci/gate.toml. InputError "<source>: <key>: <problem>"
+    """Validate a parsed ci/gate.toml, or another file over ci/gate.toml's
+    DEFAULTED sections (key by key). InputError "<source>: <key>: <problem>"
     on the first unknown key or bad value."""
+    shipped, doc = read_toml(DEFAULT_CONFIG), dict(doc)
+    for section in DEFAULTED:
+        own = doc.get(section, {})
+        doc[section] = {**shipped.get(section, {}), **own} if isinstance(own, dict) else own
+
     def fail(key, problem):
         raise InputError(f"{source}: {key}: {problem}")
 
@@ -163,7 +169,11 @@ def parse_config(doc: dict, source: str) -> Config:
     for section in doc:
         if section not in SECTIONS:
             fail(section, f"unknown section ({known(SECTIONS)})")
-    defaults = Rule(**rule("defaults", doc.get("defaults", {})))
+    defaults = rule("defaults", doc["defaults"])
+    for k in ("alpha", "threshold_pct", "min_samples"):
+        if k not in defaults:
+            fail(f"defaults.{k}", f"missing (set in {display(DEFAULT_CONFIG)})")
+    defaults = Rule(**defaults)
     metrics, paths = {}, {}
     for name, choices, out in (("metrics", tuple(WORSE_WHEN), metrics), ("paths", PATHS, paths)):
         for k, v in table_of(name, doc.get(name, {})).items():
@@ -185,11 +195,11 @@ def parse_config(doc: dict, source: str) -> Config:
     if not isinstance(missing, list) or not all(isinstance(p, str) and p for p in missing):
         fail("allow.missing", "must be a list of non-empty strings (patterns of row ids)")
 
-    machine = table_of("machine", doc.get("machine", {}))
+    machine = table_of("machine", doc["machine"])
     for k in machine:
         if k not in ("identity", "cross_machine"):
             fail(f"machine.{k}", f"unknown key ({known(['identity', 'cross_machine'])})")
-    identity = machine.get("identity", list(IDENTITY))
+    identity = machine.get("identity")
     if not isinstance(identity, list) or not identity:
         fail("machine.identity", "must be a non-empty list of machine fields "
                                  "(to compare any machines, set cross_machine = true)")
@@ -201,11 +211,11 @@ def parse_config(doc: dict, source: str) -> Config:
     cross = machine.get("cross_machine", False)
     if not isinstance(cross, bool):
         fail("machine.cross_machine", "must be true or false")
-    live = table_of("liveness", doc.get("liveness", {}))
+    live = table_of("liveness", doc["liveness"])
     for k in live:
         if k != "counter_died":
             fail(f"liveness.{k}", f"unknown key ({known(['counter_died'])})")
-    died = live.get("counter_died", gate_liveness.COUNTER_DIED)
+    died = live.get("counter_died")
     if died not in gate_liveness.POLICIES:
         fail("liveness.counter_died", f"must be one of {', '.join(map(repr, gate_liveness.POLICIES))}")
     return Config(defaults=defaults, metrics=metrics, paths=paths, cross_cpu=cross_cpu,
@@ -214,17 +224,19 @@ def parse_config(doc: dict, source: str) -> Config:
                   source=source)
 
 
-def load_config(path: Path | None, required: bool) -> Config:
-    """The config at `path`; the built-in defaults when it is absent and not
-    `required` (the default file, not one given on the command line)."""
-    if path is None or (not required and not path.exists()):
-        return Config()
+def read_toml(path: Path) -> dict:
+    """A TOML file, parsed; InputError naming it when it cannot be read or parsed."""
     shown = display(path)
     try:
         with open(path, "rb") as f:
-            doc = tomllib.load(f)
+            return tomllib.load(f)
     except OSError as e:
         raise InputError(f"{shown}: cannot read: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{shown}: not valid TOML: {e}") from None
-    return parse_config(doc, shown)
+
+
+def load_config(path: Path | None = None) -> Config:
+    """The config at `path` (ci/gate.toml by default)."""
+    path = path or DEFAULT_CONFIG
+    return parse_config(read_toml(path), display(path))

@@ -2,26 +2,21 @@
 lines for the log, and how rows and values are written in them.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ci import gate_liveness
 from ci.gate_config import KEY_FIELDS, Config, display, row_id
 from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW, NOT_GATED,
                            MIN_ROUNDS, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
-                           TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN, Result,
-                           Rule, cliffs_magnitude)
+                           TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN, Result, Rule)
+from ci.gate_verdict import Run, Verdict
 from results import registry, table
 from results.schema import clip
-
-if TYPE_CHECKING:
-    from ci.gate import Run, Verdict
+from results.significance import magnitude
 
 VERDICT_VERSION = 1
 # The exit status of ci/gate (the verdict records it too).
@@ -63,7 +58,7 @@ def verdict_json(v: Verdict) -> dict:
                          median_baseline=c.median_baseline, median_current=c.median_current,
                          change_pct=_num(c.change_pct), p_value=c.p_value,
                          cliffs_delta=c.cliffs_delta,
-                         cliffs_magnitude=cliffs_magnitude(c.cliffs_delta))
+                         cliffs_magnitude=magnitude(c.cliffs_delta))
             if c.rounds:
                 entry.update(rounds=c.rounds, test="paired t over rounds",
                              ci=[_num(x) for x in c.ci] if c.ci else None,
@@ -145,7 +140,7 @@ def fmt_p_is(p: float) -> str:
 
 
 def fmt_delta(d: float) -> str:
-    return f"{d:+.2f} ({cliffs_magnitude(d)})"
+    return f"{d:+.2f} ({magnitude(d)})"
 
 
 def _cell(text) -> str:

@@ -1,34 +1,20 @@
-"""The gate's statistics and decisions: its statistical defaults, the
-comparison of two rows' samples (Mann-Whitney U, the change of the medians,
-Cliff's delta) and the decision on one row (ci/gate.py has the contract,
-ci/README.md the rationale).
+"""The gate's statistics and decisions: the comparison of two rows' samples
+(the change of the medians; Mann-Whitney U and Cliff's delta from
+results/significance.py), the rules per metric and the decision on one row
+(ci/gate.py has the contract, ci/README.md the rationale, ci/gate.toml the
+defaults).
 """
 
 import dataclasses
 import math
 
 import numpy as np
-from scipy.stats import mannwhitneyu
 from scipy.stats import t as student_t
 
 from results import rows as rowlib
 from results import sampler
+from results import significance as sig
 
-# ---- statistical defaults: the only place they are set ----------------------
-
-# Two-sided Mann-Whitney U significance level. 0.01 rather than 0.05: a CI
-# gate runs on every push and compares tens of rows each time, so a false
-# alarm rate of 1 in 100 rows per run is already the most a team tolerates.
-ALPHA = 0.01
-# The median must move by more than this (percent of the baseline median)
-# to count. Within-run repetitions underestimate run-to-run noise (a VM's
-# neighbours, frequency, cache state between runs); on the development VMs two
-# QUICK runs differ by a few percent per row, so 10% stays clear of that.
-THRESHOLD_PCT = 10.0
-# Fewer samples than this on either side: not compared. The design asks for
-# at least 10 repetitions; with 5 against 5 the U test can reach p < 0.01
-# only when the two samples do not overlap at all (2 / C(10, 5) = 0.0079).
-MIN_SAMPLES = 10
 # Interleaved rounds (several runs a side, ci/ab): fewer paired rounds than
 # this and a row is not compared. With 3 the paired t interval has 2 degrees
 # of freedom (t = 9.9 at alpha 0.01): only a change far beyond the rounds'
@@ -155,11 +141,6 @@ def not_gated_why(row) -> str | None:
     return None
 
 
-# Cliff's delta magnitude thresholds (Romano et al. 2006, from Cohen's d of
-# 0.2 / 0.5 / 0.8 under normality): below 0.147 negligible, then small,
-# medium, and large from 0.474.
-CLIFF_MAGNITUDES = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))
-
 # ---- decisions --------------------------------------------------------------
 
 REGRESSION = "regression"
@@ -183,9 +164,9 @@ FAILING = frozenset({REGRESSION, MISSING})
 class Rule:
     """The settings that decide one row (ci/gate.toml [defaults], then the
     overrides of [metrics.M], [paths.P], [cross_cpu] and [rows."glob"])."""
-    alpha: float = ALPHA
-    threshold_pct: float = THRESHOLD_PCT
-    min_samples: int = MIN_SAMPLES
+    alpha: float
+    threshold_pct: float
+    min_samples: int
     threshold_abs: float = 0.0   # and worse by more than this, in the row's unit
     min_effect: float = 0.0      # and |Cliff's delta| at least this
 
@@ -209,37 +190,6 @@ class Comparison:
     shift: float | None = None  # the change in the row's unit (rounds: as change_pct says)
 
 
-def cliffs_delta(baseline, current) -> float:
-    """Cliff's delta: P(C > B) - P(C < B) over every pair (b, c), in [-1, 1].
-    +1: every current sample is above every baseline sample; 0: the two
-    samples are interleaved (or identical). Ties count for neither side."""
-    b = np.sort(np.asarray(baseline, dtype=float))
-    c = np.asarray(current, dtype=float)
-    if b.size == 0 or c.size == 0:
-        raise ValueError("Cliff's delta needs two non-empty samples")
-    below = np.searchsorted(b, c, side="left")            # baseline samples < c
-    above = b.size - np.searchsorted(b, c, side="right")  # baseline samples > c
-    return float((below.sum() - above.sum()) / (b.size * c.size))
-
-
-def cliffs_magnitude(delta: float) -> str:
-    """negligible / small / medium / large (CLIFF_MAGNITUDES)."""
-    return next((label for limit, label in CLIFF_MAGNITUDES if abs(delta) < limit), "large")
-
-
-def mann_whitney_p(baseline, current) -> float:
-    """Two-sided Mann-Whitney U p-value (scipy's choice of exact or normal
-    approximation with tie and continuity corrections). When every sample of
-    both sides is the same value there is no evidence of a difference: 1.0
-    (scipy may return NaN there, the tie-corrected variance being 0)."""
-    b = np.asarray(baseline, dtype=float)
-    c = np.asarray(current, dtype=float)
-    if np.all(b == b[0]) and np.all(c == b[0]):
-        return 1.0
-    p = float(mannwhitneyu(c, b, alternative="two-sided").pvalue)
-    return 1.0 if math.isnan(p) else min(p, 1.0)
-
-
 def change_pct(median_baseline: float, median_current: float) -> float:
     """Relative change of the median in percent of |baseline|; from a 0
     baseline median any change is infinite (and none is 0)."""
@@ -256,23 +206,13 @@ def worse_pct(metric: str, change: float) -> float:
 def compare(baseline, current) -> Comparison:
     """Every statistic the gate reports for one pair of rows' samples."""
     mb, mc = float(np.median(baseline)), float(np.median(current))
+    test = sig.mann_whitney(current, baseline)
     return Comparison(n_baseline=len(baseline), n_current=len(current),
                       median_baseline=mb, median_current=mc,
                       change_pct=change_pct(mb, mc),
-                      p_value=mann_whitney_p(baseline, current),
-                      cliffs_delta=cliffs_delta(baseline, current))
-
-
-def paired_p(differences) -> float:
-    """Two-sided one-sample t test of the mean of `differences` against 0
-    (the paired t test). No spread at all: 1.0 when they are all 0, else 0.0
-    (the same nonzero change in every round)."""
-    d = np.asarray(differences, dtype=float)
-    if np.ptp(d) == 0:
-        return 1.0 if np.all(d == 0) else 0.0
-    sd = float(d.std(ddof=1))
-    t = float(d.mean()) / (sd / math.sqrt(d.size))
-    return float(2 * student_t.sf(abs(t), d.size - 1))
+                      # every value the same on both sides: no evidence of a difference
+                      p_value=1.0 if test.p is None else test.p,
+                      cliffs_delta=test.effect.delta)
 
 
 def compare_rounds(baseline, current, metric: str, rule: Rule) -> Comparison:
@@ -306,8 +246,8 @@ def compare_rounds(baseline, current, metric: str, rule: Rule) -> Comparison:
         ci = (mean - half, mean + half)
         shift = mean
     return Comparison(n_baseline=b.size, n_current=c.size, median_baseline=mb,
-                      median_current=mc, change_pct=change, p_value=paired_p(d),
-                      cliffs_delta=cliffs_delta(b, c), rounds=int(d.size), ci=ci,
+                      median_current=mc, change_pct=change, p_value=sig.paired_t(d),
+                      cliffs_delta=sig.cliffs_delta(c, b).delta, rounds=int(d.size), ci=ci,
                       by_ratio=by_ratio, shift=shift)
 
 

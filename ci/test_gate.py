@@ -39,7 +39,8 @@ def test_environment_changes_name_what_moved():
     b = dict(MACHINE)
     c = {**MACHINE, "kernel": "6.19.1", "tsc_khz": 2599990,
          "mitigations": {"spectre_v2": "Vulnerable"}}
-    fields = [f for f in gate_config.MACHINE_FIELDS if f not in gate_config.IDENTITY]
+    identity = gate_config.load_config().identity
+    fields = [f for f in gate_config.MACHINE_FIELDS if f not in identity]
     assert gate.environment_changes(b, c, fields) == [
         {"field": "kernel", "baseline": "6.18.44", "current": "6.19.1"},
         {"field": "mitigations.spectre_v2", "baseline": "Mitigation: Retpolines",

@@ -1,8 +1,10 @@
 """Tests of the gate's settings and row ids (ci/gate_config.py)."""
 
+import dataclasses
+
 import pytest
 
-from ci import gate, gate_config, gate_liveness, gate_report, gate_stats
+from ci import gate_config, gate_report, gate_stats
 from ci.conftest import common, latency
 
 
@@ -19,11 +21,28 @@ def test_row_id_and_allow_patterns():
     assert gate_config.is_cross_cpu(cross) and not gate_config.is_cross_cpu(nop)
 
 
-def test_shipped_config_is_valid_and_its_defaults_are_the_built_in_ones():
-    config = gate_config.load_config(gate.DEFAULT_CONFIG, required=True)
-    assert config.defaults == gate_stats.Rule()
-    assert config.identity == gate_config.IDENTITY and config.cross_machine is False
-    assert config.counter_died == gate_liveness.COUNTER_DIED == "fail"
+def test_the_shipped_config_sets_the_defaults_of_every_other():
+    shipped = gate_config.load_config()
+    assert shipped.defaults.alpha == 0.01 and shipped.counter_died == "fail"
+    assert "hostname" in shipped.identity and shipped.cross_machine is False
+    assert shipped.cross_cpu  # this repository's choice, not a default
+    other = gate_config.parse_config({"defaults": {"alpha": 0.05},
+                                      "machine": {"cross_machine": True}}, "other.toml")
+    assert other.defaults == dataclasses.replace(shipped.defaults, alpha=0.05)
+    assert other.identity == shipped.identity and other.cross_machine
+    assert other.counter_died == shipped.counter_died and not other.cross_cpu
+
+
+def test_the_defaults_come_from_ci_gate_toml_alone(tmp_path, monkeypatch):
+    shipped = tmp_path / "gate.toml"
+    shipped.write_text('[defaults]\nalpha = 0.02\nthreshold_pct = 7\n'
+                       '[machine]\nidentity = ["hostname"]\n[liveness]\ncounter_died = "warn"\n')
+    monkeypatch.setattr(gate_config, "DEFAULT_CONFIG", shipped)
+    with pytest.raises(gate_config.InputError, match="defaults.min_samples: missing"):
+        gate_config.load_config()
+    config = gate_config.parse_config({"defaults": {"min_samples": 4}}, "other.toml")
+    assert config.defaults == gate_stats.Rule(0.02, 7, 4)
+    assert config.identity == ("hostname",) and config.counter_died == "warn"
 
 
 def test_parse_config_layers_settings_per_metric_path_cross_cpu_and_row():
@@ -92,8 +111,6 @@ def test_a_config_that_is_not_toml_is_an_input_error(tmp_path):
     bad = tmp_path / "gate.toml"
     bad.write_text("[defaults]\nalpha = \n")
     with pytest.raises(gate_config.InputError, match=r"gate.toml: not valid TOML: .*line 2"):
-        gate_config.load_config(bad, required=True)
+        gate_config.load_config(bad)
     with pytest.raises(gate_config.InputError, match="no-such.toml: cannot read"):
-        gate_config.load_config(tmp_path / "no-such.toml", required=True)
-    assert gate_config.load_config(tmp_path / "no-such.toml", required=False) \
-        == gate_config.Config()
+        gate_config.load_config(tmp_path / "no-such.toml")

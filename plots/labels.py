@@ -5,13 +5,13 @@ targets. Pure functions of rows and machine objects (schema v1), no I/O.
 import re
 
 from results import rapl_msrs, registry, sampler
+from results.machine import EMULATED, is_emulated
 from results.table import shorten
 
 # ---- machines ----------------------------------------------------------------
 
 VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "HygonGenuine": "Hygon",
            "CentaurHauls": "Centaur", "  Shanghai  ": "Zhaoxin"}
-EMULATED = "qemu-tcg"
 
 
 def vendor_name(machine: dict) -> str | None:
@@ -40,11 +40,6 @@ def machine_name(machine: dict) -> str:
             and vendor.lower() not in model.lower().split():
         return f"{vendor} {model}"
     return model or vendor or "unknown CPU"
-
-
-def is_emulated(machine: dict) -> bool:
-    """Timings from an emulated CPU (QEMU TCG) are not hardware figures."""
-    return machine.get("hypervisor") == EMULATED
 
 
 def is_busy(machine: dict) -> bool:

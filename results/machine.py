@@ -27,6 +27,12 @@ _HYPERVISORS = json.loads(Path(__file__).with_name("hypervisors.json").read_text
 HYPERVISOR_SIGNATURES = {sig.encode("ascii"): name
                          for sig, name in _HYPERVISORS["cpuid_signatures"].items()}
 DMI_VENDOR_HINTS = dict(_HYPERVISORS["dmi_sys_vendor_prefixes"])
+EMULATED = HYPERVISOR_SIGNATURES[b"TCGTCGTCGTCG"]  # "qemu-tcg": QEMU emulating the CPU
+
+
+def is_emulated(machine: dict) -> bool:
+    """Timings from an emulated CPU (QEMU TCG) are not hardware figures."""
+    return machine.get("hypervisor") == EMULATED
 
 LEAF_MAX_BASIC = 0x0
 LEAF_TSC_CRYSTAL = 0x15       # eax/ebx: TSC / crystal ratio, ecx: crystal Hz

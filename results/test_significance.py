@@ -150,6 +150,15 @@ def test_cliffs_delta_extremes_and_zero():
     assert sig.cliffs_delta([], [1.0]).delta is None
 
 
+def test_cliffs_delta_is_the_count_of_pairs_under_ties():
+    # many ties: δ from U is exactly (#x > y − #x < y) / (m·n), counted pair by pair
+    rng = np.random.default_rng(7)
+    x, y = rng.integers(1, 6, 17), rng.integers(0, 5, 13)
+    above = sum(int(a > b) for a in x for b in y)
+    below = sum(int(a < b) for a in x for b in y)
+    assert sig.cliffs_delta(x, y).delta == (above - below) / (x.size * y.size)
+
+
 def test_magnitude_thresholds_of_romano_2006():
     # Romano, Kromrey, Coraggio & Skowronek (2006): negligible < 0.147 ≤ small
     # < 0.33 ≤ medium < 0.474 ≤ large, on |δ|
@@ -213,6 +222,23 @@ def test_wilcoxon_degenerate():
     assert sig.wilcoxon_zero([0.0, 0.0, 0.0]).note == "every value is 0"
     assert sig.wilcoxon_zero([]).p is None
     assert sig.wilcoxon_zero([1.0, 2.0, float("nan")]).n == 2
+
+
+# Student's sleep data (Cushny & Peebles 1905, R's `sleep`): extra hours of
+# sleep of 10 patients under two drugs. R: t.test(extra ~ group, data = sleep,
+# paired = TRUE) gives t = -4.0621, df = 9, p-value = 0.002833.
+SLEEP_DRUG_1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
+SLEEP_DRUG_2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
+
+
+def test_paired_t_sleep_example():
+    assert sig.paired_t(np.subtract(SLEEP_DRUG_2, SLEEP_DRUG_1)) == pytest.approx(0.002833,
+                                                                                abs=5e-7)
+
+
+def test_paired_t_without_spread():
+    assert sig.paired_t([0.0, 0.0, 0.0]) == 1.0
+    assert sig.paired_t([0.2, 0.2, 0.2]) == 0.0   # the same change every pair
 
 
 def test_wording():
