@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from results import kbench, rapl_msrs, schema
+from results import kbench, rapl_msrs, sampler, schema
+from results import rows as rows_lib
 
 REPO = Path(__file__).resolve().parent.parent
 LOG = REPO / "build" / "kbench-qemu" / "guest.log"
@@ -286,14 +287,18 @@ def test_raplbench_sample_kernel_mechanism_end_to_end(boot, hz):
     assert found[f"sampler {hz} exit"] == "0", "\n".join(stderr)
     assert found[f"sampler {hz} csv header"] == "time_ns,source,domain,raw,delta_j"
     assert int(found[f"sampler {hz} csv lines"]) > hz  # --duration 4: 2 s of sampler windows
-    mine = [json.loads(line) for line in parts[f"sampler-rows-{hz}"].splitlines()
-            if line.startswith("{")]
-    assert mine, "no rows"
-    assert {r["op"] for r in mine} == {"kernel"}
-    assert {r["metric"] for r in mine} >= SAMPLER_METRICS
-    # the converted rows are in results.jsonl, tagged as emulated
+    # its --report: one line of JSON, its windows raw (--pairs 4: both loops)
+    (report,) = [json.loads(line) for line in parts[f"sampler-rows-{hz}"].splitlines()
+                 if line.startswith("{")]
+    assert (report["mechanism"], report["frequency_hz"]) == ("kernel", hz)
+    assert [w["kind"] for w in report["windows"]].count("null") == 4
+    # the rows results/sampler.py built of it are in results.jsonl, tagged as emulated
     converted = [r for r in rows if r["harness"] == "sampler" and f"@ {hz} Hz" in r["target"]]
-    assert len(converted) == len(mine)
+    assert {r["op"] for r in converted} == {"kernel"}
+    assert {r["metric"] for r in converted} >= SAMPLER_METRICS
+    built = sampler.report_rows(rows_lib.common("r", "t", {}), report)
+    assert [(r["target"], r["metric"]) for r in converted] == [(r["target"], r["metric"])
+                                                               for r in built]
     assert {r["machine"]["hypervisor"] for r in converted} == {"qemu-tcg"}
     for r in converted:
         assert schema.validate_row(r) == [], r
