@@ -17,12 +17,15 @@ mod ksample;
 mod ksample_probe;
 mod msr;
 mod perf;
+mod perf_events;
 mod powercap;
 mod powercap_zones;
 
 pub use ksample::ksample_counters;
 pub use msr::{msr_counters, no_rapl_msr_message};
-pub use perf::{energy_events, perf_counters, perf_counters_of};
+#[cfg(test)]
+pub(crate) use perf::fixture_energy_events;
+pub use perf::{energy_events, perf_counters, perf_counters_of, EnergyEvents};
 pub use powercap::{powercap_counters, powercap_stand_in_text, POWERCAP_STAND_IN_FILE};
 
 use std::path::PathBuf;

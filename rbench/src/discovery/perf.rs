@@ -5,13 +5,39 @@
 
 use std::path::Path;
 
+use super::perf_events::discover_pmu_events;
 use super::{Counter, Counters, Route};
 use crate::cpu::package_of_in;
 use crate::liveness::perf_unit_problem;
-use crate::perf::{
-    discover_pmu_events, events_label, open_counter, open_named, EnergyEvents, PerfEventSpec,
-};
+use crate::perf::{events_label, open_counter, open_named, PerfEventSpec};
 use crate::{Domain, Error};
+
+/// The energy counters a perf-based path reads, and whether they are a stand-in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnergyEvents {
+    /// RAPL energy-* events (energy-pkg first), or the msr/tsc/ stand-in.
+    pub events: Vec<PerfEventSpec>,
+    /// None for real RAPL events; else why a substitute is measured.
+    pub stand_in: Option<String>,
+}
+
+/// The `power` PMU's energy events of the fixture tree `sys` (its
+/// bus/event_source/devices and devices/system/cpu), package first, as
+/// discovery finds them where they open.
+#[cfg(test)]
+pub(crate) fn fixture_energy_events(sys: &Path) -> EnergyEvents {
+    let mut power = discover_pmu_events(
+        "power",
+        "energy-",
+        &sys.join("bus/event_source/devices"),
+        &sys.join("devices/system/cpu"),
+    );
+    power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
+    EnergyEvents {
+        events: power.events,
+        stand_in: None,
+    }
+}
 
 /// Ok if `spec` opens on its first CPU.
 fn try_open(spec: &PerfEventSpec) -> Result<(), Error> {
@@ -132,7 +158,7 @@ pub fn perf_counters(pmu_root: &Path, cpu_root: &Path) -> Result<Counters, Error
 mod tests {
     use super::*;
     use crate::liveness::Verdict;
-    use crate::perf::{fixture_energy_events, PerfMode, PerfSource};
+    use crate::perf::{PerfMode, PerfSource};
     use crate::roots::{CPU, PMU};
     use crate::testutil::{testdata_sys, two_packages_sys};
     use crate::CounterSource;

@@ -125,9 +125,8 @@ pub fn perf_rows(perf: &Result<Counters, Error>, cpus: &Cpus) -> Vec<Planned> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discovery::{perf_counters, perf_counters_of};
+    use crate::discovery::{fixture_energy_events, perf_counters, perf_counters_of};
     use crate::liveness::{Liveness, Verdict};
-    use crate::perf::fixture_energy_events;
     use crate::roots::{CPU, PMU};
     use crate::testutil::two_packages_sys;
     use std::path::Path;

@@ -12,7 +12,7 @@
 
 mod events;
 
-pub use events::{discover_pmu_events, encode_config, events_label, PerfEventSpec, PmuEvents};
+pub use events::{events_label, PerfEventSpec};
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
@@ -136,15 +136,6 @@ pub fn perf_open_error(errno: Errno, name: &str) -> Error {
     }
 }
 
-/// The energy counters a perf-based path reads, and whether they are a stand-in.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EnergyEvents {
-    /// RAPL energy-* events (energy-pkg first), or the msr/tsc/ stand-in.
-    pub events: Vec<PerfEventSpec>,
-    /// None for real RAPL events; else why a substitute is measured.
-    pub stand_in: Option<String>,
-}
-
 /// How a [`PerfSource`] reads its events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PerfMode {
@@ -266,24 +257,6 @@ impl CounterSource for PerfSource {
 
     fn stand_in(&self) -> Option<&str> {
         self.stand_in.as_deref()
-    }
-}
-
-/// The `power` PMU's energy events of the fixture tree `sys` (its
-/// bus/event_source/devices and devices/system/cpu), package first, as
-/// discovery finds them where they open.
-#[cfg(test)]
-pub(crate) fn fixture_energy_events(sys: &std::path::Path) -> EnergyEvents {
-    let mut power = discover_pmu_events(
-        "power",
-        "energy-",
-        &sys.join("bus/event_source/devices"),
-        &sys.join("devices/system/cpu"),
-    );
-    power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
-    EnergyEvents {
-        events: power.events,
-        stand_in: None,
     }
 }
 
