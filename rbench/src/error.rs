@@ -178,11 +178,6 @@ impl Error {
     }
 }
 
-/// The text of an errno as strerror(3) prints it ("No such file or directory").
-pub fn errno_text(errno: Errno) -> &'static str {
-    errno.desc()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,9 +32,6 @@ use crate::Error;
 /// call, 8.6 KiB.
 pub const READ_RECORDS: usize = 100;
 
-/// The lowest and highest rate the module takes (KSAMPLE_RATE_MIN, _MAX).
-pub const RATE_HZ: std::ops::RangeInclusive<u32> = 1..=10_000;
-
 /// A command written to control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
