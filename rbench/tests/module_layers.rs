@@ -248,51 +248,39 @@ fn edges(src: &Path) -> Edges {
     edges
 }
 
-/// The strongly connected components of more than one module (Tarjan).
+/// The modules `from` reaches through `edges`.
+fn reach<'a>(edges: &'a Edges, from: &'a str) -> BTreeSet<&'a str> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from];
+    while let Some(m) = todo.pop() {
+        for next in edges.get(m).into_iter().flat_map(|e| e.keys()) {
+            if seen.insert(next.as_str()) {
+                todo.push(next);
+            }
+        }
+    }
+    seen
+}
+
+/// Each set of modules that reach one another (a cycle, or several that
+/// share modules), in name order.
 fn cycles(edges: &Edges) -> Vec<Vec<String>> {
-    struct State<'a> {
-        edges: &'a Edges,
-        index: BTreeMap<&'a str, usize>,
-        low: BTreeMap<&'a str, usize>,
-        stack: Vec<&'a str>,
-        found: Vec<Vec<String>>,
-    }
-    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
-        let n = s.index.len();
-        s.index.insert(v, n);
-        s.low.insert(v, n);
-        s.stack.push(v);
-        for w in s.edges.get(v).into_iter().flat_map(|m| m.keys()) {
-            if !s.index.contains_key(w.as_str()) {
-                visit(s, w);
-                let lw = s.low[w.as_str()];
-                s.low.insert(v, s.low[v].min(lw));
-            } else if s.stack.contains(&w.as_str()) {
-                let iw = s.index[w.as_str()];
-                s.low.insert(v, s.low[v].min(iw));
-            }
-        }
-        if s.low[v] == s.index[v] {
-            let at = s.stack.iter().position(|&x| x == v).unwrap();
-            let component: Vec<String> = s.stack.drain(at..).map(str::to_string).collect();
-            if component.len() > 1 {
-                s.found.push(component);
-            }
+    let reached: BTreeMap<&str, BTreeSet<&str>> = edges
+        .keys()
+        .map(|m| (m.as_str(), reach(edges, m)))
+        .collect();
+    let mut found: Vec<Vec<String>> = Vec::new();
+    for (m, from_m) in &reached {
+        let members: Vec<String> = from_m
+            .iter()
+            .filter(|u| reached.get(*u).is_some_and(|r| r.contains(m)))
+            .map(|u| u.to_string())
+            .collect();
+        if !members.is_empty() && !found.contains(&members) {
+            found.push(members);
         }
     }
-    let mut s = State {
-        edges,
-        index: BTreeMap::new(),
-        low: BTreeMap::new(),
-        stack: Vec::new(),
-        found: Vec::new(),
-    };
-    for v in edges.keys() {
-        if !s.index.contains_key(v.as_str()) {
-            visit(&mut s, v);
-        }
-    }
-    s.found
+    found
 }
 
 #[test]
