@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "cpu.h"
-#include "sysfs.h"
 
 namespace raplbench {
 
@@ -35,14 +34,6 @@ int open_counter(const PerfEventSpec& spec, int cpu, int group_fd, uint64_t read
 }
 
 std::string perf_open_error_reason(int err, const std::string& name) {
-  if (err == EACCES || err == EPERM) {
-    std::string paranoid = read_first_line("/proc/sys/kernel/perf_event_paranoid").value_or("?");
-    return "perf_event_open(" + name + ") denied: perf_event_paranoid=" + paranoid +
-           " and no CAP_PERFMON: run as root or set kernel.perf_event_paranoid=0";
-  }
-  if (err == ENOENT || err == EINVAL || err == EOPNOTSUPP)
-    return "perf_event_open(" + name + ") failed: " + errno_text(err) +
-           ": the event is not supported by this CPU or kernel";
   return "perf_event_open(" + name + ") failed: " + errno_text(err);
 }
 

@@ -24,7 +24,8 @@ std::vector<PerfEventSpec> perf_events_of(const nlohmann::json& events);
 // *err = errno.
 int open_counter(const PerfEventSpec& spec, int cpu, int group_fd, uint64_t read_format, int* err);
 
-// Why opening `name` failed, in words a person can act on.
+// "perf_event_open(<name>) failed: <strerror>" (the plan has said what the
+// machine lacks: this is for what fails anyway, at run time).
 std::string perf_open_error_reason(int err, const std::string& name);
 
 }  // namespace raplbench
