@@ -73,7 +73,8 @@ def no_step_summary(monkeypatch):
 
 @pytest.fixture
 def builtin(tmp_path) -> Path:
-    """An empty config file: the built-in defaults, whatever ci/gate.toml says."""
+    """An empty config file: the defaults of ci/gate.toml ([defaults], [machine],
+    [liveness]) and none of its other settings."""
     path = tmp_path / "builtin.toml"
     path.write_text("")
     return path

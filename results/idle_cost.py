@@ -90,7 +90,7 @@ PROC, SYS = Path("/proc"), Path("/sys")
 
 def pairs(quick: bool) -> int:
     """Pairs per mechanism and frequency: 10, the fewest the gate compares
-    (ci/gate_stats.py, MIN_SAMPLES); QUICK's 2 are a smoke test."""
+    (ci/gate.toml, min_samples); QUICK's 2 are a smoke test."""
     return 2 if quick else 10
 
 

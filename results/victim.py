@@ -70,7 +70,7 @@ class Settings:
     sampler_window_s: float
 
 
-# 10 pairs: the fewest the gate compares (ci/gate_stats.py, MIN_SAMPLES).
+# 10 pairs: the fewest the gate compares (ci/gate.toml, min_samples).
 FULL = Settings(pairs=10, window_s=0.25, rates=("1000", "max"), sampler_pairs=10,
                 sampler_window_s=0.25)
 # QUICK: flat out only (the figure that tells IPI from no-IPI routes), few
