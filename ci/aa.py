@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 from ci import ab, gate
-from ci.gate_config import DEFAULT_CONFIG, display, load_config, row_id
+from ci.gate_config import DEFAULT_CONFIG, display, is_cross_cpu, load_config, row_id
 from ci.gate_report import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, label
 from ci.gate_stats import (IMPROVEMENT, MISSING, NOT_GATED, REGRESSION, UNCHANGED, WITH_THE_RUN,
                            worse_pct)
@@ -107,9 +107,7 @@ def gate_pair(name: str, baseline: Run, current: Run) -> PairReport:
 def category(row) -> str:
     """The [rows] pattern of a row's kind: its path and whether it reads
     another CPU's counter, e.g. "perf/*/*/1>0/latency/*"."""
-    cross = row["cpu"] is not None and row["target_cpu"] is not None \
-        and row["cpu"] != row["target_cpu"]
-    return f"{row['path']}/*/*/{'?>?' if cross else '*'}/{row['metric']}/*"
+    return f"{row['path']}/*/*/{'?>?' if is_cross_cpu(row) else '*'}/{row['metric']}/*"
 
 
 def suggested_thresholds(reports) -> dict:
@@ -154,24 +152,28 @@ def separable(samples) -> bool:
     return min(samples) > 0 and max(samples) < SLOWDOWN * min(samples)
 
 
+def latency_rows(run: Run) -> list[dict]:
+    """The run's measured latency rows (ok, not published)."""
+    return [row for _, row in run.rows if row["status"] == "ok" and row["metric"] == "latency"
+            and row["harness"] != "reference"]
+
+
+def slowable(run: Run, cfg) -> list[dict]:
+    """Its latency rows whose threshold is below the SLOWDOWN the checks apply."""
+    return [row for row in latency_rows(run)
+            if cfg.rule_for(row).threshold_pct < (SLOWDOWN - 1) * 100]
+
+
 def slowed_copy_check(run: Run, workdir: Path) -> tuple[bool, list[str]]:
     """Slow each latency row the gate decides with a threshold below 25 %,
     one at a time, by SLOWDOWN. The check fails when another row is flagged,
     or when a row whose repetitions do not overlap their slowed copy is not
     flagged; rows that spread wider are listed as too noisy at this n."""
     cfg = config()
-    candidates = [(i, row) for i, (_, row) in enumerate(run.rows)
-                  if row["status"] == "ok" and row["metric"] == "latency"
-                  and row["harness"] != "reference"
-                  and cfg.rule_for(row).threshold_pct < (SLOWDOWN - 1) * 100]
+    candidates = slowable(run, cfg)
     lines, ok, caught, noisy = [], True, 0, 0
-    for i, row in candidates:
-        samples = [x * SLOWDOWN for x in row["samples"]]
-        copy_rows = [r for _, r in run.rows]
-        copy_rows[i] = {**row, "samples": samples, **stats.summarize(samples)}
-        path = workdir / "slowed.jsonl"
-        rowlib.write_jsonl(copy_rows, path)
-        verdict = gate.run_gate(run, load_run(path), cfg)
+    for row in candidates:
+        verdict = gate.run_gate(run, _slowed(run, row_id(row), workdir / "slowed.jsonl"), cfg)
         flagged = [row_id(r.row) for r in verdict.results if r.fails]
         if flagged == [row_id(row)]:
             caught += 1
@@ -187,8 +189,7 @@ def slowed_copy_check(run: Run, workdir: Path) -> tuple[bool, list[str]]:
         lines.append(f"    missed or mixed up: {label(row)}: {mine.decision} "
                      f"({mine.why or 'p = %.3g' % mine.comparison.p_value}); flagged: "
                      f"{', '.join(flagged) or 'nothing'}")
-    skipped = sum(r["status"] == "ok" and r["metric"] == "latency" and r["harness"] != "reference"
-                  for _, r in run.rows) - len(candidates)
+    skipped = len(latency_rows(run)) - len(candidates)
     lines.insert(0, f"slowed copy: {caught} of {len(candidates)} latency rows flagged alone "
                     f"when {SLOWDOWN:g}x slower" + (f"; {noisy} too noisy at this n" if noisy else "")
                     + (f"; {skipped} rows have a threshold of {(SLOWDOWN - 1) * 100:g} % or more "
@@ -230,10 +231,7 @@ def slowed_rounds_check(baselines, currents, workdir: Path) -> tuple[bool, list[
     the rest are listed as too noisy at this many rounds."""
     cfg = config()
     aa = {row_id(r.row): r for r in gate.run_gate(baselines, currents, cfg).results}
-    candidates = [row for _, row in currents[0].rows
-                  if row["status"] == "ok" and row["metric"] == "latency"
-                  and row["harness"] != "reference"
-                  and cfg.rule_for(row).threshold_pct < (SLOWDOWN - 1) * 100]
+    candidates = slowable(currents[0], cfg)
     lines, ok, caught, noisy = [], True, 0, 0
     for row in candidates:
         rid = row_id(row)
