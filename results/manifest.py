@@ -17,9 +17,8 @@ its figures: the time per iteration, or a user counter (null exactly when
 "bench" is). The rest are the
 row's fields in the results schema, as rbench's plan (rbench/src/plan.rs,
 the one discovery both harnesses time) gives them. The harnesses write it
-with `--raplbench_manifest=FILE` (ubench) and `$RAPLBENCH_MANIFEST`
-(rbench), and without measuring with `--raplbench_plan_only` /
-`RAPLBENCH_PLAN_ONLY=1`.
+with `--raplbench_manifest=FILE` (ubench; without measuring with
+`--raplbench_plan_only`) and `$RAPLBENCH_MANIFEST` (rbench).
 
 Files written before this format (a bare {"rows": [...]}, or ubench's
 manifest embedded as a string in Google Benchmark's context) still load; a

@@ -24,8 +24,6 @@
 //!   overridden by RAPLBENCH_ROUNDS, RAPLBENCH_WARMUP_S, RAPLBENCH_BLOCK_S,
 //!   which results/latency_steps.py sets from the schedule it gives ubench); 10
 //!   Criterion samples and 1001 resamples per measurement; never plots.
-//! * RAPLBENCH_PLAN_ONLY=1: write the manifest of the plan (runnable rows
-//!   "ok") and exit 0 without running any benchmark.
 //! * RAPLBENCH_MANIFEST: where the manifest mapping Criterion's ids to result
 //!   rows goes (default <criterion home>/raplbench-manifest.json); Criterion
 //!   writes under <criterion home>/round-NN/ ($CRITERION_HOME, default
@@ -174,9 +172,6 @@ fn write_manifest(manifest: &Manifest) {
 }
 
 fn main() {
-    if std::env::var("RAPLBENCH_PLAN_ONLY").is_ok_and(|v| v == "1") {
-        return write_manifest(&plan_this_machine().manifest());
-    }
     let schedule = Schedule::from_env().unwrap_or_else(|why| {
         eprintln!("raplbench: {why}");
         std::process::exit(2);

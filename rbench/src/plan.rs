@@ -23,7 +23,7 @@ use crate::cpu::{Cpus, Placement};
 use crate::discovery::{perf_counters, Counters};
 use crate::hint::do_not_optimize;
 use crate::liveness::{Liveness, LIVENESS_WINDOW};
-use crate::manifest::{Manifest, RowMeta};
+use crate::manifest::RowMeta;
 use crate::roots::Roots;
 use crate::{CounterSource, Error};
 
@@ -335,20 +335,6 @@ impl Plan {
     pub fn timed_by(&self, harness: &str) -> impl Iterator<Item = &Planned> {
         let harness = harness.to_string();
         self.rows.iter().filter(move |r| r.timed_by(&harness))
-    }
-
-    /// The Criterion manifest of the plan before anything runs: every
-    /// runnable row "ok" with its benchmark id, the others unavailable with
-    /// the reason.
-    pub fn manifest(&self) -> Manifest {
-        let mut manifest = Manifest::default();
-        for row in self.timed_by("criterion") {
-            match &row.reads {
-                Ok(_) => manifest.add_measured(&row.full_id(), &row.meta),
-                Err(reason) => manifest.add_unavailable(&row.meta, reason),
-            }
-        }
-        manifest
     }
 }
 

@@ -48,7 +48,6 @@ pub fn plan_this_machine() -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::Status;
     use crate::roots::Roots;
     use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
     use serde_json::Value;
@@ -104,22 +103,6 @@ mod tests {
                 registry_paths(harness),
                 "{harness}"
             );
-        }
-        let manifest = plan.manifest();
-        let criterion: Vec<_> = plan.timed_by("criterion").collect();
-        assert_eq!(manifest.rows.len(), criterion.len());
-        for (row, planned) in manifest.rows.iter().zip(criterion) {
-            match planned.reason() {
-                None => {
-                    assert_eq!(row.status, Status::Ok);
-                    assert_eq!(row.bench.as_deref(), Some(planned.full_id().as_str()));
-                }
-                Some(reason) => {
-                    assert_eq!(row.status, Status::Unavailable);
-                    assert_eq!(row.reason.as_deref(), Some(reason));
-                    assert_eq!(row.bench, None);
-                }
-            }
         }
         // the fixture's msr root is empty: no device, no cpuid stand-in
         let msr = plan.rows.iter().find(|r| r.meta.path == "msr-dev").unwrap();
