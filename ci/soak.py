@@ -162,6 +162,14 @@ def lost_samples(stderr: str) -> int:
     return 0
 
 
+def summary_line(stderr: str, mechanism: str) -> str:
+    """The sampler's closing summary, "perf (msr/tsc/): 300 samples in ...",
+    without its prefix; "" without one. A line naming a dead counter
+    ("perf counter package-0/... is frozen: ...") comes before it."""
+    return next((line.removeprefix("raplbench-sample: ") for line in stderr.splitlines()
+                 if line.startswith(f"raplbench-sample: {mechanism} (")), "")
+
+
 def soak_one(mechanism: str, seconds: float, out_dir: Path, stress: bool) -> Soak:
     """Runs one mechanism at 1 kHz for `seconds` (stress-ng beside it); the
     kernel mechanism with the ksample module loaded for it (and removed)."""
@@ -205,9 +213,7 @@ def _soak_loaded(mechanism: str, seconds: float, out_dir: Path, stress: bool) ->
         if load:
             load.terminate()
             load.wait()
-    said = [ln.removeprefix("raplbench-sample: ") for ln in stderr.splitlines()
-            if ln.startswith(f"raplbench-sample: {mechanism} ")]
-    result.summary = said[0] if said else ""
+    result.summary = summary_line(stderr, mechanism)
     result.lost = lost_samples(stderr)
     if result.exit_status == sampler.EXIT_LOST and not result.lost:
         result.lost = -1  # lost, count not said

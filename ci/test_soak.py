@@ -54,6 +54,15 @@ def test_lost_samples_come_from_the_samplers_line():
     assert soak.lost_samples("raplbench-sample: perf (msr/tsc/): 300 samples in 0.30 s\n") == 0
 
 
+def test_the_summary_is_the_samplers_closing_line_not_a_dead_counters():
+    said = ("raplbench-sample: perf counter package-0/energy-psys is frozen: did not change\n"
+            "raplbench-sample: sampling perf (power/energy-psys/) at 1000 Hz on CPU 0\n"
+            "raplbench-sample: perf (power/energy-psys/): 300 samples in 0.30 s = 999.0 Hz\n")
+    assert soak.summary_line(said, "perf") == ("perf (power/energy-psys/): 300 samples in 0.30 s "
+                                               "= 999.0 Hz")
+    assert soak.summary_line(said, "ebpf") == ""
+
+
 def test_bad_arguments_are_refused():
     with pytest.raises(SystemExit) as e:
         soak.main(["--mechanisms", "powercap,nope"])
