@@ -5,6 +5,7 @@ import pytest
 from ci import gate_stats
 from results import rows
 from results import significance as sig
+from results.test_significance import SLEEP_DRUG_1, SLEEP_DRUG_2
 
 # the shipped defaults' values (ci/gate.toml), here as the tests' own input
 RULE = gate_stats.Rule(alpha=0.01, threshold_pct=10.0, min_samples=10)
@@ -92,16 +93,10 @@ def test_every_metric_says_what_its_samples_are():
 
 # ---- interleaved rounds: the paired t test ----------------------------------------
 
-# Student's sleep data (Cushny & Peebles 1905, R's `sleep`): extra hours of
-# sleep of 10 patients under two drugs. R: t.test(extra ~ group, data = sleep,
-# paired = TRUE) gives t = -4.0621, df = 9, p-value = 0.002833, 95 percent
-# confidence interval of group 1 - group 2: -2.4598858 -0.7001142.
-SLEEP_DRUG_1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
-SLEEP_DRUG_2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
-
-
 def test_rounds_judged_in_the_unit_reproduce_the_textbook_sleep_example():
-    # overhead_pct rows are judged in their unit: the CI is of the difference
+    # overhead_pct rows are judged in their unit: the CI is of the difference;
+    # R's t.test(extra ~ group, data = sleep, paired = TRUE) gives the 95 percent
+    # confidence interval of group 1 - group 2: -2.4598858 -0.7001142
     c = gate_stats.compare_rounds(SLEEP_DRUG_1, SLEEP_DRUG_2, "overhead_pct",
                                   gate_stats.Rule(0.05, 0.0, 10))
     assert c.rounds == 10 and not c.by_ratio
