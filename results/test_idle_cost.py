@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from results import idle_cost, registry, rows, sampler, schema
+from results import idle_cost, idle_counters, registry, rows, sampler, schema
 from results.test_ksample_module import REASON, FakeModule
 
 FIXTURES = Path(__file__).with_name("fixtures") / "idle"
@@ -35,7 +35,7 @@ def valid(rows_):
 # --- parsers ----------------------------------------------------------------------------------
 
 def test_interrupts_sum_every_per_cpu_line_and_leave_out_err_and_mis():
-    got = idle_cost.parse_interrupts((PROC / "interrupts").read_text())
+    got = idle_counters.parse_interrupts((PROC / "interrupts").read_text())
     assert got["LOC"] == 385429 + 175109
     assert got["CAL"] == 611547 + 181067
     assert got["36"] == 83785  # a device line: its description holds "1-edge", not a count
@@ -48,53 +48,53 @@ def test_interrupts_on_more_cpus_than_columns_of_text():
             "  0:         10          0          5   IO-APIC   2-edge      timer\n"
             "LOC:          1          2          3   Local timer interrupts\n"
             "ERR:          7\n")
-    assert idle_cost.parse_interrupts(text) == {"0": 15, "LOC": 6}
-    assert idle_cost.parse_interrupts("") == {}
+    assert idle_counters.parse_interrupts(text) == {"0": 15, "LOC": 6}
+    assert idle_counters.parse_interrupts("") == {}
 
 
 def test_per_cpu_counts_and_where_wakeups_land():
     text = ("           CPU0       CPU2\n"
             "LOC:          1          2   Local timer interrupts\n"
             "ERR:          7\n")
-    per_cpu = idle_cost.parse_interrupts_per_cpu(text)
+    per_cpu = idle_counters.parse_interrupts_per_cpu(text)
     assert per_cpu == {"LOC": {0: 1, 2: 2}}
-    soft = idle_cost.parse_softirqs_per_cpu("   CPU0 CPU2\n HRTIMER: 10 20\n")
-    assert idle_cost.by_cpu(per_cpu, soft) == {"0": 11, "2": 22}
-    real = idle_cost.parse_softirqs_per_cpu((PROC / "softirqs").read_text())
+    soft = idle_counters.parse_softirqs_per_cpu("   CPU0 CPU2\n HRTIMER: 10 20\n")
+    assert idle_counters.by_cpu(per_cpu, soft) == {"0": 11, "2": 22}
+    real = idle_counters.parse_softirqs_per_cpu((PROC / "softirqs").read_text())
     assert real["HRTIMER"] == {0: 251786, 1: 65681}
 
 
 def test_softirqs_sum_over_cpus():
-    got = idle_cost.parse_softirqs((PROC / "softirqs").read_text())
+    got = idle_counters.parse_softirqs((PROC / "softirqs").read_text())
     assert got["HRTIMER"] == 251786 + 65681
     assert list(got) == ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
                          "SCHED", "HRTIMER", "RCU"]
 
 
 def test_stat_cpu_line_and_online_cpus():
-    total, ncpu = idle_cost.parse_stat((PROC / "stat").read_text())
+    total, ncpu = idle_counters.parse_stat((PROC / "stat").read_text())
     assert ncpu == 2
     assert total == {"user": 36491, "nice": 0, "system": 9665, "idle": 87978, "iowait": 445,
                      "irq": 0, "softirq": 108, "steal": 22, "guest": 0, "guest_nice": 0}
-    old, n = idle_cost.parse_stat("cpu  1 2 3 4\ncpu0 1 2 3 4\nintr 5\n")  # an older kernel
+    old, n = idle_counters.parse_stat("cpu  1 2 3 4\ncpu0 1 2 3 4\nintr 5\n")  # an older kernel
     assert old == {"user": 1, "nice": 2, "system": 3, "idle": 4} and n == 1
 
 
 def test_cpuidle_states_of_a_bare_metal_intel_box():
-    assert idle_cost.online_cpus(INTEL) == [0, 1]
-    got = idle_cost.read_cpuidle_states(INTEL, 0)
+    assert idle_counters.online_cpus(INTEL) == [0, 1]
+    got = idle_counters.read_cpuidle_states(INTEL, 0)
     assert [s["name"] for s in got] == ["POLL", "C1", "C6"]
     assert got[2] == {"name": "C6", "time_us": 58192231, "usage": 40211, "disabled": False}
-    assert idle_cost.deepest(got) == 2
-    assert idle_cost.deepest([{**s, "disabled": s["name"] == "C6"} for s in got]) == 1
+    assert idle_counters.deepest(got) == 2
+    assert idle_counters.deepest([{**s, "disabled": s["name"] == "C6"} for s in got]) == 1
 
 
 def test_cpuidle_states_of_this_guest_and_of_a_vm_without_any():
-    assert [s["name"] for s in idle_cost.read_cpuidle_states(HALTPOLL, 1)] == [
+    assert [s["name"] for s in idle_counters.read_cpuidle_states(HALTPOLL, 1)] == [
         "POLL", "haltpoll idle"]
-    assert idle_cost.online_cpus(NO_CPUIDLE) == [0, 1]
-    assert idle_cost.read_cpuidle_states(NO_CPUIDLE, 0) == []
-    assert idle_cost.no_cpuidle_reason() == (
+    assert idle_counters.online_cpus(NO_CPUIDLE) == [0, 1]
+    assert idle_counters.read_cpuidle_states(NO_CPUIDLE, 0) == []
+    assert idle_counters.no_cpuidle_reason() == (
         "no cpuidle states under /sys/devices/system/cpu/cpu0/cpuidle: this kernel exposes no "
         "C-states (a VM's idle is the hypervisor's); wakeups and CPU time stand in")
 
@@ -102,13 +102,13 @@ def test_cpuidle_states_of_this_guest_and_of_a_vm_without_any():
 @pytest.mark.parametrize("visit", [False, True])
 def test_snapshot_of_fixture_roots(visit):
     before = os.sched_getaffinity(0)
-    snap = idle_cost.snapshot(PROC, INTEL, visit=visit)
+    snap = idle_counters.snapshot(PROC, INTEL, visit=visit)
     assert os.sched_getaffinity(0) == before  # restored after the visits
     assert snap["ncpu"] == 2 and snap["interrupts"]["LOC"] == 560538
     assert snap["wakeups_by_cpu"]["1"] > 175109  # CPU1's LOC and more
     assert set(snap["cpuidle"]) == {"0", "1"}
     assert snap["cpuidle"]["1"]["states"][2]["time_us"] == 60012877
-    assert idle_cost.snapshot(PROC, NO_CPUIDLE, visit=visit)["cpuidle"] == {}
+    assert idle_counters.snapshot(PROC, NO_CPUIDLE, visit=visit)["cpuidle"] == {}
 
 
 # --- windows ----------------------------------------------------------------------------------
@@ -133,7 +133,7 @@ def test_a_window_with_cpuidle_states():
     a = snap(10.0, loc=1000, hrtimer=500, idle_ticks=0, c6_us=0, c1_us=0)
     # 2 s; each CPU: 1.8 s in C6, 0.1 s in C1, so 0.1 s busy
     b = snap(12.0, loc=5000, hrtimer=2500, idle_ticks=0, c6_us=1_800_000, c1_us=100_000)
-    w = idle_cost.window(a, b, clk_tck=100)
+    w = idle_counters.window(a, b, clk_tck=100)
     assert w["wall_s"] == 2.0 and w["interrupts"] == {"LOC": 4000, "ERR": 0}
     assert w["wakeups_per_s"] == (4000 + 2000) / 2
     assert w["busy_pct"] == pytest.approx(10.0)  # 0.2 s of CPU in 2 s: 10 % of one CPU
@@ -146,14 +146,14 @@ def test_a_window_with_cpuidle_states():
 def test_a_disabled_deepest_state_is_not_the_deep_state():
     a = snap(0.0, loc=0, hrtimer=0, idle_ticks=0, c6_us=0, c6_disabled=True)
     b = snap(1.0, loc=0, hrtimer=0, idle_ticks=0, c6_us=0, c1_us=900_000, c6_disabled=True)
-    w = idle_cost.window(a, b, clk_tck=100)
+    w = idle_counters.window(a, b, clk_tck=100)
     assert w["deep_state"] == "C1" and w["deep_idle_pct"] == pytest.approx(90.0)
 
 
 def test_a_window_without_cpuidle_states_takes_idle_from_proc_stat():
     a = snap(0.0, loc=0, hrtimer=0, idle_ticks=1000)
     b = snap(1.0, loc=300, hrtimer=0, idle_ticks=1150)  # 1.5 s idle of 2 CPU-seconds
-    w = idle_cost.window(a, b, clk_tck=100)
+    w = idle_counters.window(a, b, clk_tck=100)
     assert w["busy_pct"] == pytest.approx(50.0)
     assert w["deep_idle_pct"] is None and w["deep_state"] is None
     assert w["idle_source"] == "/proc/stat idle + iowait"
@@ -264,7 +264,7 @@ def test_without_cpuidle_deep_idle_is_unavailable_and_says_so():
     assert wake["status"] == busy["status"] == "ok"
     assert busy["parameters"]["idle_source"] == "/proc/stat idle + iowait"
     assert deep["status"] == "unavailable" and deep["target"] == "cpuid:0x0 @ 100 Hz"
-    assert deep["reason"] == idle_cost.no_cpuidle_reason(NO_CPUIDLE)
+    assert deep["reason"] == idle_counters.no_cpuidle_reason(NO_CPUIDLE)
 
 
 def test_a_cell_whose_sampler_failed_has_error_rows():
