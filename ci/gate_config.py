@@ -14,7 +14,7 @@ from pathlib import Path
 from ci import gate_liveness
 from ci.gate_stats import (ABOVE_NULL_RULES, METRIC_RULES, REPETITIONS, SAMPLES_ARE, WORSE_WHEN,
                            Rule)
-from results import registry, sampler, schema
+from results import registry, rows, schema, table
 
 
 # ---- input problems --------------------------------------------------------------
@@ -36,7 +36,7 @@ def display(path) -> str:
 # ---- rows and machines -----------------------------------------------------------
 
 # What a row is, apart from its machine: rows pair on these fields.
-KEY_FIELDS = ("harness", "path", "op", "target", "cpu", "target_cpu", "metric")
+KEY_FIELDS = ("harness", "path", "op", "target", "role", "cpu", "target_cpu", "metric")
 
 # The machine of a row: the [machine] identity fields of ci/gate.toml.
 MACHINE_FIELDS = tuple(schema.SCHEMA["$defs"]["machine"]["properties"])
@@ -63,7 +63,7 @@ def row_id(row) -> str:
     "msr-dev/pread/0x611/1>0/latency/gbench", "powercap/pread/<file>/0>-/latency/gbench"."""
     def text(v):
         return "-" if v is None else str(v)
-    return "/".join((row["path"], row["op"], text(row["target"]),
+    return "/".join((row["path"], row["op"], text(table.shown_target(row)),
                      f"{text(row['cpu'])}>{text(row['target_cpu'])}", row["metric"],
                      row["harness"]))
 
@@ -98,7 +98,7 @@ class Config:
         victim's rows of the same placement, judged in their unit), then every [rows."<pattern>"] matching its id, in file
         order: the last setting of a key wins."""
         layers = [METRIC_RULES.get(row["metric"], {})]
-        if row["path"] == "sampler" and sampler.role(row) == sampler.ABOVE_NULL:
+        if row["role"] == rows.ABOVE_NULL:
             layers.append(ABOVE_NULL_RULES.get(row["metric"], {}))
         layers += [self.metrics.get(row["metric"], {}), self.paths.get(row["path"], {})]
         if is_cross_cpu(row) and SAMPLES_ARE.get(row["metric"]) == REPETITIONS:

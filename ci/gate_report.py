@@ -28,7 +28,8 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 def label(row) -> str:
     """A row for people, as in the latency table: "msr-dev pread 0x611 1→0
     latency (gbench)"; a lone CPU number when the counter belongs to no CPU."""
-    parts = [row["path"], row["op"], table.shorten(row["target"]) if row["target"] else None,
+    parts = [row["path"], row["op"],
+             table.shorten(table.shown_target(row)) if row["target"] else None,
              table.cpus(row, none=None), row["metric"]]
     return " ".join(p for p in parts if p) + f" ({row['harness']})"
 
@@ -98,8 +99,8 @@ def _sort_key(r: Result):
     row = r.row
     paths = registry.PATHS
     path = paths.index(row["path"]) if row["path"] in paths else len(paths)
-    return (path, row["op"], row["target"] or "", str(row["cpu"]), str(row["target_cpu"]),
-            row["metric"], row["harness"])
+    return (path, row["op"], table.shown_target(row) or "", str(row["cpu"]),
+            str(row["target_cpu"]), row["metric"], row["harness"])
 
 
 # ---- the Markdown summary and the log ---------------------------------------------------

@@ -12,7 +12,6 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from results import rows as rowlib
-from results import sampler
 from results import significance as sig
 
 # Interleaved rounds (several runs a side, ci/ab): fewer paired rounds than
@@ -99,10 +98,10 @@ METRIC_RULES = {
     "deep_idle_pct": {"threshold_pct": 0.0, "threshold_abs": 5.0},
 }
 
-# The sampler's self-report has three kinds of row (results/sampler.py,
-# role()): the sampler's own, the null timer's (the same loop with the read
-# left out) and the sampler above the null timer (one difference per pair of
-# adjacent windows). The null timer measures the machine, and the sampler's
+# The sampler's self-report has three kinds of row (their `role`): the
+# sampler's own, the null timer's (the same loop with the read left out)
+# and the sampler above the null timer (one difference per pair of adjacent
+# windows). The null timer measures the machine, and the sampler's
 # CPU per tick is that floor plus the sampler's work: in the A/A runs here
 # both moved by 25-90 % together while their difference moved by at most
 # 2.9 µs per tick. So the sampler's cost is judged on the difference, in the
@@ -132,10 +131,9 @@ def not_gated_why(row) -> str | None:
                 "the cost is gated on stolen_ns_per_read")
     if row["path"] != "sampler":
         return None
-    kind = sampler.role(row)
-    if kind == sampler.NULL:
+    if row["role"] == rowlib.NULL:
         return "the null timer: the machine's floor, reported, not gated"
-    if kind == sampler.SAMPLER and row["metric"] == "cpu_us_per_sample":
+    if row["role"] == rowlib.MEASURED and row["metric"] == "cpu_us_per_sample":
         return ("the machine's floor plus the sampler's work: the sampler's cost is "
                 "gated on its `above null` row")
     return None

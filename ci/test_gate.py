@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ci import gate, gate_config, gate_report
-from results import stats
+from results import rows, stats
 from ci.conftest import (MACHINE, common, latency, lognormal, reference, scaled, unavailable,
                          write_run)
 from results.test_runfile import interrupted_run, killed_run
@@ -320,7 +320,7 @@ def sampler_and_overhead_rows(c, seed=20, drift=1.0, jitter_drift=1.0):
     def windows(median, sigma, k=10):
         return (median * drift * rng.lognormal(0, sigma, k)).tolist()
     target = "msr/tsc/ @ 1000 Hz"
-    null = "null: bare timerfd loop @ 1000 Hz"
+    null = "bare timerfd loop @ 1000 Hz"
     out = []
     for t, cpu_us in ((target, 20.0), (null, 15.0)):
         out += [
@@ -331,9 +331,11 @@ def sampler_and_overhead_rows(c, seed=20, drift=1.0, jitter_drift=1.0):
                     harness="sampler"),
             latency(c, windows(15.0, 0.2), path="sampler", op="perf", target=t, cpu=None,
                     target_cpu=None, metric="cpu_us_per_sample", harness="sampler")]
-    out.append(latency(c, (rng.normal(5.0, 0.8, 10)).tolist(), path="sampler", op="perf",
-                       target="above null: " + target, cpu=None, target_cpu=None,
-                       metric="cpu_us_per_sample", harness="sampler"))
+    out = [{**r, "role": rows.NULL} if r["target"] == null else r for r in out]
+    out.append({**latency(c, (rng.normal(5.0, 0.8, 10)).tolist(), path="sampler", op="perf",
+                          target=target, cpu=None, target_cpu=None,
+                          metric="cpu_us_per_sample", harness="sampler"),
+                "role": rows.ABOVE_NULL})
     out.append(latency(c, rng.normal(2.0, 6.0, 12).tolist(), path="sampler", op="perf",
                        target="stress-ng ..., fixed work pinned to CPU 1: wall time", cpu=1,
                        target_cpu=None, metric="overhead_pct", harness="hyperfine"))
@@ -401,7 +403,7 @@ def test_the_sampler_and_overhead_rows_still_catch_a_real_change(tmp_path, capsy
                           write_run(tmp_path / "b", cur), "--config", str(gate.DEFAULT_CONFIG))
     assert code == 1
     verdict = verdict_of(tmp_path / "b")
-    regressed = {(r["target"], r["metric"]) for r in verdict["rows"]
+    regressed = {(gate_config.table.shown_target(r), r["metric"]) for r in verdict["rows"]
                  if r["decision"] == "regression"}
     # the sampler's jitter, its cost above the null timer and the overhead;
     # the null timer and the sampler's raw CPU per tick are the machine's
@@ -409,7 +411,8 @@ def test_the_sampler_and_overhead_rows_still_catch_a_real_change(tmp_path, capsy
     assert regressed == {("msr/tsc/ @ 1000 Hz", "jitter_us"),
                          ("above null: msr/tsc/ @ 1000 Hz", "cpu_us_per_sample"),
                          ("stress-ng ..., fixed work pinned to CPU 1: wall time", "overhead_pct")}
-    floor = {(r["target"], r["metric"]) for r in verdict["rows"] if r["decision"] == "not-gated"}
+    floor = {(gate_config.table.shown_target(r), r["metric"]) for r in verdict["rows"]
+             if r["decision"] == "not-gated"}
     assert floor == {("msr/tsc/ @ 1000 Hz", "cpu_us_per_sample")} | {
         ("null: bare timerfd loop @ 1000 Hz", m) for m in ("rate_hz", "jitter_us",
                                                             "cpu_us_per_sample")}
@@ -429,7 +432,7 @@ def test_the_floor_moving_under_the_sampler_passes_while_its_cost_above_null_hol
         out = []
         for r in sampler_and_overhead_rows(c, seed=2):
             if r["metric"] == "cpu_us_per_sample":
-                above = r["target"].startswith("above null: ")
+                above = r["role"] == rows.ABOVE_NULL
                 samples = [x + above_by if above else x * 1.8 for x in r["samples"]]
                 r = {**r, "samples": samples, **stats.summarize(samples)}
             out.append(r)
@@ -442,8 +445,8 @@ def test_the_floor_moving_under_the_sampler_passes_while_its_cost_above_null_hol
     code, _, err = run_main(capsys, a, write_run(tmp_path / "c", moved(5.0)),
                             "--config", str(gate.DEFAULT_CONFIG))
     assert code == 1
-    assert [r["target"] for r in verdict_of(tmp_path / "c")["rows"] if r["fails"]] == \
-        ["above null: msr/tsc/ @ 1000 Hz"]
+    assert [(r["role"], r["target"]) for r in verdict_of(tmp_path / "c")["rows"]
+            if r["fails"]] == [(rows.ABOVE_NULL, "msr/tsc/ @ 1000 Hz")]
 
 
 def test_one_latency_row_slowed_by_a_quarter_is_flagged_and_named(tmp_path, capsys):

@@ -14,11 +14,9 @@ import seaborn as sns  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from results import liveness, registry, sampler  # noqa: E402
-from results import table as text_table  # noqa: E402
+from results import meaning, registry  # noqa: E402
 
 from plots import labels  # noqa: E402
-from plots import victim_rows as vr  # noqa: E402
 from plots.label_overlap import widen_until_labels_fit  # noqa: E402
 from plots.runs import Run, source_label  # noqa: E402
 
@@ -30,8 +28,8 @@ def sampler_rows(runs: list[Run]) -> list[tuple[Run, dict]]:
 
 def sampler_category(row: dict) -> str:
     """The x category of a sampler row: its mechanism, and the null sampler
-    (the bare timer loop measured beside it: target "null: ...") apart."""
-    return f"{row['op']}\nnull timer" if (row.get("target") or "").startswith("null:") else row["op"]
+    (the bare timer loop measured beside it: role null) apart."""
+    return f"{row['op']}\nnull timer" if meaning.of(row).is_null else row["op"]
 
 
 def _sampler_panel(ax, pairs, metric, ylabel, log, hue_order, colors, order):
@@ -98,7 +96,7 @@ def _sampler_legend(fig, runs, pairs):
     if any(labels.is_stand_in(r) for _, r in pairs):
         handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=STAND_IN_HATCH,
                              label="stand-in"))
-    if any(liveness.is_dead(r) for _, r in pairs):
+    if any(meaning.of(r).dead for _, r in pairs):
         handles.append(dead_handle())
     if any(r["status"] != "ok" for _, r in pairs):
         handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
@@ -110,7 +108,7 @@ def sampler_figure(runs: list[Run]) -> plt.Figure | None:
     """Achieved rate and interval jitter of the 1 kHz sampler per mechanism
     (its rows above the null loop are differences, not rates: left out)."""
     pairs = [(run, r) for run, r in sampler_rows(runs)
-             if sampler.role(r) != sampler.ABOVE_NULL]
+             if not meaning.of(r).above_null]
     if not any(r["metric"] in ("rate_hz", "jitter_us") for _, r in pairs):
         return None
     order = _mechanisms(pairs)
@@ -163,7 +161,7 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
             continue
         med = r["median"]
         hollow = labels.is_stand_in(r)
-        unresolved = text_table.unresolved_note(r) is not None
+        unresolved = meaning.of(r).unresolved_note is not None
         ax.errorbar([x], [med], yerr=[[med - r["ci95_low"]], [r["ci95_high"] - med]], fmt="D",
                     ms=6, color=NOT_OK_COLOR if unresolved else darker(colors[run.label]),
                     mfc="white" if hollow else None, capsize=4, lw=2, zorder=5)
@@ -173,8 +171,8 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
         extra = labels.above_null_row(run.rows, r["op"])
         if extra is not None and extra["status"] == "ok":
             # grey and marked where its CI holds 0: not a finding of a cost
-            noise = (" (noise)" if vr.within_noise(extra)
-                     else " (too few)" if vr.too_few(extra) else "")
+            said = meaning.of(extra)
+            noise = " (noise)" if said.within_noise else " (too few)" if said.too_few else ""
             ax.annotate(f"{extra['median']:+.1f} µs{noise}", (x, 0.015),
                         xycoords=("data", "axes fraction"), ha="center", va="bottom",
                         fontsize=6.5, rotation=90,

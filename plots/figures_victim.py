@@ -28,7 +28,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter, SymmetricalLogLocator  # noqa: E402
 
-from results import registry  # noqa: E402
+from results import meaning, registry  # noqa: E402
 
 from plots import labels  # noqa: E402
 from plots import victim_rows as vr  # noqa: E402
@@ -212,7 +212,7 @@ def _victim_panels(lat, stolen, run, routes, flags):
                 stolen.plot([0.015], [y + offset], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
                             transform=stolen.get_yaxis_transform(), clip_on=False, zorder=4)
                 continue
-            noise = vr.not_resolved(r)
+            noise = meaning.of(r).not_resolved
             _errorbar(stolen, None, y + offset, r, color, marker, noise)
             flags["rates"].add(label)
             flags["noise"] |= noise
@@ -349,7 +349,7 @@ def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
         ax.plot([p[0] for p in points], [p[1]["median"] for p in points], color=color,
                 ls="--" if stand_in else "-", lw=1.4, zorder=3)
         for rate, r, _ in points:
-            noise = vr.not_resolved(r)
+            noise = meaning.of(r).not_resolved
             _errorbar(ax, rate, None, r, color, "o", noise, size=5, horizontal=False)
             flags["noise"] |= noise
             values += [r["median"], r["ci95_low"], r["ci95_high"]]

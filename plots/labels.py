@@ -4,8 +4,9 @@ targets. Pure functions of rows and machine objects (schema v1), no I/O.
 
 import re
 
-from results import rapl_msrs, registry, sampler
+from results import rapl_msrs, registry
 from results.machine import EMULATED, is_emulated
+from results.rows import ABOVE_NULL
 from results.table import shorten
 
 # ---- machines ----------------------------------------------------------------
@@ -232,7 +233,6 @@ def overhead_placement(row: dict) -> str | None:
 
 def above_null_row(rows, mechanism: str) -> dict | None:
     """The sampler's own CPU per tick above its null loop (the self-report's
-    paired windows: target "above null: ..."), shown beside the overhead."""
+    paired windows: role above-null), shown beside the overhead."""
     return next((r for r in rows if r["path"] == "sampler" and r["op"] == mechanism
-                 and r["metric"] == "cpu_us_per_sample"
-                 and sampler.role(r) == sampler.ABOVE_NULL), None)
+                 and r["metric"] == "cpu_us_per_sample" and r["role"] == ABOVE_NULL), None)

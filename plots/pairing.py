@@ -26,7 +26,7 @@
 
 from typing import NamedTuple
 
-from results import liveness, rapl_msrs, registry
+from results import liveness, meaning, rapl_msrs, registry
 
 from plots import labels
 
@@ -87,7 +87,7 @@ def route_rank(row: dict) -> tuple:
     row of a route (route_rows), a ladder's rung (report_tables_stats) and,
     after placement, a published figure's local row (preferred)."""
     return (row["status"] != "ok", labels.is_stand_in(row),
-            not is_package_counter(row.get("target")), liveness.is_dead(row),
+            not is_package_counter(row.get("target")), meaning.of(row).dead,
             harness_rank(row["harness"]), row.get("target") or "")
 
 
@@ -182,7 +182,7 @@ def status_tags(row: dict) -> list[str]:
     """The words of a row's status: "stand-in", then "frozen" or "no-unit";
     none for a live or non-energy row."""
     return (["stand-in"] if labels.is_stand_in(row) else []) \
-        + ([liveness.tag(row)] if liveness.is_dead(row) else [])
+        + ([liveness.tag(row)] if meaning.of(row).dead else [])
 
 
 def status_words(row: dict) -> str:

@@ -8,22 +8,22 @@
   liveness probing;
 - reference / reference-overhead and machines: in report_tables_compare.py;
 - sampler: rates, jitter, missed ticks, CPU per tick and CPU above the null
-  loop per mechanism and its null loop (a row "above null: <target>" joins
-  its sampler's line; the overhead rows have their own table);
+  loop per mechanism and its null loop (a row above null joins its
+  sampler's line; the overhead rows have their own table);
 - victim, victim-sampler: what a route's reads (a sampler mechanism's
   ticks) cost the victim probe's CPU, per placement and rate, with the
   victim's gap p99 and max beside their no-neighbour baseline; idle-cost:
   what each mechanism costs an idle machine per sampling frequency (rows
   read by plots/victim_rows.py). A difference whose 95% CI holds 0 says
-  "within noise".
+  "within noise" (results/meaning.py decides what a row means).
 
 Numbers are formatted as in the terminal table (results/table.py): 3
 significant digits, ns scaled to µs / ms when large.
 """
 
-from results import liveness, sampler
+from results import liveness, meaning
 from results import table as text_table
-from results.table import DASH, sig3
+from results.table import DASH, median_and_interval, sig3
 
 from plots import labels
 from plots import victim_rows as vr
@@ -63,50 +63,31 @@ def machine_caption(run: Run) -> str:
     return text + f"; run {run.run_id}, {run.date}"
 
 
-def value_cells(row: dict) -> tuple[str, str]:
-    """(median, 95% CI) cells; "—" for a row that is not ok."""
-    return text_table.median_and_interval(row)
-
-
 def median_ci(row: dict | None) -> str:
     """"218 ns (217–225 ns)", or "—"."""
     if row is None:
         return DASH
-    median, ci = value_cells(row)
+    median, ci = median_and_interval(row)
     return median if ci == DASH or median == DASH else f"{median} ({ci})"
+
+
+def _said(row: dict | None) -> list[tuple[str, str]]:
+    """text_table.row_notes, and the emulated CPU."""
+    if row is None:
+        return []
+    return text_table.row_notes(row) + ([("emulated", EMULATED_NOTE)]
+                                        if labels.is_emulated(row["machine"]) else [])
 
 
 def row_notes(row: dict, notes: Notes) -> str:
     """The note cell: "stand-in [^2]", "frozen [^3]", "unavailable [^1]",
     "not resolved [^5]", "emulated [^4]"."""
-    words = []
-    if row.get("stand_in"):
-        words.append(with_mark("stand-in", notes.mark(f"stand-in: {row['stand_in']}")))
-    if liveness.is_dead(row):
-        words.append(with_mark(liveness.tag(row), notes.mark(liveness.footnote(row))))
-    if row["status"] != "ok":
-        words.append(with_mark(row["status"], notes.mark(f"{row['status']}: {row['reason']}")))
-    if text_table.unresolved_note(row):
-        words.append(with_mark("not resolved", notes.mark(text_table.unresolved_note(row))))
-    if labels.is_emulated(row["machine"]):
-        words.append(with_mark("emulated", notes.mark(EMULATED_NOTE)))
-    return "; ".join(words)
+    return "; ".join(with_mark(word, notes.mark(text)) for word, text in _said(row))
 
 
 def cell_marks(row: dict | None, notes: Notes, *extra: str) -> str:
     """Footnote marks for a value cell (stand-in, not ok, emulated, extra)."""
-    texts = list(extra)
-    if row is not None:
-        texts += text_table.row_footnotes(row)
-        if labels.is_emulated(row["machine"]):
-            texts.append(EMULATED_NOTE)
-    return notes.mark(*texts)
-
-
-def verdict_cell(row: dict | None):
-    """The liveness verdict for CSV: live, frozen, no-unit, unknown (schema 1),
-    None (no energy counter)."""
-    return None if row is None else liveness.verdict(row)
+    return notes.mark(*extra, *(text for _, text in _said(row)))
 
 
 def predates_caption(rows) -> str:
@@ -124,6 +105,19 @@ def ratio_cell(a, b) -> str:
     if a is None or b is None or b == 0:
         return DASH
     return f"{sig3(a / b)}×"
+
+
+def row_record(run: Run, r: dict) -> dict:
+    """The CSV fields of a row in the tables of rates and differences
+    (sampler, victim, idle-cost): what it is, where it ran, its value."""
+    return {"machine": run.label, "online_cpus": run.machine.get("online_cpus"),
+            "run_id": r["run_id"], "date": run.date, "harness": r["harness"], "path": r["path"],
+            "op": r["op"], "target": text_table.shown_target(r), "cpu": r.get("cpu"),
+            "target_cpu": r.get("target_cpu"), "metric": r["metric"], "unit": r["unit"],
+            "status": r["status"], "median": number(r, "median"),
+            "ci95_low": number(r, "ci95_low"), "ci95_high": number(r, "ci95_high"), "n": r["n"],
+            "stand_in": r.get("stand_in"), "liveness": meaning.of(r).verdict,
+            "liveness_note": r.get("liveness_note"), "reason": r.get("reason")}
 
 
 def twin_key(row):
@@ -145,7 +139,7 @@ def latency_table(run: Run) -> Table:
     cycles = {twin_key(r): r for r in run.rows if r["metric"] == "cycles"}
     notes, body, records = Notes(), [], []
     for r in sorted(rows, key=text_table.sort_key):
-        median, ci = value_cells(r)
+        median, ci = median_and_interval(r)
         twin = cycles.get(twin_key(r))
         cyc = sig3(twin["median"]) if twin is not None and twin["status"] == "ok" else DASH
         n = str(r["n"]) if r["status"] == "ok" and r["n"] else DASH
@@ -162,7 +156,7 @@ def latency_table(run: Run) -> Table:
             "median_ns": number(r, "median"), "ci95_low_ns": number(r, "ci95_low"),
             "ci95_high_ns": number(r, "ci95_high"), "n": r["n"], "iterations": r.get("iterations"),
             "cycles_median": number(twin, "median"), "stand_in": r.get("stand_in"),
-            "liveness": verdict_cell(r), "liveness_note": r.get("liveness_note"),
+            "liveness": meaning.of(r).verdict, "liveness_note": r.get("liveness_note"),
             "reason": r.get("reason")})
     caption = (f"{machine_caption(run)}. {MEDIAN_NOTE}; cycles: TSC cycles per operation "
                f"where the kernel module counted them. Rows that could not be measured show "
@@ -181,20 +175,17 @@ def latency_table(run: Run) -> Table:
 # ---- sampler and other rates ----------------------------------------------------------------
 
 # the overhead rows (hyperfine) have a table of their own: overhead_tables.
-# The sampler's CPU per tick above its null loop: the row "above null: <target>"
-# of the sampler's self-report, shown in the sampler's own line
-ABOVE_NULL_CPU = sampler.ABOVE_NULL_PREFIX + "cpu_us_per_sample"
-SAMPLER_METRICS = ("rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample", ABOVE_NULL_CPU)
-SAMPLER_HEADERS = {"rate_hz": "rate", "jitter_us": "jitter", "missed_ticks": "missed ticks",
-                   "cpu_us_per_sample": "CPU per tick",
+# A column is (above null, metric): the sampler's CPU per tick above its null
+# loop (the self-report's above-null row) is shown in the sampler's own line
+ABOVE_NULL_CPU = (True, "cpu_us_per_sample")
+SAMPLER_HEADERS = {(False, "rate_hz"): "rate", (False, "jitter_us"): "jitter",
+                   (False, "missed_ticks"): "missed ticks",
+                   (False, "cpu_us_per_sample"): "CPU per tick",
                    ABOVE_NULL_CPU: "CPU above null (95% CI)"}
+SAMPLER_METRICS = {metric for _, metric in SAMPLER_HEADERS}
 SAMPLER_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op", "target", "cpu",
                "target_cpu", "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
                "within_noise", "stand_in", "liveness", "liveness_note", "reason"]
-
-
-def sampler_rows(run: Run) -> list[dict]:
-    return [r for r in run.rows if r["metric"] in SAMPLER_METRICS]
 
 
 def mechanism(row: dict) -> str:
@@ -202,31 +193,30 @@ def mechanism(row: dict) -> str:
 
 
 def sampler_table(run: Run) -> Table | None:
-    rows = sampler_rows(run)
+    rows = [r for r in run.rows if r["metric"] in SAMPLER_METRICS]
     if not rows:
         return None
-    groups: dict[tuple, dict[str, dict]] = {}
+    groups: dict[tuple, dict[tuple, dict]] = {}
     for r in sorted(rows, key=text_table.sort_key):
         # a row above the null loop joins its sampler's line, in a column of its own
-        above = r["path"] == "sampler" and sampler.role(r) == sampler.ABOVE_NULL
-        target = r["target"].removeprefix(sampler.ABOVE_NULL_PREFIX) if above else r.get("target")
+        above = meaning.of(r).above_null
+        target = r.get("target") if above else text_table.shown_target(r)
         key = (r["path"], r["op"], target, r.get("cpu"), r.get("target_cpu"), r.get("stand_in"))
-        metric = sampler.ABOVE_NULL_PREFIX + r["metric"] if above else r["metric"]
-        groups.setdefault(key, {})[metric] = r
+        groups.setdefault(key, {})[(above, r["metric"])] = r
     notes, body, records = Notes(), [], []
     for key, by_metric in groups.items():
         first = next(iter(by_metric.values()))
         cells = []
-        for metric in SAMPLER_METRICS:
-            r = by_metric.get(metric)
+        for column in SAMPLER_HEADERS:
+            r = by_metric.get(column)
             if r is None:
                 cells.append("")
-            elif metric == ABOVE_NULL_CPU:
+            elif column == ABOVE_NULL_CPU:
                 cells.append(above_null_cell(r, notes))
-            elif metric == "rate_hz" and r["status"] == "ok":
+            elif column == (False, "rate_hz") and r["status"] == "ok":
                 cells.append(f"{r['median']:.1f} Hz")  # 999.1 Hz, not 999 Hz
             else:
-                cells.append(value_cells(r)[0])
+                cells.append(median_and_interval(r)[0])
         harness = ", ".join(dict.fromkeys(r["harness"] for r in by_metric.values()))
         ns = sorted({str(r["n"]) for r in by_metric.values() if r["status"] == "ok"})
         note_words = []
@@ -236,19 +226,8 @@ def sampler_table(run: Run) -> Table | None:
                 note_words.append(words)
         body.append([mechanism(first), labels.cell_target(key[2]), text_table.cpus(first),
                      harness, *cells, "/".join(ns) or DASH, "; ".join(note_words)])
-        for r in by_metric.values():
-            records.append({
-                "machine": run.label, "online_cpus": run.machine.get("online_cpus"),
-                "run_id": r["run_id"], "date": run.date,
-                "harness": r["harness"], "path": r["path"], "op": r["op"],
-                "target": r.get("target"), "cpu": r.get("cpu"), "target_cpu": r.get("target_cpu"),
-                "metric": r["metric"], "unit": r["unit"], "status": r["status"],
-                "median": number(r, "median"), "ci95_low": number(r, "ci95_low"),
-                "ci95_high": number(r, "ci95_high"), "n": r["n"],
-                "within_noise": vr.within_noise(r) if sampler.role(r) == sampler.ABOVE_NULL
-                else None, "stand_in": r.get("stand_in"),
-                "liveness": verdict_cell(r), "liveness_note": r.get("liveness_note"),
-                "reason": r.get("reason")})
+        records += [{**row_record(run, r), "within_noise": meaning.of(r).within_noise
+                     if meaning.of(r).above_null else None} for r in by_metric.values()]
     caption = (f"{machine_caption(run)}. Per mechanism of the 1 kHz sampler (and any other "
                f"rate measured in the run): achieved rate, interval jitter, missed ticks per "
                f"repetition, CPU time per tick (per-thread schedstat) and the slowdown of a "
@@ -270,8 +249,8 @@ def sampler_table(run: Run) -> Table | None:
     return Table(name="sampler", key=f"sampler-{labels.slug(run.label)}",
                  title=f"Sampler and timer rates, {run.label}", caption=caption,
                  columns=["mechanism", "target", "cpu→target", "harness",
-                          *(SAMPLER_HEADERS[m] for m in SAMPLER_METRICS), "n", "note"],
-                 align="llll" + "r" * (len(SAMPLER_METRICS) + 1) + "l", body=body,
+                          *SAMPLER_HEADERS.values(), "n", "note"],
+                 align="llll" + "r" * (len(SAMPLER_HEADERS) + 1) + "l", body=body,
                  footnotes=notes.list(), csv_columns=SAMPLER_CSV, records=records)
 
 
@@ -279,7 +258,7 @@ def sampler_table(run: Run) -> Table | None:
 
 WITHIN_NOISE = "within noise"
 TOO_FEW = "too few pairs"
-TOO_FEW_NOTE = (f"too few pairs: fewer than {vr.MIN_CI_N}, so the interval is their min–max, "
+TOO_FEW_NOTE = (f"too few pairs: fewer than {meaning.MIN_CI_N}, so the interval is their min–max, "
                 "which covers less than 95% (a QUICK run); not a finding")
 VICTIM_NOISE_NOTE = ("within noise: the 95% CI of the difference holds 0 (the victim's own "
                      "noise between windows is larger than what the neighbour costs it); "
@@ -309,16 +288,12 @@ IDLE_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op",
             "liveness_note", "reason"]
 
 
-def _rate_cell(w: vr.Where) -> str:
-    return w.rate_label
-
-
 def _with_noise(row: dict | None, notes: Notes, note: str) -> str:
     """"5.2 µs (5.19–5.21 µs)"; "within noise [^k]" after it when the CI holds 0."""
-    text = median_ci(row)
-    if vr.within_noise(row):
+    text, said = median_ci(row), meaning.of(row)
+    if said.within_noise:
         text += f" {with_mark(WITHIN_NOISE, notes.mark(note))}"
-    elif vr.too_few(row):
+    elif said.too_few:
         text += f" {with_mark(TOO_FEW, notes.mark(TOO_FEW_NOTE))}"
     return text
 
@@ -333,10 +308,6 @@ def above_null_cell(row: dict | None, notes: Notes) -> str:
     """The sampler's CPU per tick above its null loop, "within noise" when its
     CI holds 0 (sampler, reference-overhead and reference-design tables)."""
     return _with_noise(row, notes, ABOVE_NULL_NOISE_NOTE) if row is not None else DASH
-
-
-def _value(row: dict | None) -> str:
-    return value_cells(row)[0] if row is not None else DASH
 
 
 def _baseline_cell(row: dict | None) -> str:
@@ -358,19 +329,11 @@ def _experiment_notes(e: vr.Experiment, notes: Notes) -> str:
 
 def _victim_records(run: Run, e: vr.Experiment) -> list[dict]:
     w = e.where
-    return [{"machine": run.label, "online_cpus": run.machine.get("online_cpus"),
-             "run_id": r["run_id"], "date": run.date,
-             "harness": r["harness"], "path": r["path"], "op": r["op"], "route_target": w.route,
-             "target": r.get("target"), "cpu": r.get("cpu"), "target_cpu": r.get("target_cpu"),
-             "victim_cpu": w.victim_cpu, "placement": w.placement, "window_s":
-             (r.get("parameters") or {}).get("window_s"),
+    return [{**row_record(run, r), "route_target": w.route, "victim_cpu": w.victim_cpu,
+             "placement": w.placement, "window_s": (r.get("parameters") or {}).get("window_s"),
              "rate_hz": w.rate_hz if w.rate_known else None, "reads_per_s": vr.reads_per_s(e),
-             "metric": r["metric"], "unit": r["unit"], "status": r["status"],
-             "median": number(r, "median"), "ci95_low": number(r, "ci95_low"),
-             "ci95_high": number(r, "ci95_high"), "n": r["n"], "baseline_median": vr.baseline(r),
-             "within_noise": vr.within_noise(r) if r["status"] == "ok" else None,
-             "stand_in": r.get("stand_in"), "liveness": verdict_cell(r),
-             "liveness_note": r.get("liveness_note"), "reason": r.get("reason")}
+             "baseline_median": vr.baseline(r),
+             "within_noise": meaning.of(r).within_noise if r["status"] == "ok" else None}
             for r in e.rows.values()]
 
 
@@ -396,11 +359,12 @@ def victim_table(run: Run, sampler: bool = False) -> Table | None:
                  labels.cell_target(w.route), text_table.cpus(e.first)]
         if not sampler:
             first.append(labels.placement({"cpu": w.cpu, "target_cpu": w.target_cpu}))
-        body.append([*first, _victim_where_cell(w), _rate_cell(w),
+        body.append([*first, _victim_where_cell(w), w.rate_label,
                      f"{reads:,.0f}".replace(",", " ") if reads is not None else DASH,
                      _with_noise(stolen, notes, VICTIM_NOISE_NOTE),
                      f"{median_ci(p99)} / {_baseline_cell(p99)}" if p99 else DASH,
-                     f"{_value(gap_max)} / {_baseline_cell(gap_max)}" if gap_max else DASH,
+                     f"{median_and_interval(gap_max)[0]} / {_baseline_cell(gap_max)}"
+                     if gap_max else DASH,
                      str(stolen["n"]) if stolen is not None and stolen["status"] == "ok" else DASH,
                      _experiment_notes(e, notes)])
         records += _victim_records(run, e)
@@ -448,7 +412,7 @@ def idle_cost_table(run: Run) -> Table | None:
         wake, busy, deep = e.get(vr.WAKEUPS), e.get(vr.BUSY), e.get(vr.DEEP_IDLE)
         ns = sorted({str(r["n"]) for r in e.rows.values() if r["status"] == "ok"})
         body.append([labels.op_label(w.op), labels.cell_target(w.route),
-                     DASH if w.cpu is None else str(w.cpu), _rate_cell(w),
+                     DASH if w.cpu is None else str(w.cpu), w.rate_label,
                      _with_noise(wake, notes, IDLE_NOISE_NOTE), _baseline_cell(wake),
                      _with_noise(busy, notes, IDLE_NOISE_NOTE), _baseline_cell(busy),
                      _with_noise(deep, notes, IDLE_NOISE_NOTE) if deep is not None else "",

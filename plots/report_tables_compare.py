@@ -13,15 +13,14 @@ Cells, captions and footnotes are those of the other tables
 
 import math
 
-from results import liveness, registry, sampler
+from results import liveness, meaning, registry
 from results import table as text_table
-from results.table import DASH, sig3
+from results.rows import MEASURED
+from results.table import DASH, median_and_interval, sig3
 
 from plots import labels, pairing
-from plots import victim_rows as vr
 from plots.report_tables import (MEDIAN_NOTE, USER_SPACE_NOTE, above_null_cell, cell_marks,
-                                 machine_caption, median_ci, number, ratio_cell, row_notes,
-                                 value_cells, verdict_cell)
+                                 machine_caption, median_ci, number, ratio_cell, row_notes)
 from plots.runs import Run, source_label
 from plots.tables import Notes, Table, with_mark
 
@@ -52,12 +51,25 @@ def distinct(lo: float, hi: float) -> tuple[str, str]:
     return a, b
 
 
+VALUES = ("median", "ci95_low", "ci95_high")
+
+
+def row_fields(row: dict | None) -> dict:
+    """The CSV fields of a latency row beside another (published, or another
+    machine's): None each for no row."""
+    return {**{k: row and row.get(k) for k in ("harness", "path", "op", "target", "cpu",
+                                                "target_cpu", "status", "n", "stand_in",
+                                                "reason")},
+            **{f"{k}_ns": number(row, k) for k in VALUES}, "liveness": meaning.of(row).verdict}
+
+
 def published_cell(ref: dict) -> str:
     """"557 ns (median of 15)", "1.97–2.11 µs (95% CI)"."""
     value = pairing.published_value(ref)
     n = f" of {ref['n']}" if ref.get("n") else ""
     if ref.get("median") is not None or ref.get("mean") is not None:
-        cell, _ = value_cells({**ref, "median": value, "ci95_low": None, "ci95_high": None})
+        cell, _ = median_and_interval({**ref, "median": value, "ci95_low": None,
+                                       "ci95_high": None})
         return f"{cell} ({'median' if ref.get('median') is not None else 'mean'}{n})"
     factor, unit = text_table.scale_for_unit(ref["unit"], value)
     lo, hi = distinct(ref["ci95_low"] / factor, ref["ci95_high"] / factor)
@@ -105,23 +117,11 @@ def reference_table(runs: list[Run], refs: list[dict]) -> Table:
             row += [cell, ratio]
             records.append({
                 "source": label, "published_path": ref["path"], "published_op": ref["op"],
-                "published_target": ref.get("target"), "published_median_ns": ref.get("median"),
-                "published_ci95_low_ns": ref.get("ci95_low"),
-                "published_ci95_high_ns": ref.get("ci95_high"), "published_n": ref["n"] or None,
+                "published_target": ref.get("target"), "published_n": ref["n"] or None,
+                **{f"published_{k}_ns": ref.get(k) for k in VALUES},
                 "machine": run.label, "pairing": how if local is not None else "none",
-                "local_harness": local and local["harness"], "local_path": local and local["path"],
-                "local_op": local and local["op"], "local_target": local and local.get("target"),
-                "local_cpu": local and local.get("cpu"),
-                "local_target_cpu": local and local.get("target_cpu"),
+                **{f"local_{k}": v for k, v in row_fields(local).items()},
                 "local_online_cpus": run.machine.get("online_cpus"),
-                "local_status": local and local["status"],
-                "local_median_ns": number(local, "median"),
-                "local_ci95_low_ns": number(local, "ci95_low"),
-                "local_ci95_high_ns": number(local, "ci95_high"),
-                "local_n": local["n"] if local is not None else None,
-                "local_stand_in": local and local.get("stand_in"),
-                "local_liveness": verdict_cell(local),
-                "local_reason": local and local.get("reason"),
                 "ratio_local_to_published": (number(local, "median") / published
                                              if number(local, "median") and published else None),
                 "source_text": ref["source"]})
@@ -145,6 +145,54 @@ OVERHEAD_CSV = ["kind", "machine", "online_cpus", "source", "tool_or_mechanism",
                 "what"]
 PUBLISHED_OVERHEAD_WHAT = "run-time slowdown of the measured NAS benchmark (%)"
 LOCAL_OVERHEAD_WHAT = "run-time slowdown of the stress-ng workload under the sampler (%)"
+NOT_SIGNIFICANT = "not significant"
+ZERO_NOTE = ("not significant: its 95% CI (of the median, from order statistics) contains 0, "
+             "so at this n no slowdown can be told apart from none (nor a speed-up); "
+             "overhead-tests asks with the Wilcoxon signed-rank test, which can disagree")
+
+
+def overhead_groups(rows: list[dict]) -> dict[tuple, dict[str, dict]]:
+    """{(mechanism, placement, CPU): {"wall time": row, "CPU time": row}} of
+    the overhead rows among `rows`, in table order."""
+    groups: dict[tuple, dict[str, dict]] = {}
+    for r in sorted((r for r in rows if r["metric"] == "overhead_pct"), key=text_table.sort_key):
+        key = (r["op"], labels.overhead_placement(r), r["cpu"])
+        groups.setdefault(key, {})[labels.overhead_measure(r)] = r
+    return groups
+
+
+def overhead_cells(by: dict[str, dict], notes: Notes) -> list[str]:
+    """Wall time, CPU time (each "not significant" where its CI contains 0:
+    "1.2% (−25–55%), not significant [^3]") and the pairs of one group."""
+    cells = [median_ci(r) if not meaning.of(r).within_noise
+             else with_mark(f"{median_ci(r)}, {NOT_SIGNIFICANT}", notes.mark(ZERO_NOTE))
+             for r in (by.get("wall time"), by.get("CPU time"))]
+    first = by.get("wall time") or by.get("CPU time")
+    return cells + [str(first["n"]) if first["status"] == "ok" else DASH]
+
+
+def overhead_record(r: dict, measure: str, above: dict | None) -> dict:
+    """The CSV fields of an overhead row and of the sampler's CPU per tick
+    above its null loop beside it (local and design tables)."""
+    said = meaning.of(r)
+    return {"workload": r.get("target"), "placement": labels.overhead_placement(r),
+            "cpu": r.get("cpu"), "time": measure, "overhead_pct": number(r, "median"),
+            "ci95_low": number(r, "ci95_low"), "ci95_high": number(r, "ci95_high"),
+            "n": r["n"], "ci_contains_zero": said.contains_zero,
+            "significance": NOT_SIGNIFICANT if said.within_noise else None,
+            "resolved": (r.get("resolution") or {}).get("resolved"),
+            "resolution_note": said.unresolved_note, "status": r["status"],
+            "stand_in": r.get("stand_in"), "liveness": said.verdict, "reason": r.get("reason"),
+            **above_null_record(above)}
+
+
+def above_null_record(above: dict | None) -> dict:
+    return {"sampler_cpu_us_above_null": number(above, "median"),
+            "above_null_ci95_low": number(above, "ci95_low"),
+            "above_null_ci95_high": number(above, "ci95_high"),
+            "above_null_within_noise": meaning.of(above).within_noise if above else None}
+
+
 def local_overhead_table(run: Run) -> Table | None:
     """This machine's overhead experiment: per mechanism and placement, the
     workload's wall-time and CPU-time slowdown with their 95% CIs, the pairs
@@ -153,36 +201,16 @@ def local_overhead_table(run: Run) -> Table | None:
     rows = [r for r in run.rows if r["metric"] == "overhead_pct"]
     if not rows:
         return None
-    groups: dict[tuple, dict[str, dict]] = {}
-    for r in sorted(rows, key=text_table.sort_key):
-        where = labels.overhead_placement(r)
-        groups.setdefault((r["op"], where, r["cpu"]), {})[labels.overhead_measure(r)] = r
     notes, body, records = Notes(), [], []
-    for (mech, where, cpu), by in groups.items():
-        wall, cpu_row = by.get("wall time"), by.get("CPU time")
-        first = wall or cpu_row
+    for (mech, where, cpu), by in overhead_groups(rows).items():
         extra = labels.above_null_row(run.rows, mech)
-        where_cell = DASH if where is None else f"{where} (CPU {cpu})"
-        body.append([mech, where_cell, overhead_cell(wall, notes), overhead_cell(cpu_row, notes),
-                     str(first["n"]) if first["status"] == "ok" else DASH,
-                     above_null_cell(extra, notes), row_notes(first, notes)])
-        for measure, r in by.items():
-            res = r.get("resolution") or {}
-            records.append({"kind": "local", "machine": run.label,
-                            "online_cpus": run.machine.get("online_cpus"), "source": None,
-                            "tool_or_mechanism": mech, "workload": r.get("target"),
-                            "placement": where, "cpu": r.get("cpu"), "time": measure,
-                            "overhead_pct": number(r, "median"), "ci95_low": number(r, "ci95_low"),
-                            "ci95_high": number(r, "ci95_high"), "n": r["n"],
-                            "ci_contains_zero": contains_zero(r),
-                            "significance": significance(r), "resolved": res.get("resolved"),
-                            "resolution_note": text_table.unresolved_note(r),
-                            "sampler_cpu_us_above_null": number(extra, "median") if extra else None,
-                            "above_null_ci95_low": number(extra, "ci95_low") if extra else None,
-                            "above_null_ci95_high": number(extra, "ci95_high") if extra else None,
-                            "above_null_within_noise": vr.within_noise(extra) if extra else None,
-                            "status": r["status"], "stand_in": r.get("stand_in"),
-                            "reason": r.get("reason"), "what": LOCAL_OVERHEAD_WHAT})
+        body.append([mech, DASH if where is None else f"{where} (CPU {cpu})",
+                     *overhead_cells(by, notes), above_null_cell(extra, notes),
+                     row_notes(by.get("wall time") or by.get("CPU time"), notes)])
+        records += [{"kind": "local", "machine": run.label, "source": None,
+                     "online_cpus": run.machine.get("online_cpus"), "tool_or_mechanism": mech,
+                     **overhead_record(r, measure, extra), "what": LOCAL_OVERHEAD_WHAT}
+                    for measure, r in by.items()]
     workload = next((r["target"].rsplit(":", 1)[0] for r in rows if r.get("parameters")), None)
     return Table(
         name="reference-overhead", key=f"overhead-{labels.slug(run.label)}",
@@ -262,10 +290,6 @@ DESIGN_CSV = ["kind", "machine", "hypervisor", "online_cpus", "source", "sampler
               "sampler_cpu_us_above_null", "above_null_ci95_low", "above_null_ci95_high",
               "above_null_within_noise", "status", "stand_in", "liveness", "reason", "what"]
 NOT_PUBLISHED = "not published"
-NOT_SIGNIFICANT = "not significant"
-ZERO_NOTE = ("not significant: its 95% CI (of the median, from order statistics) contains 0, "
-             "so at this n no slowdown can be told apart from none (nor a speed-up); "
-             "overhead-tests asks with the Wilcoxon signed-rank test, which can disagree")
 NO_MECHANISM_NOTE = ("this run has no row of the {mechanism} mechanism (run before it "
                      "existed, or without its steps)")
 NO_OVERHEAD_NOTE = "the overhead experiment has no row of {mechanism} in this run"
@@ -276,50 +300,19 @@ PUBLISHED_NO_CI = ("the paper prints a median of 15 runs with the tool over a me
                    "told from the table")
 
 
-def contains_zero(row: dict | None) -> bool | None:
-    """Whether an ok row's 95% CI contains 0 (None without a CI)."""
-    lo, hi = number(row, "ci95_low"), number(row, "ci95_high")
-    if lo is None or hi is None:
-        return None
-    return lo <= 0 <= hi
-
-
-def significance(row: dict | None) -> str | None:
-    """"not significant" for a CI that contains 0; None otherwise (a CI that
-    excludes 0 is not labelled, nor a row without a CI)."""
-    return NOT_SIGNIFICANT if contains_zero(row) else None
-
-
-def overhead_cell(row: dict | None, notes: Notes) -> str:
-    """median (CI), and "not significant" with its footnote in the cell when
-    the CI contains 0: "1.2% (−25–55%), not significant [^3]"."""
-    cell = median_ci(row)
-    if not contains_zero(row):
-        return cell
-    return with_mark(f"{cell}, {NOT_SIGNIFICANT}", notes.mark(ZERO_NOTE))
-
-
 def _local_design_lines(run: Run, mechanism: str, notes: Notes):
     """(body lines, records) of `mechanism` in `run`: one line per placement of
     its overhead rows; one line saying why there is none otherwise."""
     mine = [r for r in run.rows if r["path"] == "sampler" and r["op"] == mechanism]
-    rate = next((r for r in mine if r["metric"] == "rate_hz"
-                 and sampler.role(r) == sampler.SAMPLER), None)
+    rate = next((r for r in mine if r["metric"] == "rate_hz" and r["role"] == MEASURED), None)
     above = labels.above_null_row(run.rows, mechanism)
     source = f"measured here: {run.label}"
     name = f"{mechanism} (raplbench-sample)"
-    groups: dict[tuple, dict[str, dict]] = {}
-    for r in sorted((r for r in mine if r["metric"] == "overhead_pct"), key=text_table.sort_key):
-        groups.setdefault((labels.overhead_placement(r), r["cpu"]), {})[
-            labels.overhead_measure(r)] = r
+    groups = overhead_groups(mine)
     body, records = [], []
     base = {"kind": "measured", "machine": run.label, "hypervisor": run.machine.get("hypervisor"),
             "online_cpus": run.machine.get("online_cpus"),
-            "source": None, "sampler": mechanism, "what": LOCAL_OVERHEAD_WHAT,
-            "sampler_cpu_us_above_null": number(above, "median"),
-            "above_null_ci95_low": number(above, "ci95_low"),
-            "above_null_ci95_high": number(above, "ci95_high"),
-            "above_null_within_noise": vr.within_noise(above) if above else None}
+            "source": None, "sampler": mechanism, "what": LOCAL_OVERHEAD_WHAT}
     if not groups:
         why = (NO_MECHANISM_NOTE if not mine else NO_OVERHEAD_NOTE).format(mechanism=mechanism)
         if rate is not None and rate["status"] != "ok":
@@ -328,12 +321,12 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
             words = [with_mark("not measured", notes.mark(why))]
         body.append([source, name, DASH, DASH, DASH, DASH, DASH,
                      above_null_cell(above, notes), "; ".join(words)])
-        records.append({**base, "status": rate["status"] if rate else None,
+        records.append({**base, **above_null_record(above),
+                        "status": rate["status"] if rate else None,
                         "reason": rate.get("reason") if rate and rate["status"] != "ok" else why})
         return body, records
-    for (where, cpu), by in groups.items():
-        wall, cpu_row = by.get("wall time"), by.get("CPU time")
-        first = wall or cpu_row
+    for (_, where, cpu), by in groups.items():
+        first = by.get("wall time") or by.get("CPU time")
         words = [row_notes(first, notes)]
         if rate is not None and rate["status"] != "ok" and rate.get("reason") != first.get("reason"):
             words.append("self-report: " + row_notes(rate, notes))
@@ -341,22 +334,9 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
         # "<workload>: wall time"; rows from before the placements name what was sampled
         workload = target.rsplit(": ", 1)[0] if where is not None else DASH
         body.append([source, name, workload, DASH if where is None else f"{where} (CPU {cpu})",
-                     overhead_cell(wall, notes), overhead_cell(cpu_row, notes),
-                     str(first["n"]) if first["status"] == "ok" else DASH,
-                     above_null_cell(above, notes),
+                     *overhead_cells(by, notes), above_null_cell(above, notes),
                      "; ".join(w for w in words if w)])
-        for measure, r in by.items():
-            res = r.get("resolution") or {}
-            records.append({**base, "workload": r.get("target"), "placement": where,
-                            "cpu": r.get("cpu"), "time": measure,
-                            "overhead_pct": number(r, "median"),
-                            "ci95_low": number(r, "ci95_low"), "ci95_high": number(r, "ci95_high"),
-                            "n": r["n"], "ci_contains_zero": contains_zero(r),
-                            "significance": significance(r),
-                            "resolved": res.get("resolved"),
-                            "resolution_note": text_table.unresolved_note(r),
-                            "status": r["status"], "stand_in": r.get("stand_in"),
-                            "liveness": verdict_cell(r), "reason": r.get("reason")})
+        records += [{**base, **overhead_record(r, measure, above)} for measure, r in by.items()]
     return body, records
 
 
@@ -486,18 +466,12 @@ def machines_table(runs: list[Run], reference: int = 0) -> Table:
                 ratio = row["median"] / ref_row["median"]
             if i != reference:
                 ratios.append(DASH if ratio is None else f"{sig3(ratio)}×")
-            records.append({
-                "quantity": pairing.quantity_label(key), "path": key[0], "op": key[1],
-                "what": key[2], "placement": key[3], "harness": key[4], "machine": run.label,
+            records.append({  # the route's path, op and harness over the row's
+                **row_fields(row), "quantity": pairing.quantity_label(key), "path": key[0],
+                "op": key[1], "what": key[2], "placement": key[3], "harness": key[4], "machine": run.label,
                 "cpu_vendor": run.machine.get("cpu_vendor"), **labels.machine_fields(run.machine),
                 "hypervisor": run.machine.get("hypervisor"), "reference_machine": ref_run.label,
-                "target": row and row.get("target"),
-                "cpu": row and row.get("cpu"), "target_cpu": row and row.get("target_cpu"),
-                "status": row and row["status"],
-                "median_ns": number(row, "median"), "ci95_low_ns": number(row, "ci95_low"),
-                "ci95_high_ns": number(row, "ci95_high"), "n": row and row["n"],
-                "stand_in": row and row.get("stand_in"), "liveness": verdict_cell(row),
-                "reason": row and row.get("reason"), "ratio_to_reference": ratio})
+                "ratio_to_reference": ratio})
         body.append(line + ratios)
     caption = (f"Latency per operation, machines side by side. "
                + " ".join(f"({i}) {r.label}: {machine_caption(r)}."

@@ -25,6 +25,7 @@ from statsmodels.stats.multitest import multipletests
 from results import registry
 from results import significance as sig
 from results import table as text_table
+from results.rows import NULL
 from results.table import DASH
 
 from plots import labels, pairing, report_tables_compare
@@ -268,7 +269,7 @@ NULL_OPS = ("timer",)  # the bare timer loop, sampling nothing
 
 
 def is_null_loop(row: dict) -> bool:
-    return row["op"] in NULL_OPS or (row.get("target") or "").startswith("null:")
+    return row["op"] in NULL_OPS or row["role"] == NULL
 
 
 def mechanism_label(row: dict) -> str:

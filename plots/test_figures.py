@@ -164,13 +164,14 @@ def test_a_machine_with_many_zones_gets_a_wider_figure_whose_labels_fit(runs):
 
 def sampler_run_of_today(run: Run) -> Run:
     """`run` as the sampler and overhead steps write it since they pin and
-    pair: each mechanism beside its null timer (target "null: ..."), its
+    pair: each mechanism beside its null timer (role null), its
     overhead measured at two placements."""
     rows = []
     for r in run.rows:
         if r["harness"] == "sampler" and r["status"] == "ok" and r["op"] != "timer" \
                 and r["metric"] in ("rate_hz", "jitter_us"):
-            rows.append({**copy.deepcopy(r), "target": "null: bare timerfd loop @ 1000 Hz"})
+            rows.append({**copy.deepcopy(r), "target": "bare timerfd loop @ 1000 Hz",
+                         "role": "null"})
         if r["metric"] == "overhead_pct" and r["status"] == "ok":
             for placement, cpu in (("same CPU", 1), ("other CPU", 0)):
                 rows.append({**copy.deepcopy(r), "cpu": cpu,
@@ -269,7 +270,7 @@ def test_not_resolved_stays_clear_of_the_cost_above_null_at_the_bottom(runs, ref
     cost = next(r for r in rows if r["path"] == "sampler" and r["status"] == "ok"
                 and r["metric"] == "cpu_us_per_sample")
     rows.append({**copy.deepcopy(cost), "op": low["op"],
-                 "target": f"above null: {cost['target']}", "median": 3.3, "ci95_low": -1.0,
+                 "role": "above-null", "median": 3.3, "ci95_low": -1.0,
                  "ci95_high": 7.0, "n": 10, "samples": [-1.0, 0.0, 1.0, 2.0, 3.0, 3.6, 4.0,
                                                         5.0, 6.0, 7.0]})
     fig = figures.overhead_figure([Run(run.path, rows, label=run.label)], refs)

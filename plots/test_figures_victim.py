@@ -10,6 +10,8 @@ import re
 import matplotlib.pyplot as plt
 import pytest
 
+from results import meaning
+
 from plots import figures_victim, label_overlap, report, report_tables, tables
 from plots import victim_rows as vr
 from plots.fixtures import AMD, KVM_VICTIM, emulated_copy
@@ -141,9 +143,9 @@ def test_points_whose_ci_holds_zero_are_hollow(vm):
                and line.get_marker() in ("D", "o")]
     hollow = [m for m in markers if m.get_markerfacecolor() in ("white", (1.0, 1.0, 1.0, 1.0))]
     noise = [r for r in route_rows(vm[0])
-             if r["metric"] == vr.STOLEN and vr.within_noise(r)]
+             if r["metric"] == vr.STOLEN and meaning.of(r).within_noise]
     resolved = [r for r in route_rows(vm[0])
-                if r["metric"] == vr.STOLEN and r["status"] == "ok" and not vr.within_noise(r)]
+                if r["metric"] == vr.STOLEN and r["status"] == "ok" and not meaning.of(r).within_noise]
     assert noise and resolved
     assert len(hollow) == len(noise)
     assert len(markers) - len(hollow) == len(resolved)
@@ -184,7 +186,7 @@ def test_victim_table_has_a_line_per_experiment_and_says_within_noise(vm):
     stolen = col["stolen per read (95% CI)"]
     for e, line in zip(exps, body):
         r = e.get(vr.STOLEN)
-        assert ("within noise" in line[stolen]) == vr.within_noise(r)
+        assert ("within noise" in line[stolen]) == meaning.of(r).within_noise
         if r["status"] != "ok":
             assert line[stolen] == "—"
     k = re.search(r"within noise \[(\d+)\]", "\n".join(" ".join(b) for b in body)).group(1)
@@ -283,9 +285,9 @@ def test_too_few_pairs_for_a_ci_are_not_a_finding(vm):
     import copy
     run = copy.deepcopy(vm[0])
     ipi = next(r for r in route_rows(run) if r["metric"] == vr.STOLEN and r["status"] == "ok"
-               and not vr.within_noise(r))
+               and not meaning.of(r).within_noise)
     ipi.update(samples=ipi["samples"][:3], n=3)
-    assert vr.too_few(ipi) and vr.not_resolved(ipi) and not vr.within_noise(ipi)
+    assert meaning.of(ipi).too_few and meaning.of(ipi).not_resolved and not meaning.of(ipi).within_noise
     header, body, notes = md_table(tables.to_markdown([report_tables.victim_table(run)]), VM_LABEL)
     line = " ".join(" ".join(b) for b in body)
     k = re.search(r"too few pairs \[(\d+)\]", line).group(1)

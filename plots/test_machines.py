@@ -31,7 +31,7 @@ def _row(path, op, target, cpu=0, target_cpu=0, status="ok", median=100.0, stand
     return {"path": path, "op": op, "target": target, "cpu": cpu, "target_cpu": target_cpu,
             "status": status, "median": median if status == "ok" else None,
             "stand_in": stand_in, "harness": harness, "metric": "latency",
-            "liveness": liveness, "schema_version": "2"}
+            "liveness": liveness, "role": "measured", "schema_version": "3"}
 
 
 def test_a_route_is_path_op_placement_harness_not_the_target():

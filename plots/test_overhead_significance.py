@@ -61,10 +61,3 @@ def test_not_significant_in_the_cell_in_every_format(run, which):
     assert mine["kernel"]["ci_contains_zero"] in ("True", "true", "1")
     if which == "local":
         assert mine["perf"]["significance"] == ""
-
-
-def test_the_helpers_read_the_ci():
-    assert compare.significance({"ci95_low": -0.1, "ci95_high": 0.2, "status": "ok"}) \
-        == "not significant"
-    assert compare.significance({"ci95_low": 0.1, "ci95_high": 0.2, "status": "ok"}) is None
-    assert compare.significance(None) is None

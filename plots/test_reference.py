@@ -146,4 +146,5 @@ def test_reference_readme_documents_every_file():
         assert path.name in readme
     assert "x 10" in readme and "x 1000" in readme
     first = json.loads(FILES[0].read_text().splitlines()[0])
-    assert first["schema_version"] == "2" and first["liveness"] is None
+    assert first["schema_version"] == "3" and first["liveness"] is None
+    assert first["role"] == "measured"

@@ -254,8 +254,8 @@ def test_overhead_table_shows_placement_cpu_time_resolution_and_the_cost_above_n
     got = (overhead.condition_rows(common, resolved, 297, None, False, 400.0)
            + overhead.condition_rows(common, wide, 297, None, False, 400.0))
     above = rows_mod.measured_row(common, harness="sampler", path="sampler", op="perf",
-                                  target="above null: msr/tsc/ @ 1000 Hz", cpu=None,
-                                  target_cpu=None, metric="cpu_us_per_sample", unit="us",
+                                  target="msr/tsc/ @ 1000 Hz", role=rows_mod.ABOVE_NULL,
+                                  cpu=None, target_cpu=None, metric="cpu_us_per_sample", unit="us",
                                   samples=[3.0, 3.2, 2.9, 3.1, 3.0, 3.3, 2.8, 3.1, 3.0, 3.2])
     table = local_overhead_table(Run(run0.path, got + [above], label="here"))
     col = {name: i for i, name in enumerate(table.columns)}
@@ -284,8 +284,7 @@ def with_above_null(run: Run) -> Run:
                 and r["op"] != "timer":
             for metric, unit, diffs in (("rate_hz", "Hz", [-0.4, 0.1, 0.2, -0.1, 0.0, 0.3]),
                                         ("cpu_us_per_sample", "us", [2.1, 2.4, 1.9, 2.2, 2.6, 2.0])):
-                above = {**r, "target": "above null: " + r["target"], "metric": metric,
-                         "unit": unit}
+                above = {**r, "role": rows_mod.ABOVE_NULL, "metric": metric, "unit": unit}
                 above.update(stats.summarize(diffs), samples=diffs, n=len(diffs))
                 extra.append(above)
     return Run(run.path, run.rows + extra, label=run.label)
@@ -304,7 +303,7 @@ def test_the_cpu_above_null_joins_its_samplers_line(runs):
     assert perf[col["rate"]].endswith(" Hz") and not perf[col["rate"]].startswith("0.")
     timer = next(line for line in table.body if line[col["mechanism"]] == "timer")
     assert timer[col["CPU above null (95% CI)"]] == ""
-    # every row stays in the CSV, the differences under their own target
+    # every row stays in the CSV, the differences under their own target (as shown)
     above = [r for r in table.records if (r["target"] or "").startswith("above null: ")]
     assert {(r["op"], r["metric"]) for r in above} >= {("perf", "rate_hz"),
                                                       ("perf", "cpu_us_per_sample")}
@@ -321,7 +320,7 @@ def test_a_cpu_above_null_whose_ci_holds_0_says_within_noise(runs):
     noisy = [-3.0, 4.0, 1.0, -2.0, 5.0, 0.5]
     rows = [({**r, **stats.summarize(noisy), "samples": noisy, "n": len(noisy)}
              if r["op"] == "ebpf" and r["metric"] == "cpu_us_per_sample"
-             and r["target"].startswith("above null: ") else r) for r in run.rows]
+             and r["role"] == rows_mod.ABOVE_NULL else r) for r in run.rows]
     common = {k: rows[0][k] for k in ("schema_version", "run_id", "timestamp", "machine")}
     for mech in ("perf", "ebpf"):
         rows += overhead.condition_rows(

@@ -48,7 +48,8 @@ def reference_row(*, run_id, timestamp, machine, path, op, target, metric, sourc
     row = {
         "schema_version": rows.SCHEMA_VERSION, "run_id": run_id, "timestamp": timestamp,
         "machine": machine, "harness": "reference", "path": path, "op": op,
-        "target": target, "cpu": None, "target_cpu": None, "stand_in": None,
+        "target": target, "role": rows.MEASURED, "cpu": None, "target_cpu": None,
+        "stand_in": None,
         "liveness": None, "liveness_note": None,  # a published figure: no verdict of ours
         "metric": metric, "unit": rows.METRIC_UNITS[metric], "samples": [], "n": n,
         "iterations": iterations,

@@ -188,28 +188,6 @@ def latency_rows(rows: list[dict], w: Where) -> dict[str, dict]:
     return {h: found[h] for h in LATENCY_HARNESSES if h in found}
 
 
-def within_noise(row: dict | None) -> bool:
-    """An ok row whose 95% CI holds 0: the difference is not told apart from
-    the machine's own noise."""
-    return (row is not None and row["status"] == "ok" and row.get("ci95_low") is not None
-            and row.get("ci95_high") is not None and row["ci95_low"] <= 0 <= row["ci95_high"])
-
-
-# Fewer samples than this: the "95% CI" of results/stats.py is the min-max,
-# which covers less than 95% (stats.median_ci_ranks): a QUICK run's pairs.
-MIN_CI_N = 6
-
-
-def too_few(row: dict | None) -> bool:
-    """An ok row with too few samples for a 95% CI (QUICK): not a finding."""
-    return row is not None and row["status"] == "ok" and 0 < row.get("n", 0) < MIN_CI_N
-
-
-def not_resolved(row: dict | None) -> bool:
-    """Shown hollow, never as a finding: within noise, or too few samples."""
-    return within_noise(row) or too_few(row)
-
-
 def baseline(row: dict | None):
     """The no-neighbour (no-sampler) median a row's value is read against."""
     if row is None or row["status"] != "ok":

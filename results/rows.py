@@ -1,4 +1,4 @@
-"""Building result rows (schema version 2, see results/README.md).
+"""Building result rows (schema version 3, see results/README.md).
 
 Every harness normalizer builds its rows with these helpers, so that field
 order, nulls and the summary statistics are the same whatever the harness.
@@ -17,11 +17,15 @@ from datetime import datetime, timezone
 
 from results import files, schema, stats
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+
+# What a row is (its `role`, schema 3): measured; the null loop a sampler is
+# judged against; the sampler above it, pair by pair.
+MEASURED, NULL, ABOVE_NULL = "measured", "null", "above-null"
 
 FIELDS = (
     "schema_version", "run_id", "timestamp", "machine",
-    "harness", "path", "op", "target", "cpu", "target_cpu", "stand_in",
+    "harness", "path", "op", "target", "role", "cpu", "target_cpu", "stand_in",
     "liveness", "liveness_note",
     "metric", "unit", "samples", "n", "iterations",
     "mean", "median", "stddev", "min", "max", "p05", "p95", "ci95_low", "ci95_high",
@@ -72,12 +76,12 @@ def common(run_id: str, timestamp: str, machine: dict) -> dict:
             "timestamp": timestamp, "machine": machine}
 
 
-def _row(common, harness, path, op, target, cpu, target_cpu, stand_in, liveness,
+def _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in, liveness,
          liveness_note, metric, unit, samples, iterations, summary, status, reason,
          optional=None) -> dict:
     row = {
         **common,
-        "harness": harness, "path": path, "op": op, "target": target,
+        "harness": harness, "path": path, "op": op, "target": target, "role": role,
         "cpu": cpu, "target_cpu": target_cpu, "stand_in": stand_in,
         "liveness": liveness, "liveness_note": liveness_note,
         "metric": metric, "unit": unit,
@@ -95,14 +99,15 @@ def _row(common, harness, path, op, target, cpu, target_cpu, stand_in, liveness,
 def measured_row(common: dict, *, harness: str, path: str, op: str, target,
                  cpu, target_cpu, metric: str, unit: str, samples,
                  iterations=None, stand_in=None, liveness=None, liveness_note=None,
-                 parameters=None, resolution=None) -> dict:
+                 parameters=None, resolution=None, role=MEASURED) -> dict:
     """An ok row: the raw samples and their summary (results/stats.py).
     liveness / liveness_note: the verdict on the energy counter the row
     reads (results/liveness.py); None where it reads none. parameters:
     run-varying settings that are not part of the key (calibrated counts);
-    resolution: whether the CI reached its target (results/README.md)."""
+    resolution: whether the CI reached its target (results/README.md);
+    role: MEASURED, NULL or ABOVE_NULL."""
     samples = [float(x) for x in samples]
-    return _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
+    return _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in,
                 liveness, liveness_note, metric, unit, samples, iterations, stats.summarize(samples),
                 "ok", None, {"parameters": parameters, "resolution": resolution})
 
@@ -110,11 +115,11 @@ def measured_row(common: dict, *, harness: str, path: str, op: str, target,
 def not_ok_row(common: dict, *, harness: str, path: str, op: str, target,
                cpu, target_cpu, metric: str, unit: str, reason: str,
                status: str = "unavailable", stand_in=None, liveness=None,
-               liveness_note=None) -> dict:
+               liveness_note=None, role=MEASURED) -> dict:
     """A row for a quantity that could not be measured ("unavailable": the
     machine lacks something; "error": it failed), with a reason a person can
     act on. No samples, n = 0, every summary value null."""
-    return _row(common, harness, path, op, target, cpu, target_cpu, stand_in,
+    return _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in,
                 liveness, liveness_note, metric, unit, [], None, stats.summarize([]), status, reason)
 
 

@@ -16,6 +16,11 @@ their own way (their tests pin both), so two arguments choose the wording:
 `show` turns a path into the text shown (the gate's is relative to the
 working directory; by default the path as given).
 
+Rows of schema versions 1 and 2 said a row's role in its target ("null:
+...", "above null: ..."): `upgrade` gives them the `role` of schema 3 and
+the target without the prefix, once, as they are loaded, so that nothing
+downstream reads a prefix.
+
 A run directory that holds bench-all's `incomplete.json` (results/run_state.py:
 a run in progress, interrupted, failed or killed), and a results.jsonl in
 one, is refused by name (`locate`, `incomplete`) before its rows are looked
@@ -29,10 +34,30 @@ import os
 import stat
 from pathlib import Path
 
+from results import rows as rowlib
 from results import run_state
 from results.schema import iter_file_errors
 
 RESULTS_FILE = "results.jsonl"
+# the target prefixes that gave a row's role before schema 3
+ROLE_PREFIXES = (("null: ", rowlib.NULL), ("above null: ", rowlib.ABOVE_NULL))
+
+
+def upgrade(row: dict) -> dict:
+    """A row of schema 1 or 2 with its role (schema 3's field) taken from
+    its target's prefix, the prefix removed; a row that has a role as it is."""
+    if "role" in row:
+        return row
+    target = row.get("target") or ""
+    prefix, role = next(((p, r) for p, r in ROLE_PREFIXES if target.startswith(p)),
+                        ("", rowlib.MEASURED))
+    target = row.get("target") and target.removeprefix(prefix)
+    out = {}
+    for key, value in row.items():
+        out[key] = target if key == "target" else value
+        if key == "target":
+            out["role"] = role
+    return out
 
 
 class RunFileError(Exception):
@@ -49,7 +74,8 @@ class RunFileError(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class RunFile:
-    """The rows of one valid results.jsonl, with their line numbers."""
+    """The rows of one valid results.jsonl, with their line numbers, each
+    with its role (`upgrade`)."""
     path: Path
     lines: tuple   # ((line number from 1, row), ...)
 
@@ -138,7 +164,7 @@ def load(path, max_errors: int | None = None, show=str) -> RunFile:
         raise RunFileError(_invalid(shown, errors, max_errors), path, errors)
     if lines[-1] == b"":  # the newline ending the last row (as the validator splits)
         lines.pop()
-    return RunFile(path, tuple((i, json.loads(raw)) for i, raw in enumerate(lines, 1)))
+    return RunFile(path, tuple((i, upgrade(json.loads(raw))) for i, raw in enumerate(lines, 1)))
 
 
 def _invalid(shown: str, errors, max_errors: int | None) -> str:

@@ -18,7 +18,8 @@ the liveness probe: one line under the table says so.
 
 import math
 
-from results import liveness, registry, sampler
+from results import liveness, meaning, registry
+from results.rows import ABOVE_NULL, NULL
 
 PATH_ORDER = registry.PATHS
 TARGET_WIDTH = 32
@@ -69,9 +70,15 @@ def cpus(row, none: str | None = DASH) -> str | None:
     return f"{'?' if cpu is None else cpu}→{target}"
 
 
-# Target prefixes that say what a row is (the sampler's null loop, and the
-# sampler above it): a shortened target keeps them.
-KEPT_PREFIXES = (sampler.ABOVE_NULL_PREFIX, sampler.NULL_PREFIX)
+# How a row that is not measured shows its role, before its target: the
+# sampler's null loop, and the sampler above it (a shortened target keeps it).
+ROLE_WORDS = {NULL: "null: ", ABOVE_NULL: "above null: "}
+
+
+def shown_target(row) -> str | None:
+    """The target as tables show it: "null: bare timerfd loop @ 1000 Hz"."""
+    target = row.get("target")
+    return None if target is None else ROLE_WORDS.get(row.get("role"), "") + target
 
 
 # Where a shortened target may start: after a path separator or a space, so
@@ -81,7 +88,7 @@ BOUNDARIES = "/ "
 
 def shorten(text, width: int = TARGET_WIDTH) -> str:
     """Keep the end of a long target: the file or event name is there; and
-    its beginning if that says what the row is ("null: ", "above null: ").
+    its beginning if that says what the row is (ROLE_WORDS).
     The kept end starts at a boundary ("…/statistics/rx_bytes"), so it may
     be a little shorter than `width`; a tail with no boundary is cut where
     the width falls."""
@@ -89,7 +96,7 @@ def shorten(text, width: int = TARGET_WIDTH) -> str:
         return DASH
     if len(text) <= width:
         return text
-    prefix = next((p for p in KEPT_PREFIXES if text.startswith(p)), "")
+    prefix = next((p for p in ROLE_WORDS.values() if text.startswith(p)), "")
     tail = text[-(width - 1 - len(prefix)):]
     cut = next((i for i, c in enumerate(tail) if c in BOUNDARIES and i > 0), None)
     if cut is not None and tail[0] not in BOUNDARIES and tail[cut - 1] not in BOUNDARIES:
@@ -103,34 +110,24 @@ def sort_key(row):
 
     path = row.get("path")
     return (PATH_ORDER.index(path) if path in PATH_ORDER else len(PATH_ORDER),
-            row.get("op") or "", row.get("target") or "",
+            row.get("op") or "", shown_target(row) or "",
             nulls_last(row.get("cpu")), nulls_last(row.get("target_cpu")),
             row.get("harness") or "", row.get("metric") or "")
 
 
-def unresolved_note(row) -> str | None:
-    """Why an ok row's median is not a finding (its CI missed the target the
-    experiment set, or a QUICK run), from its `resolution`; None when it is
-    resolved or sets no target."""
-    res = row.get("resolution")
-    if row.get("status") != "ok" or not res or res.get("resolved"):
-        return None
-    return res.get("note") or "not resolved at this n"
-
-
-def row_footnotes(row) -> list[str]:
-    """The footnote texts of a row: its stand-in, a dead counter, why it is
-    not ok, why it is not resolved (the report's tables add the emulated-CPU
-    note)."""
-    notes = []
+def row_notes(row) -> list[tuple[str, str]]:
+    """(word, footnote) of what is said of a row beside its value: its
+    stand-in, a dead counter, why it is not ok, why it is not resolved (the
+    report's tables add the emulated CPU)."""
+    notes, said = [], meaning.of(row)
     if row.get("stand_in"):
-        notes.append(f"stand-in: {row['stand_in']}")
-    if liveness.is_dead(row):
-        notes.append(liveness.footnote(row))
-    if row.get("status") != "ok":
-        notes.append(f"{row.get('status')}: {row.get('reason')}")
-    if unresolved_note(row):
-        notes.append(unresolved_note(row))
+        notes.append(("stand-in", f"stand-in: {row['stand_in']}"))
+    if said.dead:
+        notes.append((liveness.tag(row), liveness.footnote(row)))
+    if not said.ok:
+        notes.append((row.get("status"), f"{row.get('status')}: {row.get('reason')}"))
+    if said.unresolved_note:
+        notes.append(("not resolved", said.unresolved_note))
     return notes
 
 
@@ -142,10 +139,10 @@ def format_latency_table(rows) -> str:
     lines = []
     for row in sorted(rows, key=sort_key):
         marks = "".join(f"[{footnotes.setdefault(text, len(footnotes) + 1)}]"
-                        for text in row_footnotes(row))
+                        for _, text in row_notes(row))
         median, ci = median_and_interval(row)
         n = str(row["n"]) if row.get("status") == "ok" and row.get("n") else DASH
-        lines.append((row.get("path") or DASH, row.get("op") or DASH, shorten(row.get("target")),
+        lines.append((row.get("path") or DASH, row.get("op") or DASH, shorten(shown_target(row)),
                       cpus(row), row.get("harness") or DASH, median, ci, n, marks))
     widths = [max(len(cells[i]) for cells in [header, *lines]) for i in range(len(header))]
 

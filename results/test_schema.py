@@ -45,8 +45,8 @@ def schema1_row(**changes):
 
 def test_row_helpers_follow_the_schema_field_order():
     assert list(rows.FIELDS + rows.OPTIONAL_FIELDS) == list(schema.SCHEMA["properties"])
-    # the fields every version requires; schema 2 adds the liveness verdict
-    assert [f for f in rows.FIELDS if f not in LIVENESS] == schema.SCHEMA["required"]
+    # the fields every version requires; schema 2 adds the liveness verdict, 3 the role
+    assert [f for f in rows.FIELDS if f not in (*LIVENESS, "role")] == schema.SCHEMA["required"]
     assert rows.FIELDS.index("liveness") == rows.FIELDS.index("stand_in") + 1
     assert list(ok_row()) == list(rows.FIELDS)
     assert list(unavailable_row()) == list(rows.FIELDS)
@@ -101,7 +101,7 @@ def test_accepts_good_rows(row):
     (ok_row(median=None), "median", "not of type"),
     (unavailable_row(reason=None), "reason", "not ok says why"),
     (unavailable_row(reason=""), "reason", "not ok says why"),
-    (ok_row(schema_version="3"), "schema_version", "is not one of ['1', '2']"),
+    (ok_row(schema_version="4"), "schema_version", "is not one of ['1', '2', '3']"),
     (without(ok_row(), "liveness"), "liveness", "required"),
     (without(ok_row(), "liveness_note"), "liveness_note", "required"),
     (ok_row(liveness="dead"), "liveness", "is not one of"),

@@ -7,10 +7,10 @@ COMMON = rows.common("r", "2026-11-22T00:06:45Z", {})
 
 
 def measured(path, op, samples, *, target=None, cpu=0, target_cpu=None, harness="gbench",
-             metric="latency", stand_in=None):
+             metric="latency", stand_in=None, role=rows.MEASURED):
     return rows.measured_row(COMMON, harness=harness, path=path, op=op, target=target, cpu=cpu,
                              target_cpu=target_cpu, metric=metric, unit=rows.METRIC_UNITS[metric],
-                             samples=samples, stand_in=stand_in)
+                             samples=samples, stand_in=stand_in, role=role)
 
 
 def unavailable(path, op, reason, *, target=None, cpu=0, target_cpu=0, status="unavailable"):
@@ -54,6 +54,17 @@ def test_shorten_keeps_what_a_sampler_row_is():
     null = shorten("null: bare bpf_timer program @ 1000 Hz", 32)
     assert len(null) <= 32 and null == "null: …program @ 1000 Hz"
     assert shorten("above null: msr/tsc/ @ 1000 Hz", 32) == "above null: msr/tsc/ @ 1000 Hz"
+
+
+def test_a_rows_role_is_shown_before_its_target():
+    """The role is a field (schema 3); the table says it where the target is."""
+    def row(role):
+        return measured("sampler", "perf", [1.0], target="msr/tsc/ @ 1000 Hz", metric="rate_hz",
+                        harness="sampler", role=role)
+    lines = body(format_latency_table([row(rows.MEASURED), row(rows.NULL),
+                                       row(rows.ABOVE_NULL)]))
+    assert [line.split()[2] for line in lines] == ["above", "msr/tsc/", "null:"]
+    assert "above null: msr/tsc/ @ 1000 Hz" in lines[0] and "null: msr/tsc/" in lines[2]
 
 
 def test_units_are_scaled_and_cells_filled():

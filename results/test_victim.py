@@ -99,11 +99,13 @@ def test_an_experiment_whose_neighbour_never_read_is_an_error():
 def test_a_sampler_experiment_takes_the_sampler_rows_target():
     sampler_rows = [
         dict(harness="sampler", op="perf", metric="rate_hz", status="ok",
-             target="null: bare timerfd loop @ 1000 Hz", cpu=0, target_cpu=None, stand_in=None),
+             target="bare timerfd loop @ 1000 Hz", role="null", cpu=0, target_cpu=None,
+             stand_in=None),
         dict(harness="sampler", op="perf", metric="rate_hz", status="ok",
-             target="msr/tsc/ @ 1000 Hz", cpu=0, target_cpu=0, stand_in="no power PMU"),
+             target="msr/tsc/ @ 1000 Hz", role="measured", cpu=0, target_cpu=0,
+             stand_in="no power PMU"),
         dict(harness="sampler", op="perf", metric="rate_hz", status="ok",
-             target="above null: msr/tsc/ @ 1000 Hz", cpu=0, target_cpu=0, stand_in="x"),
+             target="msr/tsc/ @ 1000 Hz", role="above-null", cpu=0, target_cpu=0, stand_in="x"),
     ]
     known = victim.sampler_targets(sampler_rows)
     assert known["perf"] == victim.SamplerTarget("msr/tsc/", 0, 0, "no power PMU")

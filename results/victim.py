@@ -151,10 +151,9 @@ def sampler_targets(sampler_rows) -> dict[str, SamplerTarget]:
     rate_hz row: not the null timer's, not the 'above null' one)."""
     found = {}
     for r in sampler_rows:
-        target = r.get("target") or ""
         if (r.get("harness") == "sampler" and r.get("status") == "ok"
-                and r.get("metric") == "rate_hz" and not target.startswith(("null:", "above null:"))):
-            found[r["op"]] = SamplerTarget(target=target.rsplit(" @ ", 1)[0], cpu=r.get("cpu"),
+                and r.get("metric") == "rate_hz" and r["role"] == rows.MEASURED):
+            found[r["op"]] = SamplerTarget(target=r["target"].rsplit(" @ ", 1)[0], cpu=r.get("cpu"),
                                            target_cpu=r.get("target_cpu"),
                                            stand_in=r.get("stand_in"))
     return found
