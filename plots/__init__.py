@@ -10,6 +10,8 @@ plots/README.md). Modules, one concern each:
     tables.py      the table model and its Markdown, CSV, LaTeX and HTML renderings
     report_tables.py          the report's tables (latency, sampler), and their cells;
     report_tables_compare.py  those that compare: published figures, machines
+    report_tables_overhead.py the sampler's overhead: published, local, design
+    report_tables_stats.py    the significance tables (report_tables_steps.py: their procedure)
     figures.py     the figures (matplotlib Agg backend, seaborn), by kind in
                    figures_latency.py, figures_reference.py, figures_sampler.py;
                    what they share in figures_common.py

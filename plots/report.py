@@ -44,8 +44,8 @@ import json
 import sys
 from pathlib import Path
 
-from plots import (figures, htmlpage, labels, report_tables,
-                   report_tables_compare, report_tables_stats, tables, tables_latex)
+from plots import (figures, htmlpage, labels, report_tables, report_tables_compare,
+                   report_tables_overhead, report_tables_stats, tables, tables_latex)
 from plots.runs import (REFERENCE_DIR, InputError, Run, RunFileError, default_out,
                         default_run, load_references, load_runs)
 from results.files import is_storage_error, storage_error, write_atomic
@@ -122,7 +122,7 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
     ref_tables = []
     if any(r["metric"] == "latency" for r in refs):
         ref_tables.append(report_tables_compare.reference_table(runs, refs))
-    overhead = report_tables_compare.overhead_tables(runs, refs)
+    overhead = report_tables_overhead.overhead_tables(runs, refs)
     ref_fig = figure(figures.reference_figure(runs, refs), "reference.png",
                      "Published figures beside this report's machines (ns per operation, log scale)")
     sections.append({"id": "reference", "title": "Published figures beside this report",

@@ -1,5 +1,5 @@
 """The kernel mechanism beside Ref_Rapl_Kernel, the published design it
-follows (report_tables_compare.design_table, reference-design.{md,csv,tex}):
+follows (report_tables_overhead.design_table, reference-design.{md,csv,tex}):
 every line says whether it was measured here or published; published
 figures never sit in a measured line; a kernel row that could not run shows
 its reason; a CI that contains 0 or did not resolve says so."""
@@ -7,7 +7,7 @@ its reason; a CI that contains 0 or did not resolve says so."""
 import csv
 import io
 
-from plots import report_tables_compare as compare
+from plots import report_tables_overhead as design
 from plots.tables_latex import to_latex
 from plots.fixtures import AMD, INTEL, KVM_FROZEN, emulated_copy
 from plots.runs import Run, load_runs
@@ -59,7 +59,7 @@ def test_the_built_report_has_the_table_with_both_kinds_of_line(built):
 
 def test_an_unavailable_kernel_row_shows_its_reason(refs):
     (run,) = load_runs([KVM_FROZEN])
-    table = compare.design_table([run], refs, "kernel")
+    table = design.design_table([run], refs, "kernel")
     col = {name: i for i, name in enumerate(table.columns)}
     (line,) = [x for x in table.body if x[col["source"]].startswith("measured here")]
     assert line[col["wall time (95% CI)"]] == "—" and "unavailable" in line[col["note"]]
@@ -87,11 +87,11 @@ def overhead_run(wall, label="here", emulated=False):
 def test_a_ci_containing_zero_and_an_unresolved_row_say_so(refs):
     resolved_zero = [(-1) ** i * 0.1 for i in range(40)]       # ±0.1: resolved, CI holds 0
     wide = [1.0 + (-1) ** i * 5.0 for i in range(40)]          # ±5: not resolved
-    table = compare.design_table([overhead_run([resolved_zero, wide])], refs, "kernel")
+    table = design.design_table([overhead_run([resolved_zero, wide])], refs, "kernel")
     col = {name: i for i, name in enumerate(table.columns)}
     lines = {x[col["sampler on"]]: x for x in table.body if x[col["source"]] == "measured here: here"}
     assert set(lines) == {"same CPU (CPU 1)", "other CPU (CPU 0)"}
-    zero_mark = f"[^{table.footnotes.index(compare.ZERO_NOTE) + 1}]"
+    zero_mark = f"[^{table.footnotes.index(design.ZERO_NOTE) + 1}]"
     assert lines["same CPU (CPU 1)"][col["wall time (95% CI)"]].endswith(zero_mark)
     assert "not resolved" not in lines["same CPU (CPU 1)"][col["note"]]
     assert "not resolved" in lines["other CPU (CPU 0)"][col["note"]]
@@ -103,7 +103,7 @@ def test_a_ci_containing_zero_and_an_unresolved_row_say_so(refs):
 
 def test_an_emulated_kernel_row_is_marked(refs):
     run = overhead_run([[0.5 + 0.01 * i for i in range(30)]] * 2, emulated=True)
-    table = compare.design_table([run], refs, "kernel")
+    table = design.design_table([run], refs, "kernel")
     col = {name: i for i, name in enumerate(table.columns)}
     measured = [x for x in table.body if x[col["source"]].startswith("measured here")]
     assert measured and all("emulated" in x[col["note"]] for x in measured)
@@ -111,14 +111,14 @@ def test_an_emulated_kernel_row_is_marked(refs):
 
 def test_no_table_without_a_published_design_or_any_row():
     (intel,) = load_runs([INTEL])
-    assert compare.design_table([intel], [], "perf") is None  # perf follows no published tool
+    assert design.design_table([intel], [], "perf") is None  # perf follows no published tool
     latency_only = Run(intel.path, [r for r in intel.rows if r["path"] != "sampler"], label="x")
-    assert compare.design_table([latency_only], [], "kernel") is None
+    assert design.design_table([latency_only], [], "kernel") is None
 
 
 def test_published_lines_alone_when_no_run_sampled(refs):
     (intel,) = load_runs([INTEL])
     latency_only = Run(intel.path, [r for r in intel.rows if r["path"] != "sampler"], label="x")
-    table = compare.design_table([latency_only], refs, "kernel")
+    table = design.design_table([latency_only], refs, "kernel")
     assert len(table.body) == 6 and all(line[0].startswith("published: ") for line in table.body)
     assert to_latex([table])  # renders

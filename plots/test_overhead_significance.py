@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from plots import report_tables_compare as compare
+from plots import report_tables_overhead as overhead
 from plots.fixtures import AMD
 from plots.runs import Run, load_references, load_runs
 from plots.tables import to_csv, to_html, to_markdown
@@ -37,11 +37,11 @@ def _line(table, first):
 @pytest.mark.parametrize("which", ["local", "design"])
 def test_not_significant_in_the_cell_in_every_format(run, which):
     if which == "local":
-        table = compare.local_overhead_table(run)
+        table = overhead.local_overhead_table(run)
         spans, excludes = _line(table, "kernel"), _line(table, "perf")
         value = table.columns.index("wall time (95% CI)")
     else:
-        table = compare.design_table([run], load_references(), "kernel")
+        table = overhead.design_table([run], load_references(), "kernel")
         spans, excludes = _line(table, "kernel"), None
         value = table.columns.index("wall time (95% CI)")
     assert ", not significant [^" in spans[value]

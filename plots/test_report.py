@@ -241,7 +241,7 @@ def test_overhead_table_shows_placement_cpu_time_resolution_and_the_cost_above_n
     self-report's "above null" row: one line per mechanism and placement,
     wall and CPU time, the pairs, the sampler's CPU above null, and an
     unresolved row marked "not resolved" with its note."""
-    from plots.report_tables_compare import local_overhead_table
+    from plots.report_tables_overhead import local_overhead_table
     from results import overhead
     run0 = load_runs([str(AMD)])[0]
     common = {k: run0.rows[0][k] for k in ("schema_version", "run_id", "timestamp", "machine")}
@@ -314,7 +314,7 @@ def test_a_cpu_above_null_whose_ci_holds_0_says_within_noise(runs):
     holds 0 the sampler and overhead tables say "within noise" (footnoted),
     their CSVs flag it, and the overhead figure greys its label; a CI clear
     of 0 is not labelled."""
-    from plots.report_tables_compare import local_overhead_table
+    from plots.report_tables_overhead import local_overhead_table
     from results import overhead
     run = with_above_null(runs[1])  # AMD: perf's difference 1.90–2.60 µs
     noisy = [-3.0, 4.0, 1.0, -2.0, 5.0, 0.5]
