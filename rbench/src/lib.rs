@@ -47,6 +47,7 @@ pub mod registry;
 pub mod roots;
 pub mod row_meta;
 pub mod schedule;
+pub mod signals;
 mod source;
 pub mod summary;
 mod sysfs;

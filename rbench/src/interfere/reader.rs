@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::schedule::{Grid, Role};
 use super::ticks::TscClock;
-use crate::clock::monotonic_ns;
+use crate::clock::{monotonic_ns, timespec};
 use crate::plan::Reader;
 
 /// How fast the reader reads in its on windows.
@@ -72,10 +72,7 @@ pub fn sleep_until(until_ns: u64, stop: &AtomicBool) -> bool {
 
 /// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until `ns`.
 fn nanosleep_abs(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    };
+    let ts = timespec(ns);
     // SAFETY: a valid timespec; an early return (EINTR) is fine: callers loop.
     unsafe {
         libc::clock_nanosleep(

@@ -6,7 +6,7 @@
 //! rows are not Send; for the sampler it starts and stops the child); the
 //! victim runs on its own pinned thread per experiment. SIGINT and SIGTERM
 //! stay blocked in every thread; a watcher thread takes them with
-//! sigtimedwait (raplbench-sample's signals.rs) and sets the stop flag
+//! sigtimedwait (rbench::signals) and sets the stop flag
 //! that every loop looks at. What was measured is then written, with
 //! `stopped_by`, and the status is 128 + the signal.
 
@@ -19,9 +19,6 @@ macro_rules! say {
 }
 
 mod cli;
-#[path = "../raplbench-sample/signals.rs"]
-#[allow(dead_code)]
-mod signals;
 
 use clap::Parser;
 use rbench::clock::monotonic_ns;
@@ -31,44 +28,16 @@ use rbench::interfere::route::{run_routes, Only, RouteSettings};
 use rbench::interfere::sampler::{run_sampler, SamplerSettings};
 use rbench::interfere::victim_side::Calibrations;
 use rbench::manifest::Status;
+use rbench::signals;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use cli::Args;
 
 /// How often the watcher looks whether the run is over.
 const POLL_NS: u64 = 50_000_000;
-
-fn signal_name(signal: i32) -> String {
-    match signal {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        s => format!("signal {s}"),
-    }
-}
-
-/// The signal watcher: sets `stop` (and records the signal) on SIGINT or
-/// SIGTERM, until `done`.
-fn watch_signals(
-    stop: Arc<AtomicBool>,
-    signal: Arc<AtomicI32>,
-    done: Arc<AtomicBool>,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                if let signals::Woken::Stop(s) =
-                    signals::wait(Some(monotonic_ns() + POLL_NS), monotonic_ns)
-                {
-                    let _ = signal.compare_exchange(0, s, Ordering::SeqCst, Ordering::SeqCst);
-                    stop.store(true, Ordering::SeqCst);
-                }
-            }
-        })
-}
 
 /// The raplbench-sample beside this program.
 fn default_sampler_bin() -> Result<PathBuf, String> {
@@ -184,28 +153,30 @@ fn run(args: Args) -> Result<i32, (i32, String)> {
             format!("cannot write --json {}: {e}", args.json.display()),
         )
     })?;
-    // blocked first, so that every thread inherits the mask and only the
-    // watcher takes them
-    signals::block_in_this_thread().ok();
-    signals::install().map_err(|e| (2, format!("cannot install signal handlers: {e}")))?;
-    let (stop, signal, done) = (
+    // blocked in every thread; the watcher sets `stop` on one, until `done`
+    signals::take().map_err(|e| (2, e))?;
+    let (stop, done) = (
         Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicI32::new(0)),
         Arc::new(AtomicBool::new(false)),
     );
-    let watcher = watch_signals(stop.clone(), signal.clone(), done.clone())
-        .map_err(|e| (1, format!("cannot start the signal thread: {e}")))?;
+    let watcher = {
+        let (stop, done) = (stop.clone(), done.clone());
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || signals::watch(POLL_NS, || !done.load(Ordering::Relaxed), &stop))
+            .map_err(|e| (1, format!("cannot start the signal thread: {e}")))?
+    };
     let mut doc = Document::new(args.window_s, args.pairs as usize);
     let started = monotonic_ns();
     let result = experiments(&args, &mut doc, &stop);
     done.store(true, Ordering::Relaxed);
-    let _ = watcher.join();
+    let signal = watcher.join().ok().flatten();
     result?;
-    let code = match signal.load(Ordering::SeqCst) {
-        0 => 0,
-        s => {
-            doc.stopped_by = Some(signal_name(s));
-            say!("stopped by {}: writing what was measured", signal_name(s));
+    let code = match signal {
+        None => 0,
+        Some(s) => {
+            doc.stopped_by = Some(signals::name(s));
+            say!("stopped by {}: writing what was measured", signals::name(s));
             128 + s
         }
     };

@@ -2,7 +2,7 @@
 //! workload (the tool whose cost the suite measures).
 //!
 //! Threads: the main thread starts everything, then waits (for --duration,
-//! or for COMMAND) in sigtimedwait for SIGINT/SIGTERM (signals.rs), which
+//! or for COMMAND) in sigtimedwait for SIGINT/SIGTERM (rbench::signals), which
 //! stay blocked in every thread; the sampling thread (ticker.rs, woken at
 //! once when the phase stops; for ebpf and kernel the in-kernel sampler and
 //! a drain thread, drain.rs) fills preallocated batches; the writer thread (writer.rs)
@@ -35,7 +35,6 @@ mod output;
 mod phase;
 mod report;
 mod sample_times;
-mod signals;
 #[cfg(test)]
 #[path = "../../testutil.rs"]
 #[allow(dead_code)]
@@ -45,6 +44,7 @@ mod writer;
 
 use clap::Parser;
 use rbench::discovery::Counters;
+use rbench::signals;
 use std::io::Write;
 use std::path::Path;
 
@@ -274,10 +274,8 @@ fn run(args: Args) -> Result<i32, Fail> {
         Some(path) => Some(create(path, "--report")?),
         None => None,
     };
-    // blocked first (threads inherit the mask; main takes them with
-    // sigtimedwait), so that none reaches the handler and is lost
-    signals::block_in_this_thread().ok();
-    signals::install().map_err(|e| Fail::Setup(format!("cannot install signal handlers: {e}")))?;
+    // main takes them with sigtimedwait
+    signals::take().map_err(Fail::Setup)?;
     let opened = mechanism::open(&args).map_err(Fail::Setup)?;
     let dead = mechanism::dead_counter_lines(args.mechanism(), opened.counters());
     for line in &dead {

@@ -15,8 +15,10 @@
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
+use rbench::clock::monotonic_ns;
 use rbench::ebpf::{BpfConfig, BpfSampler};
 use rbench::ksample::{value_slots, Mode, Module};
+use rbench::signals;
 use rbench::CounterSource;
 use std::os::fd::OwnedFd;
 use std::process::Command;
@@ -25,9 +27,9 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Barrier};
 
 use crate::drain::ValueMap;
-use crate::ticker::{monotonic_ns, TickerSetup};
+use crate::ticker::TickerSetup;
 use crate::writer::{cpu_now, CsvOut, ExtraCpu};
-use crate::{batch, ebpf_drain, ksample_drain, signals, ticker, writer, Fail};
+use crate::{batch, ebpf_drain, ksample_drain, ticker, writer, Fail};
 
 /// What one phase measured.
 #[derive(Debug)]
@@ -87,7 +89,7 @@ fn wait(until: &Until) -> Result<i32, Fail> {
         Until::Elapsed(ns) => {
             let deadline = monotonic_ns() + ns;
             while signals::received().is_none() {
-                if signals::wait(Some(deadline), monotonic_ns) == signals::Woken::Deadline {
+                if signals::wait(Some(deadline)) == signals::Woken::Deadline {
                     break;
                 }
             }
@@ -121,7 +123,7 @@ fn wait(until: &Until) -> Result<i32, Fail> {
                     Ok(_) => {} // still running, stopped or continued: keep waiting
                 }
                 let deadline = kill_at.filter(|_| !killed);
-                match signals::wait(deadline, monotonic_ns) {
+                match signals::wait(deadline) {
                     signals::Woken::Child => {}
                     signals::Woken::Stop(sig) if kill_at.is_none() => {
                         if let Ok(sig) = Signal::try_from(sig) {

@@ -7,6 +7,7 @@
 //! formatting and no floating point. A tick whose timerfd read reports more
 //! than one expiration missed the others; they are counted.
 
+use rbench::clock::{monotonic_ns, timespec};
 use rbench::CounterSource;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,15 +45,6 @@ pub struct TickerStats {
     pub incomplete: u64,
     /// The first failure, in words.
     pub first_error: Option<String>,
-}
-
-pub use rbench::clock::monotonic_ns;
-
-fn timespec(ns: u64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    }
 }
 
 /// Pins the calling thread and sets its policy; the reason on failure.

@@ -3,7 +3,7 @@
 //! of TSC reads.
 //!
 //! Threads: the main thread checks the options, opens the JSON file, then
-//! waits in sigtimedwait (raplbench-sample's signals.rs, shared) for
+//! waits in sigtimedwait (rbench::signals) for
 //! SIGINT/SIGTERM, which stay blocked in every thread; the probe thread
 //! pins itself to --cpu, calibrates and spins. A stop signal sets a flag
 //! the spinning loop reads every iteration; the run then ends within one
@@ -19,30 +19,19 @@ macro_rules! say {
 }
 
 mod cli;
-#[path = "../raplbench-sample/signals.rs"]
-#[allow(dead_code)]
-mod signals;
 
 use clap::Parser;
-use rbench::clock::monotonic_ns;
 use rbench::cpu::Cpus;
+use rbench::signals;
 use rbench::victim::{self, Report, Setup};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use cli::Args;
 
 /// How often the main thread looks whether the probe has finished.
 const POLL_NS: u64 = 20_000_000;
-
-fn signal_name(signal: i32) -> String {
-    match signal {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        s => format!("signal {s}"),
-    }
-}
 
 /// Exit status and message.
 fn run(args: Args) -> Result<(), (i32, String)> {
@@ -58,10 +47,8 @@ fn run(args: Args) -> Result<(), (i32, String)> {
         ),
         None => None,
     };
-    // blocked first, so that the probe thread inherits the mask and the
-    // main thread takes them in sigtimedwait
-    signals::block_in_this_thread().ok();
-    signals::install().map_err(|e| (2, format!("cannot install signal handlers: {e}")))?;
+    // blocked in the probe thread too; the main thread takes them
+    signals::take().map_err(|e| (2, e))?;
 
     let mut setup = Setup::new(args.cpu, args.duration);
     setup.threshold_ns = args.threshold_ns;
@@ -73,21 +60,14 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             .spawn(move || victim::run(&setup, &stop))
             .map_err(|e| (1, format!("cannot start the probe thread: {e}")))?
     };
-    let mut stopped_by = None;
-    while !probe.is_finished() {
-        if let signals::Woken::Stop(s) = signals::wait(Some(monotonic_ns() + POLL_NS), monotonic_ns)
-        {
-            stopped_by.get_or_insert(s);
-            stop.store(true, Ordering::Relaxed);
-        }
-    }
+    let stopped_by = signals::watch(POLL_NS, || !probe.is_finished(), &stop);
     let probe = match probe.join() {
         Ok(Ok(probe)) => probe,
         Ok(Err(e)) => return Err((1, format!("the probe failed: {e}"))),
         Err(_) => return Err((1, "the probe thread panicked".into())),
     };
     // a stop that came after the loop had ended by itself cut nothing short
-    let stopped_by = stopped_by.filter(|_| probe.stopped).map(signal_name);
+    let stopped_by = stopped_by.filter(|_| probe.stopped).map(signals::name);
     let report = Report::new(&setup, &probe, stopped_by);
     for line in report.summary() {
         say!("{line}");

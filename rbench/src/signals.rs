@@ -1,7 +1,9 @@
-//! SIGINT, SIGTERM and SIGCHLD stay blocked in every thread (threads inherit
-//! the mask of main, which blocks them first). The main thread takes them
-//! with sigtimedwait, which unblocks and waits in one system call: a signal
-//! that arrives just before the wait is still pending and ends it at once.
+//! The stop signals of the binaries (raplbench-sample, -interfere,
+//! -victim). SIGINT, SIGTERM and SIGCHLD stay blocked in every thread
+//! (threads inherit the mask of main, which blocks them first: [`take`]).
+//! One thread takes them with sigtimedwait ([`wait`], [`watch`]), which
+//! unblocks and waits in one system call: a signal that arrives just
+//! before the wait is still pending and ends it at once.
 //! (A flag set by a handler and checked before sleeping loses a signal that
 //! lands between the check and the sleep.) A handler is still installed so
 //! that a SIG_IGN inherited from the parent (a background job of a script)
@@ -15,7 +17,9 @@
 use nix::sys::signal::{
     pthread_sigmask, sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal,
 };
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+use crate::clock::{monotonic_ns, timespec};
 
 /// The first stop signal taken, 0 before.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
@@ -34,7 +38,7 @@ fn waited_signals() -> SigSet {
 /// blocked; it only replaces an inherited SIG_IGN), and SIGCHLD's default
 /// disposition (an inherited SIG_IGN would reap a command before
 /// waitpid sees its exit status).
-pub fn install() -> nix::Result<()> {
+fn install() -> nix::Result<()> {
     let action = SigAction::new(
         SigHandler::Handler(ignore),
         SaFlags::empty(),
@@ -50,12 +54,35 @@ pub fn install() -> nix::Result<()> {
     Ok(())
 }
 
-/// Blocks SIGINT, SIGTERM and SIGCHLD in the calling thread; threads
-/// spawned afterwards inherit the mask, and so would a spawned process
-/// (std::process::Command does not reset it): spawn through
-/// `rbench::child::default_signals`.
-pub fn block_in_this_thread() -> nix::Result<()> {
-    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&waited_signals()), None)
+/// Blocks SIGINT, SIGTERM and SIGCHLD in the calling thread (first, so
+/// that threads spawned afterwards inherit the mask and none reaches the
+/// handler and is lost; a spawned process would inherit it too, so spawn
+/// through `rbench::child::default_signals`), then [`install`]s.
+pub fn take() -> Result<(), String> {
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&waited_signals()), None).ok();
+    install().map_err(|e| format!("cannot install signal handlers: {e}"))
+}
+
+/// "SIGINT", "SIGTERM" (what a document's `stopped_by` says).
+pub fn name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        s => format!("signal {s}"),
+    }
+}
+
+/// While `running()`, takes the stop signals, looking at `running` every
+/// `poll_ns`: the first sets `stop`, and is returned.
+pub fn watch(poll_ns: u64, running: impl Fn() -> bool, stop: &AtomicBool) -> Option<i32> {
+    let mut first = None;
+    while running() {
+        if let Woken::Stop(s) = wait(Some(monotonic_ns() + poll_ns)) {
+            first.get_or_insert(s);
+            stop.store(true, Ordering::SeqCst);
+        }
+    }
+    first
 }
 
 /// What ended a wait.
@@ -71,22 +98,18 @@ pub enum Woken {
 
 /// Waits until a stop signal, a SIGCHLD or `deadline_ns` (CLOCK_MONOTONIC;
 /// None: no deadline), whichever comes first. The signals must be blocked
-/// in every thread (block_in_this_thread).
-pub fn wait(deadline_ns: Option<u64>, now_ns: impl Fn() -> u64) -> Woken {
+/// in every thread ([`take`]).
+pub fn wait(deadline_ns: Option<u64>) -> Woken {
     let set = waited_signals();
     loop {
         let timeout = match deadline_ns {
             None => None,
             Some(deadline) => {
-                let now = now_ns();
+                let now = monotonic_ns();
                 if now >= deadline {
                     return Woken::Deadline;
                 }
-                let left = deadline - now;
-                Some(libc::timespec {
-                    tv_sec: (left / 1_000_000_000) as libc::time_t,
-                    tv_nsec: (left % 1_000_000_000) as libc::c_long,
-                })
+                Some(timespec(deadline - now))
             }
         };
         // SAFETY: set is a valid sigset; info may be null; timeout is valid or null.
@@ -115,12 +138,8 @@ pub fn received() -> Option<i32> {
         let mut stop = SigSet::empty();
         stop.add(Signal::SIGINT);
         stop.add(Signal::SIGTERM);
-        let zero = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
         // SAFETY: valid set and timeout; polls without waiting.
-        let s = unsafe { libc::sigtimedwait(stop.as_ref(), std::ptr::null_mut(), &zero) };
+        let s = unsafe { libc::sigtimedwait(stop.as_ref(), std::ptr::null_mut(), &timespec(0)) };
         if s > 0 {
             let _ = RECEIVED.compare_exchange(0, s, Ordering::SeqCst, Ordering::SeqCst);
         }
