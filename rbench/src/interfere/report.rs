@@ -10,7 +10,7 @@ use super::reader::Count;
 use super::schedule::{Order, PairAt};
 use super::victim_side::CpuCalibration;
 use crate::manifest::{RowMeta, Status};
-use crate::summary::quantile_sorted;
+use crate::summary::median;
 use crate::victim::calibrate::{FLOOR_NS, K};
 use crate::victim::gaps::GapStats;
 
@@ -172,14 +172,6 @@ pub fn pairs(at: &[PairAt], victim: &[Option<GapStats>], counts: &[Count]) -> Ve
         .collect()
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(quantile_sorted(&v, 0.5))
-}
-
 /// "flat out" or "1000 Hz".
 pub fn rate_label(rate_hz: Option<u32>) -> String {
     rate_hz.map_or("flat out".into(), |r| format!("{r} Hz"))
@@ -219,31 +211,14 @@ pub fn summary_line(e: &Experiment) -> String {
             .unwrap_or_default();
         return format!("{head}: {status}: {reason}");
     }
-    let per_s = |ns: u64, wall: u64| ns as f64 / wall.max(1) as f64 * 1e3; // ms per s
-    let reads = median(
-        e.pairs
-            .iter()
-            .map(|p| p.on.reads as f64 / (p.on.stats.wall_ns.max(1) as f64 / 1e9))
-            .collect(),
-    );
-    let on = median(
-        e.pairs
-            .iter()
-            .map(|p| per_s(p.on.stats.stolen_ns, p.on.stats.wall_ns))
-            .collect(),
-    );
-    let off = median(
-        e.pairs
-            .iter()
-            .map(|p| per_s(p.off.stolen_ns, p.off.wall_ns))
-            .collect(),
-    );
-    let per_read = median(
-        e.pairs
-            .iter()
-            .filter_map(Pair::stolen_ns_per_read)
-            .collect(),
-    );
+    let per_s = |s: &GapStats| s.stolen_ns as f64 / s.wall_ns.max(1) as f64 * 1e3; // ms per s
+    let med = |f: &dyn Fn(&Pair) -> Option<f64>| {
+        median(&e.pairs.iter().filter_map(f).collect::<Vec<_>>())
+    };
+    let reads = med(&|p| Some(p.on.reads as f64 / (p.on.stats.wall_ns.max(1) as f64 / 1e9)));
+    let on = med(&|p| Some(per_s(&p.on.stats)));
+    let off = med(&|p| Some(per_s(&p.off)));
+    let per_read = med(&Pair::stolen_ns_per_read);
     let unit = match e.neighbour {
         Neighbour::Route(_) => "reads",
         Neighbour::Sampler(_) => "ticks",
