@@ -28,7 +28,7 @@ use super::reader::sleep_until;
 use super::report::{self, Experiment, Neighbour, SamplerNeighbour};
 use super::schedule::{Action, Role, SamplerSchedule};
 use super::ticks::{count_ticks, TscClock};
-use super::victim_side::{CpuCalibration, Victim};
+use super::victim_side::{Calibrations, Victim};
 use crate::manifest::Status;
 
 /// How long the sampler may take to start sampling, or to exit once
@@ -89,12 +89,6 @@ pub fn parse_banner(line: &str, mechanism: &str, rate_hz: u32) -> Option<(String
         .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|n| n.parse().ok());
     Some((format!("{label} @ {rate_hz} Hz"), cpu))
-}
-
-/// Whether the mechanism ticks in the kernel (no sampling thread to name
-/// as the row's CPU).
-fn in_kernel(mechanism: &str) -> bool {
-    crate::registry::in_kernel(mechanism)
 }
 
 /// Where the victim sits against the sampler's ticks: on the CPU they run
@@ -236,11 +230,12 @@ fn child_reason(code: Option<i32>, lines: &[String], when: &str) -> (Status, Str
     (kind, format!("raplbench-sample {when} ({status}): {last}"))
 }
 
-/// One sampler experiment with the victim on `victim_cpu`.
+/// One sampler experiment with the victim on `victim_cpu` (calibrated
+/// there first if it is the first time).
 pub fn run_sampler(
     settings: &SamplerSettings,
     victim_cpu: usize,
-    calibration: CpuCalibration,
+    calibrations: &mut Calibrations,
     stop: &AtomicBool,
 ) -> Experiment {
     // the CPU its ticks run on, from its banner (None until then, or unpinned)
@@ -261,6 +256,14 @@ pub fn run_sampler(
             status,
             reason,
         )
+    };
+    let calibration = match calibrations.of(victim_cpu) {
+        Ok(c) => c,
+        Err(why) => {
+            let reason = format!("calibrating the victim on CPU {victim_cpu}: {why}");
+            let n = Neighbour::Sampler(neighbour);
+            return Experiment::not_run(n, rate, None, Status::Error, reason);
+        }
     };
     let timeout_windows = (CHILD_TIMEOUT_S / settings.window_s).ceil() as usize;
     let max_windows = 1 + settings.pairs * (4 + 2 * timeout_windows);
@@ -299,7 +302,8 @@ pub fn run_sampler(
                 .find_map(|l| parse_banner(l, &settings.mechanism, settings.rate_hz))
             {
                 neighbour.target = Some(target);
-                neighbour.cpu = cpu.filter(|_| !in_kernel(&settings.mechanism));
+                // no sampling thread to name as the row's CPU in the kernel
+                neighbour.cpu = cpu.filter(|_| !crate::registry::in_kernel(&settings.mechanism));
                 tick_cpu = cpu;
             }
             let counted = match (interrupted, clean_exit(code), current_on.take()) {
@@ -427,7 +431,6 @@ mod tests {
             parse_banner(e, "ebpf", 1000),
             Some(("msr/tsc/ @ 1000 Hz".into(), Some(0)))
         );
-        assert!(in_kernel("ebpf") && !in_kernel("perf"));
         let p = "raplbench-sample: sampling powercap (a (b) c) at 100 Hz";
         assert_eq!(
             parse_banner(p, "powercap", 100),

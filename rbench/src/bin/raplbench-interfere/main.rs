@@ -27,7 +27,6 @@ use rbench::interfere::report::{summary_line, Document, Experiment};
 use rbench::interfere::route::{run_routes, Only, RouteSettings};
 use rbench::interfere::sampler::{run_sampler, SamplerSettings};
 use rbench::interfere::victim_side::Calibrations;
-use rbench::manifest::Status;
 use rbench::signals;
 use std::io::Write;
 use std::path::PathBuf;
@@ -107,24 +106,7 @@ fn experiments(args: &Args, doc: &mut Document, stop: &AtomicBool) -> Result<(),
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let e = match calibrations.of(v) {
-                    Ok(c) => run_sampler(&settings, v, c, stop),
-                    Err(why) => Experiment::not_run(
-                        rbench::interfere::report::Neighbour::Sampler(
-                            rbench::interfere::report::SamplerNeighbour {
-                                mechanism: mechanism.clone(),
-                                cpu: None,
-                                sampler_args: settings.args("<tmp csv>"),
-                                target: None,
-                            },
-                        ),
-                        Some(args.rate),
-                        None,
-                        Status::Error,
-                        format!("calibrating the victim on CPU {v}: {why}"),
-                    ),
-                };
-                report(e);
+                report(run_sampler(&settings, v, &mut calibrations, stop));
             }
             let _ = std::fs::remove_dir_all(&tmp_dir);
         }
