@@ -11,7 +11,7 @@ use super::schedule::{Order, PairAt};
 use super::victim_side::CpuCalibration;
 use crate::manifest::{RowMeta, Status};
 use crate::summary::median;
-use crate::victim::calibrate::{FLOOR_NS, K};
+use crate::victim::calibrate::rule_text;
 use crate::victim::gaps::GapStats;
 
 /// The document.
@@ -40,7 +40,7 @@ impl Document {
             tool: "raplbench-interfere",
             window_s,
             pairs,
-            threshold_rule: format!("max({K} x iteration p99, {FLOOR_NS} ns)"),
+            threshold_rule: rule_text(),
             calibrations: BTreeMap::new(),
             experiments: Vec::new(),
             stopped_by: None,

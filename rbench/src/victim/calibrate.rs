@@ -50,6 +50,11 @@ pub fn threshold_rule(iteration_p99_ns: f64) -> f64 {
     (K * iteration_p99_ns).max(FLOOR_NS)
 }
 
+/// The rule in the documents' words: "max(4 x iteration p99, 200 ns)".
+pub fn rule_text() -> String {
+    format!("max({K} x iteration p99, {FLOOR_NS} ns)")
+}
+
 /// The q-quantile (nearest rank: the smallest value with at least ⌈q·n⌉
 /// of the n values at or below it) of a histogram whose bucket `c` counts
 /// the values equal to `c`, plus `above` values beyond the last bucket.

@@ -184,11 +184,7 @@ impl Report {
             threshold_ns: probe.threshold_ns,
             threshold_source: match setup.threshold_ns {
                 Some(_) => "--threshold-ns".into(),
-                None => format!(
-                    "rule: max({} x iteration p99, {} ns)",
-                    calibrate::K,
-                    calibrate::FLOOR_NS
-                ),
+                None => format!("rule: {}", calibrate::rule_text()),
             },
             normal_iteration_ns: probe.normal_iteration_ns,
             gaps_not_kept: total.not_kept,
@@ -273,6 +269,7 @@ mod tests {
         let r = Report::new(&setup, &probe, None);
         assert!(!probe.stopped);
         assert!(r.threshold_ns >= r.calibration.iteration_p99_ns);
+        assert_eq!(r.threshold_source, "rule: max(4 x iteration p99, 200 ns)");
         assert!(r.total.wall_ns >= 50_000_000, "{:?}", r.total);
         assert!(r.total.stolen_ns <= r.total.wall_ns);
         assert_eq!(
