@@ -144,89 +144,75 @@ fn wait(until: &Until) -> Result<i32, Fail> {
     }
 }
 
-/// The common end of a phase: start the producer, check it started, wait,
-/// stop, collect.
-struct Running<P> {
-    /// Printed on stderr once sampling has started (other programs wait
-    /// for it); None: nothing (a later window of a --report run).
-    banner: Option<String>,
-    stop: Arc<AtomicBool>,
-    producer: std::thread::JoinHandle<(ticker::TickerStats, P)>,
-    writer: std::thread::JoinHandle<(writer::PhaseStats, Option<CsvOut>)>,
-    started: std::sync::mpsc::Receiver<Result<(), String>>,
-    extra_cpu_ns: Option<ExtraCpu>,
-    /// The ticker's timer, to wake it when the phase stops (None: a drain).
+/// The start-up channel of a producer thread: Ok once it samples.
+type Started = std::sync::mpsc::SyncSender<Result<(), String>>;
+
+/// The common run of a phase: the writer (`setup`) and the producer thread
+/// `name` running `body` (given the stop flag, the batches, the start-up
+/// channel and the barrier it meets the writer at) until `until`, the
+/// banner printed on stderr once it has started (other programs wait for
+/// it; None: a later window of a --report run). `timer` is the ticker's,
+/// woken when the phase stops (a drain sleeps parked). What `body`
+/// returned, what was measured (trigger None), and the output.
+fn run_phase<P: Send + 'static>(
+    name: &str,
+    setup: writer::WriterSetup,
     timer: Option<Arc<OwnedFd>>,
-}
-
-impl<P> Running<P> {
-    /// Waits for the phase to end; what the producer thread returned, what
-    /// was measured (trigger None), and the output.
-    fn finish(self, until: &Until) -> Result<(P, Ran, Option<CsvOut>), Fail> {
-        let startup = self
-            .started
-            .recv()
-            .unwrap_or_else(|_| Err("the sampling thread died".into()));
-        let start_ns = monotonic_ns();
-        let cpu_start = cpu_now(self.extra_cpu_ns.as_ref());
-        let code = match startup {
-            Ok(()) => {
-                if let Some(banner) = &self.banner {
-                    crate::say!("{banner}");
-                }
-                wait(until)
-            }
-            Err(why) => Err(Fail::Setup(why)),
-        };
-        let wall_ns = monotonic_ns() - start_ns;
-        self.stop.store(true, Ordering::Relaxed);
-        self.producer.thread().unpark(); // a drain sleeps parked
-        if let Some(timer) = &self.timer {
-            ticker::wake(timer); // the ticker waits on its timer for up to a period
-        }
-        let producer = self
-            .producer
-            .join()
-            .map_err(|_| Fail::Run("the sampling thread panicked".into()))?;
-        let (stats, output) = self
-            .writer
-            .join()
-            .map_err(|_| Fail::Run("the writer thread panicked".into()))?;
-        let (ticker, returned) = producer;
-        let ran = Ran {
-            start_ns,
-            wall_ns,
-            cpu_ns: stats.cpu_end_ns.saturating_sub(cpu_start),
-            code: code?,
-            producer: ticker,
-            stats,
-            trigger: None,
-        };
-        Ok((returned, ran, output))
-    }
-}
-
-fn start_writer(
-    period_ns: u64,
-    domains: Vec<rbench::Domain>,
-    yields_energy: Vec<bool>,
-    output: Option<CsvOut>,
-    extra_cpu_ns: Option<ExtraCpu>,
-    ends: batch::WriterEnds,
-    done: Arc<Barrier>,
-) -> std::thread::JoinHandle<(writer::PhaseStats, Option<CsvOut>)> {
-    let setup = writer::WriterSetup {
-        period_ns,
-        domains,
-        yields_energy,
-        output,
-        extra_cpu_ns,
-        done,
-    };
-    std::thread::Builder::new()
+    banner: Option<String>,
+    until: &Until,
+    body: impl FnOnce(&AtomicBool, batch::ProducerEnds, Started, Arc<Barrier>) -> (ticker::TickerStats, P)
+        + Send
+        + 'static,
+) -> Result<(P, Ran, Option<CsvOut>), Fail> {
+    let (producer_ends, writer_ends) = batch::pool(setup.domains.len());
+    let (done, extra_cpu_ns) = (setup.done.clone(), setup.extra_cpu_ns.clone());
+    let writer = std::thread::Builder::new()
         .name("writer".into())
-        .spawn(move || writer::run(setup, ends))
-        .expect("spawn the writer thread")
+        .spawn(move || writer::run(setup, writer_ends))
+        .expect("spawn the writer thread");
+    let stop = Arc::new(AtomicBool::new(false));
+    let (started_tx, started) = sync_channel(1);
+    let stop_flag = stop.clone();
+    let producer = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || body(&stop_flag, producer_ends, started_tx, done))
+        .unwrap_or_else(|e| panic!("spawn the {name} thread: {e}"));
+    let startup = started
+        .recv()
+        .unwrap_or_else(|_| Err("the sampling thread died".into()));
+    let start_ns = monotonic_ns();
+    let cpu_start = cpu_now(extra_cpu_ns.as_ref());
+    let code = match startup {
+        Ok(()) => {
+            if let Some(banner) = &banner {
+                crate::say!("{banner}");
+            }
+            wait(until)
+        }
+        Err(why) => Err(Fail::Setup(why)),
+    };
+    let wall_ns = monotonic_ns() - start_ns;
+    stop.store(true, Ordering::Relaxed);
+    producer.thread().unpark(); // a drain sleeps parked
+    if let Some(timer) = &timer {
+        ticker::wake(timer); // the ticker waits on its timer for up to a period
+    }
+    let (ticker, returned) = producer
+        .join()
+        .map_err(|_| Fail::Run("the sampling thread panicked".into()))?;
+    let (stats, output) = writer
+        .join()
+        .map_err(|_| Fail::Run("the writer thread panicked".into()))?;
+    let ran = Ran {
+        start_ns,
+        wall_ns,
+        cpu_ns: stats.cpu_end_ns.saturating_sub(cpu_start),
+        code: code?,
+        producer: ticker,
+        stats,
+        trigger: None,
+    };
+    Ok((returned, ran, output))
 }
 
 /// The sampling source of a user-space phase: given to the sampling thread,
@@ -243,49 +229,37 @@ pub fn run_ticked(
     until: &Until,
     banner: Option<String>,
 ) -> Result<(Source, Ran, Option<CsvOut>), Fail> {
-    let (producer_ends, writer_ends) = batch::pool(source.domains().len());
-    let done = Arc::new(Barrier::new(2));
-    let writer = start_writer(
-        setup.period_ns,
-        source.domains().to_vec(),
-        yields_energy,
-        output,
-        None,
-        writer_ends,
-        done.clone(),
-    );
-    let stop = Arc::new(AtomicBool::new(false));
-    let (started_tx, started) = sync_channel(1);
-    let stop_flag = stop.clone();
     // created here so that stopping can wake the thread waiting on it
     let timer = Arc::new(ticker::periodic_timer(setup.period_ns).map_err(Fail::Setup)?);
     let ticker_timer = timer.clone();
-    let producer = std::thread::Builder::new()
-        .name("sampler".into())
-        .spawn(move || {
+    let writer = writer::WriterSetup {
+        period_ns: setup.period_ns,
+        domains: source.domains().to_vec(),
+        yields_energy,
+        output,
+        extra_cpu_ns: None,
+        done: Arc::new(Barrier::new(2)),
+    };
+    run_phase(
+        "sampler",
+        writer,
+        Some(timer),
+        banner,
+        until,
+        move |stop, ends, started, done| {
             let mut source = source;
             let stats = ticker::run(
                 &mut *source,
                 setup,
                 &ticker_timer,
-                &stop_flag,
-                producer_ends,
-                started_tx,
+                stop,
+                ends,
+                started,
                 done,
             );
             (stats, source)
-        })
-        .expect("spawn the sampling thread");
-    Running {
-        banner,
-        stop,
-        producer,
-        writer,
-        started,
-        extra_cpu_ns: None,
-        timer: Some(timer),
-    }
-    .finish(until)
+        },
+    )
 }
 
 /// What samples in the kernel, and which of its values are written.
@@ -327,15 +301,9 @@ pub struct InKernelSetup<'a> {
     pub yields_energy: Vec<bool>,
 }
 
-/// The thread's body of a drain: it takes the stop flag, the batches, the
-/// start-up channel and the barrier it meets the writer at.
+/// The thread's body of a drain (run_phase's `body`).
 type DrainBody = Box<
-    dyn FnOnce(
-            &AtomicBool,
-            batch::ProducerEnds,
-            std::sync::mpsc::SyncSender<Result<(), String>>,
-            Arc<Barrier>,
-        ) -> ticker::TickerStats
+    dyn FnOnce(&AtomicBool, batch::ProducerEnds, Started, Arc<Barrier>) -> ticker::TickerStats
         + Send,
 >;
 
@@ -358,38 +326,26 @@ pub fn run_in_kernel(
             lead,
         } => start_ksample(module, mode, hz, &wanted, lead)?,
     };
-    let (producer_ends, writer_ends) = batch::pool(setup.domains.len());
-    let done = Arc::new(Barrier::new(2));
-    let writer = start_writer(
-        period_ns,
-        setup.domains,
-        setup.yields_energy,
-        output,
-        Some(extra.clone()),
-        writer_ends,
-        done.clone(),
-    );
-    let stop = Arc::new(AtomicBool::new(false));
-    let (started_tx, started) = sync_channel(1);
-    let stop_flag = stop.clone();
-    let producer = std::thread::Builder::new()
-        .name("drain".into())
-        .spawn(move || (body(&stop_flag, producer_ends, started_tx, done), ()))
-        .expect("spawn the drain thread");
     let banner = banner.map(|b| match &trigger {
         Some(trigger) => format!("{b} ({trigger})"),
         None => b,
     });
-    let ((), mut ran, output) = Running {
-        banner,
-        stop,
-        producer,
-        writer,
-        started,
+    let writer = writer::WriterSetup {
+        period_ns,
+        domains: setup.domains,
+        yields_energy: setup.yields_energy,
+        output,
         extra_cpu_ns: Some(extra),
-        timer: None,
-    }
-    .finish(until)?;
+        done: Arc::new(Barrier::new(2)),
+    };
+    let ((), mut ran, output) = run_phase(
+        "drain",
+        writer,
+        None,
+        banner,
+        until,
+        move |stop, ends, started, done| (body(stop, ends, started, done), ()),
+    )?;
     ran.trigger = trigger;
     Ok((ran, output))
 }
