@@ -20,21 +20,19 @@ Row format (results/README.md; results/victim.py, results/idle_cost.py):
 import dataclasses
 import re
 
-from results import registry
+from results import registry, victim
 
 from plots import labels
 
-VICTIM, IDLE = "victim", "idle"
-STOLEN, GAP_P99, GAP_MAX = "stolen_ns_per_read", "victim_gap_p99_ns", "victim_gap_max_ns"
-VICTIM_METRICS = (STOLEN, GAP_P99, GAP_MAX)
-WAKEUPS, BUSY, DEEP_IDLE = "wakeups_per_s", "busy_pct", "deep_idle_pct"
-IDLE_METRICS = (WAKEUPS, BUSY, DEEP_IDLE)
-FLAT_OUT = "flat out"
+VICTIM, IDLE = victim.HARNESS, "idle"
+STOLEN, GAP_P99, GAP_MAX = VICTIM_METRICS = victim.METRICS  # as results/victim.py writes them
+WAKEUPS, BUSY, DEEP_IDLE = IDLE_METRICS = "wakeups_per_s", "busy_pct", "deep_idle_pct"
+FLAT_OUT = victim.FLAT_OUT
 IS_TARGET, ELSEWHERE = "victim-is-target", "victim-elsewhere"
 # the latency rows a route is shown beside, in this order
 LATENCY_HARNESSES = ("gbench", "criterion")
 
-_TARGET = re.compile(r"^(?P<route>.*?)\s*@ (?P<rate>flat out|[0-9.]+ Hz)"
+_TARGET = re.compile(rf"^(?P<route>.*?)\s*@ (?P<rate>{FLAT_OUT}|[0-9.]+ Hz)"
                      r"(?:; victim CPU (?P<victim>\d+))?$")
 
 
@@ -58,7 +56,7 @@ class Where:
     def rate_label(self) -> str:
         if not self.rate_known:
             return "—"
-        return FLAT_OUT if self.rate_hz is None else f"{self.rate_hz:g} Hz"
+        return victim.rate_label(self.rate_hz)
 
     @property
     def is_sampler(self) -> bool:
