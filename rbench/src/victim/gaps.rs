@@ -212,41 +212,41 @@ fn to_ns(cycles: u64, ns_per_cycle: f64) -> u64 {
     (cycles as f64 * ns_per_cycle).round() as u64
 }
 
+impl Second {
+    /// Its statistics, given its kept gaps (sorted here).
+    fn stats(&self, gaps: &mut [u64], ns_per_cycle: f64) -> GapStats {
+        let (p50_ns, p99_ns) = percentiles(gaps, ns_per_cycle);
+        GapStats {
+            wall_ns: to_ns(self.wall(), ns_per_cycle),
+            stolen_ns: to_ns(self.stolen, ns_per_cycle),
+            count: self.count,
+            p50_ns,
+            p99_ns,
+            max_ns: (self.count > 0).then_some(self.max as f64 * ns_per_cycle),
+            not_kept: self.not_kept,
+        }
+    }
+}
+
 impl Measured {
-    /// Each second's statistics, then the whole run's.
+    /// Each second's statistics, then the whole run's (as one long second).
     pub fn stats(&self, ns_per_cycle: f64) -> (Vec<GapStats>, GapStats) {
         let mut gaps = self.gaps.clone();
-        let per_second = self
-            .seconds
-            .iter()
-            .map(|s| {
-                let mine = &mut gaps[s.first_kept..s.first_kept + s.kept];
-                let (p50, p99) = percentiles(mine, ns_per_cycle);
-                GapStats {
-                    wall_ns: to_ns(s.wall(), ns_per_cycle),
-                    stolen_ns: to_ns(s.stolen, ns_per_cycle),
-                    count: s.count,
-                    p50_ns: p50,
-                    p99_ns: p99,
-                    max_ns: (s.count > 0).then_some(s.max as f64 * ns_per_cycle),
-                    not_kept: s.not_kept,
-                }
-            })
+        let per_second = (self.seconds.iter())
+            .map(|s| s.stats(&mut gaps[s.first_kept..s.first_kept + s.kept], ns_per_cycle))
             .collect();
         let sum = |f: fn(&Second) -> u64| self.seconds.iter().map(f).sum::<u64>();
-        let count = sum(|s| s.count);
-        let max = self.seconds.iter().map(|s| s.max).max().unwrap_or(0);
-        let (p50, p99) = percentiles(&mut gaps, ns_per_cycle);
-        let total = GapStats {
-            wall_ns: to_ns(sum(|s| s.wall()), ns_per_cycle),
-            stolen_ns: to_ns(sum(|s| s.stolen), ns_per_cycle),
-            count,
-            p50_ns: p50,
-            p99_ns: p99,
-            max_ns: (count > 0).then_some(max as f64 * ns_per_cycle),
+        let whole = Second {
+            start_tsc: 0,
+            end_tsc: sum(Second::wall),
+            count: sum(|s| s.count),
+            stolen: sum(|s| s.stolen),
+            max: self.seconds.iter().map(|s| s.max).max().unwrap_or(0),
+            first_kept: 0,
+            kept: gaps.len(),
             not_kept: sum(|s| s.not_kept),
         };
-        (per_second, total)
+        (per_second, whole.stats(&mut gaps, ns_per_cycle))
     }
 }
 
