@@ -45,12 +45,12 @@ def test_truncated_last_line_names_the_field(tmp_path, capsys):
 
 def test_wrong_version_names_schema_version(tmp_path, capsys):
     rows = [json.loads(line) for line in good_lines()]
-    rows[1]["schema_version"] = "3"
+    rows[1]["schema_version"] = "4"
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, _, err = run(capsys, path)
     assert code == 2
-    assert err == [f"{path}:2: schema_version: '3' is not one of ['1', '2']"]
+    assert err == [f"{path}:2: schema_version: '4' is not one of ['1', '2', '3']"]
 
 
 def test_schema_1_file_still_validates(capsys):
