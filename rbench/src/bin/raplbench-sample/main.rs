@@ -173,7 +173,53 @@ fn loops(
 ) -> (Loops, [Subject; 2], [String; 2]) {
     let (mech, hz) = (args.mechanism().name(), args.frequency);
     let liveness = Counters::liveness_of(opened.counters());
-    let null_subject = |kind: &str, cpu| Subject {
+    // what it reads, the sampling CPU, the counters', where it samples (for
+    // the banner), the null loop's kind, and the loops
+    let (label, stand_in, cpu, target_cpu, on, kind, loops) = match opened {
+        Opened::Ticked(t) => {
+            let cpu = args.cpu.or(t.counter_cpu);
+            let on = cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
+            let setup = TickerSetup {
+                period_ns,
+                cpu,
+                fifo: args.fifo,
+            };
+            let source = Some(t.source);
+            let loops = Loops::Ticked {
+                source,
+                setup,
+                yields_energy,
+            };
+            let kind = "bare timerfd loop";
+            (t.label, t.stand_in, cpu, t.counter_cpu, on, kind, loops)
+        }
+        Opened::InKernel(k) => {
+            let cpu = k.cpus.first().copied().unwrap_or(0);
+            let cpus: Vec<String> = k.cpus.iter().map(usize::to_string).collect();
+            let on = format!(" on CPU {}", cpus.join(","));
+            let (label, stand_in, kind) = (k.label.clone(), k.stand_in.clone(), k.null_kind());
+            let loops = Loops::InKernel {
+                k,
+                yields_energy,
+                period_ns,
+                hz,
+            };
+            (label, stand_in, Some(cpu), Some(cpu), on, kind, loops)
+        }
+    };
+    let banners = [
+        format!("sampling {mech} ({label}) at {hz} Hz{on}"),
+        format!("null sampler ({kind}) at {hz} Hz"),
+    ];
+    let sampler = Subject {
+        title: format!("{mech} ({label})"),
+        target: label,
+        cpu,
+        target_cpu,
+        stand_in,
+        liveness,
+    };
+    let null = Subject {
         title: format!("null ({kind})"),
         target: kind.into(),
         cpu,
@@ -181,72 +227,7 @@ fn loops(
         stand_in: None,
         liveness: None,
     };
-    let null_banner = |kind: &str| format!("null sampler ({kind}) at {hz} Hz");
-    match opened {
-        Opened::Ticked(t) => {
-            let cpu = args.cpu.or(t.counter_cpu);
-            let sampler = Subject {
-                title: format!("{mech} ({})", t.label),
-                target: t.label.clone(),
-                cpu,
-                target_cpu: t.counter_cpu,
-                stand_in: t.stand_in,
-                liveness,
-            };
-            let banner = format!(
-                "sampling {mech} ({}) at {hz} Hz{}",
-                t.label,
-                cpu.map_or(String::new(), |c| format!(" on CPU {c}"))
-            );
-            let setup = TickerSetup {
-                period_ns,
-                cpu,
-                fifo: args.fifo,
-            };
-            let kind = "bare timerfd loop";
-            (
-                Loops::Ticked {
-                    source: Some(t.source),
-                    setup,
-                    yields_energy,
-                },
-                [sampler, null_subject(kind, cpu)],
-                [banner, null_banner(kind)],
-            )
-        }
-        Opened::InKernel(k) => {
-            let cpu = k.cpus.first().copied().unwrap_or(0);
-            let cpus_text = k
-                .cpus
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(",");
-            let sampler = Subject {
-                title: format!("{mech} ({})", k.label),
-                target: k.label.clone(),
-                cpu: Some(cpu),
-                target_cpu: Some(cpu),
-                stand_in: k.stand_in.clone(),
-                liveness,
-            };
-            let banner = format!(
-                "sampling {mech} ({}) at {hz} Hz on CPU {cpus_text}",
-                k.label
-            );
-            let kind = k.null_kind();
-            (
-                Loops::InKernel {
-                    k,
-                    yields_energy,
-                    period_ns,
-                    hz,
-                },
-                [sampler, null_subject(kind, Some(cpu))],
-                [banner, null_banner(kind)],
-            )
-        }
-    }
+    (loops, [sampler, null], banners)
 }
 
 fn run(args: Args) -> Result<i32, Fail> {
