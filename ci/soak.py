@@ -110,10 +110,12 @@ def rss_kib(pid: int) -> int | None:
 def counter_range(mechanism: str, source: str) -> int:
     """The largest raw value of a counter, where it wraps: an energy status
     MSR is 32 bits; a powercap zone says it (max_energy_range_uj); perf
-    counts (also those the BPF program reads) are 64 bits."""
-    if mechanism == "msr":
+    counts (also those the BPF program reads) are 64 bits. By the path the
+    mechanism reads through (the registry's), not its name."""
+    path = registry.mechanism(mechanism).path
+    if path == "msr-dev":
         return 2**32 - 1
-    if mechanism == "powercap":
+    if path == "powercap":
         try:
             return int(Path("/sys/class/powercap", source, "max_energy_range_uj").read_text())
         except (OSError, ValueError):
