@@ -38,12 +38,51 @@ impl Batch {
     }
 }
 
-/// The producer's ends: full batches out, empty ones back.
+/// The producer's ends: full batches out, empty ones back, and the batch
+/// being filled (the sampling thread and the drains fill them alike).
 pub struct ProducerEnds {
-    /// Where full batches go.
-    pub full: SyncSender<Batch>,
-    /// Where empty batches come back from.
-    pub empty: Receiver<Batch>,
+    full: SyncSender<Batch>,
+    empty: Receiver<Batch>,
+    current: Option<Batch>,
+    ndomains: usize,
+    /// Ticks missed since the last batch handed over.
+    pub missed: u64,
+}
+
+impl ProducerEnds {
+    /// Adds a sample taken at `t` whose raw values `fill` writes, one per
+    /// domain: Ok(false) when there is no empty batch (the writer fell
+    /// behind: the sample is dropped), `fill`'s error when it failed
+    /// (nothing is added). A batch that is full goes to the writer.
+    pub fn push<E>(
+        &mut self,
+        t: u64,
+        fill: impl FnOnce(&mut [u64]) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        if self.current.is_none() {
+            self.current = self.empty.try_recv().ok();
+        }
+        let Some(batch) = self.current.as_mut() else {
+            return Ok(false);
+        };
+        let (at, n) = (batch.len, self.ndomains);
+        fill(&mut batch.values[at * n..(at + 1) * n])?;
+        batch.times[at] = t;
+        batch.len += 1;
+        if batch.is_full() {
+            self.hand_over();
+        }
+        Ok(true)
+    }
+
+    /// Sends the batch being filled (if any) to the writer, with the ticks
+    /// missed since the previous one.
+    pub fn hand_over(&mut self) {
+        if let Some(mut batch) = self.current.take() {
+            batch.missed = std::mem::take(&mut self.missed);
+            let _ = self.full.send(batch);
+        }
+    }
 }
 
 /// The writer's ends.
@@ -67,6 +106,9 @@ pub fn pool(ndomains: usize) -> (ProducerEnds, WriterEnds) {
         ProducerEnds {
             full: full_tx,
             empty: empty_rx,
+            current: None,
+            ndomains,
+            missed: 0,
         },
         WriterEnds {
             full: full_rx,

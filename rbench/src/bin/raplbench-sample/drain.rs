@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use crate::batch::{Batch, ProducerEnds};
+use crate::batch::ProducerEnds;
 use crate::ticker::TickerStats;
 
 /// How often the queue is drained.
@@ -62,12 +62,10 @@ struct Previous {
 pub struct Drain {
     /// None once hung up.
     pub ends: Option<ProducerEnds>,
-    current: Option<Batch>,
     map: ValueMap,
     /// The latest value of each domain, None before its first sample.
     latest: Vec<Option<u64>>,
     previous: Vec<Previous>,
-    missed: u64,
     /// Samples the kernel numbered but never handed over (gaps in seq).
     pub seq_gaps: u64,
     /// What was counted.
@@ -79,11 +77,9 @@ impl Drain {
     pub fn new(ends: ProducerEnds, map: ValueMap) -> Drain {
         Drain {
             ends: Some(ends),
-            current: None,
             latest: vec![None; map.domains.len()],
             map,
             previous: Vec::new(),
-            missed: 0,
             seq_gaps: 0,
             stats: TickerStats::default(),
         }
@@ -115,8 +111,8 @@ impl Drain {
         };
         let prev = &mut self.previous[at];
         let advanced = prev.time_ns.is_none_or(|t| s.time_ns() > t);
-        if s.key() == self.map.lead {
-            self.missed += s.missed().saturating_sub(prev.missed);
+        if let Some(ends) = self.ends.as_mut().filter(|_| s.key() == self.map.lead) {
+            ends.missed += s.missed().saturating_sub(prev.missed);
         }
         prev.time_ns = Some(prev.time_ns.map_or(s.time_ns(), |t| t.max(s.time_ns())));
         prev.missed = prev.missed.max(s.missed());
@@ -155,34 +151,21 @@ impl Drain {
             self.stats.incomplete += 1;
             return;
         }
-        if self.current.is_none() {
-            self.current = self.ends.as_ref().and_then(|e| e.empty.try_recv().ok());
-        }
-        let Some(batch) = self.current.as_mut() else {
-            self.stats.dropped += 1;
-            return;
+        let latest = &self.latest;
+        let fill = |values: &mut [u64]| {
+            let at_latest = values.iter_mut().zip(latest);
+            at_latest.for_each(|(slot, latest)| *slot = latest.unwrap_or(0));
+            Ok::<(), ()>(())
         };
-        let at = batch.len;
-        let n = self.latest.len();
-        batch.times[at] = s.time_ns();
-        for (slot, latest) in batch.values[at * n..(at + 1) * n]
-            .iter_mut()
-            .zip(&self.latest)
-        {
-            *slot = latest.unwrap_or(0);
-        }
-        batch.len += 1;
-        if batch.is_full() {
-            self.hand_over();
+        if self.ends.as_mut().map(|e| e.push(s.time_ns(), fill)) != Some(Ok(true)) {
+            self.stats.dropped += 1;
         }
     }
 
-    /// Sends the batch being filled to the writer, with the periods missed
-    /// since the previous one.
+    /// Sends the batch being filled to the writer (ProducerEnds::hand_over).
     pub fn hand_over(&mut self) {
-        if let (Some(mut batch), Some(ends)) = (self.current.take(), self.ends.as_ref()) {
-            batch.missed = std::mem::take(&mut self.missed);
-            let _ = ends.full.send(batch);
+        if let Some(ends) = self.ends.as_mut() {
+            ends.hand_over();
         }
     }
 

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Barrier};
 
-use crate::batch::{Batch, ProducerEnds};
+use crate::batch::ProducerEnds;
 
 /// Where and how the thread runs.
 #[derive(Debug, Clone, Copy)]
@@ -110,14 +110,6 @@ pub fn wake(timer: &OwnedFd) {
     unsafe { libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
 }
 
-/// Sends the current batch (if it holds anything) to the writer.
-fn hand_over(current: &mut Option<Batch>, missed: &mut u64, full: &SyncSender<Batch>) {
-    if let Some(mut batch) = current.take() {
-        batch.missed = std::mem::take(missed);
-        let _ = full.send(batch);
-    }
-}
-
 /// Samples `source` on each expiration of `timer` (periodic_timer) until
 /// `stop` is set (and the timer woken: wake). `started` receives Ok once
 /// the thread is placed (or the reason it could not be).
@@ -126,7 +118,7 @@ pub fn run(
     setup: TickerSetup,
     timer: &OwnedFd,
     stop: &AtomicBool,
-    ends: ProducerEnds,
+    mut ends: ProducerEnds,
     started: SyncSender<Result<(), String>>,
     done: Arc<Barrier>,
 ) -> TickerStats {
@@ -142,9 +134,6 @@ pub fn run(
             return stats;
         }
     };
-    let ndom = source.domains().len();
-    let mut current: Option<Batch> = None;
-    let mut missed = 0u64;
     let mut expirations = 0u64;
 
     while !stop.load(Ordering::Relaxed) {
@@ -156,21 +145,10 @@ pub fn run(
         if stop.load(Ordering::Relaxed) {
             break; // woken to stop: no sample off the grid
         }
-        missed += expirations - 1;
-        let t = monotonic_ns();
-        if current.is_none() {
-            current = ends.empty.try_recv().ok();
-        }
-        let Some(batch) = current.as_mut() else {
-            stats.dropped += 1;
-            continue;
-        };
-        let at = batch.len;
-        match source.read(&mut batch.values[at * ndom..(at + 1) * ndom]) {
-            Ok(()) => {
-                batch.times[at] = t;
-                batch.len += 1;
-            }
+        ends.missed += expirations - 1;
+        match ends.push(monotonic_ns(), |values| source.read(values)) {
+            Ok(true) => {}
+            Ok(false) => stats.dropped += 1,
             Err(e) => {
                 stats.read_errors += 1;
                 if stats.first_error.is_none() {
@@ -178,11 +156,8 @@ pub fn run(
                 }
             }
         }
-        if batch.is_full() {
-            hand_over(&mut current, &mut missed, &ends.full);
-        }
     }
-    hand_over(&mut current, &mut missed, &ends.full);
+    ends.hand_over();
     drop(ends); // hang up: the writer drains and takes its last CPU reading
     done.wait();
     stats
