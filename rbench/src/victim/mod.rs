@@ -47,13 +47,8 @@ pub struct Setup {
     pub cpu: usize,
     /// How long to measure, seconds (> 0).
     pub duration_s: f64,
-    /// How long each window of the report is, seconds (> 0; 1 for
-    /// raplbench-victim's seconds).
-    pub window_s: f64,
     /// The threshold, ns, instead of the calibrated rule.
     pub threshold_ns: Option<f64>,
-    /// Room for this many gaps.
-    pub max_gaps: usize,
     /// How long to calibrate.
     pub calibration: Duration,
 }
@@ -64,9 +59,7 @@ impl Setup {
         Setup {
             cpu,
             duration_s,
-            window_s: 1.0,
             threshold_ns: None,
-            max_gaps: MAX_GAPS,
             calibration: CALIBRATION_WINDOW,
         }
     }
@@ -99,12 +92,12 @@ pub fn run(setup: &Setup, stop: &AtomicBool) -> Result<Probe, crate::Error> {
     let hz = calibration.tsc_ghz * 1e9;
     let normal = calibration.cycles(calibration.iteration_p50_ns);
     let run_cycles = (setup.duration_s * hz) as u64;
-    let max_seconds = (setup.duration_s / setup.window_s).ceil() as usize + 1;
+    let max_seconds = setup.duration_s.ceil() as usize + 1;
     let gaps = Gaps::new(
         calibration.cycles(threshold_ns),
         normal,
-        (setup.window_s * hz).round() as u64,
-        setup.max_gaps,
+        hz.round() as u64,
+        MAX_GAPS,
         max_seconds,
     );
     let (measured, stopped) = spin(gaps, run_cycles, stop, &AtomicU64::new(0));
