@@ -88,9 +88,10 @@ pub struct Args {
           allow_negative_numbers = true)]
     pub window_s: f64,
 
-    /// Only these routes: PATH or PATH/OP, comma-separated (paths: powercap,
-    /// msr-dev, perf, ebpf-lookup, ebpf-mmap)
-    #[arg(long, value_delimiter = ',', conflicts_with = "sampler")]
+    /// Only these routes (the help names ROUTE_PATHS, the one list)
+    #[arg(long, value_delimiter = ',', conflicts_with = "sampler",
+          help = format!("Only these routes: PATH or PATH/OP, comma-separated (paths: {})",
+                         rbench::interfere::route::ROUTE_PATHS.join(", ")))]
     pub only: Vec<String>,
 
     /// A raplbench-sample process as the neighbour, with this --mechanism
