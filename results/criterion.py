@@ -2,11 +2,13 @@
 
 Contract with rbench's bench target `paths` (rbench/benches/paths.rs):
 
-- it writes the manifest of results/manifest.py (the format ubench writes
-  too) to $RAPLBENCH_MANIFEST: one ROW per result row, "bench" being the
-  Criterion full id ("value" is then "real_time": Criterion measures time
-  per iteration only); a path that cannot run here has a ROW with bench and
-  value null and the reason;
+- it makes its plan in-process (rbench/src/plan.rs) and times the rows
+  Criterion times, each as the benchmark whose full id is the row's id;
+- it writes the plan it timed (results/plan.py's format) to
+  $RAPLBENCH_CRITERION_PLAN, with "not_timed": {ID: {"status":
+  "unavailable" | "error", "reason"}} for the runnable rows it could not
+  open (unavailable) or whose timing failed (error): Criterion itself has
+  no error channel;
 - it times every row in rounds (rbench/src/schedule.rs), each round one
   Criterion measurement per row, written under <CRITERION_HOME>/round-NN/
   (bench-all runs it in legs, each with its own home,
@@ -15,20 +17,23 @@ Contract with rbench's bench target `paths` (rbench/benches/paths.rs):
   "full_id") and new/sample.json ({"iters": [...], "times": [...]}, times
   in ns, one entry per Criterion sample).
 
-One row per manifest ROW (harness "criterion"). Its samples are blocks'
-ns per iteration, a block being what ubench's Google Benchmark repetition
-is: one round of the row (the sum of its times over the sum of its iters),
-so that both harnesses' rows are medians of the same kind of sample;
-iterations is the first round's. A Criterion home without round-NN/
-directories (rbench before rounds) gives one block per Criterion sample
-(times[i] / iters[i]), iterations the first sample's.
+One row per criterion row of the run's plan (raw/plan.json, the one ubench
+times too), harness "criterion", with the plan's fields and verdicts. A
+row the run's plan and Criterion's in-process plan do not both list is an
+error saying so. Its samples are blocks' ns per iteration, a block being
+what ubench's Google Benchmark repetition is: one round of the row (the
+sum of its times over the sum of its iters), so that both harnesses' rows
+are medians of the same kind of sample; iterations is the first round's.
+A Criterion home without round-NN/ directories (rbench before rounds) gives
+one block per Criterion sample (times[i] / iters[i]), iterations the first
+sample's.
 """
 
 import json
 import re
 from pathlib import Path
 
-from results import manifest, registry, rows
+from results import plan, registry, rows
 
 HARNESS = "criterion"
 PATHS = registry.paths_of(HARNESS)
@@ -61,7 +66,7 @@ def _load_one(criterion_home) -> dict[str, dict]:
             full_id = json.loads(bench_json.read_text(encoding="utf-8"))["full_id"]
             sample = json.loads(sample_json.read_text(encoding="utf-8"))
         except (OSError, KeyError, json.JSONDecodeError):
-            continue  # an interrupted benchmark: its manifest row becomes an error
+            continue  # an interrupted benchmark: its row becomes an error
         found[full_id] = sample
     return found
 
@@ -90,22 +95,55 @@ def load_samples(criterion_home) -> dict[str, dict]:
             for full_id, b in blocks.items()}
 
 
-def _row(common: dict, m: dict, samples_by_id: dict) -> dict:
-    meta = dict(harness=HARNESS, **manifest.row_fields(m))
-    if m["status"] != "ok":
-        return rows.not_ok_row(common, reason=m["reason"], status=m["status"], **meta)
-    sample = samples_by_id.get(m["bench"])
+def load_timed(path) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The plan rbench's benchmark timed ($RAPLBENCH_CRITERION_PLAN):
+    ({id: its criterion row}, {id: {"status", "reason"}} of the rows it did
+    not time); OSError, or ValueError naming the file."""
+    timed_rows, doc = plan.parse(Path(path).read_text(encoding="utf-8"), str(path), HARNESS)
+    not_timed = doc.get("not_timed")
+    if not isinstance(not_timed, dict) or not all(
+            isinstance(v, dict) and v.get("status") in ("unavailable", "error")
+            and isinstance(v.get("reason"), str) for v in not_timed.values()):
+        raise ValueError(f"{path}: no \"not_timed\" of {{id: {{status, reason}}}}")
+    return {r["id"]: r for r in timed_rows}, not_timed
+
+
+def _row(common: dict, p: dict, timed_rows: dict, not_timed: dict, samples_by_id: dict) -> dict:
+    meta = dict(harness=HARNESS, **plan.row_fields(p))
+
+    def not_ok(status, reason):
+        return rows.not_ok_row(common, status=status, reason=reason, **meta)
+
+    bench, timed = p["id"], timed_rows.get(p["id"])
+    if p["status"] != "ok":
+        return not_ok(p["status"], p["reason"])
+    if timed is None:
+        return not_ok("error", f"benchmark {bench}: the run's plan has this row, "
+                               "Criterion's in-process plan does not")
+    if timed["status"] != "ok":
+        return not_ok(timed["status"], timed["reason"])
+    if bench in not_timed:
+        return not_ok(not_timed[bench]["status"], not_timed[bench]["reason"])
+    sample = samples_by_id.get(bench)
     if sample is None:
-        return rows.not_ok_row(common, status="error", **meta,
-                               reason=f"benchmark {m['bench']} left no Criterion samples "
-                                      "(filtered out or interrupted?)")
+        return not_ok("error", f"benchmark {bench} left no Criterion samples "
+                               "(filtered out or interrupted?)")
     iters, times = sample.get("iters") or [], sample.get("times") or []
     if len(iters) != len(times) or not iters or min(iters) <= 0:
-        return rows.not_ok_row(common, status="error", **meta,
-                               reason=f"benchmark {m['bench']}: malformed sample.json")
+        return not_ok("error", f"benchmark {bench}: malformed sample.json")
     per_iter = [t / i for t, i in zip(times, iters)]
     return rows.measured_row(common, samples=per_iter, iterations=int(iters[0]), **meta)
 
 
-def normalize(manifest_rows: list[dict], samples_by_id: dict, common: dict) -> list[dict]:
-    return [_row(common, m, samples_by_id) for m in manifest_rows]
+def normalize(plan_rows: list[dict], timed: tuple[dict, dict], samples_by_id: dict,
+              common: dict) -> list[dict]:
+    """One row per criterion row of the run's plan (results.plan.load), in
+    its order, then an error row for each row only Criterion's plan lists;
+    `timed` from load_timed(), `samples_by_id` from load_samples()."""
+    timed_rows, not_timed = timed
+    planned = {p["id"] for p in plan_rows}
+    only_timed = [rows.not_ok_row(common, harness=HARNESS, status="error", **plan.row_fields(t),
+                                  reason=f"benchmark {i}: Criterion's in-process plan has this "
+                                         "row, the run's plan does not")
+                  for i, t in timed_rows.items() if i not in planned]
+    return [_row(common, p, timed_rows, not_timed, samples_by_id) for p in plan_rows] + only_timed

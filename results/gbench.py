@@ -1,16 +1,15 @@
 """Google Benchmark (1.7.1) JSON from ubench -> result rows.
 
 ubench (the C++ harness) times the gbench rows of rbench's plan
-(--raplbench_plan=FILE, raw/plan.json in bench-all) and writes two files:
-Google Benchmark's JSON (--benchmark_out) and its manifest
-(--raplbench_manifest=FILE, the format of results/manifest.py, shared with
-the Rust harness), one ROW per result row. It lists every row of the plan,
-including those that cannot run here (status not ok, bench null), so
-nothing disappears silently. The JSON's
-"context" holds "raplbench_tsc_khz" (optional): the TSC frequency ubench
-measured, in kHz, as a string; see tsc_khz_hint(). Older ubench builds
-embedded the manifest in the context as a JSON string ("raplbench_manifest");
-such files still normalize without a manifest file.
+(--raplbench_plan=FILE, raw/plan.json in bench-all; results/plan.py), each
+runnable row as the benchmark named by the row's id (Google Benchmark
+appends "/iterations:N" when a benchmark fixes its iteration count), and
+writes Google Benchmark's JSON (--benchmark_out). One result row per plan
+row: an unavailable row keeps the plan's reason; a measured row's samples
+are its repetitions' user counter named by the row's metric ("latency" in
+ns, "rate_hz") where the benchmark sets one, else their real_time in ns.
+The JSON's "context" holds "raplbench_tsc_khz" (optional): the TSC
+frequency ubench measured, in kHz, as a string; see tsc_khz_hint().
 
 A benchmark that fails at run time calls SkipWithError(); a message starting
 with "unavailable: " means the machine lacks something (the rest is the
@@ -22,11 +21,10 @@ reason), anything else is an error. Run ubench with
 import argparse
 import collections
 import json
+import re
 import sys
-from pathlib import Path
 
-from results import manifest as manifest_mod
-from results import registry, rows
+from results import plan, registry, rows
 
 HARNESS = "gbench"
 PATHS = registry.paths_of(HARNESS)
@@ -47,17 +45,6 @@ def load(path) -> dict:
             or not isinstance(gb.get("context"), dict):
         raise ValueError(f"{path}: not Google Benchmark JSON (no context / benchmarks)")
     return gb
-
-
-def embedded_manifest(gb: dict, origin="Google Benchmark JSON") -> list[dict]:
-    """The manifest rows an older ubench embedded in the GB context."""
-    text = gb.get("context", {}).get("raplbench_manifest")
-    if text is None:
-        raise ValueError(f"{origin}: no manifest: ubench writes it with "
-                         "--raplbench_manifest=FILE (pass that file with --manifest)")
-    if not isinstance(text, str):
-        raise ValueError(f"{origin}: raplbench_manifest is not a JSON string")
-    return manifest_mod.parse(text, f"{origin} (raplbench_manifest)", HARNESS)
 
 
 def tsc_khz_hint(gb: dict) -> int | None:
@@ -90,32 +77,39 @@ def merge(legs: list[dict]) -> dict:
     return {"context": dict(legs[0]["context"]), "benchmarks": merged}
 
 
-def _repetitions(gb: dict, bench: str) -> list[dict]:
-    runs = [b for b in gb["benchmarks"]
-            if b.get("run_type") == "iteration" and b.get("run_name") == bench]
+def row_id(name: str) -> str:
+    """The plan row id of a Google Benchmark name: the name without the
+    "/iterations:N" Google Benchmark appends to a benchmark of fixed
+    iterations."""
+    return re.sub(r"/iterations:\d+$", "", name)
+
+
+def repetitions(gb: dict, bench: str) -> list[dict]:
+    """The repetitions of the benchmark of row id `bench`, in order."""
+    runs = [b for b in gb["benchmarks"] if b.get("run_type") == "iteration"
+            and row_id(b.get("run_name", "")) == bench]
     return sorted(runs, key=lambda b: b.get("repetition_index", 0))
 
 
-def _sample(run: dict, value: str) -> float:
-    if value == "real_time":
-        return run["real_time"] * NS_PER[run["time_unit"]]
-    if value.startswith("counter:"):
-        return float(run[value.removeprefix("counter:")])  # user counters are top-level keys
-    raise ValueError(f"unknown manifest value {value!r}")
+def sample(run: dict, metric: str) -> float:
+    """The figure of a repetition: its user counter `metric`, else real_time in ns."""
+    if metric in run:  # a user counter (a top-level key)
+        return float(run[metric])
+    return run["real_time"] * NS_PER[run["time_unit"]]
 
 
-def _row(gb: dict, common: dict, m: dict) -> dict:
-    where = manifest_mod.row_fields(m)
+def _row(gb: dict, common: dict, p: dict) -> dict:
+    where = plan.row_fields(p)
 
     def not_ok(status, reason):
         return rows.not_ok_row(common, harness=HARNESS, status=status, reason=reason, **where)
 
-    if m["status"] != "ok":
-        return not_ok(m["status"], m["reason"])
-    bench = m["bench"]
-    runs = _repetitions(gb, bench)
+    if p["status"] != "ok":
+        return not_ok(p["status"], p["reason"])
+    runs = repetitions(gb, p["id"])
     if not runs:
-        return not_ok("error", f"benchmark {bench} produced no repetitions (filtered out or crashed?)")
+        return not_ok("error", f"benchmark {p['id']} produced no repetitions "
+                               "(filtered out or crashed?)")
     failed = [r for r in runs if r.get("error_occurred")]
     if failed:
         message = failed[0].get("error_message") or "error without a message"
@@ -123,22 +117,17 @@ def _row(gb: dict, common: dict, m: dict) -> dict:
             return not_ok("unavailable", message.removeprefix(UNAVAILABLE))
         return not_ok("error", message)
     try:
-        samples = [_sample(r, m["value"]) for r in runs]
+        samples = [sample(r, p["metric"]) for r in runs]
     except (KeyError, ValueError, TypeError) as e:
-        return not_ok("error", f"benchmark {bench}: cannot read {m['value']!r}: {e!r}")
+        return not_ok("error", f"benchmark {p['id']}: no {p['metric']}: {e!r}")
     return rows.measured_row(common, harness=HARNESS, samples=samples,
                              iterations=runs[0].get("iterations"), **where)
 
 
-def normalize(gb: dict, common: dict, manifest_rows: list[dict] | None = None,
-              origin="Google Benchmark JSON") -> list[dict]:
-    """One schema row per manifest row, in manifest order. `common` comes
-    from rows.common(); `manifest_rows` from results.manifest.load() (None:
-    the manifest an older ubench embedded in `gb`); `origin` names the input
-    in error messages."""
-    if manifest_rows is None:
-        manifest_rows = embedded_manifest(gb, origin)
-    return [_row(gb, common, m) for m in manifest_rows]
+def normalize(gb: dict, common: dict, plan_rows: list[dict]) -> list[dict]:
+    """One schema row per plan row of gbench (results.plan.load), in plan
+    order; `common` comes from rows.common()."""
+    return [_row(gb, common, p) for p in plan_rows]
 
 
 def main(argv=None) -> int:
@@ -146,19 +135,14 @@ def main(argv=None) -> int:
         prog="python -m results.gbench",
         description="Normalize ubench's Google Benchmark JSON to result rows (JSON Lines on stdout).")
     parser.add_argument("file", help="Google Benchmark JSON written by ubench")
-    parser.add_argument("--manifest", help="the manifest ubench wrote (--raplbench_manifest); "
-                        "default: <file>-manifest.json beside it, else the one an older "
-                        "ubench embedded in the JSON")
+    parser.add_argument("--plan", required=True,
+                        help="the plan ubench timed (--raplbench_plan; raw/plan.json)")
     parser.add_argument("--machine", help="machine.json (default: describe this machine)")
     parser.add_argument("--run-id", help="default: a new run id")
     args = parser.parse_args(argv)
-    default_manifest = Path(args.file).with_name(Path(args.file).stem + "-manifest.json")
-    manifest_path = args.manifest or (default_manifest if default_manifest.exists() else None)
     try:
         gb = load(args.file)
-        manifest_rows = manifest_mod.load(manifest_path, HARNESS) if manifest_path else None
-        if manifest_rows is None:
-            embedded_manifest(gb, args.file)  # fail before describing the machine
+        plan_rows = plan.load(args.plan, HARNESS)
     except (OSError, ValueError) as e:
         print(e, file=sys.stderr)
         return 2
@@ -169,7 +153,7 @@ def main(argv=None) -> int:
         from results import machine
         machine_ = machine.collect(tsc_khz_hint=tsc_khz_hint(gb))
     common = rows.common(args.run_id or rows.new_run_id(), rows.utc_timestamp(), machine_)
-    for row in normalize(gb, common, manifest_rows, origin=args.file):
+    for row in normalize(gb, common, plan_rows):
         print(rows.dumps(row))
     return 0
 

@@ -14,9 +14,10 @@ the order alternating (A B, B A, A B, ...) so that the slow drifts of a VM
 weigh on both alike.
 
 Per run and benchmark: the median of its repetitions, of the figure the
-suite reports (the manifest's "value": real_time, or a user counter such as
-uinsn's ns_per_op), and of real_time where that is a counter (the time per
-iteration Google Benchmark itself measures). Per benchmark: the median of
+suite reports (the user counter named by the plan row's metric where the
+benchmark sets one, as uinsn's "latency", else real_time), and of real_time
+(the time per iteration Google Benchmark itself measures). Both builds time
+one plan, written once by raplbench-plan. Per benchmark: the median of
 each build's run medians, the ratio B/A of each pair (median, min, max),
 and each build's own run-to-run spread, the noise the ratio is judged
 against. A benchmark differs beyond noise when every pair's ratio lies on
@@ -35,13 +36,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from results import gbench, manifest
+from results import gbench, plan
+from results.latency_steps import PLANNER
 
 # A trivial instruction (nop, mov: the per-iteration cost is a few clock
 # reads), a plain load (the eBPF mmap path), and system-call paths: a sysfs
 # pread (the powercap route, or its stand-in) and a perf read, on the same CPU.
-DEFAULT_FILTER = (r"^(uinsn/(nop|mov)|powercap/pread/.*|perf/read/.*/0->0"
-                  r"|ebpf-mmap/load/.*/0->0)$")
+DEFAULT_FILTER = (r"^(uinsn/(nop|mov)/.*|powercap/pread/.*|perf/read/.*@0->0"
+                  r"|ebpf-mmap/load/.*@0->0)$")
 
 
 def run_once(binary: str, bench_filter: str, repetitions: int, min_time: float,
@@ -49,8 +51,12 @@ def run_once(binary: str, bench_filter: str, repetitions: int, min_time: float,
     """One ubench run: (Google Benchmark's context, {bench: {figure: median
     of the repetitions, "iterations": the fewest iterations of a
     repetition}}); see run_medians. RuntimeError when ubench fails."""
-    out, manifest_file = workdir / "gbench.json", workdir / "manifest.json"
-    cmd = [binary, f"--raplbench_manifest={manifest_file}", f"--benchmark_out={out}",
+    out, plan_file = workdir / "gbench.json", workdir / "plan.json"
+    if not plan_file.exists():
+        done = subprocess.run([str(PLANNER), str(plan_file)], stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{PLANNER}: exit status {done.returncode}: {done.stderr[-2000:]}")
+    cmd = [binary, f"--raplbench_plan={plan_file}", f"--benchmark_out={out}",
            "--benchmark_out_format=json", f"--benchmark_filter={bench_filter}",
            f"--benchmark_repetitions={repetitions}", f"--benchmark_min_time={min_time}",
            "--benchmark_enable_random_interleaving=true"]
@@ -58,7 +64,7 @@ def run_once(binary: str, bench_filter: str, repetitions: int, min_time: float,
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit status {done.returncode}: {done.stderr[-2000:]}")
     gb = gbench.load(out)
-    return gb["context"], run_medians(gb, manifest.load(manifest_file, gbench.HARNESS))
+    return gb["context"], run_medians(gb, plan.load(plan_file, gbench.HARNESS))
 
 
 def library(context: dict) -> str:
@@ -68,22 +74,22 @@ def library(context: dict) -> str:
     return f"{words} (library_build_type: {context.get('library_build_type', '?')})"
 
 
-def run_medians(gb: dict, manifest_rows: list[dict]) -> dict[str, dict[str, float]]:
+def run_medians(gb: dict, plan_rows: list[dict]) -> dict[str, dict[str, float]]:
     """{bench: {figure: median over repetitions, "iterations": the fewest
     iterations in one repetition}} of one Google Benchmark JSON, for the
-    manifest's ok rows that ran without error. A repetition is one batch:
-    the library's code runs once per repetition, around the timed loop."""
+    plan's ok rows that ran without error: the figure is its metric's
+    counter where the benchmark sets one, and real_time. A repetition is one
+    batch: the library's code runs once per repetition, around the timed
+    loop."""
     medians: dict[str, dict[str, float]] = {}
-    for m in manifest_rows:
-        if m["status"] != "ok":
+    for p in plan_rows:
+        runs = gbench.repetitions(gb, p["id"])
+        if p["status"] != "ok" or not runs or any(r.get("error_occurred") for r in runs):
             continue
-        runs = [r for r in gb["benchmarks"]
-                if r.get("run_type") == "iteration" and r.get("run_name") == m["bench"]]
-        if not runs or any(r.get("error_occurred") for r in runs):
-            continue
-        figures = medians.setdefault(m["bench"], {})
-        for value in dict.fromkeys([m["value"], "real_time"]):
-            figures[value] = statistics.median(gbench._sample(r, value) for r in runs)
+        figures = medians.setdefault(p["id"], {})
+        for figure in dict.fromkeys([p["metric"], "real_time"]):
+            if figure == "real_time" or figure in runs[0]:
+                figures[figure] = statistics.median(gbench.sample(r, figure) for r in runs)
         figures["iterations"] = min(r["iterations"] for r in runs)
     return medians
 

@@ -3,18 +3,20 @@
 other when both run (run_latency), and its raw output becomes rows
 (results/gbench.py, results/criterion.py).
 
-Both time the rows of rbench's one discovery (rbench/src/plan.rs): ubench
-reads the plan that raplbench-plan writes once per run, before the legs, to
-raw/plan.json (make_plan), so every leg times the same rows with the same
-liveness verdicts; rbench's Criterion benchmark makes the same plan
-in-process (its rows hold open what they read)."""
+Both time the rows of rbench's one discovery (rbench/src/plan.rs), which
+raplbench-plan writes once per run, before the legs, to raw/plan.json
+(make_plan): ubench reads it, so every leg times the same rows; rbench's
+Criterion benchmark makes the same plan in-process (its rows hold open what
+they read) and writes the plan it timed, raw/criterion-plan.json. Both
+harnesses' rows are the rows of raw/plan.json, with its verdicts, joined
+by id to each harness's output (results/plan.py)."""
 
 import json
 import os
 import shutil
 from pathlib import Path
 
-from results import child, criterion, gbench, interrupt, manifest
+from results import child, criterion, gbench, interrupt, plan
 from results.schedule import criterion_env, gbench_args, schedule
 from results.steps import Run, failed_rows, failure_reason, run_step
 
@@ -35,8 +37,8 @@ def is_error(line: str) -> bool:
 
 
 def make_plan(run: Run) -> str | None:
-    """rbench's plan of this machine into raw/plan.json, for every leg of
-    ubench; None when written, else why not."""
+    """rbench's plan of this machine into raw/plan.json, the rows of both
+    harnesses; None when written, else why not."""
     out = run.raw_dir / "plan.json"
     out.unlink(missing_ok=True)
     if not PLANNER.exists():
@@ -55,20 +57,15 @@ def gbench_leg(run: Run, leg: int, blocks: int) -> str | None:
     if not binary.exists():
         return f"{binary} not built: run `make build` (cmake) first"
     out = run.raw_dir / f"gbench-leg{leg}.json"
-    manifest_file = run.raw_dir / "gbench-manifest.json"
     cmd = [str(binary), f"--raplbench_plan={run.raw_dir / 'plan.json'}",
-           f"--raplbench_manifest={manifest_file}", f"--benchmark_out={out}",
-           "--benchmark_out_format=json", *gbench_args(run.quick, blocks)]
-    manifest_file.unlink(missing_ok=True)  # a leg that writes none has failed
+           f"--benchmark_out={out}", "--benchmark_out_format=json",
+           *gbench_args(run.quick, blocks)]
     with open(run.raw_dir / "gbench.log", "a", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
         # progress: Google Benchmark's console report, the later legs' errors only
         code = child.stream(cmd, log, show=is_progress if leg == 1 else is_error)
     if code != 0:
         return f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log"
-    if not manifest_file.exists():
-        return (f"raplbench-ubench wrote no {manifest_file.name}: an older build? "
-                "Rebuild it (make build)")
     return None
 
 
@@ -81,13 +78,13 @@ def gbench_rows(run: Run, legs: int) -> list[dict]:
         gb = gbench.merge([gbench.load(run.raw_dir / f"gbench-leg{leg}.json")
                            for leg in range(1, legs + 1)])
         out.write_text(json.dumps(gb, indent=2) + "\n", encoding="utf-8")
-        manifest_rows = manifest.load(run.raw_dir / "gbench-manifest.json", gbench.HARNESS)
+        plan_rows = plan.load(run.raw_dir / "plan.json", gbench.HARNESS)
     except (OSError, ValueError) as e:
         return failed_rows(run, gbench.HARNESS, gbench.PATHS, str(e))
     hint = gbench.tsc_khz_hint(gb)
     if hint:
         run.tsc_khz_hints.append(hint)
-    return gbench.normalize(gb, run.common, manifest_rows, origin=str(out))
+    return gbench.normalize(gb, run.common, plan_rows)
 
 
 def run_gbench(run: Run) -> list[dict]:
@@ -113,27 +110,29 @@ def criterion_leg(run: Run, leg: int, blocks: int) -> str | None:
     """Leg `leg` of rbench: `blocks` rounds of every row, under
     raw/criterion/leg-NN/; None when it ran, else why not."""
     home = run.raw_dir / "criterion" / criterion.leg_dir(leg)
-    manifest_file = run.raw_dir / "criterion-manifest.json"
-    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_MANIFEST=str(manifest_file),
+    timed = run.raw_dir / "criterion-plan.json"
+    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_CRITERION_PLAN=str(timed),
                **criterion_env(run.quick, blocks))
     cmd = [cargo(), "bench", "--quiet", "-p", "rbench", "--bench", "paths"]
-    manifest_file.unlink(missing_ok=True)  # a leg that writes none has failed
+    timed.unlink(missing_ok=True)  # a leg that writes none has failed
     with open(run.raw_dir / "criterion.log", "a", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
         try:
             code = child.stream(cmd, log, show=is_criterion_progress, cwd=REPO, env=env)
         except OSError as e:
             return f"cannot run cargo: {e}"
-    if code != 0 or not manifest_file.exists():
+    if code != 0 or not timed.exists():
         return f"cargo bench exited with status {code}; see {run.raw_dir}/criterion.log"
     return None
 
 
 def criterion_rows(run: Run, legs: int) -> list[dict]:
-    """The rows of rbench's legs: every leg's rounds are a row's blocks."""
+    """The rows of rbench's legs: every leg's rounds are a row's blocks;
+    what did not time, the last leg's word."""
     try:
         return criterion.normalize(
-            manifest.load(run.raw_dir / "criterion-manifest.json", criterion.HARNESS),
+            plan.load(run.raw_dir / "plan.json", criterion.HARNESS),
+            criterion.load_timed(run.raw_dir / "criterion-plan.json"),
             criterion.load_samples(run.raw_dir / "criterion"), run.common)
     except (OSError, ValueError) as e:
         return failed_rows(run, criterion.HARNESS, criterion.PATHS, str(e))
@@ -171,14 +170,13 @@ def run_latency(run: Run, names: list[str]) -> dict[str, list[dict]]:
     s = schedule(run.quick)
     blocks = s.leg_blocks() if len(names) > 1 else [s.blocks]
     failed: dict[str, str] = {}
-    if "gbench" in names:
-        try:
-            reason = make_plan(run)
-        except Exception as e:  # noqa: BLE001 - any failure of the planner, by design
-            reason = failure_reason(run, "plan", e)
-        interrupt.check()
-        if reason is not None:
-            failed["gbench"] = f"no plan for ubench: {reason}"
+    try:
+        reason = make_plan(run)
+    except Exception as e:  # noqa: BLE001 - any failure of the planner, by design
+        reason = failure_reason(run, "plan", e)
+    interrupt.check()
+    if reason is not None:
+        failed = {name: f"no plan: {reason}" for name in names}
     for leg, name in leg_order(names, len(blocks)):
         if name in failed:
             continue

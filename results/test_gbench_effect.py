@@ -12,29 +12,32 @@ UBENCH = REPO / "build" / "raplbench-ubench"
 
 
 def gb_json(bench, reps):
-    """Google Benchmark JSON of one benchmark: reps = [(real_time ns, ns_per_op)]."""
+    """Google Benchmark JSON of one benchmark: reps = [(real_time ns, latency counter)]."""
     return {"context": {}, "benchmarks": [
         {"run_name": bench, "run_type": "iteration", "repetition_index": i, "iterations": 1000 + i,
-         "real_time": rt, "time_unit": "ns", "ns_per_op": c} for i, (rt, c) in enumerate(reps)]
+         "real_time": rt, "time_unit": "ns", "latency": c} for i, (rt, c) in enumerate(reps)]
         + [{"run_name": bench, "run_type": "aggregate", "aggregate_name": "median",
             "real_time": 0.0, "time_unit": "ns"}]}
 
 
-def manifest_row(bench, value="real_time", status="ok"):
-    return {"bench": bench, "value": value, "status": status}
+def plan_row(bench, metric="latency", status="ok"):
+    return {"id": bench, "metric": metric, "status": status}
 
 
 def test_a_run_gives_the_median_of_each_figure_and_the_fewest_iterations():
     gb = gb_json("uinsn/nop", [(10.0, 0.3), (30.0, 0.1), (20.0, 0.2)])
-    got = gbench_effect.run_medians(gb, [manifest_row("uinsn/nop", "counter:ns_per_op")])
-    assert got == {"uinsn/nop": {"counter:ns_per_op": 0.2, "real_time": 20.0,
-                                 "iterations": 1000}}
+    got = gbench_effect.run_medians(gb, [plan_row("uinsn/nop")])
+    assert got == {"uinsn/nop": {"latency": 0.2, "real_time": 20.0, "iterations": 1000}}
+    for run in gb["benchmarks"]:
+        run.pop("latency", None)  # a benchmark timed by Google Benchmark's clock alone
+    assert gbench_effect.run_medians(gb, [plan_row("uinsn/nop")]) == {
+        "uinsn/nop": {"real_time": 20.0, "iterations": 1000}}
 
 
 def test_unavailable_and_failed_benchmarks_are_left_out():
     gb = gb_json("perf/read", [(5.0, 0.0)])
     gb["benchmarks"][0]["error_occurred"] = True
-    rows = [manifest_row("perf/read"), manifest_row(None, None, "unavailable")]
+    rows = [plan_row("perf/read"), plan_row("x", status="unavailable")]
     assert gbench_effect.run_medians(gb, rows) == {}
 
 
@@ -85,10 +88,10 @@ def test_a_real_comparison_of_ubench_with_itself(capsys):
         pytest.skip(f"{UBENCH} not built (make build)")
     code = gbench_effect.main(["--a", str(UBENCH), "--b", str(UBENCH), "--pairs", "2",
                                "--repetitions", "2", "--min-time", "0.001",
-                               "--filter", "^uinsn/nop$"])
+                               "--filter", "^uinsn/nop/"])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "| uinsn/nop | counter:ns_per_op |" in out and "| uinsn/nop | real_time |" in out
+    assert "| uinsn/nop/@0->0 | latency |" in out and "| uinsn/nop/@0->0 | real_time |" in out
     assert "both builds link the same library" in err
 
 

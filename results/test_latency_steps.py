@@ -58,8 +58,8 @@ def test_the_two_harnesses_alternate_legs_and_share_the_blocks(monkeypatch, tmp_
     alone = latency_steps.run_latency(run, ["gbench"])  # alone: every block in one go
     assert seen == [(0, "plan", 0), (1, "gbench", QUICK.blocks)]
     seen.clear()
-    latency_steps.run_latency(run, ["criterion"])  # Criterion plans in-process
-    assert seen == [(1, "criterion", QUICK.blocks)]
+    latency_steps.run_latency(run, ["criterion"])  # its rows are the plan's too
+    assert seen == [(0, "plan", 0), (1, "criterion", QUICK.blocks)]
     assert alone == {"gbench": [{"harness": "gbench", "legs": 1, "ran": 1}]}
 
 
@@ -80,16 +80,17 @@ def test_a_harness_whose_leg_fails_stops_and_the_other_goes_on(monkeypatch, tmp_
     assert "KeyError: 'full_id'" in (tmp_path / "criterion-crash.log").read_text()
 
 
-def test_a_failed_plan_makes_ubench_rows_errors_saying_why_and_criterion_goes_on(
-        monkeypatch, tmp_path):
+def test_a_failed_plan_makes_both_harnesses_rows_errors_saying_why(monkeypatch, tmp_path):
+    """Both harnesses' rows are the plan's: without it neither runs."""
     seen = fake_legs(monkeypatch, {("plan", 0): "raplbench-plan exited with status 1"})
     run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
                         build_dir=tmp_path)
     got = latency_steps.run_latency(run, ["gbench", "criterion"])
-    assert {name for _, name, _ in seen} == {"plan", "criterion"}
-    assert {r["path"] for r in got["gbench"]} == set(gbench.PATHS)
-    assert all(r["status"] == "error" and r["reason"] == (
-        "no plan for ubench: raplbench-plan exited with status 1") for r in got["gbench"])
+    assert {name for _, name, _ in seen} == {"plan"}
+    for name, module in (("gbench", gbench), ("criterion", criterion)):
+        assert {r["path"] for r in got[name]} == set(module.PATHS)
+        assert all(r["status"] == "error" and r["reason"] == (
+            "no plan: raplbench-plan exited with status 1") for r in got[name])
 
 
 def test_ubench_legs_are_handed_the_plan(monkeypatch, tmp_path):

@@ -8,8 +8,6 @@ namespace raplbench {
 namespace {
 
 constexpr const char* kPlan = "--raplbench_plan";
-constexpr const char* kManifest = "--raplbench_manifest";
-constexpr const char* kPlanOnly = "--raplbench_plan_only";
 constexpr const char* kWarmup = "--raplbench_warmup";
 
 // "--name" or "--name=VALUE": true and *value set (empty without "=").
@@ -38,17 +36,6 @@ Flags take_raplbench_flags(int* argc, char** argv) {
     if (match(arg, kPlan, &value, &has_value)) {
       if (value.empty()) flags.error = std::string(kPlan) + " needs a file: " + kPlan + "=PATH";
       flags.plan = value;
-    } else if (match(arg, kManifest, &value, &has_value)) {
-      if (value.empty()) flags.error = std::string(kManifest) + " needs a file: " + kManifest + "=PATH";
-      flags.manifest = value;
-    } else if (match(arg, kPlanOnly, &value, &has_value)) {
-      // like Google Benchmark's boolean flags: bare, or =true/false/1/0
-      if (!has_value || value == "true" || value == "1")
-        flags.plan_only = true;
-      else if (value == "false" || value == "0")
-        flags.plan_only = false;
-      else
-        flags.error = std::string(kPlanOnly) + " takes no value, or true/false: " + arg;
     } else if (match(arg, kWarmup, &value, &has_value)) {
       char* end = nullptr;
       const double seconds = has_value && !value.empty() ? std::strtod(value.c_str(), &end) : -1;

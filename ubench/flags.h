@@ -5,11 +5,6 @@
 //                              raplbench-plan wrote it; without it, ubench
 //                              runs raplbench-plan (kPlanCommand) and reads
 //                              its output;
-//   --raplbench_manifest=PATH  write the manifest (manifest.h) to PATH after
-//                              registration, before any benchmark runs;
-//   --raplbench_plan_only      write the manifest of the plan's rows (to
-//                              standard output when no PATH is given) and
-//                              exit 0 without running a benchmark;
 //   --raplbench_warmup=SECONDS how long every benchmark call (each
 //                              repetition) runs its operation untimed right
 //                              before timing it (timed.h); a plain number of
@@ -31,8 +26,6 @@ inline constexpr const char* kPlanCommand = RAPLBENCH_PLAN_COMMAND;
 
 struct Flags {
   std::string plan;        // empty: run the planner
-  std::string manifest;    // empty: no manifest file
-  bool plan_only = false;
   double warmup_seconds = kDefaultWarmupSeconds;
   std::string error;       // non-empty: a flag was malformed, and how
 };

@@ -4,10 +4,9 @@
 // file --raplbench_plan names, else what raplbench-plan (kPlanCommand)
 // writes. Each row's benchmark opens what the row names (ubench/paths/*.cc,
 // one per kind, see paths/paths.h); a row that cannot run keeps the plan's
-// reason. The manifest that maps benchmarks to
-// result rows goes to the file named by --raplbench_manifest (flags.h); the
-// measured TSC frequency goes into the benchmark context
-// ("raplbench_tsc_khz"). results/gbench.py reads both. The context also
+// reason. Each benchmark runs under its row's id; results/gbench.py joins
+// Google Benchmark's output to the plan's rows by it. The measured TSC
+// frequency goes into the benchmark context ("raplbench_tsc_khz"). The context also
 // says which Google Benchmark library this is ("raplbench_gbench_library",
 // ubench/gbench.cmake) and, when it is Debian's, built without NDEBUG, what
 // its "Library was built as DEBUG" warning means for these figures
@@ -22,7 +21,6 @@
 
 #include "cpu.h"
 #include "flags.h"
-#include "manifest.h"
 #include "plan.h"
 #include "timed.h"
 
@@ -49,19 +47,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   raplbench::register_plan(*rows);
-
-  const std::string manifest = flags.plan_only && flags.manifest.empty() ? "-" : flags.manifest;
-  if (!manifest.empty()) {
-    const std::string why = raplbench::write_manifest(manifest);
-    if (!why.empty()) {
-      std::fprintf(stderr, "%s\n", why.c_str());
-      return 1;
-    }
-  }
-  if (flags.plan_only) {
-    benchmark::Shutdown();
-    return 0;
-  }
   benchmark::AddCustomContext("raplbench_tsc_khz", std::to_string(raplbench::measure_tsc_khz()));
   // The console reporter prints these before the library's own DEBUG warning.
   benchmark::AddCustomContext("raplbench_gbench_library", RAPLBENCH_GBENCH_LIBRARY);

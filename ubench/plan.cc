@@ -24,9 +24,8 @@ std::optional<std::vector<nlohmann::json>> parse_plan(const std::string& text, s
   std::vector<nlohmann::json> rows;
   for (const nlohmann::json& row : doc["rows"]) {
     const nlohmann::json harnesses = row.value("harnesses", nlohmann::json::array());
-    if (!row.contains("path") || !row.contains("op") || !row.contains("status") ||
-        !harnesses.is_array()) {
-      *why = "a plan row lacks path, op, status or harnesses: " + row.dump();
+    if (!row.contains("id") || !row.contains("status") || !harnesses.is_array()) {
+      *why = "a plan row lacks id, status or harnesses: " + row.dump();
       return std::nullopt;
     }
     for (const nlohmann::json& h : harnesses)
@@ -69,17 +68,6 @@ std::optional<std::vector<nlohmann::json>> run_planner(const std::string& comman
   return rows;
 }
 
-std::string bench_name(const nlohmann::json& row) {
-  std::string name = row["path"].get<std::string>() + "/" + row["op"].get<std::string>();
-  if (row.value("target", nlohmann::json()).is_string())
-    name += "/" + row["target"].get<std::string>();
-  const nlohmann::json cpu = row.value("cpu", nlohmann::json());
-  const nlohmann::json target_cpu = row.value("target_cpu", nlohmann::json());
-  if (cpu.is_number()) name += "/" + cpu.dump();
-  if (target_cpu.is_number()) name += (cpu.is_number() ? "->" : "/") + target_cpu.dump();
-  return name;
-}
-
 void register_plan(const std::vector<nlohmann::json>& rows) {
   using Add = void (*)(const nlohmann::json&);
   const std::pair<const char*, Add> openers[] = {
@@ -87,10 +75,9 @@ void register_plan(const std::vector<nlohmann::json>& rows) {
       {"perf", add_perf_row}, {"bpf", add_bpf_row}};
   for (const nlohmann::json& row : rows) {
     const nlohmann::json open = row.value("open", nlohmann::json());
-    if (row["status"] != "ok" || !open.is_object()) {
-      add_unavailable(row, row.value("reason", nlohmann::json()).is_string()
-                               ? row["reason"].get<std::string>()
-                               : "the plan gives no reason");
+    if (row["status"] != "ok") continue;  // the plan says why
+    if (!open.is_object()) {
+      add_unavailable(row, "the plan says to open nothing: " + open.dump());
       continue;
     }
     Add add = nullptr;

@@ -2,15 +2,17 @@
 // suite (rbench/src/plan.rs; the raplbench-plan binary writes it as JSON):
 //
 //   {"plan_version": 1, "rows": [ROW, ...]}
-//   ROW = {"path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
+//   ROW = {"id", "path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
 //          "liveness_note", "metric", "unit", "harnesses": [...],
 //          "status": "ok" | "unavailable", "reason", "open": OPEN | null}
 //
 // ubench times the rows whose "harnesses" name "gbench", in the plan's
 // order, and no other: a runnable row's OPEN says what to open (the
 // functions of paths/paths.h, one per kind of OPEN), an unavailable row
-// keeps the plan's reason. The targets, CPUs, stand-in words and liveness
-// verdicts are the plan's, copied into the manifest (manifest.h).
+// has no benchmark (results/gbench.py gives it the plan's reason). Each
+// benchmark runs under its row's "id" (manifest.h); the targets, CPUs,
+// stand-in words and liveness verdicts stay the plan's, for results/gbench.py
+// to join to Google Benchmark's output.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -34,11 +36,8 @@ std::optional<std::vector<nlohmann::json>> load_plan(const std::string& path, st
 std::optional<std::vector<nlohmann::json>> run_planner(const std::string& command,
                                                       std::string* why);
 
-// "<path>/<op>/<target>/<cpu>-><target_cpu>": the benchmark name of a row
-// (the target and the placement's parts only where the row has them).
-std::string bench_name(const nlohmann::json& row);
-
-// Registers every row: its benchmark, or its unavailable row.
+// Registers the benchmark of every runnable row (manifest.h), one that says
+// why for a row this ubench cannot open.
 void register_plan(const std::vector<nlohmann::json>& rows);
 
 }  // namespace raplbench

@@ -1,8 +1,11 @@
-// ubench reads rbench's plan: the rows gbench times, in order; what it
-// cannot open becomes a row that says so, never a missing row.
+// ubench reads rbench's plan: the rows gbench times, in order, each
+// registered under its id; what it cannot open becomes a benchmark that
+// says so, never a missing one.
 #include "plan.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "manifest.h"
 
@@ -13,7 +16,7 @@ using nlohmann::json;
 
 json row(const std::string& path, const std::string& op, json harnesses, json open,
          json reason = nullptr) {
-  return {{"path", path}, {"op", op}, {"target", "t"}, {"cpu", 1}, {"target_cpu", 0},
+  return {{"id", path + "/" + op + "/t@1->0"}, {"path", path}, {"op", op}, {"target", "t"}, {"cpu", 1}, {"target_cpu", 0},
           {"stand_in", nullptr}, {"liveness", nullptr}, {"liveness_note", nullptr},
           {"metric", "latency"}, {"unit", "ns"}, {"harnesses", harnesses},
           {"status", reason.is_null() ? "ok" : "unavailable"}, {"reason", reason}, {"open", open}};
@@ -47,29 +50,29 @@ TEST(Plan, RefusesWhatIsNotAPlanOfItsVersion) {
   EXPECT_NE(why.find("--raplbench_plan=FILE"), std::string::npos) << why;
 }
 
-TEST(Plan, BenchNamesHaveTheTargetAndPlacementWhereTheRowHasThem) {
-  EXPECT_EQ(bench_name(row("msr-dev", "pread", {"gbench"}, nullptr)), "msr-dev/pread/t/1->0");
-  json no_target = row("powercap", "pread", {"gbench"}, nullptr);
-  no_target["target"] = nullptr;
-  no_target["target_cpu"] = nullptr;
-  EXPECT_EQ(bench_name(no_target), "powercap/pread/1");
-}
-
-TEST(Plan, EveryRowIsInTheManifestEvenWhatItCannotOpen) {
-  json unavailable = row("perf", "read", {"gbench"}, nullptr, "plan-test: no PMU");
-  json unknown = row("rdpmc", "plan-test-unknown", {"gbench"}, {{"rdpmc", 1}});
-  register_plan({unavailable, unknown});
-  const json manifest = json::parse(manifest_json());
-  json got_unavailable, got_unknown;
-  for (const json& m : manifest["rows"]) {
-    if (m["reason"] == "plan-test: no PMU") got_unavailable = m;
-    if (m["op"] == "plan-test-unknown") got_unknown = m;
+// Keeps what the benchmarks report, instead of printing it.
+class Collect : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) got[r.benchmark_name()] = r.error_occurred ? r.error_message : "ok";
   }
-  EXPECT_EQ(got_unavailable["status"], "unavailable");
-  EXPECT_EQ(got_unknown["status"], "unavailable");
-  EXPECT_NE(got_unknown["reason"].get<std::string>().find("cannot open {\"rdpmc\":1}"),
-            std::string::npos)
-      << got_unknown;
+  std::map<std::string, std::string> got;
+};
+
+TEST(Plan, EveryRunnableRowRunsUnderItsIdEvenWhatItCannotOpen) {
+  json unavailable = row("perf", "plan-test-unavailable", {"gbench"}, nullptr, "no PMU");
+  json unknown = row("rdpmc", "plan-test-unknown", {"gbench"}, {{"rdpmc", 1}});
+  json nothing = row("perf", "plan-test-nothing", {"gbench"}, nullptr);
+  for (json* r : {&unavailable, &unknown, &nothing}) (*r)["cpu"] = nullptr;  // no pinning
+  register_plan({unavailable, unknown, nothing});
+  Collect collect;
+  benchmark::RunSpecifiedBenchmarks(&collect, "plan-test-");
+  EXPECT_EQ(collect.got.count(unavailable["id"]), 0u);  // the plan says why: no benchmark
+  EXPECT_EQ(collect.got[unknown["id"].get<std::string>() + "/iterations:1"],
+            "unavailable: this ubench cannot open {\"rdpmc\":1}: rebuild it (make build)");
+  EXPECT_EQ(collect.got[nothing["id"].get<std::string>() + "/iterations:1"],
+            "unavailable: the plan says to open nothing: null");
 }
 
 }  // namespace

@@ -11,12 +11,18 @@
 //! <criterion home>/round-NN/; the row's samples are the rounds' means, as a
 //! Google Benchmark repetition is one block's mean in ubench. Criterion's
 //! filter (`cargo bench --bench paths -- <filter>`) only skips the timing:
-//! every runnable row is still pinned, opened and read once, and listed in
-//! the manifest as measured.
+//! every runnable row is still pinned, opened and read once.
 //!
-//! Benchmark ids: group = path, function = op, parameter =
-//! "<target>@<placement>", so the full id is "<path>/<op>/<target>@<placement>",
-//! e.g. "perf/read/msr/tsc/@1->0".
+//! Benchmark ids are the plan's (rbench::plan::Planned::id): group = path,
+//! function = op, parameter = "<target>@<placement>", so the full id is
+//! "<path>/<op>/<target>@<placement>", e.g. "perf/read/msr/tsc/@1->0",
+//! the name ubench gives the same row. Criterion has no channel for a row
+//! that did not time, so the plan it timed goes, as JSON
+//! (rbench::plan::Plan::to_json), with "not_timed": {ID: {"status":
+//! "unavailable" | "error", "reason"}} for the rows whose open failed
+//! (unavailable) or whose timing failed (error), to $RAPLBENCH_CRITERION_PLAN;
+//! results/criterion.py joins it and Criterion's samples to the rows of
+//! the run's plan (raw/plan.json).
 //!
 //! Knobs:
 //! * RAPLBENCH_QUICK=1: bench-all's QUICK schedule, else its full one
@@ -24,22 +30,21 @@
 //!   overridden by RAPLBENCH_ROUNDS, RAPLBENCH_WARMUP_S, RAPLBENCH_BLOCK_S,
 //!   which results/latency_steps.py sets from the schedule it gives ubench); 10
 //!   Criterion samples and 1001 resamples per measurement; never plots.
-//! * RAPLBENCH_MANIFEST: where the manifest mapping Criterion's ids to result
-//!   rows goes (default <criterion home>/raplbench-manifest.json); Criterion
-//!   writes under <criterion home>/round-NN/ ($CRITERION_HOME, default
-//!   target/criterion).
+//! * RAPLBENCH_CRITERION_PLAN: where the plan it timed goes (default
+//!   <criterion home>/raplbench-plan.json); Criterion writes under
+//!   <criterion home>/round-NN/ ($CRITERION_HOME, default target/criterion).
 //! * RAPLBENCH_POWERCAP_ROOT, RAPLBENCH_DEV_CPU_ROOT, RAPLBENCH_PMU_ROOT,
 //!   RAPLBENCH_CPU_ROOT: fixture trees in place of the kernel's (rbench::roots).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion};
 use rbench::cpu::pin_to_cpu;
-use rbench::manifest::{criterion_home, manifest_path, Manifest};
 use rbench::paths::plan_this_machine;
 use rbench::plan::{Plan, Planned, Reader};
 use rbench::schedule::{round_dir, round_order, Schedule, Shuffler};
+use serde_json::{json, Map, Value};
 
 /// Criterion for one round of `schedule`, writing under `dir`, then the
 /// command line.
@@ -157,18 +162,39 @@ fn run(plan: &Plan, schedule: &Schedule, home: &Path) -> Vec<Option<Outcome>> {
     outcomes
 }
 
-fn write_manifest(manifest: &Manifest) {
-    let path = manifest_path();
-    match manifest.write(&path) {
-        Ok(()) => eprintln!("raplbench manifest: {}", path.display()),
-        Err(e) => {
-            eprintln!(
-                "cannot write the raplbench manifest {}: {e}",
-                path.display()
-            );
-            std::process::exit(1);
-        }
+/// Criterion's output directory as Criterion finds it: $CRITERION_HOME,
+/// else $CARGO_TARGET_DIR/criterion, else `<target>/criterion` where
+/// `<target>` holds the running bench binary's profile directory
+/// (target/release/deps/paths-* -> target).
+fn criterion_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(home);
     }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(target).join("criterion");
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("target"))
+        .join("criterion")
+}
+
+/// The plan that was timed as JSON, with "not_timed": {id: {status, reason}}
+/// for the runnable rows that were not (see the top of this file).
+fn timed_plan_json(plan: &Plan, outcomes: Vec<Option<Outcome>>) -> String {
+    let mut not_timed = Map::new();
+    for (row, outcome) in plan.rows.iter().zip(outcomes) {
+        let (status, reason) = match outcome {
+            Some(Outcome::Unavailable(reason)) => ("unavailable", reason),
+            Some(Outcome::Failed(reason)) => ("error", reason),
+            Some(Outcome::Measured) | None => continue,
+        };
+        not_timed.insert(row.id(), json!({"status": status, "reason": reason}));
+    }
+    let mut doc: Value = serde_json::from_str(&plan.to_json()).expect("a plan is JSON");
+    doc["not_timed"] = Value::Object(not_timed);
+    serde_json::to_string_pretty(&doc).expect("a plan serializes") + "\n"
 }
 
 fn main() {
@@ -178,20 +204,21 @@ fn main() {
     });
     let mut plan = plan_this_machine();
     plan.rows.retain(|row| row.timed_by("criterion"));
-    let outcomes = run(&plan, &schedule, &criterion_home());
-    let mut manifest = Manifest::default();
-    for (row, outcome) in plan.rows.iter().zip(outcomes) {
-        match (&row.reads, outcome) {
-            (Err(reason), _) => manifest.add_unavailable(&row.meta, reason),
-            (Ok(_), None) => unreachable!("a runnable row has an outcome"),
-            (Ok(_), Some(Outcome::Measured)) => manifest.add_measured(&row.full_id(), &row.meta),
-            (Ok(_), Some(Outcome::Unavailable(reason))) => {
-                manifest.add_unavailable(&row.meta, &reason)
-            }
-            (Ok(_), Some(Outcome::Failed(reason))) => {
-                manifest.add_error(&row.full_id(), &row.meta, &reason)
-            }
+    let home = criterion_home();
+    let outcomes = run(&plan, &schedule, &home);
+    let out = match std::env::var_os("RAPLBENCH_CRITERION_PLAN") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => home.join("raplbench-plan.json"),
+    };
+    let written = out
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&out, timed_plan_json(&plan, outcomes)));
+    match written {
+        Ok(()) => eprintln!("raplbench: the plan timed: {}", out.display()),
+        Err(e) => {
+            eprintln!("raplbench: cannot write {}: {e}", out.display());
+            std::process::exit(1);
         }
     }
-    write_manifest(&manifest);
 }

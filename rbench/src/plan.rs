@@ -8,7 +8,9 @@
 //! Each path plans its own rows ([`crate::paths`]) on a [`Machine`]; a
 //! runnable row carries what it [`Reads`], which the benchmark opens (after
 //! pinning the thread) into a [`Reader`] and times one [`Reader::read`] per
-//! iteration, and which [`Reads::spec`] describes for ubench. Which
+//! iteration, and which [`Reads::spec`] describes for ubench. Each row has
+//! the id its benchmark runs under in both harnesses ([`Planned::id`]),
+//! by which results/ joins their outputs to the plan's rows. Which
 //! harnesses time a row is the registry's (results/schema.json,
 //! `x-harnesses` of its path).
 
@@ -23,8 +25,8 @@ use crate::cpu::{Cpus, Placement};
 use crate::discovery::{perf_counters, Counters};
 use crate::hint::do_not_optimize;
 use crate::liveness::{Liveness, LIVENESS_WINDOW};
-use crate::manifest::RowMeta;
 use crate::roots::Roots;
+use crate::row_meta::RowMeta;
 use crate::{CounterSource, Error};
 
 /// The version of the plan's JSON ([`Plan::to_json`]).
@@ -56,7 +58,7 @@ pub trait Reader {
 /// to the row's CPU first. Criterion does not expose its command-line
 /// filter, so the benchmark pins, opens and reads once every runnable row,
 /// also those the filter leaves out (Criterion then times nothing, and the
-/// manifest still lists the row as measured).
+/// row has no samples).
 pub trait Reads: fmt::Debug + TestDowncast {
     /// Opens it (an error makes the row unavailable, with the reason).
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error>;
@@ -171,15 +173,19 @@ impl Planned {
         self.harnesses.iter().any(|h| h == harness)
     }
 
-    /// The row as the plan's JSON writes it: its meta (an unavailable row
-    /// without a verdict, as in a manifest), metric, unit, harnesses,
-    /// status, reason and what to open (null when unavailable).
+    /// The row as the plan's JSON writes it: its id, its meta (an
+    /// unavailable row without a verdict: nothing is measured), metric,
+    /// unit, harnesses, status, reason and what to open (null when
+    /// unavailable).
     pub fn to_json(&self) -> Value {
         let mut meta = self.meta.clone();
         if self.reads.is_err() {
             (meta.liveness, meta.liveness_note) = (None, None);
         }
-        let mut row = serde_json::to_value(&meta).expect("a row meta serializes");
+        let mut row = json!({"id": self.id()});
+        let row_map = row.as_object_mut().expect("an object");
+        let meta = serde_json::to_value(&meta).expect("a row meta serializes");
+        row_map.extend(meta.as_object().expect("a row meta is an object").clone());
         let (status, reason, open) = match &self.reads {
             Ok(reads) => ("ok", None, reads.spec()),
             Err(reason) => ("unavailable", Some(reason.as_str()), Value::Null),
@@ -188,10 +194,7 @@ impl Planned {
             "metric": self.metric.0, "unit": self.metric.1, "harnesses": self.harnesses,
             "status": status, "reason": reason, "open": open,
         });
-        let row_map = row.as_object_mut().expect("a row meta is an object");
-        for (key, value) in fields.as_object().expect("an object") {
-            row_map.insert(key.clone(), value.clone());
-        }
+        row_map.extend(fields.as_object().expect("an object").clone());
         row
     }
 
@@ -220,8 +223,12 @@ impl Planned {
         )
     }
 
-    /// The Criterion full id `"<path>/<op>/<target>@<placement label>"`.
-    pub fn full_id(&self) -> String {
+    /// The id the row's benchmark runs under in both harnesses,
+    /// `"<path>/<op>/<target>@<placement label>"`: ubench registers it as
+    /// the Google Benchmark name, and it is the Criterion full id of group
+    /// `<path>`, function `<op>`, parameter [`Planned::parameter`].
+    /// results/ joins each harness's output to the plan's rows by it.
+    pub fn id(&self) -> String {
         format!("{}/{}/{}", self.meta.path, self.meta.op, self.parameter())
     }
 }
@@ -374,6 +381,7 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "id",
                 "path",
                 "op",
                 "target",
@@ -397,6 +405,7 @@ mod tests {
             (&json!("ok"), &json!({"insn": "nop"}))
         );
         assert_eq!(ok["liveness"], "frozen");
+        assert_eq!(ok["id"], "uinsn/nop/t@1->0");
         assert_eq!(unavailable["status"], "unavailable");
         assert_eq!(unavailable["reason"], "no device");
         // nothing measured: no verdict, nothing to open

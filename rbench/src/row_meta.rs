@@ -1,6 +1,6 @@
-//! What a result row is about, in the schema's terms (results/schema.json):
-//! the plan's rows (plan.rs), the manifests that map benchmarks onto rows
-//! (manifest.rs) and raplbench-interfere's experiments carry it.
+//! What a result row is about, in the schema's terms (results/schema.json),
+//! and its status: the plan's rows (plan.rs) and raplbench-interfere's
+//! experiments carry them.
 
 use serde::Serialize;
 
@@ -37,4 +37,16 @@ impl RowMeta {
         self.liveness_note = liveness.and_then(|l| l.note);
         self
     }
+}
+
+/// The status of a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured.
+    Ok,
+    /// The machine lacks what the row needs; its reason says what.
+    Unavailable,
+    /// It should have worked and failed; its reason says how.
+    Error,
 }

@@ -174,9 +174,9 @@ std::string trigger_kind(const std::string& trigger) {
   return trigger.substr(0, trigger.find(" ("));
 }
 
-// One window per iteration; counters rate_hz_cpu<N> = ticks per second.
+// One window per iteration; counter rate_hz = CPU `cpu`'s ticks per second.
 // `planned`: the trigger the plan's sampler got (the rows' target).
-void bench_rate(benchmark::State& state, const std::string& planned) {
+void bench_rate(benchmark::State& state, const std::string& planned, int cpu) {
   std::string why;
   const BpfSampler* bpf = sampler(&why);
   if (!bpf) return skip_unavailable(state, why);
@@ -185,23 +185,17 @@ void bench_rate(benchmark::State& state, const std::string& planned) {
                             .c_str());
     return;
   }
-  const std::vector<int>& cpus = bpf->cpus();
-  std::vector<double> ticks(cpus.size(), 0.0);
-  double seconds = 0;
+  double ticks = 0, seconds = 0;
   for (auto _ : state) {
-    std::vector<uint64_t> start(cpus.size());
     rb_slot slot;
-    for (size_t i = 0; i < cpus.size(); ++i)
-      start[i] = bpf->load_slot(cpus[i], &slot) ? slot.ticks : 0;
+    const uint64_t start = bpf->load_slot(cpu, &slot) ? slot.ticks : 0;
     uint64_t t0 = monotonic_ns();
     std::this_thread::sleep_for(std::chrono::milliseconds(kRateWindowMs));
     uint64_t t1 = monotonic_ns();
-    for (size_t i = 0; i < cpus.size(); ++i)
-      ticks[i] += bpf->load_slot(cpus[i], &slot) ? double(slot.ticks - start[i]) : 0;
+    ticks += bpf->load_slot(cpu, &slot) ? double(slot.ticks - start) : 0;
     seconds += double(t1 - t0) * 1e-9;
   }
-  for (size_t i = 0; i < cpus.size(); ++i)
-    state.counters["rate_hz_cpu" + std::to_string(cpus[i])] = ticks[i] / seconds;
+  state.counters["rate_hz"] = ticks / seconds;
 }
 
 }  // namespace
@@ -222,19 +216,12 @@ void add_bpf_row(const nlohmann::json& row) {
   const int cpu = open["cpu"];
   const std::string via = open["via"];
   if (via == "lookup") {
-    add_benchmark(bench_name(row), row, [cpu](benchmark::State& s) { bench_lookup(s, cpu); });
+    add_benchmark(row, [cpu](benchmark::State& s) { bench_lookup(s, cpu); });
   } else if (via == "load") {
-    add_benchmark(bench_name(row), row, [cpu](benchmark::State& s) { bench_load(s, cpu); });
-  } else if (via == "tick") {
-    static std::string rate_bench;  // one benchmark, one window per repetition, every CPU
-    const std::string counter = "rate_hz_cpu" + std::to_string(cpu);
+    add_benchmark(row, [cpu](benchmark::State& s) { bench_load(s, cpu); });
+  } else if (via == "tick") {  // one window per repetition
     const std::string planned = row["target"];
-    if (rate_bench.empty())
-      rate_bench = add_benchmark("ebpf-mmap/tick/rate", row,
-                                 [planned](benchmark::State& s) { bench_rate(s, planned); },
-                                 "counter:" + counter, 1);
-    else
-      add_counter_row(rate_bench, counter, row);
+    add_benchmark(row, [planned, cpu](benchmark::State& s) { bench_rate(s, planned, cpu); }, 1);
   } else {
     add_unavailable(row, "this ubench cannot read a BPF slot via " + via);
   }

@@ -51,7 +51,7 @@ void add_device_row(const nlohmann::json& row) {
   const size_t bytes = open["bytes"];
   if (bytes == 0 || bytes > 16)
     return add_unavailable(row, "a pread of " + std::to_string(bytes) + " bytes: not a register");
-  add_benchmark(bench_name(row), row,
+  add_benchmark(row,
                 [path, offset, bytes](benchmark::State& s) { bench_device(s, path, offset, bytes); });
 }
 

@@ -74,7 +74,7 @@ void add_perf_row(const nlohmann::json& row) {
   const std::string label = row.value("target", nlohmann::json()).is_string()
                                 ? row["target"].get<std::string>() : "";
   if (events.empty()) return add_unavailable(row, "the plan names no perf event");
-  add_benchmark(bench_name(row), row, [events, cpu, read_format, label](benchmark::State& s) {
+  add_benchmark(row, [events, cpu, read_format, label](benchmark::State& s) {
     bench_read(s, events, cpu, read_format, label);
   });
 }

@@ -89,10 +89,10 @@ void bench_open_read_close(benchmark::State& state, const std::string& path) {
 void add_file_row(const nlohmann::json& row) {
   const std::string path = row["open"]["file"];
   if (row["open"].value("reopen", false))
-    add_benchmark(bench_name(row), row,
+    add_benchmark(row,
                   [path](benchmark::State& s) { bench_open_read_close(s, path); });
   else
-    add_benchmark(bench_name(row), row, [path](benchmark::State& s) { bench_pread(s, path); });
+    add_benchmark(row, [path](benchmark::State& s) { bench_pread(s, path); });
 }
 
 }  // namespace raplbench

@@ -9,7 +9,7 @@
 //
 // Both intervals contain one clock read and the same loop bookkeeping, so
 // those cancel; what remains is LARGE - SMALL instructions. The result is
-// reported in the user counter "ns_per_op" (one value per repetition). The
+// reported in the user counter "latency" (one value per repetition). The
 // copies are emitted with the assembler's .rept, so the compiler cannot
 // reorder or drop them. nop and mov measure throughput (independent
 // instructions); cpuid is serializing, so it measures latency; on a VM it
@@ -72,7 +72,7 @@ void unrolled_difference(benchmark::State& state) {
     auto t2 = Clock::now();
     extra_ns += std::chrono::duration<double, std::nano>((t2 - t1) - (t1 - t0)).count();
   }
-  state.counters["ns_per_op"] = extra_ns / (double(state.iterations()) * Extra);
+  state.counters["latency"] = extra_ns / (double(state.iterations()) * Extra);
 }
 
 // SMALL and LARGE per instruction: large enough that LARGE - SMALL copies
@@ -109,7 +109,7 @@ void add_insn_row(const nlohmann::json& row) {
   const nlohmann::json insn = row["open"]["insn"];
   for (const InsnCase& c : cases)
     if (insn == c.op) {
-      add_benchmark("uinsn/" + std::string(c.op), row, c.fn, "counter:ns_per_op");
+      add_benchmark(row, c.fn);
       return;
     }
   add_unavailable(row, "this ubench has no instruction " + insn.dump() + ": rebuild it (make build)");

@@ -19,9 +19,9 @@ use super::schedule::route_windows;
 use super::ticks::TscClock;
 use super::victim_side::{Calibrations, Victim};
 use crate::cpu::{pin_to_cpu, AffinityGuard};
-use crate::manifest::Status;
 use crate::paths::PATHS;
 use crate::plan::{Machine, Plan, Planned};
+use crate::row_meta::Status;
 
 /// The paths whose rows are neighbours.
 pub const ROUTE_PATHS: &[&str] = &["powercap", "msr-dev", "perf", "ebpf-lookup", "ebpf-mmap"];

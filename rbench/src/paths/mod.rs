@@ -17,7 +17,7 @@
 use crate::plan::{Machine, Plan};
 
 /// Declares the path modules and [`PATHS`], in the order of the plan's (and
-/// the manifests') rows.
+/// so both harnesses') rows.
 macro_rules! paths {
     ($($name:ident),* $(,)?) => {
         $(pub mod $name;)*
@@ -115,5 +115,8 @@ mod tests {
             .reads
             .as_ref()
             .map_or(true, |reads| reads.spec().is_object())));
+        // each row's id is its own: the harnesses' outputs join to rows by it
+        let ids: std::collections::HashSet<String> = plan.rows.iter().map(|r| r.id()).collect();
+        assert_eq!(ids.len(), plan.rows.len());
     }
 }

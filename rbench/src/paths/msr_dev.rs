@@ -148,7 +148,7 @@ mod tests {
             .collect();
         assert_eq!(targets, ["0x611", "0x639", "0x641", "0x619", "0x64d"]);
         assert_eq!(
-            rows[0].full_id(),
+            rows[0].id(),
             format!("msr-dev/pread/0x611@{target}->{target}")
         );
         assert_eq!(rows[0].meta.liveness, Some(Verdict::Frozen));

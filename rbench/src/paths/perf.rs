@@ -160,7 +160,7 @@ mod tests {
                 }
             }
         }
-        let ids: Vec<String> = rows.iter().map(Planned::full_id).collect();
+        let ids: Vec<String> = rows.iter().map(Planned::id).collect();
         assert_eq!(ids, expected);
         assert!(rows.iter().all(|r| r.reads.is_ok()));
         let package_1: Vec<Option<usize>> = rows
@@ -231,7 +231,7 @@ mod tests {
         if rows[0].meta.stand_in.is_some() {
             assert_eq!(rows.len(), 2 * n); // the stand-in: one CPU
             assert_eq!(
-                rows[0].full_id(),
+                rows[0].id(),
                 format!(
                     "perf/read/msr/tsc/@{}",
                     rows[0].parameter().split('@').nth(1).unwrap()

@@ -112,7 +112,7 @@ mod tests {
         let lead = cpus.package_lead_cpu(0);
         assert_eq!(lead, Some(0));
         // intel-rapl:0 is per-package (placements of its lead CPU), psys and mmio are not
-        let ids: Vec<String> = rows.iter().map(Planned::full_id).collect();
+        let ids: Vec<String> = rows.iter().map(Planned::id).collect();
         if let Some(lead) = lead {
             assert_eq!(
                 ids[0],
@@ -162,7 +162,7 @@ mod tests {
             return eprintln!("skipped: {STAND_IN_FILE} unreadable here: {why}");
         }
         assert_eq!(
-            rows[0].full_id(),
+            rows[0].id(),
             format!("powercap/pread//sys/class/net/lo/statistics/rx_bytes@{first}")
         );
         assert_eq!(rows[0].meta.target.as_deref(), Some(STAND_IN_FILE));
