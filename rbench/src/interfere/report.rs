@@ -9,7 +9,7 @@ use super::placement::Placement;
 use super::reader::Count;
 use super::schedule::{Order, PairAt};
 use super::victim_side::CpuCalibration;
-use crate::manifest::{RowMeta, Status};
+use crate::row_meta::{RowMeta, Status};
 use crate::summary::median;
 use crate::victim::calibrate::rule_text;
 use crate::victim::gaps::GapStats;

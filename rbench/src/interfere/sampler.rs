@@ -29,7 +29,7 @@ use super::report::{self, Experiment, Neighbour, SamplerNeighbour};
 use super::schedule::{Action, Role, SamplerSchedule};
 use super::ticks::{count_ticks, TscClock};
 use super::victim_side::{Calibrations, Victim};
-use crate::manifest::Status;
+use crate::row_meta::Status;
 
 /// How long the sampler may take to start sampling, or to exit once
 /// stopped, s.
