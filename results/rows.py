@@ -22,6 +22,9 @@ SCHEMA_VERSION = "3"
 # What a row is (its `role`, schema 3): measured; the null loop a sampler is
 # judged against; the sampler above it, pair by pair.
 MEASURED, NULL, ABOVE_NULL = "measured", "null", "above-null"
+# the words before the target that said the role in rows of versions 1 and 2,
+# and say it in every table now
+ROLE_WORDS = {NULL: "null: ", ABOVE_NULL: "above null: "}
 
 FIELDS = (
     "schema_version", "run_id", "timestamp", "machine",

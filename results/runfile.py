@@ -39,8 +39,6 @@ from results import run_state
 from results.schema import iter_file_errors
 
 RESULTS_FILE = "results.jsonl"
-# the target prefixes that gave a row's role before schema 3
-ROLE_PREFIXES = (("null: ", rowlib.NULL), ("above null: ", rowlib.ABOVE_NULL))
 
 
 def upgrade(row: dict) -> dict:
@@ -49,8 +47,8 @@ def upgrade(row: dict) -> dict:
     if "role" in row:
         return row
     target = row.get("target") or ""
-    prefix, role = next(((p, r) for p, r in ROLE_PREFIXES if target.startswith(p)),
-                        ("", rowlib.MEASURED))
+    role, prefix = next(((r, p) for r, p in rowlib.ROLE_WORDS.items() if target.startswith(p)),
+                        (rowlib.MEASURED, ""))
     target = row.get("target") and target.removeprefix(prefix)
     out = {}
     for key, value in row.items():

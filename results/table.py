@@ -19,7 +19,7 @@ the liveness probe: one line under the table says so.
 import math
 
 from results import liveness, meaning, registry
-from results.rows import ABOVE_NULL, NULL
+from results.rows import ROLE_WORDS
 
 PATH_ORDER = registry.PATHS
 TARGET_WIDTH = 32
@@ -70,13 +70,9 @@ def cpus(row, none: str | None = DASH) -> str | None:
     return f"{'?' if cpu is None else cpu}→{target}"
 
 
-# How a row that is not measured shows its role, before its target: the
-# sampler's null loop, and the sampler above it (a shortened target keeps it).
-ROLE_WORDS = {NULL: "null: ", ABOVE_NULL: "above null: "}
-
-
 def shown_target(row) -> str | None:
-    """The target as tables show it: "null: bare timerfd loop @ 1000 Hz"."""
+    """The target as tables show it, the role before it (rows.ROLE_WORDS; a
+    shortened target keeps them): "null: bare timerfd loop @ 1000 Hz"."""
     target = row.get("target")
     return None if target is None else ROLE_WORDS.get(row.get("role"), "") + target
 
