@@ -46,6 +46,7 @@ pub mod powercap;
 pub mod registry;
 pub mod roots;
 pub mod row_meta;
+mod say;
 pub mod schedule;
 pub mod signals;
 mod source;

@@ -10,14 +10,6 @@
 //! that every loop looks at. What was measured is then written, with
 //! `stopped_by`, and the status is 128 + the signal.
 
-/// A line on stderr, prefixed with the program's name. Never panics.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "raplbench-interfere: {}", format_args!($($arg)*));
-    }};
-}
-
 mod cli;
 
 use clap::Parser;
@@ -27,7 +19,7 @@ use rbench::interfere::report::{summary_line, Document, Experiment};
 use rbench::interfere::route::{run_routes, Only, RouteSettings};
 use rbench::interfere::sampler::{run_sampler, SamplerSettings};
 use rbench::interfere::victim_side::Calibrations;
-use rbench::signals;
+use rbench::{say, signals};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -99,7 +99,7 @@ fn reconcile(drain: &mut Drain, status: &Status) {
     drain.stats.dropped += tail;
     let overruns: u64 = status.packages.iter().map(|p| p.counters.overruns).sum();
     if overruns != drain.seq_gaps {
-        crate::say!(
+        rbench::say!(
             "ksample counted {overruns} records dropped on a full ring (overruns), but {} are \
              missing from the seq numbers read; {} counted as dropped",
             drain.seq_gaps,
@@ -132,7 +132,7 @@ pub fn run(
         drain_queued(&mut running, &mut drain, &mut records, &msrs);
     }
     if let Err(e) = running.stop() {
-        crate::say!("stopping the ksample timers failed: {e}");
+        rbench::say!("stopping the ksample timers failed: {e}");
     }
     drain_queued(&mut running, &mut drain, &mut records, &msrs);
     match running.module().status() {

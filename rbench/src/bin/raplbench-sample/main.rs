@@ -12,17 +12,6 @@
 //! says why); the report holds every window raw (results/sampler.py builds
 //! the rows), stderr a summary of both and of the sampler above the null.
 
-/// A line on stderr, prefixed with the program's name. Never panics:
-/// eprintln! panics when stderr is a pipe whose reader has gone (EPIPE),
-/// which would abort the run and lose the CSV still buffered.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "raplbench-sample: {}", format_args!($($arg)*));
-    }};
-}
-pub(crate) use say;
-
 mod batch;
 mod cli;
 mod cputime;
@@ -44,6 +33,7 @@ mod writer;
 
 use clap::Parser;
 use rbench::discovery::Counters;
+use rbench::say;
 use rbench::signals;
 use std::io::Write;
 use std::path::Path;

@@ -185,7 +185,7 @@ fn run_phase<P: Send + 'static>(
     let code = match startup {
         Ok(()) => {
             if let Some(banner) = &banner {
-                crate::say!("{banner}");
+                rbench::say!("{banner}");
             }
             wait(until)
         }

@@ -9,21 +9,12 @@
 //! the spinning loop reads every iteration; the run then ends within one
 //! iteration and what it measured is reported and written.
 
-/// A line on stderr, prefixed with the program's name. Never panics (a
-/// closed stderr pipe must not lose the JSON).
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "raplbench-victim: {}", format_args!($($arg)*));
-    }};
-}
-
 mod cli;
 
 use clap::Parser;
 use rbench::cpu::Cpus;
-use rbench::signals;
 use rbench::victim::{self, Report, Setup};
+use rbench::{say, signals};
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
