@@ -18,6 +18,11 @@ mod testutil;
 const BIN: &str = env!("CARGO_BIN_EXE_raplbench-interfere");
 const SAMPLER: &str = env!("CARGO_BIN_EXE_raplbench-sample");
 
+/// The words of `text` as arguments (no argument here holds a space).
+fn words(text: &str) -> Vec<&str> {
+    text.split_whitespace().collect()
+}
+
 fn tmp(name: &str) -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| testutil::fresh_dir("raplbench-interfere-test"))
@@ -133,18 +138,10 @@ fn a_short_route_run_follows_the_contract() {
     let json = tmp("routes.json");
     let started = Instant::now();
     let out = interfere(
-        &[
-            "--json",
-            json.to_str().unwrap(),
-            "--only",
-            "powercap/pread,msr-dev",
-            "--rates",
-            "1000,max",
-            "--pairs",
-            "2",
-            "--window-s",
-            "0.05",
-        ],
+        &words(&format!(
+            "--json {} --only powercap/pread,msr-dev --rates 1000,max --pairs 2 --window-s 0.05",
+            json.display()
+        )),
         &[],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -207,18 +204,10 @@ fn a_planned_row_that_cannot_run_is_unavailable_with_its_reason() {
     let empty = testutil::fresh_dir("raplbench-interfere-no-dev");
     let json = tmp("unavailable.json");
     let out = interfere(
-        &[
-            "--json",
-            json.to_str().unwrap(),
-            "--only",
-            "msr-dev",
-            "--rates",
-            "max",
-            "--pairs",
-            "1",
-            "--window-s",
-            "0.02",
-        ],
+        &words(&format!(
+            "--json {} --only msr-dev --rates max --pairs 1 --window-s 0.02",
+            json.display()
+        )),
         &[("RAPLBENCH_DEV_CPU_ROOT", empty.to_str().unwrap())],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);

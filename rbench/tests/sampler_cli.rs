@@ -44,6 +44,11 @@ fn on_fixture(args: &[&str]) -> Output {
     sample(&all)
 }
 
+/// The words of `text` as arguments (no argument here holds a space).
+fn words(text: &str) -> Vec<&str> {
+    text.split_whitespace().collect()
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -51,14 +56,10 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn samples_every_fixture_zone_into_csv() {
     let csv = tmp("fixture.csv");
-    let out = on_fixture(&[
-        "--frequency",
-        "200",
-        "--duration",
-        "0.3",
-        "--output",
-        csv.to_str().unwrap(),
-    ]);
+    let out = on_fixture(&words(&format!(
+        "--frequency 200 --duration 0.3 --output {}",
+        csv.display()
+    )));
     assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
@@ -94,14 +95,10 @@ fn samples_every_fixture_zone_into_csv() {
 #[test]
 fn selects_domains_and_refuses_unknown_ones() {
     let csv = tmp("dram.csv");
-    let out = on_fixture(&[
-        "--domains",
-        "core,intel-rapl:1",
-        "--duration",
-        "0.1",
-        "--output",
-        csv.to_str().unwrap(),
-    ]);
+    let out = on_fixture(&words(&format!(
+        "--domains core,intel-rapl:1 --duration 0.1 --output {}",
+        csv.display()
+    )));
     assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text
@@ -122,14 +119,7 @@ fn start_up_failures_exit_2_with_a_message() {
     let out = on_fixture(&["--duration", "1", "--output", "/nonexistent/dir/x.csv"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("cannot write --output /nonexistent/dir/x.csv"));
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--frequency",
-        "0",
-        "--duration",
-        "1",
-    ]);
+    let out = sample(&words("--mechanism powercap --frequency 0 --duration 1"));
     assert_eq!(out.status.code(), Some(2));
     let out = sample(&["--mechanism", "powercap"]);
     assert_eq!(out.status.code(), Some(2));
@@ -239,16 +229,11 @@ fn kinds(report: &serde_json::Value) -> Vec<&str> {
 fn report_alternates_windows_of_the_sampler_and_the_null_sampler() {
     let report = tmp("report.json");
     let csv = tmp("report.csv");
-    let out = on_fixture(&[
-        "--duration",
-        "0.4",
-        "--pairs",
-        "4",
-        "--report",
-        report.to_str().unwrap(),
-        "--output",
-        csv.to_str().unwrap(),
-    ]);
+    let out = on_fixture(&words(&format!(
+        "--duration 0.4 --pairs 4 --report {} --output {}",
+        report.display(),
+        csv.display()
+    )));
     let said = stderr(&out);
     assert!(out.status.success(), "{said}");
     let doc = read_report(&report);
@@ -342,15 +327,10 @@ fn a_commands_report_has_one_pair_and_no_null_has_no_null_windows() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(kinds(&read_report(&report)), ["sampler", "null"]);
     let report = tmp("no-null.json");
-    let out = on_fixture(&[
-        "--duration",
-        "0.2",
-        "--pairs",
-        "2",
-        "--no-null",
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let out = on_fixture(&words(&format!(
+        "--duration 0.2 --pairs 2 --no-null --report {}",
+        report.display()
+    )));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(kinds(&read_report(&report)), ["sampler", "sampler"]);
 }
@@ -450,12 +430,7 @@ fn sample_live(name: &str, args: &[&str]) -> (Output, PathBuf) {
 fn a_live_counter_has_energy_after_its_first_sample_and_a_frozen_one_none() {
     let (out, csv) = sample_live(
         "live-powercap",
-        &[
-            "--domains",
-            "intel-rapl:0,intel-rapl:1",
-            "--duration",
-            "0.5",
-        ],
+        &words("--domains intel-rapl:0,intel-rapl:1 --duration 0.5"),
     );
     let said = stderr(&out);
     assert!(out.status.success(), "{said}");
@@ -487,16 +462,10 @@ fn each_window_of_a_report_starts_without_a_difference() {
     let report = tmp("live-windows.json");
     let (out, csv) = sample_live(
         "live-windows",
-        &[
-            "--domains",
-            "intel-rapl:0",
-            "--duration",
-            "0.6",
-            "--pairs",
-            "3",
-            "--report",
-            report.to_str().unwrap(),
-        ],
+        &words(&format!(
+            "--domains intel-rapl:0 --duration 0.6 --pairs 3 --report {}",
+            report.display()
+        )),
     );
     let said = stderr(&out);
     assert!(out.status.success(), "{said}");
@@ -521,16 +490,11 @@ fn each_window_of_a_report_starts_without_a_difference() {
 fn samples_both_packages_of_the_two_package_fixture() {
     let csv = tmp("two-packages.csv");
     let root = two_packages_root();
-    let out = sample(&[
-        "--mechanism",
-        "powercap",
-        "--powercap-root",
-        root.to_str().unwrap(),
-        "--duration",
-        "0.2",
-        "--output",
-        csv.to_str().unwrap(),
-    ]);
+    let out = sample(&words(&format!(
+        "--mechanism powercap --powercap-root {} --duration 0.2 --output {}",
+        root.display(),
+        csv.display()
+    )));
     assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(&csv).unwrap();
     let sources: std::collections::BTreeSet<&str> = text
@@ -569,12 +533,10 @@ fn list(args: &[&str], env: &[(&str, &Path)]) -> Vec<String> {
 fn list_names_every_fixture_counter_with_its_verdict() {
     let root = fixture_root();
     let lines = list(
-        &[
-            "--mechanism",
-            "powercap",
-            "--powercap-root",
-            root.to_str().unwrap(),
-        ],
+        &words(&format!(
+            "--mechanism powercap --powercap-root {}",
+            root.display()
+        )),
         &[],
     );
     assert!(
