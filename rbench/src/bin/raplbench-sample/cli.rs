@@ -146,7 +146,7 @@ pub struct Args {
     pub frequency: u32,
 
     /// Sample for this many seconds (else: while COMMAND runs).
-    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true)]
+    #[arg(long, value_parser = rbench::clock::parse_duration, allow_negative_numbers = true)]
     pub duration: Option<f64>,
 
     /// CSV output (time_ns,source,domain,raw,delta_j); none: no file.
@@ -203,13 +203,6 @@ pub const DEFAULT_PAIRS: u32 = 10;
 pub const MAX_PAIRS: u32 = 10_000;
 /// The fewest sampling periods a window of a --report run may last.
 pub const MIN_WINDOW_PERIODS: f64 = 10.0;
-
-fn parse_duration(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
-        _ => Err(format!("'{text}' is not a number of seconds in (0, 86400]")),
-    }
-}
 
 impl Args {
     /// The mechanism (clap requires it unless --list).

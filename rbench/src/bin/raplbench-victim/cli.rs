@@ -51,7 +51,7 @@ pub struct Args {
     pub cpu: usize,
 
     /// Seconds to measure, after calibration (0 < S <= 86400)
-    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true)]
+    #[arg(long, value_parser = rbench::clock::parse_duration, allow_negative_numbers = true)]
     pub duration: f64,
 
     /// The gap threshold in ns, instead of max(4 x iteration p99, 200 ns)
@@ -61,13 +61,6 @@ pub struct Args {
     /// Write the JSON document here
     #[arg(long)]
     pub json: Option<PathBuf>,
-}
-
-fn parse_duration(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
-        _ => Err(format!("'{text}' is not a number of seconds in (0, 86400]")),
-    }
 }
 
 fn parse_threshold(text: &str) -> Result<f64, String> {
