@@ -196,43 +196,40 @@ mod tests {
         }
     }
 
-    fn grid_from_now(window_ms: u64) -> (Grid, TscClock) {
+    /// `drive`s a reader failing at read `fail_at` (0: never) over `roles`
+    /// on a grid of `window_ms` windows from now (at 1 GHz "TSC": the test
+    /// times itself in ns); what it did and how many reads it made.
+    fn drive_fake(
+        fail_at: u64,
+        roles: &[Role],
+        window_ms: u64,
+        pace: Pace,
+        stop: bool,
+    ) -> (Driven, u64) {
         let (mono_ns, tsc) = crate::victim::calibrate::stamp();
-        // a rough TSC frequency is enough: the test times itself in ns
         let clock = TscClock {
             mono_ns,
             tsc,
             tsc_ghz: 1.0,
         };
-        (
-            Grid {
-                start_tsc: tsc,
-                window_cycles: window_ms * 1_000_000,
-            },
-            clock,
-        )
+        let grid = Grid {
+            start_tsc: tsc,
+            window_cycles: window_ms * 1_000_000,
+        };
+        let mut fake = Fake { reads: 0, fail_at };
+        let stop = AtomicBool::new(stop);
+        let d = drive(&mut fake, roles, &grid, &clock, pace, &stop);
+        (d, fake.reads)
     }
 
     #[test]
     fn reads_only_in_on_windows_at_a_rate() {
-        // at 1 GHz "TSC" the grid's windows are 20 ms of CLOCK_MONOTONIC
-        let (grid, clock) = grid_from_now(20);
-        let mut fake = Fake {
-            reads: 0,
-            fail_at: 0,
-        };
+        // windows of 20 ms of CLOCK_MONOTONIC
         let roles = [Role::Settle, Role::Off, Role::On];
         let pace = Pace::Rate {
             period_ns: 1_000_000,
         };
-        let d = drive(
-            &mut fake,
-            &roles,
-            &grid,
-            &clock,
-            pace,
-            &AtomicBool::new(false),
-        );
+        let (d, reads) = drive_fake(0, &roles, 20, pace, false);
         assert_eq!((d.error, d.stopped), (None, false));
         assert_eq!(d.counts[0], Count::default());
         assert_eq!(d.counts[1], Count::default());
@@ -242,43 +239,19 @@ mod tests {
             on.reads + on.missed <= 20 && on.reads + on.missed >= 18,
             "{on:?}"
         );
-        assert_eq!(fake.reads, on.reads);
+        assert_eq!(reads, on.reads);
     }
 
     #[test]
     fn a_failing_read_ends_the_run_with_the_reason() {
-        let (grid, clock) = grid_from_now(5);
-        let mut fake = Fake {
-            reads: 0,
-            fail_at: 3,
-        };
-        let d = drive(
-            &mut fake,
-            &[Role::On, Role::On],
-            &grid,
-            &clock,
-            Pace::FlatOut,
-            &AtomicBool::new(false),
-        );
+        let (d, _) = drive_fake(3, &[Role::On, Role::On], 5, Pace::FlatOut, false);
         assert!(d.error.unwrap().contains("it broke"));
     }
 
     #[test]
     fn a_stop_ends_it_at_once() {
-        let (grid, clock) = grid_from_now(10_000);
-        let mut fake = Fake {
-            reads: 0,
-            fail_at: 0,
-        };
-        let d = drive(
-            &mut fake,
-            &[Role::Off, Role::On],
-            &grid,
-            &clock,
-            Pace::FlatOut,
-            &AtomicBool::new(true),
-        );
+        let (d, reads) = drive_fake(0, &[Role::Off, Role::On], 10_000, Pace::FlatOut, true);
         assert!(d.stopped);
-        assert_eq!(fake.reads, 0);
+        assert_eq!(reads, 0);
     }
 }
