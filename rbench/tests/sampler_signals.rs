@@ -189,6 +189,14 @@ fn send(pid: i32, signal: libc::c_int) -> Instant {
     Instant::now()
 }
 
+/// The command's process `sleep` is gone (killed and reaped).
+fn assert_gone(sleep: i32) {
+    assert!(
+        testutil::proc_stat(sleep).is_none(),
+        "sleep {sleep} still there"
+    );
+}
+
 /// The CSV ends on a whole line, every line with the header's fields.
 fn check_csv(csv: &Path) {
     let text = std::fs::read_to_string(csv).unwrap();
@@ -221,10 +229,7 @@ fn a_stop_signal_ends_the_sampler_and_its_command_at_once(signal: libc::c_int, n
     eprintln!("{name}: the sampler and sleep stopped in {took:?}");
     assert_eq!(status.code(), Some(128 + signal), "{status:?} {said}");
     assert!(took < PROMPT, "{name}: stopping took {took:?}");
-    assert!(
-        testutil::proc_stat(sleep).is_none(),
-        "sleep {sleep} still there"
-    );
+    assert_gone(sleep);
     check_csv(&csv);
 }
 
@@ -276,10 +281,7 @@ fn ctrl_c_to_the_process_group_ends_both_at_once() {
     eprintln!("Ctrl-C to the group: the sampler and sleep stopped in {took:?}");
     assert_eq!(status.code(), Some(130), "{status:?} {said}");
     assert!(took < PROMPT, "stopping took {took:?}");
-    assert!(
-        testutil::proc_stat(sleep).is_none(),
-        "sleep {sleep} still there"
-    );
+    assert_gone(sleep);
     check_csv(&csv);
 }
 
@@ -303,10 +305,7 @@ fn a_command_that_ignores_sigterm_is_killed_after_the_grace() {
         took >= GRACE && took < GRACE + PROMPT,
         "stopping took {took:?}, the grace is {GRACE:?}"
     );
-    assert!(
-        testutil::proc_stat(sleep).is_none(),
-        "sleep {sleep} still there"
-    );
+    assert_gone(sleep);
     check_csv(&csv);
 }
 
@@ -325,10 +324,7 @@ fn a_second_stop_signal_kills_the_command_at_once() {
     // the first signal says what stopped the run
     assert_eq!(status.code(), Some(143), "{status:?} {said}");
     assert!(took < PROMPT, "stopping took {took:?}");
-    assert!(
-        testutil::proc_stat(sleep).is_none(),
-        "sleep {sleep} still there"
-    );
+    assert_gone(sleep);
 }
 
 #[test]
