@@ -90,7 +90,6 @@ enum Loops {
     InKernel {
         k: InKernel,
         yields_energy: Vec<bool>,
-        period_ns: u64,
         hz: u32,
     },
 }
@@ -135,15 +134,14 @@ impl Loops {
                 Loops::InKernel {
                     k,
                     yields_energy,
-                    period_ns,
                     hz,
                 },
                 kind,
             ) => {
                 let reads = kind == Kind::Sampler;
-                let setup = k.setup(reads, yields_energy.clone(), *hz);
                 let out = if reads { output.take() } else { None };
-                let (ran, out) = run_in_kernel(setup, out, *period_ns, until, banner)?;
+                let (ran, out) =
+                    run_in_kernel(k, reads, yields_energy.clone(), *hz, out, until, banner)?;
                 if reads {
                     *output = out;
                 }
@@ -191,7 +189,6 @@ fn loops(
             let loops = Loops::InKernel {
                 k,
                 yields_energy,
-                period_ns,
                 hz,
             };
             (label, stand_in, Some(cpu), Some(cpu), on, kind, loops)

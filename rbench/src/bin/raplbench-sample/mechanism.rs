@@ -8,7 +8,7 @@ use rbench::discovery::{
     counter_cpus, ksample_counters, msr_counters, open_counters, perf_counters, powercap_counters,
     Counter, Counters, Route,
 };
-use rbench::ksample::{Mode, Module};
+use rbench::ksample::Module;
 use rbench::liveness::{Liveness, LIVENESS_WINDOW};
 use rbench::msr::msr_hex;
 use rbench::perf::{events_label, PerfEventSpec};
@@ -17,7 +17,6 @@ use rbench::{CounterSource, Domain};
 use std::path::Path;
 
 use crate::cli::{Args, Mechanism};
-use crate::phase::{Driver, InKernelSetup};
 
 /// Counters read by the sampling thread (powercap, msr, perf).
 pub struct Ticked {
@@ -62,47 +61,6 @@ pub struct InKernel {
 }
 
 impl InKernel {
-    /// What one phase runs at `hz`: the sampler (`reads`), or its null twin,
-    /// the same timers reading nothing.
-    pub fn setup(&self, reads: bool, yields_energy: Vec<bool>, hz: u32) -> InKernelSetup<'_> {
-        let counters = if reads { &self.counters[..] } else { &[] };
-        let driver = match &self.program {
-            Program::Bpf { events } => Driver::Bpf {
-                events: if reads { events } else { &[] },
-                map: counters
-                    .iter()
-                    .filter_map(|c| match &c.route {
-                        Route::PerfEvent { event, cpu } => {
-                            let index = events.iter().position(|e| e == event)?;
-                            Some((*cpu as u32, index))
-                        }
-                        _ => None,
-                    })
-                    .collect(),
-            },
-            Program::Ksample { module } => Driver::Ksample {
-                module,
-                mode: if reads { Mode::Read } else { Mode::Null },
-                hz,
-                wanted: counters
-                    .iter()
-                    .filter_map(|c| match &c.route {
-                        Route::Ksample { package, msr, .. } => Some((*package, *msr)),
-                        _ => None,
-                    })
-                    .collect(),
-                // the first domain's package; its records write the lines
-                lead: self.counters.first().and_then(|c| c.package).unwrap_or(0),
-            },
-        };
-        InKernelSetup {
-            driver,
-            cpus: &self.cpus,
-            domains: counters.iter().map(|c| c.domain.clone()).collect(),
-            yields_energy: if reads { yields_energy } else { Vec::new() },
-        }
-    }
-
     /// The null sampler's kind: "bare bpf_timer program", "bare hrtimer
     /// (ksample, no read)".
     pub fn null_kind(&self) -> &'static str {

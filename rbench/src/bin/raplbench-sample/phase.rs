@@ -16,6 +16,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use rbench::clock::monotonic_ns;
+use rbench::discovery::Route;
 use rbench::ebpf::{BpfConfig, BpfSampler};
 use rbench::ksample::{value_slots, Mode, Module};
 use rbench::signals;
@@ -27,6 +28,7 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Barrier};
 
 use crate::drain::ValueMap;
+use crate::mechanism::{InKernel, Program};
 use crate::ticker::TickerSetup;
 use crate::writer::{cpu_now, CsvOut, ExtraCpu};
 use crate::{batch, ebpf_drain, ksample_drain, ticker, writer, Fail};
@@ -262,69 +264,53 @@ pub fn run_ticked(
     )
 }
 
-/// What samples in the kernel, and which of its values are written.
-pub enum Driver<'a> {
-    /// The BPF program, reading these perf events, each once; per domain,
-    /// the CPU whose samples carry it and the index of its value.
-    Bpf {
-        /// The perf events.
-        events: &'a [rbench::perf::PerfEventSpec],
-        /// Per domain, (CPU, value index).
-        map: Vec<(u32, usize)>,
-    },
-    /// The ksample module's timers, started in `mode` at `hz`; per domain,
-    /// the (package, MSR) it is (its value slot is known once started).
-    Ksample {
-        /// The module's files.
-        module: &'a Module,
-        /// Read, or the null sampler.
-        mode: Mode,
-        /// The rate.
-        hz: u32,
-        /// Per domain, (package, MSR).
-        wanted: Vec<(u32, u32)>,
-        /// The package whose records are written.
-        lead: u32,
-    },
-}
-
-/// What an in-kernel phase samples.
-pub struct InKernelSetup<'a> {
-    /// What samples.
-    pub driver: Driver<'a>,
-    /// The CPUs the timers run on (for ebpf the first one's samples are
-    /// written).
-    pub cpus: &'a [usize],
-    /// The written domains.
-    pub domains: Vec<rbench::Domain>,
-    /// Per domain, whether its delta_j is energy.
-    pub yields_energy: Vec<bool>,
-}
-
 /// The thread's body of a drain (run_phase's `body`).
 type DrainBody = Box<
     dyn FnOnce(&AtomicBool, batch::ProducerEnds, Started, Arc<Barrier>) -> ticker::TickerStats
         + Send,
 >;
 
-/// Starts the in-kernel sampler of `setup.driver` and drains it until
+/// Starts `k`'s in-kernel sampler at `hz`, the sampler (`reads`) or its
+/// null twin (the same timers reading nothing), and drains it until
 /// `until`; what was measured (with the BPF trigger) and the output.
 pub fn run_in_kernel(
-    setup: InKernelSetup,
+    k: &InKernel,
+    reads: bool,
+    yields_energy: Vec<bool>,
+    hz: u32,
     output: Option<CsvOut>,
-    period_ns: u64,
     until: &Until,
     banner: Option<String>,
 ) -> Result<(Ran, Option<CsvOut>), Fail> {
-    let (body, extra, trigger) = match setup.driver {
-        Driver::Bpf { events, map } => start_bpf(events, map, setup.cpus, period_ns)?,
-        Driver::Ksample {
-            module,
-            mode,
-            hz,
-            wanted,
-            lead,
-        } => start_ksample(module, mode, hz, &wanted, lead)?,
+    let period_ns = 1_000_000_000 / u64::from(hz);
+    let counters = if reads { &k.counters[..] } else { &[] };
+    let (body, extra, trigger) = match &k.program {
+        Program::Bpf { events } => {
+            // per domain, the CPU whose samples carry it and its value's index
+            let map = (counters.iter())
+                .filter_map(|c| match &c.route {
+                    Route::PerfEvent { event, cpu } => {
+                        Some((*cpu as u32, events.iter().position(|e| e == event)?))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let events = if reads { &events[..] } else { &[] };
+            start_bpf(events, map, &k.cpus, period_ns)?
+        }
+        Program::Ksample { module } => {
+            // per domain, its (package, MSR) (its value slot is known once started)
+            let wanted: Vec<(u32, u32)> = (counters.iter())
+                .filter_map(|c| match &c.route {
+                    Route::Ksample { package, msr, .. } => Some((*package, *msr)),
+                    _ => None,
+                })
+                .collect();
+            // the first domain's package; its records write the lines
+            let lead = k.counters.first().and_then(|c| c.package).unwrap_or(0);
+            let mode = if reads { Mode::Read } else { Mode::Null };
+            start_ksample(module, mode, hz, &wanted, lead)?
+        }
     };
     let banner = banner.map(|b| match &trigger {
         Some(trigger) => format!("{b} ({trigger})"),
@@ -332,8 +318,8 @@ pub fn run_in_kernel(
     });
     let writer = writer::WriterSetup {
         period_ns,
-        domains: setup.domains,
-        yields_energy: setup.yields_energy,
+        domains: counters.iter().map(|c| c.domain.clone()).collect(),
+        yields_energy: if reads { yields_energy } else { Vec::new() },
         output,
         extra_cpu_ns: Some(extra),
         done: Arc::new(Barrier::new(2)),
