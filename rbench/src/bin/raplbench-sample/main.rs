@@ -39,7 +39,7 @@ use std::io::Write;
 use std::path::Path;
 
 use cli::Args;
-use mechanism::{InKernel, NullSource, Opened};
+use mechanism::{NullSource, Opened};
 use output::OutFile;
 use phase::{run_in_kernel, run_ticked, Ran, Source, Until};
 use report::{Kind, Subject, Window};
@@ -78,20 +78,13 @@ fn commit(file: OutFile, what: &str) -> Result<(), Fail> {
 /// How a window samples: the mechanism's loop, or its null twin (the same
 /// deadlines, nothing read; for ebpf and kernel a timer on each package
 /// CPU, so its floor is comparable: the callback time adds up).
-enum Loops {
-    /// A user-space sampling thread.
-    Ticked {
-        /// The open counters (None only while a window has them).
-        source: Option<Source>,
-        setup: TickerSetup,
-        yields_energy: Vec<bool>,
-    },
-    /// The BPF program or the ksample module.
-    InKernel {
-        k: InKernel,
-        yields_energy: Vec<bool>,
-        hz: u32,
-    },
+struct Loops {
+    /// What was opened (a ticked source is lent to each sampler window).
+    opened: Opened,
+    /// Where and how a user-space sampling thread runs.
+    setup: TickerSetup,
+    yields_energy: Vec<bool>,
+    hz: u32,
 }
 
 impl Loops {
@@ -104,50 +97,34 @@ impl Loops {
         until: &Until,
         banner: Option<String>,
     ) -> Result<Ran, Fail> {
-        match (self, kind) {
-            (
-                Loops::Ticked {
-                    source,
-                    setup,
-                    yields_energy,
-                },
-                Kind::Sampler,
-            ) => {
-                let open = source.take().expect("every window returns the source");
-                let (open, ran, out) = run_ticked(
-                    open,
-                    yields_energy.clone(),
-                    output.take(),
-                    *setup,
-                    until,
-                    banner,
-                )?;
-                (*source, *output) = (Some(open), out);
-                Ok(ran)
-            }
-            (Loops::Ticked { setup, .. }, Kind::Null) => {
-                let null = Box::new(NullSource);
-                let (_, ran, _) = run_ticked(null, Vec::new(), None, *setup, until, banner)?;
-                Ok(ran)
-            }
-            (
-                Loops::InKernel {
-                    k,
-                    yields_energy,
-                    hz,
-                },
-                kind,
-            ) => {
-                let reads = kind == Kind::Sampler;
-                let out = if reads { output.take() } else { None };
-                let (ran, out) =
-                    run_in_kernel(k, reads, yields_energy.clone(), *hz, out, until, banner)?;
+        let reads = kind == Kind::Sampler;
+        let out = if reads { output.take() } else { None };
+        let energy = if reads {
+            self.yields_energy.clone()
+        } else {
+            Vec::new()
+        };
+        let (ran, out) = match &mut self.opened {
+            Opened::Ticked(t) => {
+                let null: Source = Box::new(NullSource);
+                let source = if reads {
+                    std::mem::replace(&mut t.source, null)
+                } else {
+                    null
+                };
+                let (source, ran, out) =
+                    run_ticked(source, energy, out, self.setup, until, banner)?;
                 if reads {
-                    *output = out;
+                    t.source = source;
                 }
-                Ok(ran)
+                (ran, out)
             }
+            Opened::InKernel(k) => run_in_kernel(k, reads, energy, self.hz, out, until, banner)?,
+        };
+        if reads {
+            *output = out;
         }
+        Ok(ran)
     }
 }
 
@@ -162,36 +139,26 @@ fn loops(
     let (mech, hz) = (args.mechanism().name(), args.frequency);
     let liveness = Counters::liveness_of(opened.counters());
     // what it reads, the sampling CPU, the counters', where it samples (for
-    // the banner), the null loop's kind, and the loops
-    let (label, stand_in, cpu, target_cpu, on, kind, loops) = match opened {
+    // the banner), the null loop's kind
+    let (label, stand_in, cpu, target_cpu, on, kind) = match &opened {
         Opened::Ticked(t) => {
             let cpu = args.cpu.or(t.counter_cpu);
             let on = cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
-            let setup = TickerSetup {
-                period_ns,
-                cpu,
-                fifo: args.fifo,
-            };
-            let source = Some(t.source);
-            let loops = Loops::Ticked {
-                source,
-                setup,
-                yields_energy,
-            };
             let kind = "bare timerfd loop";
-            (t.label, t.stand_in, cpu, t.counter_cpu, on, kind, loops)
+            (&t.label, &t.stand_in, cpu, t.counter_cpu, on, kind)
         }
         Opened::InKernel(k) => {
             let cpu = k.cpus.first().copied().unwrap_or(0);
             let cpus: Vec<String> = k.cpus.iter().map(usize::to_string).collect();
             let on = format!(" on CPU {}", cpus.join(","));
-            let (label, stand_in, kind) = (k.label.clone(), k.stand_in.clone(), k.null_kind());
-            let loops = Loops::InKernel {
-                k,
-                yields_energy,
-                hz,
-            };
-            (label, stand_in, Some(cpu), Some(cpu), on, kind, loops)
+            (
+                &k.label,
+                &k.stand_in,
+                Some(cpu),
+                Some(cpu),
+                on,
+                k.null_kind(),
+            )
         }
     };
     let banners = [
@@ -200,10 +167,10 @@ fn loops(
     ];
     let sampler = Subject {
         title: format!("{mech} ({label})"),
-        target: label,
+        target: label.clone(),
         cpu,
         target_cpu,
-        stand_in,
+        stand_in: stand_in.clone(),
         liveness,
     };
     let null = Subject {
@@ -213,6 +180,17 @@ fn loops(
         target_cpu: None,
         stand_in: None,
         liveness: None,
+    };
+    let setup = TickerSetup {
+        period_ns,
+        cpu,
+        fifo: args.fifo,
+    };
+    let loops = Loops {
+        opened,
+        setup,
+        yields_energy,
+        hz,
     };
     (loops, [sampler, null], banners)
 }
