@@ -39,7 +39,7 @@ use std::io::Write;
 use std::path::Path;
 
 use cli::Args;
-use mechanism::{NullSource, Opened};
+use mechanism::{NullSource, Opened, Sampler};
 use output::OutFile;
 use phase::{run_in_kernel, run_ticked, Ran, Source, Until};
 use report::{Kind, Subject, Window};
@@ -104,22 +104,21 @@ impl Loops {
         } else {
             Vec::new()
         };
-        let (ran, out) = match &mut self.opened {
-            Opened::Ticked(t) => {
+        let (ran, out) = match self.opened.sampler {
+            Sampler::Ticked(ref mut source) => {
                 let null: Source = Box::new(NullSource);
-                let source = if reads {
-                    std::mem::replace(&mut t.source, null)
+                let lent = if reads {
+                    std::mem::replace(source, null)
                 } else {
                     null
                 };
-                let (source, ran, out) =
-                    run_ticked(source, energy, out, self.setup, until, banner)?;
+                let (lent, ran, out) = run_ticked(lent, energy, out, self.setup, until, banner)?;
                 if reads {
-                    t.source = source;
+                    *source = lent;
                 }
                 (ran, out)
             }
-            Opened::InKernel(k) => run_in_kernel(k, reads, energy, self.hz, out, until, banner)?,
+            _ => run_in_kernel(&self.opened, reads, energy, self.hz, out, until, banner)?,
         };
         if reads {
             *output = out;
@@ -137,30 +136,26 @@ fn loops(
     yields_energy: Vec<bool>,
 ) -> (Loops, [Subject; 2], [String; 2]) {
     let (mech, hz) = (args.mechanism().name(), args.frequency);
-    let liveness = Counters::liveness_of(opened.counters());
-    // what it reads, the sampling CPU, the counters', where it samples (for
-    // the banner), the null loop's kind
-    let (label, stand_in, cpu, target_cpu, on, kind) = match &opened {
-        Opened::Ticked(t) => {
-            let cpu = args.cpu.or(t.counter_cpu);
-            let on = cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
-            let kind = "bare timerfd loop";
-            (&t.label, &t.stand_in, cpu, t.counter_cpu, on, kind)
-        }
-        Opened::InKernel(k) => {
-            let cpu = k.cpus.first().copied().unwrap_or(0);
-            let cpus: Vec<String> = k.cpus.iter().map(usize::to_string).collect();
-            let on = format!(" on CPU {}", cpus.join(","));
+    let liveness = Counters::liveness_of(&opened.counters);
+    // the sampling CPU, the counters', and where it samples (for the banner)
+    let (cpu, target_cpu, on) = match opened.sampler {
+        Sampler::Ticked(_) => {
+            let target_cpu = opened.counters.first().and_then(|c| c.cpu);
+            let cpu = args.cpu.or(target_cpu);
             (
-                &k.label,
-                &k.stand_in,
-                Some(cpu),
-                Some(cpu),
-                on,
-                k.null_kind(),
+                cpu,
+                target_cpu,
+                cpu.map_or(String::new(), |c| format!(" on CPU {c}")),
             )
         }
+        _ => {
+            let cpus = opened.cpus();
+            let cpu = cpus.first().copied().unwrap_or(0);
+            let all: Vec<String> = cpus.iter().map(usize::to_string).collect();
+            (Some(cpu), Some(cpu), format!(" on CPU {}", all.join(",")))
+        }
     };
+    let (label, stand_in, kind) = (&opened.label, &opened.stand_in, opened.null_kind());
     let banners = [
         format!("sampling {mech} ({label}) at {hz} Hz{on}"),
         format!("null sampler ({kind}) at {hz} Hz"),
@@ -223,7 +218,7 @@ fn run(args: Args) -> Result<i32, Fail> {
     // main takes them with sigtimedwait
     signals::take().map_err(Fail::Setup)?;
     let opened = mechanism::open(&args).map_err(Fail::Setup)?;
-    let dead = mechanism::dead_counter_lines(args.mechanism(), opened.counters());
+    let dead = mechanism::dead_counter_lines(args.mechanism(), &opened.counters);
     for line in &dead {
         say!("{line}");
     }
@@ -233,7 +228,7 @@ fn run(args: Args) -> Result<i32, Fail> {
             dead.len()
         )));
     }
-    let yields_energy = mechanism::yields_energy(opened.counters());
+    let yields_energy = mechanism::yields_energy(&opened.counters);
     let (mut loops, [mut sampler, null], banners) = loops(opened, &args, period_ns, yields_energy);
 
     // the windows: one without --report; with it, --pairs of the sampler

@@ -18,73 +18,42 @@ use std::path::Path;
 
 use crate::cli::{Args, Mechanism};
 
-/// Counters read by the sampling thread (powercap, msr, perf).
-pub struct Ticked {
-    /// The open source.
-    pub source: Box<dyn CounterSource + Send>,
-    /// What is read, for the report's target: "msr/tsc/", "0x611,0x619", ...
-    pub label: String,
-    /// The CPU whose counters these are (reading them there needs no IPI).
-    pub counter_cpu: Option<usize>,
-    /// Why a substitute is read, if it is.
-    pub stand_in: Option<String>,
-    /// The counters read, in domain order, with their verdicts.
-    pub counters: Vec<Counter>,
-}
-
-/// What samples in the kernel.
-pub enum Program {
+/// What samples the counters.
+pub enum Sampler {
+    /// The sampling thread (powercap, msr, perf), reading this open source.
+    Ticked(Box<dyn CounterSource + Send>),
     /// The BPF program (ebpf), reading these perf events, each once.
-    Bpf {
-        /// The events.
-        events: Vec<PerfEventSpec>,
-    },
-    /// The ksample module's timers (kernel).
-    Ksample {
-        /// Its files.
-        module: Module,
-    },
-}
-
-/// Counters sampled in the kernel, drained by user space (ebpf, kernel).
-pub struct InKernel {
-    /// What samples them.
-    pub program: Program,
-    /// Their label.
-    pub label: String,
-    /// The CPUs the kernel's timers run on (one per package).
-    pub cpus: Vec<usize>,
-    /// Why a substitute is read, if it is.
-    pub stand_in: Option<String>,
-    /// The counters read, in domain order, with their verdicts.
-    pub counters: Vec<Counter>,
-}
-
-impl InKernel {
-    /// The null sampler's kind: "bare bpf_timer program", "bare hrtimer
-    /// (ksample, no read)".
-    pub fn null_kind(&self) -> &'static str {
-        match self.program {
-            Program::Bpf { .. } => "bare bpf_timer program",
-            Program::Ksample { .. } => "bare hrtimer (ksample, no read)",
-        }
-    }
+    Bpf(Vec<PerfEventSpec>),
+    /// The ksample module's timers (kernel), through its files.
+    Ksample(Module),
 }
 
 /// What a mechanism opened.
-pub enum Opened {
-    /// A [`Ticked`] source.
-    Ticked(Ticked),
-    /// An [`InKernel`] set of events.
-    InKernel(InKernel),
+pub struct Opened {
+    /// What samples the counters.
+    pub sampler: Sampler,
+    /// What is read, for the report's target: "msr/tsc/", "0x611,0x619", ...
+    pub label: String,
+    /// Why a substitute is read, if it is.
+    pub stand_in: Option<String>,
+    /// The counters read, in domain order, with their verdicts.
+    pub counters: Vec<Counter>,
 }
 
 impl Opened {
-    /// The counters read, in domain order.
-    pub fn counters(&self) -> &[Counter] {
-        match self {
-            Opened::Ticked(t) => &t.counters,
-            Opened::InKernel(k) => &k.counters,
+    /// The CPUs of the counters, each once (an in-kernel sampler's timers
+    /// run on them, one per package).
+    pub fn cpus(&self) -> Vec<usize> {
+        counter_cpus(&self.counters)
+    }
+
+    /// The null sampler's kind: "bare timerfd loop", "bare bpf_timer
+    /// program", "bare hrtimer (ksample, no read)".
+    pub fn null_kind(&self) -> &'static str {
+        match self.sampler {
+            Sampler::Ticked(_) => "bare timerfd loop",
+            Sampler::Bpf(_) => "bare bpf_timer program",
+            Sampler::Ksample(_) => "bare hrtimer (ksample, no read)",
         }
     }
 }
@@ -216,32 +185,19 @@ pub fn open(args: &Args) -> Result<Opened, String> {
     }
     let Counters { counters, stand_in } = chosen;
     let label = label(&counters, stand_in.is_some());
-    let program = match mechanism {
-        Mechanism::Ebpf => Some(Program::Bpf {
-            events: unique_events(&counters),
-        }),
-        Mechanism::Kernel => Some(Program::Ksample {
-            module: Module::at(&roots::KSAMPLE.path()),
-        }),
-        _ => None,
+    let sampler = match mechanism {
+        Mechanism::Ebpf => Sampler::Bpf(unique_events(&counters)),
+        Mechanism::Kernel => Sampler::Ksample(Module::at(&roots::KSAMPLE.path())),
+        _ => {
+            Sampler::Ticked(open_counters(&counters, stand_in.clone()).map_err(|e| e.to_string())?)
+        }
     };
-    if let Some(program) = program {
-        return Ok(Opened::InKernel(InKernel {
-            program,
-            cpus: counter_cpus(&counters),
-            label,
-            stand_in,
-            counters,
-        }));
-    }
-    let source = open_counters(&counters, stand_in.clone()).map_err(|e| e.to_string())?;
-    Ok(Opened::Ticked(Ticked {
-        source,
+    Ok(Opened {
+        sampler,
         label,
-        counter_cpu: counters.first().and_then(|c| c.cpu),
         stand_in,
         counters,
-    }))
+    })
 }
 
 /// Whether each counter's delta_j is energy: a unit, and a live verdict

@@ -28,7 +28,7 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Barrier};
 
 use crate::drain::ValueMap;
-use crate::mechanism::{InKernel, Program};
+use crate::mechanism::{Opened, Sampler};
 use crate::ticker::TickerSetup;
 use crate::writer::{cpu_now, CsvOut, ExtraCpu};
 use crate::{batch, ebpf_drain, ksample_drain, ticker, writer, Fail};
@@ -270,11 +270,11 @@ type DrainBody = Box<
         + Send,
 >;
 
-/// Starts `k`'s in-kernel sampler at `hz`, the sampler (`reads`) or its
-/// null twin (the same timers reading nothing), and drains it until
+/// Starts the in-kernel sampler `k` opened at `hz`, the sampler (`reads`)
+/// or its null twin (the same timers reading nothing), and drains it until
 /// `until`; what was measured (with the BPF trigger) and the output.
 pub fn run_in_kernel(
-    k: &InKernel,
+    k: &Opened,
     reads: bool,
     yields_energy: Vec<bool>,
     hz: u32,
@@ -284,8 +284,9 @@ pub fn run_in_kernel(
 ) -> Result<(Ran, Option<CsvOut>), Fail> {
     let period_ns = 1_000_000_000 / u64::from(hz);
     let counters = if reads { &k.counters[..] } else { &[] };
-    let (body, extra, trigger) = match &k.program {
-        Program::Bpf { events } => {
+    let (body, extra, trigger) = match &k.sampler {
+        Sampler::Ticked(_) => unreachable!("a sampling thread samples in user space"),
+        Sampler::Bpf(events) => {
             // per domain, the CPU whose samples carry it and its value's index
             let map = (counters.iter())
                 .filter_map(|c| match &c.route {
@@ -296,9 +297,9 @@ pub fn run_in_kernel(
                 })
                 .collect();
             let events = if reads { &events[..] } else { &[] };
-            start_bpf(events, map, &k.cpus, period_ns)?
+            start_bpf(events, map, &k.cpus(), period_ns)?
         }
-        Program::Ksample { module } => {
+        Sampler::Ksample(module) => {
             // per domain, its (package, MSR) (its value slot is known once started)
             let wanted: Vec<(u32, u32)> = (counters.iter())
                 .filter_map(|c| match &c.route {
