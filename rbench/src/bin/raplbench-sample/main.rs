@@ -199,22 +199,12 @@ fn run(args: Args) -> Result<i32, Fail> {
     }
     let period_ns = 1_000_000_000 / u64::from(args.frequency);
     // everything that can fail before sampling, fails now (exit 2)
-    let output_file = match &args.output {
-        Some(path) => Some(create(path, "--output")?),
-        None => None,
-    };
-    let mut output = match &output_file {
-        Some(file) => {
-            Some(CsvOut::new(file.handle().map_err(|e| {
-                Fail::Setup(format!("cannot write --output: {e}"))
-            })?))
-        }
-        None => None,
-    };
-    let report_file = match &args.report {
-        Some(path) => Some(create(path, "--report")?),
-        None => None,
-    };
+    let output_file = (args.output.as_deref().map(|p| create(p, "--output"))).transpose()?;
+    let mut output = (output_file.as_ref())
+        .map(|file| file.handle().map(CsvOut::new))
+        .transpose()
+        .map_err(|e| Fail::Setup(format!("cannot write --output: {e}")))?;
+    let report_file = (args.report.as_deref().map(|p| create(p, "--report"))).transpose()?;
     // main takes them with sigtimedwait
     signals::take().map_err(Fail::Setup)?;
     let opened = mechanism::open(&args).map_err(Fail::Setup)?;
