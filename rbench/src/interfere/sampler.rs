@@ -111,7 +111,7 @@ struct Running {
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
     sampling: Arc<AtomicBool>,
-    reader: Option<JoinHandle<()>>,
+    reader: JoinHandle<()>,
     csv: PathBuf,
 }
 
@@ -150,30 +150,26 @@ impl Running {
             .map_err(|e| format!("cannot run {}: {e}", settings.bin.display()))?;
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sampling = Arc::new(AtomicBool::new(false));
-        let reader = match child.stderr.take() {
-            None => None,
-            Some(stderr) => {
-                let (lines, sampling) = (lines.clone(), sampling.clone());
-                let spawned = std::thread::Builder::new()
-                    .name("sampler-stderr".into())
-                    .spawn(move || {
-                        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                            if line.contains(": sampling ") {
-                                sampling.store(true, Ordering::Release);
-                            }
-                            if let Ok(mut l) = lines.lock() {
-                                l.push(line);
-                            }
-                        }
-                    });
-                match spawned {
-                    Ok(handle) => Some(handle),
-                    Err(e) => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        return Err(format!("cannot start a thread to read its stderr: {e}"));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (l, s) = (lines.clone(), sampling.clone());
+        let spawned = std::thread::Builder::new()
+            .name("sampler-stderr".into())
+            .spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if line.contains(": sampling ") {
+                        s.store(true, Ordering::Release);
+                    }
+                    if let Ok(mut l) = l.lock() {
+                        l.push(line);
                     }
                 }
+            });
+        let reader = match spawned {
+            Ok(handle) => handle,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("cannot start a thread to read its stderr: {e}"));
             }
         };
         Ok(Running {
@@ -204,9 +200,7 @@ impl Running {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
-        }
+        let _ = self.reader.join();
         let lines = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
         lines
     }
