@@ -159,33 +159,16 @@ impl Victim {
             .thread
             .join()
             .map_err(|_| "the victim thread panicked".to_string())?;
-        Ok(by_window(
-            &measured,
-            &self.grid,
-            self.calibration.calibration.ns_per_cycle(),
-            windows,
-        ))
-    }
-}
-
-/// The statistics of the victim's windows by grid window (the first
-/// `windows`), None where none is clean.
-pub fn by_window(
-    measured: &Measured,
-    grid: &Grid,
-    ns_per_cycle: f64,
-    windows: usize,
-) -> Vec<Option<GapStats>> {
-    let (stats, _) = measured.stats(ns_per_cycle);
-    let mut out = vec![None; windows];
-    for (second, s) in measured.seconds.iter().zip(stats) {
-        if let Some(k) = grid.window_of(second.start_tsc, second.end_tsc) {
-            if k < windows {
-                out[k] = Some(s);
+        let (stats, _) = measured.stats(self.calibration.calibration.ns_per_cycle());
+        let mut out = vec![None; windows];
+        for (second, s) in measured.seconds.iter().zip(stats) {
+            match self.grid.window_of(second.start_tsc, second.end_tsc) {
+                Some(k) if k < windows => out[k] = Some(s),
+                _ => {}
             }
         }
+        Ok(out)
     }
-    out
 }
 
 #[cfg(test)]
