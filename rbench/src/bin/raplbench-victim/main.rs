@@ -31,13 +31,10 @@ fn run(args: Args) -> Result<(), (i32, String)> {
     {
         return Err((2, why));
     }
-    let mut json = match &args.json {
-        Some(path) => Some(
-            std::fs::File::create(path)
-                .map_err(|e| (2, format!("cannot write --json {}: {e}", path.display())))?,
-        ),
-        None => None,
-    };
+    let mut json = (args.json.as_ref())
+        .map(|p| std::fs::File::create(p).map_err(|e| (p, e)))
+        .transpose()
+        .map_err(|(p, e)| (2, format!("cannot write --json {}: {e}", p.display())))?;
     // blocked in the probe thread too; the main thread takes them
     signals::take().map_err(|e| (2, e))?;
 
