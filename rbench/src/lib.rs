@@ -18,8 +18,8 @@
 //! The Criterion harness runs a [`plan::Plan`]: every access path of
 //! [`paths`] (one module each, listed once there) plans its rows, each a
 //! thing to read or the reason it cannot run; the benchmark opens and
-//! times each row alike, in the rounds of [`schedule`], and writes the
-//! [`manifest`] that maps its benchmarks onto result rows ([`row_meta`]).
+//! times each row alike, in the rounds of [`schedule`], under the row's id
+//! in the plan it writes beside its output ([`row_meta`]).
 //! The sampler writes raw windows (results/sampler.py builds their rows);
 //! [`registry`] holds its mechanisms. [`victim`] is the probe that measures
 //! what reads cost the CPU they target (the `raplbench-victim` binary).
@@ -37,7 +37,6 @@ pub mod hint;
 pub mod interfere;
 pub mod ksample;
 pub mod liveness;
-pub mod manifest;
 pub mod msr;
 pub mod paths;
 pub mod perf;
