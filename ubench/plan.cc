@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "manifest.h"
+#include "register.h"
 #include "paths/paths.h"
 
 namespace raplbench {

@@ -10,7 +10,7 @@
 // order, and no other: a runnable row's OPEN says what to open (the
 // functions of paths/paths.h, one per kind of OPEN), an unavailable row
 // has no benchmark (results/gbench.py gives it the plan's reason). Each
-// benchmark runs under its row's "id" (manifest.h); the targets, CPUs,
+// benchmark runs under its row's "id" (register.h); the targets, CPUs,
 // stand-in words and liveness verdicts stay the plan's, for results/gbench.py
 // to join to Google Benchmark's output.
 #pragma once
@@ -36,7 +36,7 @@ std::optional<std::vector<nlohmann::json>> load_plan(const std::string& path, st
 std::optional<std::vector<nlohmann::json>> run_planner(const std::string& command,
                                                       std::string* why);
 
-// Registers the benchmark of every runnable row (manifest.h), one that says
+// Registers the benchmark of every runnable row (register.h), one that says
 // why for a row this ubench cannot open.
 void register_plan(const std::vector<nlohmann::json>& rows);
 

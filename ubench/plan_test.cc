@@ -7,7 +7,7 @@
 
 #include <map>
 
-#include "manifest.h"
+#include "register.h"
 
 namespace raplbench {
 namespace {
@@ -62,7 +62,7 @@ class Collect : public benchmark::BenchmarkReporter {
 
 TEST(Plan, EveryRunnableRowRunsUnderItsIdEvenWhatItCannotOpen) {
   json unavailable = row("perf", "plan-test-unavailable", {"gbench"}, nullptr, "no PMU");
-  json unknown = row("rdpmc", "plan-test-unknown", {"gbench"}, {{"rdpmc", 1}});
+  json unknown = row("no-such-route", "plan-test-unknown", {"gbench"}, {{"no-such-open", 1}});
   json nothing = row("perf", "plan-test-nothing", {"gbench"}, nullptr);
   for (json* r : {&unavailable, &unknown, &nothing}) (*r)["cpu"] = nullptr;  // no pinning
   register_plan({unavailable, unknown, nothing});
@@ -70,7 +70,7 @@ TEST(Plan, EveryRunnableRowRunsUnderItsIdEvenWhatItCannotOpen) {
   benchmark::RunSpecifiedBenchmarks(&collect, "plan-test-");
   EXPECT_EQ(collect.got.count(unavailable["id"]), 0u);  // the plan says why: no benchmark
   EXPECT_EQ(collect.got[unknown["id"].get<std::string>() + "/iterations:1"],
-            "unavailable: this ubench cannot open {\"rdpmc\":1}: rebuild it (make build)");
+            "unavailable: this ubench cannot open {\"no-such-open\":1}: rebuild it (make build)");
   EXPECT_EQ(collect.got[nothing["id"].get<std::string>() + "/iterations:1"],
             "unavailable: the plan says to open nothing: null");
 }

@@ -26,7 +26,7 @@
 #include <thread>
 
 #include "cpu.h"
-#include "manifest.h"
+#include "register.h"
 #include "paths/paths.h"
 #include "perf_events.h"
 #include "plan.h"

@@ -10,7 +10,7 @@
 //   {"bpf": SAMPLER, "cpu": N, "via": "lookup" | "load" | "tick"}  ebpf.cc: a slot
 //                                           of the in-kernel 1 kHz sampler, or its rate
 //
-// Each registers the row's benchmark (manifest.h: add_benchmark), which
+// Each registers the row's benchmark (register.h: add_benchmark), which
 // opens what the row names, warms up and times it (timed.h). What fails at
 // run time says why (skip_unavailable or SkipWithError).
 #pragma once

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cpu.h"
-#include "manifest.h"
+#include "register.h"
 #include "paths/paths.h"
 #include "perf_events.h"
 #include "plan.h"

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "cpu.h"
-#include "manifest.h"
+#include "register.h"
 #include "paths/paths.h"
 #include "plan.h"
 #include "timed.h"

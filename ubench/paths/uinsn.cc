@@ -21,7 +21,7 @@
 #include <chrono>
 #include <string>
 
-#include "manifest.h"
+#include "register.h"
 #include "paths/paths.h"
 #include "plan.h"
 

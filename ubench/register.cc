@@ -1,5 +1,5 @@
-// manifest.cc - see manifest.h.
-#include "manifest.h"
+// register.cc - see register.h.
+#include "register.h"
 
 #include <optional>
 

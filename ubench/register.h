@@ -1,6 +1,4 @@
-// manifest.h - registering the benchmark of a plan row (plan.h). (The name
-// is left from the manifest ubench wrote before the plan carried each row's
-// id; what it holds now is the registration alone.)
+// register.h - registering the benchmark of a plan row (plan.h).
 //
 // A runnable row's benchmark runs under the row's "id" (rbench's
 // Planned::id, the Criterion full id of the same row), so results/gbench.py
