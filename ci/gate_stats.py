@@ -9,7 +9,6 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from results import rows as rowlib
 from results import significance as sig
@@ -232,8 +231,7 @@ def compare_rounds(baseline, current, metric: str, rule: Rule) -> Comparison:
     by_ratio = (SAMPLES_ARE[metric] != PAIRS and rule.threshold_pct > 0
                 and bool(np.all(b > 0) and np.all(c > 0)))
     d = np.log(c) - np.log(b) if by_ratio else c - b
-    t_crit = float(student_t.ppf(1 - rule.alpha / 2, d.size - 1))
-    half = t_crit * float(d.std(ddof=1)) / math.sqrt(d.size)
+    half = sig.t_half_width(d, 1 - rule.alpha)
     mean = float(d.mean())
     if by_ratio:
         change = (math.exp(mean) - 1) * 100

@@ -53,6 +53,7 @@ import numpy as np
 from scipy import stats
 
 from results import liveness, runfile
+from results import significance as sig
 from results.table import cpus
 
 TOLERANCE = 1.10          # agree within 10%: the ratio's CI inside [1/1.1, 1.1]
@@ -172,8 +173,7 @@ def judge_runs(ratios, tolerance: float = TOLERANCE,
     ratio = float(np.exp(logs.mean()))
     if logs.size < 2:
         return _verdict(ratio, None, tolerance)
-    half = float(stats.t.ppf(0.5 + confidence / 2, logs.size - 1) * logs.std(ddof=1)
-                 / math.sqrt(logs.size))
+    half = sig.t_half_width(logs, confidence)
     return _verdict(ratio, (math.exp(logs.mean() - half), math.exp(logs.mean() + half)),
                     tolerance)
 

@@ -2,9 +2,10 @@
 for normality, Kruskal–Wallis across groups, Dunn's post-hoc test with
 Bonferroni correction pairwise, Cliff's delta as the effect size; for two
 groups Mann–Whitney U, for one group against zero the Wilcoxon signed-rank
-test, for paired differences the paired t test. The report runs them as
-Diamond & Stoico 2026 do (section 3.4; plots/report_tables_stats.py), the
-gate on each row's samples or rounds (ci/gate_stats.py).
+test, for paired differences the paired t test and the t interval of
+their mean. The report runs them as Diamond & Stoico 2026 do (section
+3.4; plots/report_tables_stats.py), the gate on each row's samples or
+rounds (ci/gate_stats.py), the agreement report on its runs' ratios.
 
 Thin wrappers over scipy.stats and scikit-posthocs (no rank test is written
 here). Each returns a small dataclass; degenerate input (too few values,
@@ -269,6 +270,15 @@ def paired_t(differences) -> float:
     if np.ptp(d) == 0:
         return 1.0 if np.all(d == 0) else 0.0
     return float(stats.ttest_1samp(d, 0.0).pvalue)
+
+
+def t_half_width(values, confidence: float) -> float:
+    """Half the width of the two-sided t interval of the mean of `values` at
+    `confidence` (Student's t with n - 1 degrees of freedom times the
+    standard error); needs at least 2 values."""
+    a = np.asarray(values, dtype=float)
+    return float(stats.t.ppf(0.5 + confidence / 2, a.size - 1) * a.std(ddof=1)
+                 / math.sqrt(a.size))
 
 
 # ---- wording ----------------------------------------------------------------------------------
