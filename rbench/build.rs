@@ -10,8 +10,8 @@
 //! the `rbench_bpf` cfg is left unset and `RBENCH_BPF_MISSING` says why, so the
 //! `ebpf` module reports the eBPF paths as unavailable with that reason.
 //!
-//! It also turns the RAPL MSR table, `../kbench/rapl_msrs.h`, into Rust
-//! (build/rapl_msrs.rs).
+//! It also turns the RAPL MSR table, `../kbench/rapl_msrs.h`, and the
+//! liveness constants of `../kbench/kbench.h` into Rust (build/rapl_msrs.rs).
 
 use std::env;
 use std::path::{Path, PathBuf};

@@ -22,53 +22,17 @@ use crate::{CounterSource, Error};
 /// How often the probe reads: RAPL updates its counters about every 976 µs
 /// (2^-10 s), so reading every 1 ms sees each update. Its one place is
 /// kbench/kbench.h (`KBENCH_LIVENESS_POLL_US`), which kbench's probe uses.
-pub const LIVENESS_POLL: Duration =
-    Duration::from_micros(c_define(KBENCH_H, b"KBENCH_LIVENESS_POLL_US"));
+pub const LIVENESS_POLL: Duration = Duration::from_micros(KBENCH_LIVENESS_POLL_US);
 
 /// How long the probe waits for a counter to move: about 100 RAPL updates
 /// (at 976 µs each), so a live counter moves within its first few reads and
 /// only a dead one costs the whole window (kbench.h's
 /// `KBENCH_LIVENESS_WINDOW_MS`).
-pub const LIVENESS_WINDOW: Duration =
-    Duration::from_millis(c_define(KBENCH_H, b"KBENCH_LIVENESS_WINDOW_MS"));
+pub const LIVENESS_WINDOW: Duration = Duration::from_millis(KBENCH_LIVENESS_WINDOW_MS);
 
-/// The header kbench's liveness probe takes its constants from.
-const KBENCH_H: &[u8] = include_bytes!("../../kbench/kbench.h");
-
-/// The decimal value of the line `#define <name> <value>` of C `text`, at
-/// compile time: a missing or malformed line fails the build.
-const fn c_define(text: &[u8], name: &[u8]) -> u64 {
-    let mut line = 0;
-    while line < text.len() {
-        let mut i = line;
-        let mut matched = true;
-        let mut k = 0;
-        while matched && k < 8 + name.len() {
-            let want = if k < 8 { b"#define "[k] } else { name[k - 8] };
-            matched = i < text.len() && text[i] == want;
-            i += 1;
-            k += 1;
-        }
-        if matched && i < text.len() && text[i] == b' ' {
-            while text[i] == b' ' {
-                i += 1;
-            }
-            let mut value = 0;
-            let start = i;
-            while i < text.len() && text[i].is_ascii_digit() {
-                value = value * 10 + (text[i] - b'0') as u64;
-                i += 1;
-            }
-            assert!(i > start && text[i] == b'\n', "not a decimal #define");
-            return value;
-        }
-        while line < text.len() && text[line] != b'\n' {
-            line += 1;
-        }
-        line += 1;
-    }
-    panic!("no such #define")
-}
+// KBENCH_LIVENESS_POLL_US and KBENCH_LIVENESS_WINDOW_MS, read from
+// kbench/kbench.h by build.rs (build/rapl_msrs.rs).
+include!(concat!(env!("OUT_DIR"), "/kbench_liveness.rs"));
 
 /// The verdict on one energy counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -374,13 +338,6 @@ mod tests {
         assert!(perf_unit_problem("Joules", f64::NAN).is_some());
         assert!(perf_unit_problem("Joules", f64::INFINITY).is_some());
         assert!(perf_unit_problem("", 1.0).is_some());
-    }
-
-    #[test]
-    fn a_define_is_found_by_its_whole_name() {
-        let text = b"/* #define A 1 */\n#define AB 7\n#define A 12\n";
-        assert_eq!(c_define(text, b"A"), 12);
-        assert_eq!(c_define(text, b"AB"), 7);
     }
 
     #[test]
