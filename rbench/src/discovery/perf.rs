@@ -10,7 +10,7 @@ use super::{Counter, Counters, Route};
 use crate::cpu::package_of_in;
 use crate::liveness::perf_unit_problem;
 use crate::perf::{events_label, open_counter, open_named, PerfEventSpec};
-use crate::{Domain, Error};
+use crate::Error;
 
 /// The energy counters a perf-based path reads, and whether they are a stand-in.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,16 +114,11 @@ pub fn perf_counters_of(found: &EnergyEvents, cpu_root: &Path) -> Counters {
         for event in &found.events {
             let real = found.stand_in.is_none();
             counters.push(Counter {
-                domain: Domain {
-                    source: if real {
-                        format!("package-{package}")
-                    } else {
-                        format!("cpu{cpu}")
-                    },
-                    name: event.short_name().to_string(),
-                    joules_per_unit: event.joules_per_unit(),
-                    max: u64::MAX,
-                },
+                domain: event.domain(if real {
+                    format!("package-{package}")
+                } else {
+                    format!("cpu{cpu}")
+                }),
                 route: Route::PerfEvent {
                     event: event.clone(),
                     cpu,

@@ -233,12 +233,7 @@ impl<'a> BpfSource<'a> {
         let domains = counters
             .iter()
             .take(sampler.ncounters())
-            .map(|e| Domain {
-                source: format!("cpu{cpu}"),
-                name: e.short_name().to_string(),
-                joules_per_unit: e.joules_per_unit(),
-                max: u64::MAX,
-            })
+            .map(|e| e.domain(format!("cpu{cpu}")))
             .collect();
         BpfSource {
             sampler,

@@ -1,6 +1,8 @@
 //! One perf event as sysfs describes it (which events there are is
 //! discovery's: crate::discovery), and the label of a set of them.
 
+use crate::Domain;
+
 /// One perf event as sysfs describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PerfEventSpec {
@@ -33,6 +35,17 @@ impl PerfEventSpec {
     pub fn short_name(&self) -> &str {
         let inner = self.name.trim_end_matches('/');
         inner.split_once('/').map_or(inner, |(_, event)| event)
+    }
+
+    /// The counter this event is as read at `source` ("cpu0", "package-0"):
+    /// named by its short name, never wrapping before u64::MAX.
+    pub fn domain(&self, source: String) -> Domain {
+        Domain {
+            source,
+            name: self.short_name().to_string(),
+            joules_per_unit: self.joules_per_unit(),
+            max: u64::MAX,
+        }
     }
 }
 

@@ -196,12 +196,7 @@ impl PerfSource {
         }
         let domains = events
             .iter()
-            .map(|e| Domain {
-                source: format!("cpu{cpu}"),
-                name: e.short_name().to_string(),
-                joules_per_unit: e.joules_per_unit(),
-                max: u64::MAX,
-            })
+            .map(|e| e.domain(format!("cpu{cpu}")))
             .collect();
         Ok(PerfSource {
             fds,
