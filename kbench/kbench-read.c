@@ -202,17 +202,21 @@ static int write_text(const char *path, const char *value)
 	return err;
 }
 
-/* The first `len - 1` bytes of `path`, or an empty string. */
-static void read_text(const char *path, char *text, size_t len)
+/* The first `len - 1` bytes of `path`, or an empty string; 0 or the errno. */
+static int read_text(const char *path, char *text, size_t len)
 {
 	ssize_t n = -1;
 	int fd = open(path, O_RDONLY);
+	int err = 0;
 
-	if (fd >= 0) {
-		n = read(fd, text, len - 1);
+	if (fd < 0)
+		err = errno;
+	else if ((n = read(fd, text, len - 1)) < 0)
+		err = errno;
+	if (fd >= 0)
 		close(fd);
-	}
 	text[n > 0 ? n : 0] = '\0';
+	return err;
 }
 
 static int cmd_write(const char *path, const char *value)
@@ -227,20 +231,13 @@ static int cmd_read_as(const char *uid_text, const char *path)
 {
 	uid_t uid = (uid_t)atoi(uid_text);
 	char buf[256];
-	int err = 0;
 
 	if (setgid(uid) != 0 || setuid(uid) != 0) {
 		printf("read-as %s %s: cannot drop privileges: %s\n", uid_text, path,
 		       errno_name(errno));
 		return 1;
 	}
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		err = errno;
-	else if (read(fd, buf, sizeof(buf)) < 0)
-		err = errno;
-	if (fd >= 0)
-		close(fd);
+	int err = read_text(path, buf, sizeof(buf));
 	printf("read-as %s %s: %s\n", uid_text, path, err ? errno_name(err) : "ok");
 	return 0;
 }
