@@ -219,16 +219,9 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
     if not sampler_step.BINARY.exists():
         return [r for m in MECHANISMS
                 for r in unavailable(m, f"{sampler_step.BINARY} not built: run make build")]
-    kernel, log = ksample_module.MECHANISM, raw_dir / "ksample.log"
-    not_loaded: ksample_module.NotLoaded | None = None
-    if kernel in MECHANISMS and kernel not in mechanisms:
-        with ksample_module.loaded(log) as not_loaded:  # only to learn why not; removed at once
-            pass
     k, seconds, settle = pairs(quick), window_s(quick), settle_s(quick)
-    with ksample_module.around(kernel if kernel in mechanisms else None, log) as why_not:
-        if why_not is not None:
-            not_loaded = why_not
-            mechanisms = {m: s for m, s in mechanisms.items() if m != kernel}
+    with ksample_module.around_experiment(MECHANISMS, mechanisms,
+                                          raw_dir / "ksample.log") as (mechanisms, why_not):
         cells = [Cell(m, hz) for m in MECHANISMS if m in mechanisms for hz in frequencies(quick)]
         print(f"  {len(cells)} cells (mechanism x frequency), {k} pairs of {seconds:g} s "
               f"windows each (AB BA), {settle:g} s to settle", flush=True)
@@ -249,10 +242,7 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
                           f"{b['median']:+.2f}%", flush=True)
                 else:
                     print(f"  {m:8s} {c.hz:5d} Hz: {w['status']}: {w['reason']}", flush=True)
-        elif m == kernel and not_loaded is not None:
-            print(f"  {m}: {not_loaded.status}: {not_loaded.reason}", flush=True)
-            out += unavailable(m, not_loaded.reason, not_loaded.status)
         else:
-            out += unavailable(m, "the sampler cannot sample here (see its sampler row)")
+            out += unavailable(m, *why_not(m))
     print(f"  idle cost: {elapsed:.1f} s of windows", flush=True)
     return out

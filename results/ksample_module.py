@@ -132,3 +132,28 @@ def around(mechanism: str | None, log: Path | None = None):
     """loaded(log) for the kernel mechanism; for any other, a block that
     yields None and loads nothing."""
     return loaded(log) if mechanism == MECHANISM else contextlib.nullcontext(None)
+
+
+@contextlib.contextmanager
+def around_experiment(registered, mechanisms: dict, log: Path):
+    """The module around an experiment over `mechanisms` ({mechanism:
+    stand_in} of those that sample here) among the `registered` ones,
+    loaded for the block where the kernel mechanism is among them. Yields
+    (the mechanisms to run: without the kernel one where the module did not
+    load, why_not), why_not(m) being (reason, status) for a registered
+    mechanism that did not run; the module's own reason is also printed."""
+    not_loaded: NotLoaded | None = None
+    if MECHANISM in registered and MECHANISM not in mechanisms:
+        with loaded(log) as not_loaded:  # only to learn why not; removed at once
+            pass
+    with around(MECHANISM if MECHANISM in mechanisms else None, log) as why_not_loaded:
+        if why_not_loaded is not None:
+            not_loaded = why_not_loaded
+            mechanisms = {m: s for m, s in mechanisms.items() if m != MECHANISM}
+
+        def why_not(m: str) -> tuple[str, str]:
+            if m == MECHANISM and not_loaded is not None:
+                print(f"  {m}: {not_loaded.status}: {not_loaded.reason}", flush=True)
+                return not_loaded.reason, not_loaded.status
+            return "the sampler cannot sample here (see its sampler row)", "unavailable"
+        yield mechanisms, why_not

@@ -254,25 +254,10 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
         packages = sorted({"util-linux" if t == "taskset" else t for t in missing})
         why = f"{' and '.join(missing)} not installed (apt-get install {' '.join(packages)})"
         return [unavailable(m, why) for m in sampler.MECHANISMS]
-    kernel, log = ksample_module.MECHANISM, raw_dir / "ksample.log"
-    not_loaded: ksample_module.NotLoaded | None = None
-    if kernel in sampler.MECHANISMS and kernel not in mechanisms:
-        with ksample_module.loaded(log) as not_loaded:  # only to learn why not; removed at once
-            pass
-    with ksample_module.around(kernel if kernel in mechanisms else None, log) as why_not:
-        if why_not is not None:
-            not_loaded = why_not
-            mechanisms = {m: s for m, s in mechanisms.items() if m != kernel}
+    with ksample_module.around_experiment(sampler.MECHANISMS, mechanisms,
+                                          raw_dir / "ksample.log") as (mechanisms, why_not):
         out = experiment(common, raw_dir, quick, mechanisms, allowed_cpus)
-    for m in sampler.MECHANISMS:
-        if m in mechanisms:
-            continue
-        if m == kernel and not_loaded is not None:
-            print(f"  {m}: {not_loaded.status}: {not_loaded.reason}", flush=True)
-            out.append(unavailable(m, not_loaded.reason, not_loaded.status))
-        else:
-            out.append(unavailable(m, "the sampler cannot sample here (see its sampler row)"))
-    return out
+    return out + [unavailable(m, *why_not(m)) for m in sampler.MECHANISMS if m not in mechanisms]
 
 
 def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
