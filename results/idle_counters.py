@@ -48,10 +48,11 @@ def _cpu_columns(header: str) -> list[int]:
     return [int(w[3:]) for w in header.split() if re.fullmatch(r"CPU\d+", w)]
 
 
-def parse_interrupts_per_cpu(text: str) -> dict[str, dict[int, int]]:
-    """/proc/interrupts -> {line label: {cpu: count}}. The header names the
-    CPU columns; each line has that many counts after its label (fewer only
-    on the ERR and MIS lines, single error totals that are left out)."""
+def parse_per_cpu(text: str) -> dict[str, dict[int, int]]:
+    """/proc/interrupts or /proc/softirqs -> {line label: {cpu: count}}. The
+    header names the CPU columns; each line has that many counts after its
+    label (fewer only on /proc/interrupts' ERR and MIS lines, single error
+    totals that are left out), then /proc/interrupts' descriptions."""
     lines = text.splitlines()
     if not lines:
         return {}
@@ -68,13 +69,6 @@ def parse_interrupts_per_cpu(text: str) -> dict[str, dict[int, int]]:
     return out
 
 
-def parse_softirqs_per_cpu(text: str) -> dict[str, dict[int, int]]:
-    """/proc/softirqs -> {softirq: {cpu: count}}: the same table as
-    /proc/interrupts (a header of CPU columns, a label and a count per CPU
-    on each line), without the trailing descriptions."""
-    return parse_interrupts_per_cpu(text)
-
-
 def totals(per_cpu: dict[str, dict[int, int]]) -> dict[str, int]:
     """{label: count summed over the CPUs}."""
     return {label: sum(counts.values()) for label, counts in per_cpu.items()}
@@ -88,16 +82,6 @@ def by_cpu(*per_cpu: dict[str, dict[int, int]]) -> dict[str, int]:
             for cpu, n in counts.items():
                 out[str(cpu)] = out.get(str(cpu), 0) + n
     return out
-
-
-def parse_interrupts(text: str) -> dict[str, int]:
-    """/proc/interrupts -> {line label: count summed over the CPUs}."""
-    return totals(parse_interrupts_per_cpu(text))
-
-
-def parse_softirqs(text: str) -> dict[str, int]:
-    """/proc/softirqs -> {softirq: count summed over the CPUs}."""
-    return totals(parse_softirqs_per_cpu(text))
 
 
 STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
@@ -190,8 +174,8 @@ def snapshot(proc_root: Path = PROC, sys_root: Path = SYS, visit: bool = True) -
     finally:
         if visit:
             os.sched_setaffinity(0, allowed)
-    interrupts = parse_interrupts_per_cpu((proc_root / "interrupts").read_text())
-    softirqs = parse_softirqs_per_cpu((proc_root / "softirqs").read_text())
+    interrupts = parse_per_cpu((proc_root / "interrupts").read_text())
+    softirqs = parse_per_cpu((proc_root / "softirqs").read_text())
     stat, ncpu = parse_stat((proc_root / "stat").read_text())
     end = time.monotonic_ns()
     return {"t_ns": (start + end) // 2, "read_ns": end - start,

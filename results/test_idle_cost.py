@@ -35,7 +35,7 @@ def valid(rows_):
 # --- parsers ----------------------------------------------------------------------------------
 
 def test_interrupts_sum_every_per_cpu_line_and_leave_out_err_and_mis():
-    got = idle_counters.parse_interrupts((PROC / "interrupts").read_text())
+    got = idle_counters.totals(idle_counters.parse_per_cpu((PROC / "interrupts").read_text()))
     assert got["LOC"] == 385429 + 175109
     assert got["CAL"] == 611547 + 181067
     assert got["36"] == 83785  # a device line: its description holds "1-edge", not a count
@@ -48,24 +48,24 @@ def test_interrupts_on_more_cpus_than_columns_of_text():
             "  0:         10          0          5   IO-APIC   2-edge      timer\n"
             "LOC:          1          2          3   Local timer interrupts\n"
             "ERR:          7\n")
-    assert idle_counters.parse_interrupts(text) == {"0": 15, "LOC": 6}
-    assert idle_counters.parse_interrupts("") == {}
+    assert idle_counters.totals(idle_counters.parse_per_cpu(text)) == {"0": 15, "LOC": 6}
+    assert idle_counters.totals(idle_counters.parse_per_cpu("")) == {}
 
 
 def test_per_cpu_counts_and_where_wakeups_land():
     text = ("           CPU0       CPU2\n"
             "LOC:          1          2   Local timer interrupts\n"
             "ERR:          7\n")
-    per_cpu = idle_counters.parse_interrupts_per_cpu(text)
+    per_cpu = idle_counters.parse_per_cpu(text)
     assert per_cpu == {"LOC": {0: 1, 2: 2}}
-    soft = idle_counters.parse_softirqs_per_cpu("   CPU0 CPU2\n HRTIMER: 10 20\n")
+    soft = idle_counters.parse_per_cpu("   CPU0 CPU2\n HRTIMER: 10 20\n")
     assert idle_counters.by_cpu(per_cpu, soft) == {"0": 11, "2": 22}
-    real = idle_counters.parse_softirqs_per_cpu((PROC / "softirqs").read_text())
+    real = idle_counters.parse_per_cpu((PROC / "softirqs").read_text())
     assert real["HRTIMER"] == {0: 251786, 1: 65681}
 
 
 def test_softirqs_sum_over_cpus():
-    got = idle_counters.parse_softirqs((PROC / "softirqs").read_text())
+    got = idle_counters.totals(idle_counters.parse_per_cpu((PROC / "softirqs").read_text()))
     assert got["HRTIMER"] == 251786 + 65681
     assert list(got) == ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
                          "SCHED", "HRTIMER", "RCU"]
