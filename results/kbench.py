@@ -141,13 +141,6 @@ def _not_ok_rows(common, path, op, target, cpu, target_cpu, reason, status):
                             reason=reason, status=status)]
 
 
-def _int_or_none(text):
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return None
-
-
 def report_rows(text: str, common: dict) -> list[dict]:
     """Rows from a `kbench-read report` output. Raises ValueError on a
     malformed report (a truncated one has no "=== end")."""
@@ -164,8 +157,8 @@ def report_rows(text: str, common: dict) -> list[dict]:
             h = rep["header"]
             op = h.get("op") or Path(name).name
             target = op.split(":", 1)[1] if op.startswith("rdmsr:") else None
-            cpu = _int_or_none(h.get("cpu"))
-            tsc_khz = _int_or_none(h.get("tsc_khz")) or tsc_khz
+            cpu = machine_mod.int_or_none(h.get("cpu"))
+            tsc_khz = machine_mod.int_or_none(h.get("tsc_khz")) or tsc_khz
             if rep["error"]:
                 out += _not_ok_rows(common, "kinsn", op, target, cpu, cpu,
                                     f"reading {name} failed: {rep['error']}", "error")
@@ -182,19 +175,19 @@ def report_rows(text: str, common: dict) -> list[dict]:
                                     "error")
             elif h.get("status") == "ok" and rep["batches"] and tsc_khz:
                 out += _two_rows(common, "kinsn", op, target, cpu, cpu, rep["batches"],
-                                 tsc_khz, _int_or_none(h.get("iterations")),
+                                 tsc_khz, machine_mod.int_or_none(h.get("iterations")),
                                  liveness_of(h, target, cpu))
             else:
                 raise ValueError(f"kbench report of {name}: no status, batches or tsc_khz")
         elif kind == "pinned":
-            pinned = _int_or_none(name)
+            pinned = machine_mod.int_or_none(name)
         elif kind == "roundtrip":
             path = ROUNDTRIP_PATHS.get(name)
             if path is None:
                 raise ValueError(f"kbench report: unknown round-trip file {name}")
             errors = [line[len("error: "):] for line in body if line.startswith("error: ")]
             reps = [float(line.split(": ", 1)[1]) for line in body if line.startswith("rep ")]
-            reads = next((_int_or_none(line.split(": ", 1)[1]) for line in body
+            reads = next((machine_mod.int_or_none(line.split(": ", 1)[1]) for line in body
                           if line.startswith("reads: ")), None)
             if errors or not reps:
                 out += _not_ok_rows(common, path, "read", name, pinned, None,

@@ -47,7 +47,8 @@ def _read(root, rel: str) -> str | None:
         return None
 
 
-def _int(text) -> int | None:
+def int_or_none(text) -> int | None:
+    """int(text), or None where text is no integer (or None)."""
     try:
         return int(text)
     except (TypeError, ValueError):
@@ -155,7 +156,7 @@ def cpu_list(text: str | None) -> list[int]:
 def _packages(root, online: list[int]) -> int | None:
     """How many packages the online CPUs sit in, from topology; None when
     any online CPU has no readable physical_package_id."""
-    ids = {_int(_read(root, f"sys/devices/system/cpu/cpu{n}/topology/physical_package_id"))
+    ids = {int_or_none(_read(root, f"sys/devices/system/cpu/cpu{n}/topology/physical_package_id"))
            for n in online}
     return None if not ids or None in ids else len(ids)
 
@@ -213,9 +214,9 @@ def collect(root="/", tsc_khz_hint=None) -> dict:
     return {
         "hostname": _read(root, "proc/sys/kernel/hostname") or (socket.gethostname() if live else None),
         "cpu_vendor": info.get("vendor_id"),
-        "cpu_family": _int(info.get("cpu family")),
-        "cpu_model": _int(info.get("model")),
-        "cpu_stepping": _int(info.get("stepping")),
+        "cpu_family": int_or_none(info.get("cpu family")),
+        "cpu_model": int_or_none(info.get("model")),
+        "cpu_stepping": int_or_none(info.get("stepping")),
         "cpu_model_name": info.get("model name"),
         "microcode": info.get("microcode") or _read(root, f"{cpu}/cpu0/microcode/version"),
         "kernel": _read(root, "proc/sys/kernel/osrelease") or (os.uname().release if live else None),
