@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from ci import gate_liveness
-from ci.gate_config import KEY_FIELDS, Config, display, row_id
+from ci.gate_config import KEY_FIELDS, display, row_id
 from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW, NOT_GATED,
                            MIN_ROUNDS, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
                            TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN, Result, Rule)
@@ -184,17 +184,13 @@ def _compared_lines(results, defaults: Rule) -> list:
 COMPARED_HEADER = ("row", "baseline median", "current median", "change", "p", "Cliff's δ", "note")
 
 
-def _has_overrides(config: Config) -> bool:
-    return bool(config.metrics or config.paths or config.cross_cpu or config.rows)
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _run_line(run: Run) -> str:
-    ids = ", ".join(f"`{i}`" for i in run.run_ids)
-    return f"{ids} ({display(run.file)})"
+def _ids(runs: list[Run]) -> str:
+    """The runs' ids for Markdown: "`a`, `b`"."""
+    return ", ".join(f"`{i}`" for run in runs for i in run.run_ids)
 
 
 def busy_lines(v: Verdict) -> list[str]:
@@ -208,8 +204,7 @@ def busy_lines(v: Verdict) -> list[str]:
             reasons = {((r.get("machine") or {}).get("contention") or {}).get("reason")
                        for _, r in run.rows} - {None}
             for reason in sorted(reasons):
-                ids = ", ".join(f"`{i}`" for i in run.run_ids)
-                out += ["", f"> ⚠️ **The {side} {ids} was measured on a busy machine**: "
+                out += ["", f"> ⚠️ **The {side} {_ids([run])} was measured on a busy machine**: "
                             f"{reason}. Its rows moved with that work too; run it again on a "
                             "quiet machine before taking a change below as the code's."]
     return out
@@ -235,12 +230,12 @@ def markdown(v: Verdict) -> str:
     d = v.config.defaults
     overrides = (f"; overrides per metric, path or row in `{v.config.source}`, "
                  "the thresholds applied are in each row's note"
-                 if _has_overrides(v.config) else "")
+                 if v.config.metrics or v.config.paths or v.config.cross_cpu or v.config.rows
+                 else "")
     if v.rounds:
         out = [f"## raplbench gate: {head} — {', '.join(tally)}", "",
-               f"{v.rounds} interleaved rounds: baseline "
-               f"{', '.join(f'`{i}`' for run in v.baselines for i in run.run_ids)} → current "
-               f"{', '.join(f'`{i}`' for run in v.currents for i in run.run_ids)}.", "",
+               f"{v.rounds} interleaved rounds: baseline {_ids(v.baselines)} → current "
+               f"{_ids(v.currents)}.", "",
                f"A row regresses when a paired t test over the rounds (its median in each "
                f"round, current against the baseline measured beside it; on the log of the "
                f"ratio) gives p < {d.alpha:g} **and** it is worse by more than "
@@ -248,7 +243,8 @@ def markdown(v: Verdict) -> str:
                f"column gives the {1 - d.alpha:.0%} confidence interval."]
     else:
         out = [f"## raplbench gate: {head} — {', '.join(tally)}", "",
-               f"Baseline {_run_line(v.baseline)} → current {_run_line(v.current)}.", "",
+               f"Baseline {_ids([v.baseline])} ({display(v.baseline.file)}) → current "
+               f"{_ids([v.current])} ({display(v.current.file)}).", "",
                f"A row regresses when a two-sided Mann–Whitney U test on its samples gives "
                f"p < {d.alpha:g} **and** its median is worse by more than {d.threshold_pct:g}% "
                f"(at least {d.min_samples} samples a side{overrides})."]
@@ -272,6 +268,9 @@ def markdown(v: Verdict) -> str:
     def section(title, lines_):
         out.extend(["", f"### {title}", "", *lines_])
 
+    def details(summary, lines_):
+        out.extend(["", f"<details><summary>{summary}</summary>", "", *lines_, "", "</details>"])
+
     if n[REGRESSION]:
         section(f"❌ Regressions ({n[REGRESSION]})",
                 _table(COMPARED_HEADER, _compared_lines(groups[REGRESSION], d)))
@@ -291,17 +290,15 @@ def markdown(v: Verdict) -> str:
         section(f"⚠️ Not compared ({len(not_compared)})",
                 _table(("row", "why"), [(label(r.row), r.why) for r in not_compared]))
     if n[UNCHANGED]:
-        out += ["", f"<details><summary>{n[UNCHANGED]} unchanged</summary>", "",
-                *_table(COMPARED_HEADER, _compared_lines(groups[UNCHANGED], d)), "", "</details>"]
+        details(f"{n[UNCHANGED]} unchanged",
+                _table(COMPARED_HEADER, _compared_lines(groups[UNCHANGED], d)))
     if n[NOT_GATED]:
-        out += ["", f"<details><summary>{n[NOT_GATED]} compared, not gated (the machine's "
-                    "floor)</summary>", "",
-                *_table(COMPARED_HEADER, _compared_lines(groups[NOT_GATED], d)), "", "</details>"]
+        details(f"{n[NOT_GATED]} compared, not gated (the machine's floor)",
+                _table(COMPARED_HEADER, _compared_lines(groups[NOT_GATED], d)))
     if n[NEW]:
-        out += ["", f"<details><summary>{_plural(n[NEW], 'new row')} (not in the baseline)"
-                    "</summary>", "",
-                *(f"- {label(r.row)}" + ("" if r.row["status"] == "ok" else f": {r.row['status']}")
-                  for r in groups[NEW]), "", "</details>"]
+        details(f"{_plural(n[NEW], 'new row')} (not in the baseline)",
+                [f"- {label(r.row)}" + ("" if r.row["status"] == "ok" else f": {r.row['status']}")
+                 for r in groups[NEW]])
     skipped = [f"{_plural(n[SKIPPED_NOT_OK], 'row')} not ok in the baseline"
                if n[SKIPPED_NOT_OK] else "",
                f"{_plural(n[SKIPPED_REFERENCE], 'reference row')}" if n[SKIPPED_REFERENCE] else ""]
@@ -328,15 +325,11 @@ def failure_lines(v: Verdict) -> list[str]:
 
 # ---- writing them -----------------------------------------------------------------------
 
-def _same_file(a, b) -> bool:
-    return os.path.abspath(a) == os.path.abspath(b)
-
-
 def write_outputs(v: Verdict, md: str, summary: str | None, verdict_path: Path) -> None:
     """The summary to `summary` (unless that is $GITHUB_STEP_SUMMARY) and
     appended to $GITHUB_STEP_SUMMARY when set; the JSON verdict to `verdict_path`."""
     step = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary and not (step and _same_file(summary, step)):
+    if summary and not (step and os.path.abspath(summary) == os.path.abspath(step)):
         Path(summary).write_text(md, encoding="utf-8")
     if step:
         with open(step, "a", encoding="utf-8") as f:
