@@ -151,6 +151,14 @@ impl Counter {
             _ => None,
         }
     }
+
+    /// The perf event to open, if it is one.
+    pub fn perf_event(&self) -> Option<&PerfEventSpec> {
+        match &self.route {
+            Route::PerfEvent { event, .. } => Some(event),
+            _ => None,
+        }
+    }
 }
 
 /// What one mechanism would read here.
@@ -249,13 +257,8 @@ fn open_run(run: &[Counter]) -> Result<Box<dyn CounterSource + Send>, Error> {
             Ok(Box::new(MsrSource::open(&reads, None)?))
         }
         Route::PerfEvent { cpu, .. } => {
-            let events: Vec<PerfEventSpec> = run
-                .iter()
-                .filter_map(|c| match &c.route {
-                    Route::PerfEvent { event, .. } => Some(event.clone()),
-                    _ => None,
-                })
-                .collect();
+            let events: Vec<PerfEventSpec> =
+                run.iter().filter_map(|c| c.perf_event().cloned()).collect();
             Ok(Box::new(PerfSource::open(
                 &events,
                 *cpu,

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::cpu::Cpus;
-use crate::discovery::{counter_cpus, Counter, Counters, Route};
+use crate::discovery::{counter_cpus, Counter, Counters};
 use crate::perf::{events_label, PerfEventSpec, PerfMode, PerfSource};
 use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
 use crate::Error;
@@ -57,10 +57,7 @@ pub(super) fn on_cpu(found: &Counters, cpu: usize) -> (Vec<&Counter>, Vec<PerfEv
         .collect();
     let events = counters
         .iter()
-        .filter_map(|c| match &c.route {
-            Route::PerfEvent { event, .. } => Some(event.clone()),
-            _ => None,
-        })
+        .filter_map(|c| c.perf_event().cloned())
         .collect();
     (counters, events)
 }
