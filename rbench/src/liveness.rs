@@ -148,59 +148,42 @@ pub fn perf_unit_problem(unit: &str, scale: f64) -> Option<String> {
         .then(|| format!("unit '{unit}', scale {scale}: not an energy counter"))
 }
 
-/// What the probe saw: per counter, whether it changed, and how often it
-/// read (for at least the window when one did not change).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Movement {
-    /// Per counter, in read order: it changed at least once.
-    pub moved: Vec<bool>,
-    /// Reads taken, the first included.
-    pub reads: u32,
-}
-
-/// Reads every domain of `source` together every `poll` until each has
-/// changed at least once, or `window` has passed. A read error is returned
-/// as is (it is not a verdict).
-pub fn probe_movement(
-    source: &mut dyn CounterSource,
-    window: Duration,
-    poll: Duration,
-) -> Result<Movement, Error> {
-    let n = source.domains().len();
-    let mut first = vec![0u64; n];
-    let mut now = vec![0u64; n];
-    let mut moved = vec![false; n];
-    let t0 = Instant::now();
-    source.read(&mut first)?;
-    let mut reads = 1;
-    while !moved.iter().all(|&m| m) && t0.elapsed() < window {
-        std::thread::sleep(poll);
-        source.read(&mut now)?;
-        reads += 1;
-        for ((m, a), b) in moved.iter_mut().zip(&first).zip(&now) {
-            *m |= a != b;
-        }
-    }
-    Ok(Movement { moved, reads })
-}
-
 /// The verdicts of `source`'s counters, named by `names` (one per domain),
 /// with the unit problems already known (`unit_problems[i]`: Some(why) for
-/// a no-unit counter, which wins over what the probe sees).
+/// a no-unit counter, which wins over what the probe sees). It reads every
+/// domain together every [`LIVENESS_POLL`] until each has changed at least
+/// once, or `window` has passed. A read error is returned as is (it is not
+/// a verdict).
 pub fn probe(
     source: &mut dyn CounterSource,
     names: &[String],
     unit_problems: &[Option<String>],
     window: Duration,
 ) -> Result<Vec<Liveness>, Error> {
-    let seen = probe_movement(source, window, LIVENESS_POLL)?;
+    let n = source.domains().len();
+    let mut first = vec![0u64; n];
+    let mut now = vec![0u64; n];
+    // Per counter, in read order: it changed at least once.
+    let mut moved = vec![false; n];
+    let t0 = Instant::now();
+    source.read(&mut first)?;
+    // Reads taken, the first included.
+    let mut reads = 1;
+    while !moved.iter().all(|&m| m) && t0.elapsed() < window {
+        std::thread::sleep(LIVENESS_POLL);
+        source.read(&mut now)?;
+        reads += 1;
+        for ((m, a), b) in moved.iter_mut().zip(&first).zip(&now) {
+            *m |= a != b;
+        }
+    }
     Ok(names
         .iter()
         .enumerate()
         .map(|(i, name)| match unit_problems.get(i).cloned().flatten() {
             Some(why) => Liveness::no_unit(name, &why),
-            None if seen.moved[i] => Liveness::live(),
-            None => Liveness::frozen(name, window, seen.reads),
+            None if moved[i] => Liveness::live(),
+            None => Liveness::frozen(name, window, reads),
         })
         .collect())
 }
