@@ -332,16 +332,8 @@ def main(argv=None) -> int:
     try:
         lock = run_lock.take(args.runs_dir, args.wait, "python -m results.bench_all "
                              + " ".join(argv if argv is not None else sys.argv[1:]))
-    except run_lock.Busy as e:
-        print(run_lock.busy_message(args.runs_dir, e), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # Ctrl-C while it waited (--wait): nothing started yet
-        print("\nbench-all: stopped waiting for the run lock; no run was made", file=sys.stderr)
-        return 128 + signal.SIGINT
-    except OSError as e:
-        print(f"bench-all: cannot take the run lock {run_lock.lock_path(args.runs_dir)}: "
-              f"{e.strerror or e}", file=sys.stderr)
-        return 2
+    except (run_lock.Busy, KeyboardInterrupt, OSError) as e:
+        return run_lock.not_taken(args.runs_dir, e)
 
     run_id = rows.new_run_id()
     run_dir = args.runs_dir / run_id

@@ -136,11 +136,21 @@ def take(runs_dir, wait: bool = False, command: str = "") -> int:
     return fd if fd is not None else acquire(runs_dir, wait, command)
 
 
-def busy_message(runs_dir, busy: Busy) -> str:
-    return (f"bench-all: another run is in progress in this checkout: {busy}. Two runs at once "
-            "slow each other down and neither measures this machine alone. Wait for it "
-            f"(make bench-all WAIT=1 waits), or stop it (kill -TERM {busy.pid or 'PID'}); lock: "
-            f"{lock_path(runs_dir)}")
+def not_taken(runs_dir, e: Busy | KeyboardInterrupt | OSError) -> int:
+    """Says on stderr why the lock of `runs_dir` was not taken (e, raised
+    while taking it) and returns the exit status."""
+    if isinstance(e, Busy):
+        print(f"bench-all: another run is in progress in this checkout: {e}. Two runs at once "
+              "slow each other down and neither measures this machine alone. Wait for it "
+              f"(make bench-all WAIT=1 waits), or stop it (kill -TERM {e.pid or 'PID'}); lock: "
+              f"{lock_path(runs_dir)}", file=sys.stderr)
+        return 2
+    if isinstance(e, KeyboardInterrupt):  # Ctrl-C while it waited (--wait): nothing started yet
+        print("\nbench-all: stopped waiting for the run lock; no run was made", file=sys.stderr)
+        return 130
+    print(f"bench-all: cannot take the run lock {lock_path(runs_dir)}: {e.strerror or e}",
+          file=sys.stderr)
+    return 2
 
 
 def main(argv=None) -> int:
@@ -156,16 +166,8 @@ def main(argv=None) -> int:
         parser.error("no COMMAND to run")
     try:
         fd = acquire(args.runs_dir, args.wait, args.what or " ".join(command))
-    except Busy as e:
-        print(busy_message(args.runs_dir, e), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # Ctrl-C while it waited (--wait): nothing started yet
-        print("\nbench-all: stopped waiting for the run lock; no run was made", file=sys.stderr)
-        return 130
-    except OSError as e:
-        print(f"bench-all: cannot take the run lock {lock_path(args.runs_dir)}: "
-              f"{e.strerror or e}", file=sys.stderr)
-        return 2
+    except (Busy, KeyboardInterrupt, OSError) as e:
+        return not_taken(args.runs_dir, e)
     os.set_inheritable(fd, True)
     os.environ[ENV] = f"{fd}:{lock_path(args.runs_dir)}"
     try:
