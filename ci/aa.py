@@ -32,6 +32,7 @@ run passed), 2 on a usage error or a run that could not be made.
 """
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
@@ -82,15 +83,18 @@ class PairReport:
     def margins(self) -> dict:
         """metric -> (largest |worse %| of a compared row, its threshold, row label)."""
         worst = {}
-        for r in self.verdict.results:
-            c = r.comparison
-            if c is None or r.rule is None or r.decision == NOT_GATED:
-                continue
+        for r, change in _moves(self.verdict):
             metric = r.row["metric"]
-            change = abs(worse_pct(metric, c.change_pct))
             if metric not in worst or change > worst[metric][0]:
                 worst[metric] = (change, r.rule.threshold_pct, label(r.row))
         return worst
+
+
+def _moves(verdict: Verdict):
+    """(result, |worse %|) of each row the verdict compared and gated."""
+    for r in verdict.results:
+        if r.comparison is not None and r.decision != NOT_GATED:
+            yield r, abs(worse_pct(r.row["metric"], r.comparison.change_pct))
 
 
 CONFIG = DEFAULT_CONFIG  # --config
@@ -115,12 +119,9 @@ def suggested_thresholds(reports) -> dict:
     A/A pair (percent): what a threshold must exceed to stay quiet here."""
     worst = {}
     for report in reports:
-        for r in report.verdict.results:
-            if r.comparison is None or r.decision == NOT_GATED:
-                continue
+        for r, change in _moves(report.verdict):
             key = category(r.row)
-            worst[key] = max(worst.get(key, 0.0), abs(worse_pct(r.row["metric"],
-                                                                r.comparison.change_pct)))
+            worst[key] = max(worst.get(key, 0.0), change)
     return worst
 
 
@@ -258,28 +259,19 @@ def slowed_rounds_check(baselines, currents, workdir: Path) -> tuple[bool, list[
     return ok, lines
 
 
-class stress_ng:
+@contextlib.contextmanager
+def stress_ng():
     """stress-ng keeping CPU 0 busy while the block runs."""
-
-    def __enter__(self):
-        if shutil.which("stress-ng") is None:
-            raise RuntimeError("stress-ng not installed (apt-get install stress-ng)")
-        self.hog = subprocess.Popen(["stress-ng", "--cpu", "1", "--taskset", "0",
-                                     "--cpu-method", "matrixprod", "--timeout", "3600",
-                                     "--quiet"])
-        time.sleep(1.0)
-        return self
-
-    def __exit__(self, *exc):
-        self.hog.terminate()
-        self.hog.wait(timeout=30)
-        return False
-
-
-def stressed_run(runs_dir: Path, log: Path) -> Path:
-    """A QUICK run while stress-ng keeps CPU 0 busy."""
-    with stress_ng():
-        return quick_run(runs_dir, log)
+    if shutil.which("stress-ng") is None:
+        raise RuntimeError("stress-ng not installed (apt-get install stress-ng)")
+    hog = subprocess.Popen(["stress-ng", "--cpu", "1", "--taskset", "0",
+                            "--cpu-method", "matrixprod", "--timeout", "3600", "--quiet"])
+    time.sleep(1.0)
+    try:
+        yield
+    finally:
+        hog.terminate()
+        hog.wait(timeout=30)
 
 
 def parse_args(argv):
@@ -381,7 +373,8 @@ def main(argv=None) -> int:
                 quiet, hot = rounds("stress", context=stress_ng)
             else:
                 quiet = last or quick_run(runs_dir, runs_dir / "quiet.log")
-                hot = stressed_run(runs_dir, runs_dir / "stress.log")
+                with stress_ng():
+                    hot = quick_run(runs_dir, runs_dir / "stress.log")
             report = gate_pair("stress-ng on CPU 0", load(quiet), load(hot))
             print("\n".join(describe(report)), flush=True)
             outcome["stress"] = not report.passed
