@@ -159,9 +159,6 @@ class Condition:
     def tag(self) -> str:
         return f"{self.mechanism}-{self.placement.name.split()[0]}"
 
-    def half_width(self) -> float | None:
-        return half_width(self.wall)
-
 
 def half_width(samples) -> float | None:
     """The larger half of the row's 95% CI around its median (results/stats.py);
@@ -173,7 +170,7 @@ def half_width(samples) -> float | None:
 
 
 def is_resolved(c: Condition, quick: bool) -> bool:
-    hw = c.half_width()
+    hw = half_width(c.wall)
     return (not quick and len(c.wall) >= min_pairs(quick) and hw is not None
             and hw <= TARGET_HALF_WIDTH)
 
@@ -294,7 +291,7 @@ def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, s
         if rounds % 10 == 0 or not quick and rounds == 1:
             print(f"  round {rounds} ({time.monotonic() - start:.0f} s): " + ", ".join(
                 f"{c.mechanism}/{c.placement.name} {stats.summarize(c.wall)['median']:+.2f}%"
-                + (f" ±{c.half_width():.2f}" if c.half_width() is not None else "")
+                + (f" ±{hw:.2f}" if (hw := half_width(c.wall)) is not None else "")
                 for c in conditions), flush=True)
     elapsed = time.monotonic() - start
     out = []
