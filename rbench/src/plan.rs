@@ -16,7 +16,6 @@
 
 use std::cell::OnceCell;
 use std::fmt;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -258,11 +257,7 @@ pub fn meta(
 /// The harnesses that time the rows of `path`: its `x-harnesses` in the
 /// registry (results/schema.json); none for a path it lacks.
 pub fn harnesses_of(path: &str) -> Vec<String> {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    let schema = SCHEMA.get_or_init(|| {
-        serde_json::from_str(crate::registry::SCHEMA_JSON).expect("results/schema.json is JSON")
-    });
-    schema["$defs"]["path"]["oneOf"]
+    crate::registry::schema()["$defs"]["path"]["oneOf"]
         .as_array()
         .into_iter()
         .flatten()

@@ -10,6 +10,12 @@ use std::sync::OnceLock;
 /// results/schema.json, the judge of every row and the registry.
 pub const SCHEMA_JSON: &str = include_str!("../../results/schema.json");
 
+/// results/schema.json, parsed once.
+pub fn schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| serde_json::from_str(SCHEMA_JSON).expect("results/schema.json is JSON"))
+}
+
 /// One registered mechanism.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mechanism {
@@ -26,8 +32,7 @@ pub struct Mechanism {
 pub fn mechanisms() -> &'static [Mechanism] {
     static ALL: OnceLock<Vec<Mechanism>> = OnceLock::new();
     ALL.get_or_init(|| {
-        let schema: Value = serde_json::from_str(SCHEMA_JSON).expect("results/schema.json is JSON");
-        schema["$defs"]["mechanism"]["oneOf"]
+        schema()["$defs"]["mechanism"]["oneOf"]
             .as_array()
             .expect("results/schema.json has $defs.mechanism.oneOf")
             .iter()

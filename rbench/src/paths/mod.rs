@@ -50,14 +50,12 @@ mod tests {
     use super::*;
     use crate::roots::Roots;
     use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
-    use serde_json::Value;
     use std::time::Duration;
 
     /// The registry's paths (results/schema.json) that `harness` times, in
     /// its order.
     fn registry_paths(harness: &str) -> Vec<String> {
-        let schema: Value = serde_json::from_str(crate::registry::SCHEMA_JSON).unwrap();
-        schema["$defs"]["path"]["oneOf"]
+        crate::registry::schema()["$defs"]["path"]["oneOf"]
             .as_array()
             .unwrap()
             .iter()
