@@ -157,6 +157,13 @@ def parse_config(doc: dict, source: str) -> Config:
             fail(key, "must be a table")
         return value
 
+    def keyed(key, value, keys):
+        """A table whose every key is one of `keys`."""
+        for k in table_of(key, value):
+            if k not in keys:
+                fail(f"{key}.{k}", f"unknown key ({known(keys)})")
+        return value
+
     def rule(key, value) -> dict:
         for k, v in table_of(key, value).items():
             if k not in RULE_KEYS:
@@ -187,18 +194,12 @@ def parse_config(doc: dict, source: str) -> Config:
             fail("rows", "an empty pattern")
         row_rules.append((pattern, rule(f'rows."{pattern}"', v)))
 
-    allow = table_of("allow", doc.get("allow", {}))
-    for k in allow:
-        if k != "missing":
-            fail(f"allow.{k}", f"unknown key ({known(['missing'])})")
+    allow = keyed("allow", doc.get("allow", {}), ["missing"])
     missing = allow.get("missing", [])
     if not isinstance(missing, list) or not all(isinstance(p, str) and p for p in missing):
         fail("allow.missing", "must be a list of non-empty strings (patterns of row ids)")
 
-    machine = table_of("machine", doc["machine"])
-    for k in machine:
-        if k not in ("identity", "cross_machine"):
-            fail(f"machine.{k}", f"unknown key ({known(['identity', 'cross_machine'])})")
+    machine = keyed("machine", doc["machine"], ["identity", "cross_machine"])
     identity = machine.get("identity")
     if not isinstance(identity, list) or not identity:
         fail("machine.identity", "must be a non-empty list of machine fields "
@@ -211,11 +212,7 @@ def parse_config(doc: dict, source: str) -> Config:
     cross = machine.get("cross_machine", False)
     if not isinstance(cross, bool):
         fail("machine.cross_machine", "must be true or false")
-    live = table_of("liveness", doc["liveness"])
-    for k in live:
-        if k != "counter_died":
-            fail(f"liveness.{k}", f"unknown key ({known(['counter_died'])})")
-    died = live.get("counter_died")
+    died = keyed("liveness", doc["liveness"], ["counter_died"]).get("counter_died")
     if died not in gate_liveness.POLICIES:
         fail("liveness.counter_died", f"must be one of {', '.join(map(repr, gate_liveness.POLICIES))}")
     return Config(defaults=defaults, metrics=metrics, paths=paths, cross_cpu=cross_cpu,
