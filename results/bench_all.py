@@ -78,10 +78,6 @@ def run_kbench(run: Run) -> list[dict]:
         return failed_rows(run, kbench.HARNESS, kbench.PATHS, f"{report}: {e}")
 
 
-
-
-
-
 # ---- the 1 kHz sampler: self-report, then the overhead experiment -----------
 
 def run_sampler(run: Run) -> list[dict]:
