@@ -1,4 +1,4 @@
-//! Small helpers for the one-value text files of sysfs and procfs.
+//! Small helpers for sysfs and procfs: their one-value text files, the names in a directory.
 
 use std::path::Path;
 
@@ -8,6 +8,14 @@ pub(crate) fn read_first_line(path: impl AsRef<Path>) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
     let line = text.lines().next()?;
     Some(line.to_string())
+}
+
+/// The names of the entries of directory `dir`; empty if it cannot be read.
+pub(crate) fn entry_names(dir: impl AsRef<Path>) -> impl Iterator<Item = String> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use crate::cpu::{parse_cpu_list, Cpus};
 use crate::perf::PerfEventSpec;
-use crate::sysfs::read_first_line;
+use crate::sysfs::{entry_names, read_first_line};
 
 /// The events a PMU offers, or why there are none.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,14 +100,9 @@ pub fn discover_pmu_events(pmu: &str, prefix: &str, root: &Path, cpu_root: &Path
         cpus = Cpus::at(cpu_root).online();
     }
 
-    let mut names: Vec<String> = match std::fs::read_dir(dir.join("events")) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|name| !name.contains('.') && name.starts_with(prefix)) // skips .scale, .unit
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let mut names: Vec<String> = entry_names(dir.join("events"))
+        .filter(|name| !name.contains('.') && name.starts_with(prefix)) // skips .scale, .unit
+        .collect();
     names.sort();
 
     let mut events = Vec::new();

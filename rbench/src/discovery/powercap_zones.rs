@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::path::Path;
 
 use crate::powercap::parse_energy_uj;
-use crate::sysfs::read_first_line;
+use crate::sysfs::{entry_names, read_first_line};
 
 /// One powercap zone with an energy counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,14 +81,9 @@ fn package_number(zone_name: &str) -> Option<u32> {
 /// Zones under `root` in natural order (intel-rapl:0, intel-rapl:0:0, ...,
 /// intel-rapl:1, intel-rapl-mmio:0). Empty when the root is missing.
 pub fn discover_powercap_zones(root: &Path) -> Vec<PowercapZone> {
-    let mut ids: Vec<String> = match std::fs::read_dir(root) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|id| !id.starts_with('.') && root.join(id).join("energy_uj").exists())
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let mut ids: Vec<String> = entry_names(root)
+        .filter(|id| !id.starts_with('.') && root.join(id).join("energy_uj").exists())
+        .collect();
     ids.sort_by(|a, b| natural_order(a, b));
 
     ids.into_iter()
