@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ci.gate_config import row_id
 from ci.gate_stats import HIGHER, WORSE_WHEN
-from results import liveness, runfile
+from results import files, liveness, runfile
 from results.machine import is_emulated
 
 REPO = Path(__file__).resolve().parent.parent
@@ -92,10 +92,8 @@ def github_action(rows: list[dict]) -> tuple[list[dict], int]:
 
 def _write(path: Path, doc) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-                   encoding="utf-8")
-    tmp.replace(path)  # a reader never sees half a file
+    # a reader never sees half a file
+    files.write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def main(argv=None) -> int:
