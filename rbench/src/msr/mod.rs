@@ -21,8 +21,8 @@ pub use registers::{
     rapl_energy_msrs, unit_msr, RaplMsr, ENERGY_COUNTER_MAX, FIXED_DRAM_JOULES_PER_UNIT,
 };
 
-use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
@@ -83,7 +83,7 @@ fn device_error(errno: Errno, path: &str, addr: u32) -> Error {
 /// An open /dev/cpu/N/msr or /dev/cpu/N/cpuid (or a fixture file).
 pub struct MsrDevice {
     /// The device, read-only.
-    fd: OwnedFd,
+    file: File,
     /// Its path, for errors.
     path: String,
 }
@@ -92,43 +92,27 @@ impl MsrDevice {
     /// Opens the device read-only.
     pub fn open(path: &Path) -> Result<MsrDevice, Error> {
         let display = path.to_string_lossy().into_owned();
-        let c_path = CString::new(display.as_str())
-            .map_err(|_| Error::Unavailable(format!("{display}: path contains a NUL byte")))?;
-        // SAFETY: `c_path` is a valid NUL-terminated string.
-        let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-        if fd < 0 {
-            return Err(device_error(Errno::last(), &display, 0));
+        match File::open(path) {
+            Ok(file) => Ok(MsrDevice {
+                file,
+                path: display,
+            }),
+            Err(e) => Err(match e.raw_os_error() {
+                Some(errno) => device_error(Errno::from_raw(errno), &display, 0),
+                // std's one error here without an errno
+                None => Error::Unavailable(format!("{display}: path contains a NUL byte")),
+            }),
         }
-        // SAFETY: `fd` was just opened and is owned by nobody else.
-        Ok(MsrDevice {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-            path: display,
-        })
-    }
-
-    /// The device's path.
-    pub fn path(&self) -> &str {
-        &self.path
     }
 
     /// pread of `buf.len()` bytes at `offset`; a short read is EIO.
     fn pread_exact(&self, buf: &mut [u8], offset: u64, addr: u32) -> Result<(), Error> {
-        // SAFETY: `buf` is valid for buf.len() bytes.
-        let n = unsafe {
-            libc::pread(
-                self.fd.as_raw_fd(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                offset as libc::off_t,
-            )
+        let errno = match self.file.read_at(buf, offset) {
+            Ok(n) if n == buf.len() => return Ok(()),
+            Ok(_) => Errno::EIO,
+            Err(e) => Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
         };
-        if n < 0 {
-            return Err(device_error(Errno::last(), &self.path, addr));
-        }
-        if n as usize != buf.len() {
-            return Err(device_error(Errno::EIO, &self.path, addr));
-        }
-        Ok(())
+        Err(device_error(errno, &self.path, addr))
     }
 
     /// Reads MSR `addr` (8 bytes at offset `addr`).
