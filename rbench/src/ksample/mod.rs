@@ -114,11 +114,6 @@ impl Module {
         }
     }
 
-    /// Its directory.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// `<root>/control`.
     pub fn control_path(&self) -> PathBuf {
         self.root.join("control")
