@@ -219,23 +219,13 @@ static ssize_t stamp_attr_show(struct kobject *kobj, struct kobj_attribute *attr
 
 /* ---- /sys/kernel/kbench: the control interface ---------------------------- */
 
-/* Parses an unsigned value in [min, max]; -EINVAL for anything else. */
-static int parse_bounded(const char *buf, unsigned int min, unsigned int max, unsigned int *out)
-{
-	unsigned int v;
-
-	if (kstrtouint(buf, 0, &v) || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
+/* Sets *param to an unsigned value in [min, max]; -EINVAL for anything else. */
 static ssize_t store_param(unsigned int *param, const char *buf, size_t count,
 			   unsigned int min, unsigned int max, bool is_cpu)
 {
 	unsigned int v;
 
-	if (parse_bounded(buf, min, max, &v))
+	if (kstrtouint(buf, 0, &v) || v < min || v > max)
 		return -EINVAL;
 	if (is_cpu && !cpu_online(v))
 		return -ENXIO;
