@@ -16,15 +16,20 @@ def run_of(tmp_path, run_rows, name="run.jsonl"):
     return gate.load_run(path)
 
 
+def same_cpu_latency_rows():
+    """multi_path_run's measured latency rows that read their own CPU's counter."""
+    return [r for r in multi_path_run(common()) if r["metric"] == "latency"
+            and r["status"] == "ok" and r["harness"] != "reference"
+            and not (r["cpu"] is not None and r["target_cpu"] is not None
+                     and r["cpu"] != r["target_cpu"])]
+
+
 def test_the_slowed_copy_check_flags_each_row_alone(tmp_path):
     c = common()
     run = run_of(tmp_path, multi_path_run(c) + sampler_and_overhead_rows(c))
     ok, lines = aa.slowed_copy_check(run, tmp_path)
     # same-CPU latency rows only: cross-CPU rows have a 25 % threshold (ci/gate.toml)
-    same_cpu = [r for r in multi_path_run(c) if r["metric"] == "latency"
-                and r["status"] == "ok" and r["harness"] != "reference"
-                and not (r["cpu"] is not None and r["target_cpu"] is not None
-                         and r["cpu"] != r["target_cpu"])]
+    same_cpu = same_cpu_latency_rows()
     assert ok, lines
     assert lines[0].startswith(f"slowed copy: {len(same_cpu)} of {len(same_cpu)} latency rows "
                                "flagged alone when 1.25x slower")
@@ -134,10 +139,7 @@ def loaded_rounds(tmp_path, **kwargs):
 def test_the_slowed_rounds_check_flags_each_row_alone(tmp_path):
     baselines, currents = loaded_rounds(tmp_path)
     ok, lines = aa.slowed_rounds_check(baselines, currents, tmp_path)
-    same_cpu = [r for r in multi_path_run(common()) if r["metric"] == "latency"
-                and r["status"] == "ok" and r["harness"] != "reference"
-                and not (r["cpu"] is not None and r["target_cpu"] is not None
-                         and r["cpu"] != r["target_cpu"])]
+    same_cpu = same_cpu_latency_rows()
     assert ok, lines
     assert lines == [f"slowed copy: {len(same_cpu)} of {len(same_cpu)} latency rows flagged "
                      "alone when 1.25x slower in every current round"]
