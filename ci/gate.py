@@ -79,14 +79,6 @@ TSC_KHZ_TOLERANCE = 0.001
 
 # ---- runs --------------------------------------------------------------------------
 
-def identity_of(row, fields) -> tuple:
-    return tuple((f, row["machine"][f]) for f in fields)
-
-
-def _describe_identity(ident: tuple) -> str:
-    return ", ".join(f"{f}={excerpt(v)}" for f, v in ident) or "(any machine)"
-
-
 def _index(run: Run, fields) -> dict:
     """{(machine identity, key): (line, row)} of the run's measured rows
     (every harness but `reference`); InputError on two rows with one key."""
@@ -94,7 +86,7 @@ def _index(run: Run, fields) -> dict:
     for line, row in run.rows:
         if row["harness"] == "reference":
             continue
-        k = (identity_of(row, fields), tuple(row[f] for f in KEY_FIELDS))
+        k = (tuple((f, row["machine"][f]) for f in fields), tuple(row[f] for f in KEY_FIELDS))
         if k in index:
             raise InputError(
                 f"{display(run.file)}:{line}: (row): same machine and key as line {index[k][0]} "
@@ -208,7 +200,8 @@ def run_gate(baseline, current, config: Config) -> Verdict:
         if ident not in c_ids:
             results.append(Result(b, OTHER_MACHINE,
                                   "measured on a machine the current run does not include: "
-                                  + _describe_identity(ident)))
+                                  + (", ".join(f"{f}={excerpt(v)}" for f, v in ident)
+                                     or "(any machine)")))
             continue
         c = c_index.get(k, (None, None))[1]
         why = _missing_why(b, c)
