@@ -121,8 +121,6 @@ pub struct PowercapSource {
     files: Vec<OpenFile>,
     /// What each file measures.
     domains: Vec<Domain>,
-    /// Kept open, or reopened at each read.
-    mode: PowercapMode,
     /// Why a substitute is read, if it is.
     stand_in: Option<String>,
 }
@@ -149,7 +147,6 @@ impl PowercapSource {
         Ok(PowercapSource {
             files: opened,
             domains: files.iter().map(|f| f.domain.clone()).collect(),
-            mode,
             stand_in,
         })
     }
@@ -175,13 +172,6 @@ impl CounterSource for PowercapSource {
 
     fn stand_in(&self) -> Option<&str> {
         self.stand_in.as_deref()
-    }
-}
-
-impl PowercapSource {
-    /// Kept open or reopened at each read.
-    pub fn mode(&self) -> PowercapMode {
-        self.mode
     }
 }
 
@@ -225,7 +215,8 @@ mod tests {
         for mode in [PowercapMode::Pread, PowercapMode::OpenReadClose] {
             let mut source = open_zones(&root, &ids, mode).unwrap();
             assert_eq!(source.stand_in(), None);
-            assert_eq!(source.mode(), mode);
+            let kept_open = source.files.iter().map(|f| f.fd.is_some());
+            assert!(kept_open.eq([mode == PowercapMode::Pread; 5]));
             let mut out = [0u64; 5];
             source.read(&mut out).unwrap();
             assert_eq!(
