@@ -69,17 +69,12 @@ fn keep_libbpf_message(_level: libbpf_rs::PrintLevel, message: String) {
 }
 
 /// Forgets the messages kept so far and routes libbpf's next ones here.
-pub(super) fn keep_libbpf_messages() {
+fn keep_libbpf_messages() {
     LIBBPF_MESSAGES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clear();
     libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Warn, keep_libbpf_message)));
-}
-
-/// The last message libbpf gave, as " (libbpf: ...)", or "".
-pub(super) fn libbpf_said() -> String {
-    last_message(&LIBBPF_MESSAGES.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// The last non-empty line of `kept`, as " (libbpf: ...)", or "".
@@ -97,7 +92,9 @@ fn bpf_error(what: &str, err: &libbpf_rs::Error) -> Error {
     if err.kind() == libbpf_rs::ErrorKind::PermissionDenied {
         text.push_str(": needs CAP_BPF and CAP_PERFMON (run as root)");
     }
-    text.push_str(&libbpf_said());
+    text.push_str(&last_message(
+        &LIBBPF_MESSAGES.lock().unwrap_or_else(|e| e.into_inner()),
+    ));
     Error::Unavailable(text)
 }
 
