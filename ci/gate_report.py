@@ -115,15 +115,10 @@ def fmt_value(x: float, unit: str) -> str:
     return f"{table.sig3(x)} {table.UNIT_LABELS.get(unit, unit)}"
 
 
-def fmt_change(x: float) -> str:
-    if math.isinf(x):
-        return "+∞" if x > 0 else "−∞"
-    return f"{x:+.1f}%"
-
-
 def fmt_change_of(c, unit: str) -> str:
     """The change, and over interleaved rounds its CI: "+3.1% (−2.0..+8.4%)"."""
-    text = fmt_change(c.change_pct)
+    x = c.change_pct
+    text = ("+∞" if x > 0 else "−∞") if math.isinf(x) else f"{x:+.1f}%"
     if not c.rounds or c.ci is None:
         return text
     if c.by_ratio:
@@ -138,10 +133,6 @@ def fmt_p(p: float) -> str:
 def fmt_p_is(p: float) -> str:
     """"p = 0.0017", "p < 0.0001"."""
     return "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}"
-
-
-def fmt_delta(d: float) -> str:
-    return f"{d:+.2f} ({magnitude(d)})"
 
 
 def _cell(text) -> str:
@@ -177,7 +168,8 @@ def _compared_lines(results, defaults: Rule) -> list:
         note = "; ".join(x for x in (_rule_note(r.rule, defaults), r.why) if x)
         lines.append((label(r.row), fmt_value(c.median_baseline, unit),
                       fmt_value(c.median_current, unit), fmt_change_of(c, unit),
-                      fmt_p(c.p_value), fmt_delta(c.cliffs_delta), note))
+                      fmt_p(c.p_value), f"{c.cliffs_delta:+.2f} ({magnitude(c.cliffs_delta)})",
+                      note))
     return lines
 
 
