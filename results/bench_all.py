@@ -41,10 +41,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import (agreement, checks, child, contention, criterion, files, gbench, guardian,
-                     idle_cost, interrupt, kbench, machine, overhead, rows, run_lock,
-                     run_state, sampler, schema, table, victim)
-from results.latency_steps import run_criterion, run_gbench, run_latency
+from results import (agreement, checks, child, contention, files, guardian, idle_cost,
+                     interrupt, kbench, machine, overhead, rows, run_lock, run_state, sampler,
+                     schema, table, victim)
+from results.latency_steps import STANDS_FOR, run_criterion, run_gbench, run_latency
 from results.schedule import schedule
 from results.steps import Run, failed_rows, run_step
 
@@ -123,9 +123,8 @@ HARNESSES = [
 ]
 # The rows a step stands for when it crashes: (harness, paths).
 STEP_ROWS = {
-    "gbench": (gbench.HARNESS, gbench.PATHS),
+    **STANDS_FOR,
     "kbench": (kbench.HARNESS, kbench.PATHS),
-    "criterion": (criterion.HARNESS, criterion.PATHS),
     "sampler": (sampler.HARNESS, ("sampler",)),
     "victim": (victim.HARNESS, victim.ROUTE_PATHS + ("sampler",)),
     "idle": (idle_cost.HARNESS, ("sampler",)),

@@ -144,10 +144,10 @@ def run_criterion(run: Run) -> list[dict]:
 
 # ---- the two latency harnesses, taking turns -------------------------------
 
-# name: (run one leg, the rows of all legs)
 # name: the rows a failed harness stands for (harness, paths)
 STANDS_FOR = {"gbench": (gbench.HARNESS, gbench.PATHS),
               "criterion": (criterion.HARNESS, criterion.PATHS)}
+# name: (run one leg, the rows of all legs)
 LATENCY_LEGS = {"gbench": (gbench_leg, gbench_rows), "criterion": (criterion_leg, criterion_rows)}
 
 
