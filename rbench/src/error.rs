@@ -168,16 +168,6 @@ pub enum Error {
     Unavailable(String),
 }
 
-impl Error {
-    /// An [`Error::Os`] for the last failed libc call.
-    pub(crate) fn last_os(what: impl Into<String>) -> Error {
-        Error::Os {
-            what: what.into(),
-            errno: Errno::last(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,7 +97,10 @@ fn read_value(fd: &OwnedFd, path: &str) -> Result<u64, Error> {
     // SAFETY: `buf` is valid for READ_BYTES bytes.
     let n = unsafe { libc::pread(fd.as_raw_fd(), buf.as_mut_ptr().cast(), READ_BYTES, 0) };
     if n < 0 {
-        return Err(Error::last_os(format!("{path}: read failed")));
+        return Err(Error::Os {
+            what: format!("{path}: read failed"),
+            errno: Errno::last(),
+        });
     }
     parse_energy_uj(&buf[..n as usize]).map_err(|found| Error::NotDecimal {
         path: path.to_string(),
