@@ -45,11 +45,8 @@ def _latency_rows(rows, harness, path, op, route=None):
 def _median(rows, harness, path, op, same_cpu=None):
     """Median of the first ok latency row matching; same_cpu filters on
     cpu == target_cpu (True) or cpu != target_cpu (False)."""
-    for r in _latency_rows(rows, harness, path, op):
-        if same_cpu is not None and (r["cpu"] == r["target_cpu"]) != same_cpu:
-            continue
-        return r["median"]
-    return None
+    return next((r["median"] for r in _latency_rows(rows, harness, path, op)
+                 if same_cpu is None or (r["cpu"] == r["target_cpu"]) == same_cpu), None)
 
 
 def same_and_other(rows, harness, path, op, route=None):
