@@ -201,20 +201,16 @@ impl CpuSignature {
     }
 }
 
-/// The vendor from cpuid leaf 0 (one trapping instruction in a VM: call once).
-pub fn cpu_vendor() -> CpuVendor {
+/// Vendor, family and model of the CPU this runs on (cpuid leaves 0 and 1,
+/// each one trapping instruction in a VM: call once).
+pub fn cpu_signature() -> CpuSignature {
     let leaf0 = core::arch::x86_64::__cpuid(0);
     let mut vendor = [0u8; 12];
     vendor[0..4].copy_from_slice(&leaf0.ebx.to_le_bytes());
     vendor[4..8].copy_from_slice(&leaf0.edx.to_le_bytes());
     vendor[8..12].copy_from_slice(&leaf0.ecx.to_le_bytes());
-    CpuVendor::from_vendor_string(&vendor)
-}
-
-/// Vendor, family and model of the CPU this runs on (cpuid leaves 0 and 1).
-pub fn cpu_signature() -> CpuSignature {
     let leaf1 = core::arch::x86_64::__cpuid(1);
-    CpuSignature::from_leaf1_eax(cpu_vendor(), leaf1.eax)
+    CpuSignature::from_leaf1_eax(CpuVendor::from_vendor_string(&vendor), leaf1.eax)
 }
 
 #[cfg(test)]
