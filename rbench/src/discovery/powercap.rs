@@ -25,19 +25,6 @@ fn zone_file(zone: &PowercapZone) -> CounterFile {
     }
 }
 
-/// The stand-in counter (bytes received on lo: not energy).
-fn stand_in_file() -> CounterFile {
-    CounterFile {
-        path: POWERCAP_STAND_IN_FILE.to_string(),
-        domain: Domain {
-            source: "lo".into(),
-            name: "rx_bytes".into(),
-            joules_per_unit: 0.0,
-            max: u64::MAX,
-        },
-    }
-}
-
 /// The target of a zone's result rows: "<zone id>/energy_uj".
 fn zone_target(zone: &PowercapZone) -> String {
     format!("{}/energy_uj", zone.id)
@@ -84,11 +71,18 @@ pub fn powercap_counters(root: &Path, cpu_root: &Path) -> Result<Counters, Error
                 no_zone_reason(root)
             )));
         }
-        let file = stand_in_file();
         return Ok(Counters {
             counters: vec![Counter {
-                domain: file.domain,
-                route: Route::File { path: file.path },
+                // bytes received on lo: not energy
+                domain: Domain {
+                    source: "lo".into(),
+                    name: "rx_bytes".into(),
+                    joules_per_unit: 0.0,
+                    max: u64::MAX,
+                },
+                route: Route::File {
+                    path: POWERCAP_STAND_IN_FILE.to_string(),
+                },
                 package: None,
                 cpu: None,
                 name: POWERCAP_STAND_IN_FILE.to_string(),
