@@ -52,14 +52,6 @@ impl Command {
             Command::Stop => "stop".into(),
         }
     }
-
-    /// The start command of `mode` at `hz`.
-    pub fn start(mode: Mode, hz: u32) -> Command {
-        match mode {
-            Mode::Read => Command::Start(hz),
-            Mode::Null => Command::Null(hz),
-        }
-    }
 }
 
 /// The error of a failed open or read of `path`: the module missing, no
@@ -181,7 +173,10 @@ impl Module {
     /// a start that cannot be drained is not made.
     pub fn start(&self, mode: Mode, hz: u32) -> Result<Running, Error> {
         let records = Records::open(&self.records_path())?;
-        self.command(Command::start(mode, hz))?;
+        self.command(match mode {
+            Mode::Read => Command::Start(hz),
+            Mode::Null => Command::Null(hz),
+        })?;
         Ok(Running {
             module: self.clone(),
             records,
