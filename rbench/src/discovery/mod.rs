@@ -291,17 +291,10 @@ pub fn open_counters(
     counters: &[Counter],
     stand_in: Option<String>,
 ) -> Result<Box<dyn CounterSource + Send>, Error> {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    while start < counters.len() {
-        let key = source_key(&counters[start].route);
-        let len = counters[start..]
-            .iter()
-            .take_while(|c| source_key(&c.route) == key)
-            .count();
-        parts.push(open_run(&counters[start..start + len])?);
-        start += len;
-    }
+    let parts = counters
+        .chunk_by(|a, b| source_key(&a.route) == source_key(&b.route))
+        .map(open_run)
+        .collect::<Result<_, _>>()?;
     let domains = counters.iter().map(|c| c.domain.clone()).collect();
     Ok(Box::new(Joined::new(parts, domains, stand_in)))
 }
