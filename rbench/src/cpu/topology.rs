@@ -39,6 +39,16 @@ fn affinity_cpus() -> Option<Vec<usize>> {
     )
 }
 
+/// The placements of a counter on `target`: same CPU (target->target) and,
+/// where there is one, `other`->target.
+fn same_and_other(target: usize, other: Option<usize>) -> Vec<Placement> {
+    let on = |cpu| Placement {
+        cpu,
+        target_cpu: Some(target),
+    };
+    std::iter::once(on(target)).chain(other.map(on)).collect()
+}
+
 impl Cpus {
     /// The CPUs listed under `root`.
     pub fn at(root: impl Into<PathBuf>) -> Cpus {
@@ -113,15 +123,7 @@ impl Cpus {
     /// [`Cpus::placements`] of a package-scoped counter on `target`: same
     /// CPU and [`Cpus::other_cpu_in_package`].
     pub fn package_placements(&self, target: usize) -> Vec<Placement> {
-        let same = Placement {
-            cpu: target,
-            target_cpu: Some(target),
-        };
-        let other = self.other_cpu_in_package(target).map(|cpu| Placement {
-            cpu,
-            target_cpu: Some(target),
-        });
-        std::iter::once(same).chain(other).collect()
+        same_and_other(target, self.other_cpu_in_package(target))
     }
 
     /// Same CPU (target->target) and, when there is one, another CPU
@@ -135,17 +137,7 @@ impl Cpus {
                 target_cpu: None,
             }];
         };
-        let mut out = vec![Placement {
-            cpu: target,
-            target_cpu: Some(target),
-        }];
-        if let Some(other) = self.other_cpu(target) {
-            out.push(Placement {
-                cpu: other,
-                target_cpu: Some(target),
-            });
-        }
-        out
+        same_and_other(target, self.other_cpu(target))
     }
 
     /// Every package with an online CPU, ordered by lead CPU.
