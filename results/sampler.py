@@ -14,13 +14,13 @@ sampler, the order within a pair alternating (AB BA AB ...) so that a drift
 of the machine cancels: 10 windows of 1 s each (0.1 s under QUICK). Every
 row has one sample per window (n = PAIRS); jitter_us is each window's
 median interval error. Three kinds of rows per mechanism, told apart by
-their target (`role`, written by sampler_target):
+their role (schema 3's field, rows.MEASURED, NULL, ABOVE_NULL):
 
-- the sampler: "<what it reads> @ 1000 Hz";
-- the null sampler: "null: bare timerfd loop @ 1000 Hz" (for ebpf and
-  kernel, their in-kernel timer reading nothing: "null: bare bpf_timer
-  program @ 1000 Hz", the ksample module's timer in null mode);
-- the sampler above the null sampler: "above null: <the sampler's target>",
+- the sampler (measured): "<what it reads> @ 1000 Hz";
+- the null sampler (null): "bare timerfd loop @ 1000 Hz" (for ebpf and
+  kernel, their in-kernel timer reading nothing: "bare bpf_timer program
+  @ 1000 Hz", the ksample module's timer in null mode);
+- the sampler above the null sampler (above-null): the sampler's target,
   rate_hz and cpu_us_per_sample, one sample per pair (sampler window minus
   its null window), with the sampler's stand-in and verdict.
 
@@ -65,36 +65,14 @@ BINARY = REPO / "target" / "release" / "raplbench-sample"
 
 # windows of each loop per mechanism (raplbench-sample --pairs)
 PAIRS = 10
-# the target prefixes of the null sampler's rows and of the sampler's rows
-# above it (sampler_target writes them)
-NULL_PREFIX = "null: "
-ABOVE_NULL_PREFIX = "above null: "
-SAMPLER, NULL, ABOVE_NULL = "sampler", "null", "above null"
+# the kinds of window in the report: the sampler's, the null sampler's
+SAMPLER, NULL = "sampler", "null"
 
 
 def duration_s(quick: bool) -> float:
     """Seconds of sampling per mechanism, PAIRS windows of 1 s (0.1 s under
     QUICK); the null sampler runs as long again."""
     return PAIRS * (0.1 if quick else 1.0)
-
-
-def role(row: dict) -> str:
-    """SAMPLER, NULL or ABOVE_NULL: which of the three a sampler row is, by
-    its target (a row without a target, e.g. an unavailable mechanism, is
-    the sampler's)."""
-    target = row.get("target") or ""
-    if target.startswith(NULL_PREFIX):
-        return NULL
-    if target.startswith(ABOVE_NULL_PREFIX):
-        return ABOVE_NULL
-    return SAMPLER
-
-
-def sampler_target(role: str, target: str) -> str:
-    """The target of a sampler row of `role` whose loop reads `target`
-    ("msr/tsc/ @ 1000 Hz"; above the null sampler: the sampler's): the
-    one place that writes the role into it."""
-    return {SAMPLER: "", NULL: NULL_PREFIX, ABOVE_NULL: ABOVE_NULL_PREFIX}[role] + target
 
 
 EXIT_LOST = 3  # raplbench-sample's exit status for a run that lost samples
@@ -137,7 +115,7 @@ def _row(common: dict, doc: dict, subject: dict, role: str, metric: str, samples
          reason: str) -> dict:
     hz = doc["frequency_hz"]
     where = dict(harness=HARNESS, path="sampler", op=doc["mechanism"],
-                 target=sampler_target(role, f"{subject['target']} @ {hz} Hz"),
+                 target=f"{subject['target']} @ {hz} Hz", role=role,
                  cpu=subject["cpu"], target_cpu=subject["target_cpu"],
                  stand_in=subject["stand_in"], liveness=subject["liveness"],
                  liveness_note=subject["liveness_note"], metric=metric,
@@ -153,14 +131,15 @@ def report_rows(common: dict, doc: dict) -> list[dict]:
     above it. A row without a sample is an error row saying why."""
     windows = {kind: [w for w in doc["windows"] if w["kind"] == kind] for kind in (SAMPLER, NULL)}
     out = []
-    for kind, subject in ((SAMPLER, doc["sampler"]), (NULL, doc["null"])):
+    for kind, subject, role in ((SAMPLER, doc["sampler"], rows.MEASURED),
+                                (NULL, doc["null"], rows.NULL)):
         mine = windows[kind]
         if kind == NULL and not mine:
             break
         why = next((w["first_error"] for w in mine if w["first_error"]), "no sample was taken")
         for metric, value in METRICS.items():
             samples = [v for v in map(value, mine) if v is not None]
-            out.append(_row(common, doc, subject, kind, metric, samples, why))
+            out.append(_row(common, doc, subject, role, metric, samples, why))
     if windows[NULL]:
         by_pair = {(w["pair"], w["kind"]): w for w in doc["windows"]}
         pairs = [(w, by_pair[w["pair"], NULL]) for w in windows[SAMPLER]
@@ -169,7 +148,8 @@ def report_rows(common: dict, doc: dict) -> list[dict]:
             value = METRICS[metric]
             diffs = [value(s) - value(n) for s, n in pairs
                      if value(s) is not None and value(n) is not None]
-            out.append(_row(common, doc, doc["sampler"], ABOVE_NULL, metric, diffs, NO_PAIR))
+            out.append(_row(common, doc, doc["sampler"], rows.ABOVE_NULL, metric, diffs,
+                            NO_PAIR))
     return out
 
 
@@ -229,7 +209,7 @@ def stand_ins(sampler_rows) -> dict[str, str | None]:
     """{mechanism: stand_in} of the mechanisms that sampled here (from the
     sampler's own rate rows: not the null sampler's, nor those above it)."""
     return {r["op"]: r["stand_in"] for r in sampler_rows
-            if r["status"] == "ok" and r["metric"] == "rate_hz" and role(r) == SAMPLER}
+            if r["status"] == "ok" and r["metric"] == "rate_hz" and r["role"] == rows.MEASURED}
 
 
 # --- raplbench-sample in the background (the overhead and idle-cost steps) --------------------

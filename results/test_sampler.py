@@ -37,8 +37,9 @@ def fake_sampler(tmp_path, monkeypatch, body: str):
     monkeypatch.setattr(sampler, "BINARY", script)
 
 
-def row(target, metric="rate_hz", status="ok", stand_in=None, op="perf"):
-    return {"op": op, "target": target, "metric": metric, "status": status, "stand_in": stand_in}
+def row(target, metric="rate_hz", status="ok", stand_in=None, op="perf", role=rows.MEASURED):
+    return {"op": op, "target": target, "metric": metric, "status": status, "stand_in": stand_in,
+            "role": role}
 
 
 def window(kind, pair, samples=100, cpu_ns=100_000, wall_ns=100_000_000, error_ns=2000.0,
@@ -77,27 +78,27 @@ def test_the_rows_of_a_report_are_the_samplers_the_nulls_and_above_null():
     metrics = list(sampler.METRICS)
     assert [(r["metric"], r["target"]) for r in got] == (
         [(m, target) for m in metrics]
-        + [(m, "null: bare timerfd loop @ 1000 Hz") for m in metrics]
-        + [(m, "above null: " + target) for m in ("rate_hz", "cpu_us_per_sample")])
-    assert [sampler.role(r) for r in got] == [sampler.SAMPLER] * 4 + [sampler.NULL] * 4 + [
-        sampler.ABOVE_NULL] * 2
+        + [(m, "bare timerfd loop @ 1000 Hz") for m in metrics]
+        + [(m, target) for m in ("rate_hz", "cpu_us_per_sample")])
+    assert [r["role"] for r in got] == [rows.MEASURED] * 4 + [rows.NULL] * 4 + [
+        rows.ABOVE_NULL] * 2
     for r in got:
         assert schema.validate_row(r) == [], r
         assert (r["harness"], r["path"], r["op"], r["status"], r["n"]) == (
             "sampler", "sampler", "perf", "ok", 4), r
         assert r["unit"] == rows.METRIC_UNITS[r["metric"]]
-    by = {(sampler.role(r), r["metric"]): r for r in got}
+    by = {(r["role"], r["metric"]): r for r in got}
     # 100 samples in 0.1 s; 200 µs of CPU over 100 samples; 2000 ns median error
-    assert by[sampler.SAMPLER, "rate_hz"]["samples"] == [1000.0] * 4
-    assert by[sampler.SAMPLER, "cpu_us_per_sample"]["samples"] == [2.0] * 4
-    assert by[sampler.SAMPLER, "jitter_us"]["samples"] == [2.0] * 4
-    assert by[sampler.NULL, "cpu_us_per_sample"]["samples"] == [1.0] * 4
-    assert by[sampler.ABOVE_NULL, "cpu_us_per_sample"]["samples"] == [1.0] * 4
-    assert by[sampler.ABOVE_NULL, "rate_hz"]["samples"] == [0.0] * 4
+    assert by[rows.MEASURED, "rate_hz"]["samples"] == [1000.0] * 4
+    assert by[rows.MEASURED, "cpu_us_per_sample"]["samples"] == [2.0] * 4
+    assert by[rows.MEASURED, "jitter_us"]["samples"] == [2.0] * 4
+    assert by[rows.NULL, "cpu_us_per_sample"]["samples"] == [1.0] * 4
+    assert by[rows.ABOVE_NULL, "cpu_us_per_sample"]["samples"] == [1.0] * 4
+    assert by[rows.ABOVE_NULL, "rate_hz"]["samples"] == [0.0] * 4
     # the sampler's verdict on its rows and above null; the null loop none
-    assert by[sampler.ABOVE_NULL, "rate_hz"]["liveness"] == "frozen"
-    assert by[sampler.NULL, "rate_hz"]["liveness"] is None
-    assert by[sampler.NULL, "rate_hz"]["target_cpu"] is None
+    assert by[rows.ABOVE_NULL, "rate_hz"]["liveness"] == "frozen"
+    assert by[rows.NULL, "rate_hz"]["liveness"] is None
+    assert by[rows.NULL, "rate_hz"]["target_cpu"] is None
 
 
 def test_each_pair_is_its_sampler_window_minus_its_own_null_window():
@@ -105,9 +106,9 @@ def test_each_pair_is_its_sampler_window_minus_its_own_null_window():
     windows[0]["samples"] = windows[0]["samples_since_start"] = 90  # pair 0's sampler
     windows.append(window("null", 3))  # stopped: pair 3 never ran its sampler window
     got = sampler.report_rows(COMMON, report(windows))
-    (rate,) = [r for r in got if sampler.role(r) == sampler.ABOVE_NULL and r["metric"] == "rate_hz"]
+    (rate,) = [r for r in got if r["role"] == rows.ABOVE_NULL and r["metric"] == "rate_hz"]
     assert rate["samples"] == [-100.0, 0.0, 0.0]
-    assert [r["n"] for r in got if sampler.role(r) == sampler.NULL] == [4] * 4
+    assert [r["n"] for r in got if r["role"] == rows.NULL] == [4] * 4
 
 
 def test_a_window_without_a_value_gives_no_sample_and_no_value_at_all_an_error_row():
@@ -120,7 +121,7 @@ def test_a_window_without_a_value_gives_no_sample_and_no_value_at_all_an_error_r
         assert (by[metric]["status"], by[metric]["reason"]) == ("error", "read failed: EIO")
         assert schema.validate_row(by[metric]) == []
     lonely = sampler.report_rows(COMMON, report([window("sampler", 0), window("null", 1)]))
-    above = [r for r in lonely if sampler.role(r) == sampler.ABOVE_NULL]
+    above = [r for r in lonely if r["role"] == rows.ABOVE_NULL]
     assert [(r["status"], r["reason"]) for r in above] == [("error", sampler.NO_PAIR)] * 2
 
 
@@ -152,27 +153,18 @@ sys.exit(2)
     assert (got, why, said) == ([], "/dev/cpu/0/msr missing: load the msr module", [])
 
 
-def test_role_tells_the_sampler_its_null_and_above_null_apart():
-    assert sampler.role(row("msr/tsc/ @ 1000 Hz")) == sampler.SAMPLER
-    assert sampler.role(row(None)) == sampler.SAMPLER  # an unavailable mechanism
-    assert sampler.role(row("null: bare bpf_timer program @ 1000 Hz")) == sampler.NULL
-    assert sampler.role(row("above null: msr/tsc/ @ 1000 Hz")) == sampler.ABOVE_NULL
-    # a target that merely contains the words is the sampler's
-    assert sampler.role(row("/sys/x/null: y @ 1000 Hz")) == sampler.SAMPLER
-
-
 def test_stand_ins_come_from_the_samplers_own_rate_rows():
-    rows = [
+    sampler_rows = [
         row("msr/tsc/ @ 1000 Hz", stand_in="no power PMU"),
-        row("null: bare timerfd loop @ 1000 Hz"),
-        row("above null: msr/tsc/ @ 1000 Hz", stand_in="no power PMU"),
+        row("bare timerfd loop @ 1000 Hz", role=rows.NULL),
+        row("msr/tsc/ @ 1000 Hz", stand_in="no power PMU", role=rows.ABOVE_NULL),
         # the sampler could not run here: its rows above the null loop (were
         # there any) must not make it count as sampling
         row(None, op="msr", status="unavailable"),
-        row("above null: cpuid:0x0 @ 1000 Hz", op="msr", stand_in="no msr module"),
-        row("null: bare timerfd loop @ 1000 Hz", op="powercap"),
+        row("cpuid:0x0 @ 1000 Hz", op="msr", stand_in="no msr module", role=rows.ABOVE_NULL),
+        row("bare timerfd loop @ 1000 Hz", op="powercap", role=rows.NULL),
     ]
-    assert sampler.stand_ins(rows) == {"perf": "no power PMU"}
+    assert sampler.stand_ins(sampler_rows) == {"perf": "no power PMU"}
 
 
 # ---- the kernel mechanism: the ksample module around its run -----------------------------
