@@ -39,12 +39,6 @@ pub(crate) fn fixture_energy_events(sys: &Path) -> EnergyEvents {
     }
 }
 
-/// Ok if `spec` opens on its first CPU.
-fn try_open(spec: &PerfEventSpec) -> Result<(), Error> {
-    let cpu = spec.cpus.first().copied().unwrap_or(0);
-    open_counter(spec, cpu, None, 0).map(drop)
-}
-
 /// The RAPL `power` PMU's energy-* events (energy-pkg first) under `root`,
 /// or, where there are none, the `msr` PMU's tsc event as a labeled
 /// stand-in; only events that open are kept (ubench's energy_counters()).
@@ -77,8 +71,9 @@ pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error
     let mut why = msr.missing.unwrap_or_default();
     let mut events = Vec::new();
     for event in msr.events {
-        match try_open(&event) {
-            Ok(()) => events.push(event),
+        // it must open on its first CPU
+        match open_counter(&event, event.cpus.first().copied().unwrap_or(0), None, 0) {
+            Ok(_) => events.push(event),
             Err(e) => why = e.to_string(),
         }
     }
