@@ -39,7 +39,8 @@ _CB = sns.color_palette("colorblind", 10)
 RATE_STYLE = {vr.FLAT_OUT: (_CB[4], "D"), "1000 Hz": (_CB[5], "o")}
 OTHER_RATE_STYLE = (_CB[7], "v")
 HARNESS_MARKERS = {"gbench": "o", "criterion": "s"}
-MECHANISM_COLORS = dict(zip(registry.MECHANISMS, (_CB[0], _CB[1], _CB[2], _CB[3], _CB[4])))
+# one colour a mechanism, in the registry's order (the palette has 10)
+MECHANISM_COLORS = dict(zip(registry.MECHANISMS, _CB))
 NOISE_LABEL = "95% CI holds 0 (within noise) or too few pairs: not resolved (hollow)"
 NOT_MEASURED_LABEL = "not measured: unavailable / error (reason in the table)"
 STOLEN_AXIS = "time stolen from the victim CPU per read (ns)"

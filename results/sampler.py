@@ -37,7 +37,7 @@ after (rmmod ksample), also when the run fails or is interrupted
 raw/ksample.log). Where the module cannot be loaded (no root, no module
 support, no headers: these development VMs) its row is "unavailable" with
 the load script's reason, as kbench's rows are; a load that fails otherwise
-(a broken build) gives an "error" row. Its null sampler ("null: ...") is
+(a broken build) gives an "error" row. Its null sampler (role "null") is
 the same module's timer without the MSR read.
 
 raplbench-sample also runs in the background of other steps (the overhead
