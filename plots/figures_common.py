@@ -84,6 +84,11 @@ def wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width)) or text
 
 
+def machine_color(run: Run, j: int):
+    """The colour of the j-th machine of a figure (emulated: red)."""
+    return EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)]
+
+
 def darker(color, factor=0.6):
     return tuple(c * factor for c in matplotlib.colors.to_rgb(color))
 

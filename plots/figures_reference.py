@@ -4,9 +4,9 @@ published figure beside each machine's row, and machines side by side
 with their ratio to a reference machine.
 """
 
-from plots.figures_common import (DEAD_MARKER, EMULATED_COLOR, EMULATED_FACE, LADDER_SIZE,
-                                  LATENCY_AXIS, MACHINE_COLORS, NOT_OK_COLOR, PUBLISHED_STYLE,
-                                  darker, dead_handle, figure_legend, log_ticks, machines_size,
+from plots.figures_common import (DEAD_MARKER, EMULATED_FACE, LADDER_SIZE, LATENCY_AXIS,
+                                  NOT_OK_COLOR, PUBLISHED_STYLE, darker, dead_handle,
+                                  figure_legend, log_ticks, machine_color, machines_size,
                                   ratio_ticks, reference_size, rung_bands, title_run, wrap)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
@@ -103,13 +103,25 @@ def _plot_local(ax, row, y, color, rng, marker="o", hollow=False, points=True):
                 mfc="white" if hollow else color, mec=color, capsize=2.5, lw=2, zorder=4)
 
 
+def _latency_axis(ax, n, xs):
+    """n rungs top down, banded; the log x axis spans the values xs plotted."""
+    ax.set_ylim(n - 0.5, -0.5)
+    rung_bands(ax, n)
+    positive = [x for x in xs if x and x > 0]
+    if positive:
+        ax.set_xlim(min(positive) / 2.5, max(positive) * 2.5)
+    log_ticks(ax, "x")
+    ax.set_xlabel(LATENCY_AXIS)
+    ax.grid(True, which="minor", axis="x", alpha=0.2)
+
+
 def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
     """From nop and mov through cpuid, rdmsr, perf, the MSR device and
     powercap: one machine's latency hierarchy, published figures beside."""
     fig, ax = plt.subplots(figsize=LADDER_SIZE, layout="constrained")
     ax.set_xscale("log")
     rng = np.random.default_rng(0)
-    color = MACHINE_COLORS[0] if not run.emulated else EMULATED_COLOR
+    color = machine_color(run, 0)
     ticks, tick_colors, xs = [], [], []
     flags = {"stand_in": False, "not_ok": False, "dead": False}
     for i, rung in enumerate(RUNGS):
@@ -145,14 +157,7 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
     ax.set_yticks(range(len(RUNGS)), ticks)
     for t, c in zip(ax.get_yticklabels(), tick_colors):
         t.set_color(c)
-    ax.set_ylim(len(RUNGS) - 0.5, -0.5)
-    rung_bands(ax, len(RUNGS))
-    positive = [x for x in xs if x and x > 0]
-    if positive:
-        ax.set_xlim(min(positive) / 2.5, max(positive) * 2.5)
-    log_ticks(ax, "x")
-    ax.set_xlabel(LATENCY_AXIS)
-    ax.grid(True, which="minor", axis="x", alpha=0.2)
+    _latency_axis(ax, len(RUNGS), xs)
     if run.emulated:
         ax.set_facecolor(EMULATED_FACE)
     title_run(ax, run, width=80)
@@ -206,7 +211,7 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     measured = set()
     for i, key in enumerate(keys):
         for j, run in enumerate(runs):
-            color = EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)]
+            color = machine_color(run, j)
             ref = next(r for r in refs if _ref_quantity(r) == key)
             local, how = pairing.best_local(ref, run.rows)
             if local is None or local["status"] != "ok":
@@ -230,16 +235,9 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     for k, t in zip(keys, ax.get_yticklabels()):
         if k not in measured:
             t.set_color(NOT_OK_COLOR)
-    ax.set_ylim(len(keys) - 0.5, -0.5)
-    rung_bands(ax, len(keys))
-    positive = [x for x in xs if x and x > 0]
-    ax.set_xlim(min(positive) / 2.5, max(positive) * 2.5)
-    log_ticks(ax, "x")
-    ax.set_xlabel(LATENCY_AXIS)
-    ax.grid(True, which="minor", axis="x", alpha=0.2)
+    _latency_axis(ax, len(keys), xs)
     fig.suptitle("Published figures beside this report's machines (median and 95% CI)")
-    handles = [Line2D([], [], marker="o", ms=6, lw=2,
-                      color=EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)],
+    handles = [Line2D([], [], marker="o", ms=6, lw=2, color=machine_color(run, j),
                       label=wrap(f"this report: {run.label}"
                                   + (" (emulated CPU: not hardware figures)" if run.emulated else ""),
                                   60)) for j, run in enumerate(runs)]
@@ -275,7 +273,7 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
     step = 0.7 / len(runs)
     ratios = []
     for j, (run, found) in enumerate(zip(runs, per_run)):
-        color = EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)]
+        color = machine_color(run, j)
         for i, key in enumerate(keys):
             row = found.get(key)
             if row is None or row["status"] != "ok":
@@ -311,8 +309,7 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
     for a in (ax, rax):
         a.grid(True, which="minor", axis="x", alpha=0.2)
     fig.suptitle("Machines side by side: latency per operation (median, 95% CI)")
-    handles = [Line2D([], [], marker="o", ms=6, lw=2,
-                      color=EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)],
+    handles = [Line2D([], [], marker="o", ms=6, lw=2, color=machine_color(run, j),
                       label=wrap(run.label + (" (reference)" if j == reference else "")
                                  + f": {labels.cpu_count(run.machine)}"
                                  + "".join(f", other CPU {p}"

@@ -3,9 +3,9 @@ sampler per mechanism beside its null timer, and its overhead beside the
 published tool overheads.
 """
 
-from plots.figures_common import (EMULATED_COLOR, MACHINE_COLORS, NOT_OK_COLOR, OVERHEAD_SIZE,
-                                  SAMPLER_SIZE, STAND_IN_HATCH, darker, dead_handle,
-                                  edge_style, figure_legend, log_ticks, row_hatch, wrap)
+from plots.figures_common import (NOT_OK_COLOR, OVERHEAD_SIZE, SAMPLER_SIZE, STAND_IN_HATCH,
+                                  darker, dead_handle, edge_style, figure_legend, log_ticks,
+                                  machine_color, row_hatch, wrap)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
 import numpy as np  # noqa: E402
@@ -63,8 +63,7 @@ def _sampler_panel(ax, pairs, metric, ylabel, log, hue_order, colors, order):
 
 
 def _machine_colors(runs):
-    return {run.label: (EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)])
-            for j, run in enumerate(runs)}
+    return {run.label: machine_color(run, j) for j, run in enumerate(runs)}
 
 
 MECHANISM_ORDER = registry.MECHANISMS
