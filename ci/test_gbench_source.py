@@ -164,7 +164,7 @@ def ubench_run(tmp_path_factory):
     if not UBENCH.exists():
         pytest.skip(f"{UBENCH} not built (make build)")
     out = tmp_path_factory.mktemp("ubench") / "gbench.json"
-    done = subprocess.run([str(UBENCH), "--benchmark_filter=^uinsn/nop$",
+    done = subprocess.run([str(UBENCH), "--benchmark_filter=^uinsn/nop/",
                            "--benchmark_min_time=0.001", f"--benchmark_out={out}",
                            "--benchmark_out_format=json"],
                           capture_output=True, text=True, timeout=120)
