@@ -166,11 +166,14 @@ def _legend_fits(fig, legend, tolerance: float = 1.0) -> bool:
     return box.x0 >= -tolerance and box.x1 <= fig.canvas.get_width_height()[0] + tolerance
 
 
-def _plain(value: float) -> str:
-    """A tick value in plain digits: 0.05, 2, 500, 20 000."""
-    if value >= 1:
-        return f"{value:,.0f}".replace(",", "\u2009")
-    return f"{value:.10f}".rstrip("0")
+def plain(value: float) -> str:
+    """A tick value in plain digits: 0.05, 2, 500, 20 000, 0, −3."""
+    if value == 0:
+        return "0"
+    sign = "−" if value < 0 else ""
+    v = abs(value)
+    text = f"{v:,.0f}".replace(",", "\u2009") if v >= 1 else f"{v:.10f}".rstrip("0")
+    return sign + text
 
 
 def log_ticks(ax, axis: str = "y"):
@@ -180,7 +183,7 @@ def log_ticks(ax, axis: str = "y"):
     lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
     decades = np.log10(hi / lo) if lo > 0 and hi > 0 else 10
     target = ax.yaxis if axis == "y" else ax.xaxis
-    target.set_major_formatter(FuncFormatter(lambda v, _: _plain(v)))
+    target.set_major_formatter(FuncFormatter(lambda v, _: plain(v)))
     target.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)))
     target.set_minor_formatter(NullFormatter())
     # a narrow panel (the victim figure's) has no room for 1-2-5 labels over

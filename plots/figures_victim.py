@@ -17,7 +17,7 @@ frequency. The rows are read by victim_rows.py.
 
 from plots.figures_common import (EMULATED_COLOR, EMULATED_FACE, LATENCY_AXIS, NOT_OK_COLOR,
                                   PLACEMENT_COLORS, darker, figure_legend, log_ticks,
-                                  machine_line, rung_bands, title_run, wrap)
+                                  machine_line, plain, rung_bands, title_run, wrap)
 
 import math  # noqa: E402
 
@@ -58,15 +58,6 @@ def idle_size(n_runs: int) -> tuple[float, float]:
 
 # ---- scales --------------------------------------------------------------------------------
 
-def _plain(value: float) -> str:
-    if value == 0:
-        return "0"
-    sign = "−" if value < 0 else ""
-    v = abs(value)
-    text = f"{v:,.0f}".replace(",", "\u2009") if v >= 1 else f"{v:.10f}".rstrip("0")
-    return sign + text
-
-
 def scale_axis(ax, values: list[float], resolved: list[float], axis: str = "x",
                unit: str = "") -> str:
     """Set a linear, log or symmetric log scale for `values` (medians and CI
@@ -95,9 +86,9 @@ def scale_axis(ax, values: list[float], resolved: list[float], axis: str = "x",
     set_lim(min(min(values) * 1.8, -floor), max(max(values) * 1.8, floor))
     target.set_major_locator(SymmetricalLogLocator(base=10, linthresh=floor,
                                                    subs=(1.0,)))
-    target.set_major_formatter(FuncFormatter(lambda v, _: _plain(v)))
+    target.set_major_formatter(FuncFormatter(lambda v, _: plain(v)))
     target.set_minor_formatter(NullFormatter())
-    return f"symmetric log scale, linear within ±{_plain(floor)}{' ' + unit if unit else ''}"
+    return f"symmetric log scale, linear within ±{plain(floor)}{' ' + unit if unit else ''}"
 
 
 def _errorbar(ax, x, y, row, color, marker, hollow, size=6, horizontal=True, zorder=5):
@@ -290,7 +281,7 @@ def _baseline_text(exps, metric) -> str:
     if not values:
         return ""
     unit = next(e.get(metric)["unit"] for e in exps if vr.baseline(e.get(metric)) is not None)
-    return f" (baseline {_plain(float(np.median(values)))} {unit})"
+    return f" (baseline {plain(float(np.median(values)))} {unit})"
 
 
 def idle_figure(runs: list[Run]) -> plt.Figure | None:
@@ -362,7 +353,7 @@ def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
             flags["unavailable"].add(e.where.op)
     ax.set_xscale("log")
     rates = sorted({p[0] for pts in by_mech.values() for p in pts})
-    ax.set_xticks(rates, [_plain(r) for r in rates])
+    ax.set_xticks(rates, [plain(r) for r in rates])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlim(rates[0] / 2, rates[-1] * 2)
     words = scale_axis(ax, values, resolved, axis="y", unit=ok[0][1]["unit"])
