@@ -3,7 +3,7 @@ harnesses timed the same thing, do their medians agree, given how much
 each harness's own blocks scatter?
 
 Rows pair on (path, op, target, cpu, target_cpu) among ok latency rows.
-Both harnesses time a row the same way (results/bench_all.py, Schedule):
+Both harnesses time a row the same way (results/schedule.py, Schedule):
 blocks of operations after a warm-up on the pinned thread, interleaved with
 the other rows' blocks over the run; a row's samples are its blocks' means,
 its value their median. The verdict compares the ratio of the medians
@@ -26,7 +26,7 @@ schema 2) is marked "frozen counter" with the harnesses' notes below the
 table: both timed the route, neither read energy. The report is Markdown
 (agreement.md in the run directory), also printed by bench-all.
 
-The two harnesses take turns in legs (results/bench_all.py, run_latency),
+The two harnesses take turns in legs (results/latency_steps.py, run_latency),
 so that a stretch of seconds in which the VM runs slow falls on both. They
 used to run one after the other, and such a stretch then moved one
 harness's rows only: a pair "differed beyond noise" in 4 of 480 pair
@@ -213,7 +213,7 @@ def _fmt(ns: float) -> str:
 
 
 HOW = [
-    "How both harnesses time a row (results/bench_all.py, `Schedule`): blocks of the "
+    "How both harnesses time a row (results/schedule.py, `Schedule`): blocks of the "
     "operation, each right after the thread was pinned to the row's CPU and the operation "
     "ran untimed for the warm-up, the blocks of all rows interleaved over the run (Google "
     "Benchmark's random interleaving of repetitions; rbench's rounds, rbench/src/schedule.rs), "

@@ -57,7 +57,7 @@ def tsc_khz_hint(gb: dict) -> int | None:
 
 def merge(legs: list[dict]) -> dict:
     """Google Benchmark JSON of several runs of ubench (bench-all's legs,
-    results/bench_all.py) as one file of the same shape: the first leg's
+    results/latency_steps.py) as one file of the same shape: the first leg's
     context, every leg's repetitions in leg order, each benchmark's
     repetition_index counted on across the legs and its "repetitions" the
     total. The legs' aggregates (mean, median, ...) are left out: each
