@@ -95,29 +95,26 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
         return out / name, alt
 
     sections = []
-    latency_tables = [report_tables.latency_table(run) for run in runs]
-    family_figs = []
-    for family in labels.FAMILIES:
-        fam_id, title, paths = family
-        made = figure(figures.latency_figure(runs, family), f"latency-{fam_id}.png",
-                      f"{title}: ns per operation (log scale), each repetition a point over a box")
-        if made:
-            family_figs.append(made)
-    sections.append({"id": "latency", "title": "Latency per operation",
-                     "intro": "One figure per path family, a panel per machine; then the "
-                              "latency table of each machine.",
-                     "figures": family_figs, "tables": latency_tables})
 
-    ladders = []
-    for run in runs:
-        ladders.append(figure(figures.ladder_figure(run, refs),
-                              f"ladder-{labels.slug(run.label)}.png",
-                              f"Latency ladder of {run.label}, published figures beside"))
-    sections.append({"id": "ladder", "title": "The latency ladder",
-                     "intro": "From one instruction to a powercap read, like the papers' "
-                              "hierarchy; hollow markers are stand-ins, published figures "
-                              "are drawn beside the rung they measure.",
-                     "figures": ladders})
+    def section(sid, title, figs, tables=(), intro=None):
+        """A section of the page with the figures that were drawn (None: not drawn)."""
+        sections.append({"id": sid, "title": title, "intro": intro,
+                         "figures": [f for f in figs if f], "tables": list(tables)})
+
+    latency_tables = [report_tables.latency_table(run) for run in runs]
+    family_figs = [figure(figures.latency_figure(runs, family), f"latency-{family[0]}.png",
+                          f"{family[1]}: ns per operation (log scale), each repetition a point "
+                          f"over a box") for family in labels.FAMILIES]
+    section("latency", "Latency per operation", family_figs, latency_tables,
+            "One figure per path family, a panel per machine; then the latency table of each "
+            "machine.")
+
+    ladders = [figure(figures.ladder_figure(run, refs), f"ladder-{labels.slug(run.label)}.png",
+                      f"Latency ladder of {run.label}, published figures beside") for run in runs]
+    section("ladder", "The latency ladder", ladders,
+            intro="From one instruction to a powercap read, like the papers' hierarchy; hollow "
+                  "markers are stand-ins, published figures are drawn beside the rung they "
+                  "measure.")
 
     ref_tables = []
     if any(r["metric"] == "latency" for r in refs):
@@ -125,10 +122,10 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
     overhead = report_tables_overhead.overhead_tables(runs, refs)
     ref_fig = figure(figures.reference_figure(runs, refs), "reference.png",
                      "Published figures beside this report's machines (ns per operation, log scale)")
-    sections.append({"id": "reference", "title": "Published figures beside this report",
-                     "intro": "Transcribed in results/reference/*.jsonl (see its README for "
-                              "every unit conversion).",
-                     "figures": [ref_fig] if ref_fig else [], "tables": ref_tables + overhead})
+    section("reference", "Published figures beside this report", [ref_fig],
+            ref_tables + overhead,
+            "Transcribed in results/reference/*.jsonl (see its README for every unit "
+            "conversion).")
 
     machine_tables = []
     if len(runs) > 1:
@@ -137,30 +134,26 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
                       f"Machines side by side ("
                       + "; ".join(f"{r.label}: {labels.cpu_count(r.machine)}" for r in runs)
                       + f"), ratios to {runs[reference].label}")
-        sections.append({"id": "machines", "title": "Machines side by side",
-                         "figures": [made] if made else [], "tables": machine_tables})
+        section("machines", "Machines side by side", [made], machine_tables)
 
     sampler_tables = [t for t in (report_tables.sampler_table(run) for run in runs) if t]
-    sampler_figs = [f for f in (
+    sampler_figs = [
         figure(figures.sampler_figure(runs), "sampler.png",
                "Achieved rate (Hz) and interval jitter (µs) of the 1 kHz sampler per mechanism"),
         figure(figures.overhead_figure(runs, refs), "overhead.png",
                "Slowdown of a stress-ng workload under the sampler per mechanism, with its "
-               "95% CI, beside the published tool overheads")) if f]
-    if sampler_tables or sampler_figs:
-        sections.append({"id": "sampler", "title": "The 1 kHz sampler and other rates",
-                         "figures": sampler_figs, "tables": sampler_tables})
+               "95% CI, beside the published tool overheads")]
+    if sampler_tables or any(sampler_figs):
+        section("sampler", "The 1 kHz sampler and other rates", sampler_figs, sampler_tables)
 
     stats_tables = [t for t in ([report_tables_stats.ladder_table(run) for run in runs]
                                 + [report_tables_stats.overhead_table(run) for run in runs]
                                 + [report_tables_stats.machines_table(runs)]) if t]
     if stats_tables:
-        sections.append({"id": "stats", "title": "Significance tests",
-                         "intro": "The latency ladder, the sampler overhead and the machines, "
-                                  "tested as Diamond & Stoico 2026 test theirs: Shapiro–Wilk, "
-                                  "Kruskal–Wallis, Dunn–Bonferroni and Cliff's delta "
-                                  "(results/README.md, \"Statistics of the report\").",
-                         "figures": [], "tables": stats_tables})
+        section("stats", "Significance tests", [], stats_tables,
+                "The latency ladder, the sampler overhead and the machines, tested as Diamond "
+                "& Stoico 2026 test theirs: Shapiro–Wilk, Kruskal–Wallis, Dunn–Bonferroni and "
+                "Cliff's delta (results/README.md, \"Statistics of the report\").")
 
     victim_tables = [t for run in runs for t in (report_tables.victim_table(run),
                                                   report_tables.victim_table(run, sampler=True))
@@ -171,18 +164,16 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
                         "victim CPU (ns per read, flat out and at 1 kHz, median and 95% CI; "
                         "hollow: the CI holds 0, within noise, or too few pairs for a CI; x: not measured)")
     if victim_tables or victim_fig:
-        sections.append({"id": "victim", "title": "What a read costs the CPU it reads",
-                         "intro": htmlpage.VICTIM_INTRO,
-                         "figures": [victim_fig] if victim_fig else [], "tables": victim_tables})
+        section("victim", "What a read costs the CPU it reads", [victim_fig], victim_tables,
+                htmlpage.VICTIM_INTRO)
     idle_tables = [t for t in (report_tables.idle_cost_table(run) for run in runs) if t]
     idle_fig = figure(figures.idle_figure(runs), "idle-cost.png",
                       "Per sampler mechanism against the sampling frequency (log): wakeups per "
                       "second and busy % above the no-sampler baseline (and deep idle where the "
                       "machine has C-states), median and 95% CI; dashed: a stand-in")
     if idle_tables or idle_fig:
-        sections.append({"id": "idle-cost", "title": "What a sampler costs an idle machine",
-                         "intro": htmlpage.IDLE_INTRO,
-                         "figures": [idle_fig] if idle_fig else [], "tables": idle_tables})
+        section("idle-cost", "What a sampler costs an idle machine", [idle_fig], idle_tables,
+                htmlpage.IDLE_INTRO)
 
     files = write_tables(out, latency_tables + ref_tables + overhead + machine_tables
                          + sampler_tables + stats_tables + victim_tables + idle_tables)
