@@ -157,15 +157,9 @@ def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
                      f"raplbench-sample, so the workloads differ.").strip(),
             columns=["tool"] + [f"NAS {b}" for b in benches], align="l" + "r" * len(benches),
             body=body, footnotes=[], csv_columns=OVERHEAD_CSV, records=records))
-    for run in runs:
-        table = local_overhead_table(run)
-        if table is not None:
-            tables.append(table)
-    for m in registry.MECHANISMS:
-        table = design_table(runs, refs, m)
-        if table is not None:
-            tables.append(table)
-    return tables
+    tables += [t for t in (local_overhead_table(run) for run in runs) if t is not None]
+    return tables + [t for t in (design_table(runs, refs, m) for m in registry.MECHANISMS)
+                     if t is not None]
 
 
 # ---- a mechanism beside the published tool whose design it follows -----------------------
