@@ -26,17 +26,11 @@ figures_common.py, the label-overlap check in label_overlap.py. This module
 is the report's one entry point to them all.
 """
 
-from plots.figures_common import (DEAD_HATCH, DEAD_LABEL, DEAD_MARKER, DPI, EMULATED_COLOR,
-                                  EMULATED_FACE, EMULATED_HATCH, LADDER_SIZE, LATENCY_AXIS,
-                                  MACHINE_COLORS, NOT_OK_COLOR, OVERHEAD_SIZE, PLACEMENT_COLORS,
-                                  PUBLISHED_STYLE, SAMPLER_SIZE, STAND_IN_HATCH, latency_size,
-                                  log_ticks, machines_size, pixels, ratio_ticks, reference_size,
-                                  save)
-from plots.figures_latency import family_rows, latency_figure
-from plots.figures_reference import (OTHER, RUNGS, SAME_OR_NONE, ladder_figure, machines_figure,
-                                     reference_figure, reference_quantities, rung_of, rung_row)
-from plots.figures_sampler import (MECHANISM_ORDER, overhead_figure, sampler_category,
-                                   sampler_figure, sampler_rows)
+from plots.figures_common import (DEAD_HATCH, DEAD_LABEL, DPI, EMULATED_COLOR, STAND_IN_HATCH,
+                                  latency_size, machines_size, pixels, reference_size, save)
+from plots.figures_latency import latency_figure
+from plots.figures_reference import ladder_figure, machines_figure, reference_figure
+from plots.figures_sampler import overhead_figure, sampler_figure
 from plots.figures_victim import idle_figure, victim_figure
 
 __all__ = [
@@ -44,13 +38,7 @@ __all__ = [
     "latency_figure", "ladder_figure", "reference_figure", "machines_figure", "sampler_figure",
     "overhead_figure", "victim_figure", "idle_figure",
     # sizes and saving
-    "DPI", "latency_size", "LADDER_SIZE", "reference_size", "machines_size", "SAMPLER_SIZE",
-    "OVERHEAD_SIZE", "pixels", "save",
+    "DPI", "latency_size", "reference_size", "machines_size", "pixels", "save",
     # style
-    "LATENCY_AXIS", "STAND_IN_HATCH", "EMULATED_HATCH", "DEAD_HATCH", "DEAD_MARKER", "DEAD_LABEL",
-    "EMULATED_COLOR", "EMULATED_FACE", "NOT_OK_COLOR", "PLACEMENT_COLORS", "MACHINE_COLORS",
-    "PUBLISHED_STYLE", "log_ticks", "ratio_ticks",
-    # what the figures show
-    "family_rows", "RUNGS", "SAME_OR_NONE", "OTHER", "rung_row", "rung_of", "reference_quantities",
-    "sampler_rows", "sampler_category", "MECHANISM_ORDER",
+    "STAND_IN_HATCH", "DEAD_HATCH", "DEAD_LABEL", "EMULATED_COLOR",
 ]

@@ -184,10 +184,6 @@ def _ref_quantity(ref) -> tuple[str, str]:
     return ref["path"], ref["op"]
 
 
-def reference_quantities(refs):
-    return pairing.published_order(refs)
-
-
 def _quantity_text(key) -> str:
     path, op = key
     if op.startswith("rdmsr:"):
@@ -199,7 +195,7 @@ def _quantity_text(key) -> str:
 def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     """Every published latency figure, and each machine's row for the same
     path and operation."""
-    keys = reference_quantities(refs)
+    keys = pairing.published_order(refs)
     if not keys:
         return None
     fig, ax = plt.subplots(figsize=reference_size(len(keys)), layout="constrained")
