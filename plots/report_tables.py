@@ -219,11 +219,7 @@ def sampler_table(run: Run) -> Table | None:
                 cells.append(median_and_interval(r)[0])
         harness = ", ".join(dict.fromkeys(r["harness"] for r in by_metric.values()))
         ns = sorted({str(r["n"]) for r in by_metric.values() if r["status"] == "ok"})
-        note_words = []
-        for r in by_metric.values():
-            words = row_notes(r, notes)
-            if words and words not in note_words:
-                note_words.append(words)
+        note_words = dict.fromkeys(filter(None, (row_notes(r, notes) for r in by_metric.values())))
         body.append([mechanism(first), labels.cell_target(key[2]), text_table.cpus(first),
                      harness, *cells, "/".join(ns) or DASH, "; ".join(note_words)])
         records += [{**row_record(run, r), "within_noise": meaning.of(r).within_noise
