@@ -16,6 +16,22 @@ pub fn schema() -> &'static Value {
     SCHEMA.get_or_init(|| serde_json::from_str(SCHEMA_JSON).expect("results/schema.json is JSON"))
 }
 
+/// The registered paths (`$defs.path`) that `harness` ("gbench",
+/// "criterion", "victim") times, in the registry's order.
+pub fn paths_of(harness: &str) -> Vec<&'static str> {
+    schema()["$defs"]["path"]["oneOf"]
+        .as_array()
+        .expect("results/schema.json has $defs.path.oneOf")
+        .iter()
+        .filter(|p| {
+            p["x-harnesses"]
+                .as_array()
+                .is_some_and(|hs| hs.iter().any(|h| h == harness))
+        })
+        .map(|p| p["const"].as_str().expect("a path's const"))
+        .collect()
+}
+
 /// One registered mechanism.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mechanism {

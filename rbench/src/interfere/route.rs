@@ -247,19 +247,8 @@ mod tests {
     /// Python step, results/victim.py, takes them from there).
     #[test]
     fn route_paths_are_the_registry_paths_of_the_victim_harness() {
-        let schema: serde_json::Value = serde_json::from_str(crate::registry::SCHEMA_JSON).unwrap();
-        let registry: Vec<&str> = schema["$defs"]["path"]["oneOf"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|p| {
-                p["x-harnesses"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|h| h == "victim")
-            })
-            .map(|p| p["const"].as_str().unwrap())
+        let registry: Vec<&str> = crate::registry::paths_of("victim")
+            .into_iter()
             .filter(|p| *p != "sampler")
             .collect();
         assert_eq!(ROUTE_PATHS, registry.as_slice());

@@ -52,24 +52,6 @@ mod tests {
     use crate::testutil::{testdata_sys, two_packages_sys, TempDir};
     use std::time::Duration;
 
-    /// The registry's paths (results/schema.json) that `harness` times, in
-    /// its order.
-    fn registry_paths(harness: &str) -> Vec<String> {
-        crate::registry::schema()["$defs"]["path"]["oneOf"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|p| {
-                p["x-harnesses"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|h| h == harness)
-            })
-            .map(|p| p["const"].as_str().unwrap().to_string())
-            .collect()
-    }
-
     /// The paths of `rows` in the order they first appear.
     fn path_order<'a>(rows: impl Iterator<Item = &'a crate::plan::Planned>) -> Vec<String> {
         let mut paths: Vec<String> = Vec::new();
@@ -98,7 +80,7 @@ mod tests {
         for harness in ["gbench", "criterion"] {
             assert_eq!(
                 path_order(plan.timed_by(harness)),
-                registry_paths(harness),
+                crate::registry::paths_of(harness),
                 "{harness}"
             );
         }
