@@ -62,7 +62,10 @@ def test_ctrl_c_while_waiting_for_the_lock_is_one_line(tmp_path):
     try:
         waiting = subprocess.Popen(
             [sys.executable, "-m", "results.run_lock", "--wait", "--runs-dir", str(tmp_path),
-             "--", "true"], cwd=REPO, stderr=subprocess.PIPE, text=True)
+             "--", "true"], cwd=REPO, stderr=subprocess.PIPE, text=True,
+            # as from a terminal: a test run started in the background (`&`) has
+            # SIGINT ignored, which Python would keep, and the child never stop
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert "waiting for a run" in waiting.stderr.readline()
         waiting.send_signal(signal.SIGINT)
         err = waiting.stderr.read()
