@@ -114,26 +114,14 @@ def rate_label(rate_hz) -> str:
     return FLAT_OUT if rate_hz is None else f"{rate_hz:g} Hz"
 
 
-@dataclasses.dataclass(frozen=True)
-class Key:
-    """What a row is about, in schema terms."""
-    path: str
-    op: str
-    target: str | None
-    cpu: int | None
-    target_cpu: int | None
-    stand_in: str | None = None
-    liveness: str | None = None
-    liveness_note: str | None = None
-
-
-def route_key(experiment: dict) -> Key:
+def route_key(experiment: dict) -> dict:
+    """What a route experiment's rows are about, as row fields."""
     n = experiment["neighbour"]
     target = (f"{n.get('target') or n['path']} @ {rate_label(experiment.get('rate_hz'))}; "
               f"victim CPU {experiment['victim_cpu']}")
-    return Key(path=n["path"], op=n["op"], target=target, cpu=n.get("cpu"),
-               target_cpu=n.get("target_cpu"), stand_in=n.get("stand_in"),
-               liveness=n.get("liveness"), liveness_note=n.get("liveness_note"))
+    return dict(path=n["path"], op=n["op"], target=target, cpu=n.get("cpu"),
+                target_cpu=n.get("target_cpu"), stand_in=n.get("stand_in"),
+                liveness=n.get("liveness"), liveness_note=n.get("liveness_note"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,15 +147,16 @@ def sampler_targets(sampler_rows) -> dict[str, SamplerTarget]:
     return found
 
 
-def sampler_key(experiment: dict, known: SamplerTarget | None) -> Key:
+def sampler_key(experiment: dict, known: SamplerTarget | None) -> dict:
+    """What a sampler experiment's rows are about, as row fields."""
     mechanism = experiment["neighbour"]["mechanism"]
     what = known.target if known else mechanism
     target = (f"{what} @ {rate_label(experiment.get('rate_hz'))}; "
               f"victim CPU {experiment['victim_cpu']}")
-    return Key(path="sampler", op=mechanism, target=target,
-               cpu=known.cpu if known else experiment["neighbour"].get("cpu"),
-               target_cpu=known.target_cpu if known else None,
-               stand_in=known.stand_in if known else None)
+    return dict(path="sampler", op=mechanism, target=target,
+                cpu=known.cpu if known else experiment["neighbour"].get("cpu"),
+                target_cpu=known.target_cpu if known else None,
+                stand_in=known.stand_in if known else None)
 
 
 def parameters(experiment: dict, **baseline) -> dict:
@@ -183,13 +172,11 @@ def parameters(experiment: dict, **baseline) -> dict:
             **baseline}
 
 
-def experiment_rows(common: dict, experiment: dict, key: Key) -> list[dict]:
-    """The three rows of one experiment; a single not-ok stolen row when it
-    did not run (status and reason from the tool), or when it ran but
-    yielded no pair with a read."""
-    where = dict(harness=HARNESS, path=key.path, op=key.op, target=key.target, cpu=key.cpu,
-                 target_cpu=key.target_cpu, stand_in=key.stand_in, liveness=key.liveness,
-                 liveness_note=key.liveness_note)
+def experiment_rows(common: dict, experiment: dict, key: dict) -> list[dict]:
+    """The three rows of one experiment (`key`: route_key or sampler_key); a
+    single not-ok stolen row when it did not run (status and reason from
+    the tool), or when it ran but yielded no pair with a read."""
+    where = dict(harness=HARNESS, **key)
 
     def not_ok(reason, status="unavailable"):
         return [rows.not_ok_row(common, **where, metric=STOLEN, unit=rows.METRIC_UNITS[STOLEN],
