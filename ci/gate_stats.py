@@ -19,27 +19,9 @@ from results import significance as sig
 # spread shows; ci/ab's default is 10 rounds.
 MIN_ROUNDS = 3
 
-# Which direction of a metric is worse (one table, every metric of the schema).
-HIGHER, LOWER = "higher", "lower"
-WORSE_WHEN = {
-    "latency": HIGHER,
-    "cycles": HIGHER,
-    "rate_hz": LOWER,
-    "jitter_us": HIGHER,
-    "missed_ticks": HIGHER,
-    "overhead_pct": HIGHER,
-    "cpu_us_per_sample": HIGHER,
-    "stolen_ns_per_read": HIGHER,
-    "victim_gap_p99_ns": HIGHER,
-    "victim_gap_max_ns": HIGHER,
-    "wakeups_per_s": HIGHER,
-    "busy_pct": HIGHER,
-    "deep_idle_pct": LOWER,   # less time in the deepest C-state: more power
-}
-assert WORSE_WHEN.keys() == rowlib.METRIC_UNITS.keys()
-
-# What a metric's samples are, and so which test fits them (ci/README.md,
-# "A test per metric"). REPETITIONS: independent repetitions of the whole
+# Per metric (every metric of the schema): which direction is worse, and
+# what its samples are, and so which test fits them (ci/README.md, "A test
+# per metric"). REPETITIONS: independent repetitions of the whole
 # measurement (latency and cycles: one median per repetition). WINDOWS: one
 # summary per window of one sampler run (the self-report's alternating
 # windows: rate, the window's median interval error, missed ticks, CPU per
@@ -48,23 +30,26 @@ assert WORSE_WHEN.keys() == rowlib.METRIC_UNITS.keys()
 # the self-report's "above null" rows, the victim's stolen time and the idle
 # machine's cost above their no-neighbour windows): a value near 0, whose
 # relative change means nothing, so it is judged in the metric's unit.
+HIGHER, LOWER = "higher", "lower"
 REPETITIONS, WINDOWS, PAIRS = "repetitions", "windows", "pairs"
-SAMPLES_ARE = {
-    "latency": REPETITIONS,
-    "cycles": REPETITIONS,
-    "rate_hz": WINDOWS,
-    "jitter_us": WINDOWS,
-    "missed_ticks": WINDOWS,
-    "cpu_us_per_sample": WINDOWS,
-    "overhead_pct": PAIRS,
-    "stolen_ns_per_read": PAIRS,
-    "victim_gap_p99_ns": WINDOWS,
-    "victim_gap_max_ns": WINDOWS,
-    "wakeups_per_s": PAIRS,
-    "busy_pct": PAIRS,
-    "deep_idle_pct": PAIRS,
+METRICS = {  # metric: (worse when, samples are)
+    "latency": (HIGHER, REPETITIONS),
+    "cycles": (HIGHER, REPETITIONS),
+    "rate_hz": (LOWER, WINDOWS),
+    "jitter_us": (HIGHER, WINDOWS),
+    "missed_ticks": (HIGHER, WINDOWS),
+    "overhead_pct": (HIGHER, PAIRS),
+    "cpu_us_per_sample": (HIGHER, WINDOWS),
+    "stolen_ns_per_read": (HIGHER, PAIRS),
+    "victim_gap_p99_ns": (HIGHER, WINDOWS),
+    "victim_gap_max_ns": (HIGHER, WINDOWS),
+    "wakeups_per_s": (HIGHER, PAIRS),
+    "busy_pct": (HIGHER, PAIRS),
+    "deep_idle_pct": (LOWER, PAIRS),   # less time in the deepest C-state: more power
 }
-assert SAMPLES_ARE.keys() == WORSE_WHEN.keys()
+assert METRICS.keys() == rowlib.METRIC_UNITS.keys()
+WORSE_WHEN = {metric: worse for metric, (worse, _) in METRICS.items()}
+SAMPLES_ARE = {metric: samples for metric, (_, samples) in METRICS.items()}
 
 # Built-in settings per metric, over the defaults (ci/gate.toml's
 # [metrics.M] overrides them key by key). Windows of one run share that run's
