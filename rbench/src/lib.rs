@@ -5,8 +5,8 @@
 //! Each mechanism discovers what the machine offers and reads it through
 //! one trait, [`CounterSource`]: [`powercap::PowercapSource`] (energy_uj
 //! files), [`msr::MsrSource`] (/dev/cpu/N/msr), [`perf::PerfSource`] (perf
-//! events), [`ebpf::BpfSource`] (the slots of the in-kernel
-//! [`ebpf::BpfSampler`]). Where the real counter is missing, discovery
+//! events); [`paths::ebpf`] reads the slots of the in-kernel
+//! [`ebpf::BpfSampler`]. Where the real counter is missing, discovery
 //! returns a stand-in of the same kernel route and
 //! [`CounterSource::stand_in`] says so, in the same words as the C++
 //! harness (ubench). [`discovery`] is the one discovery per mechanism

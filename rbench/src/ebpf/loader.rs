@@ -163,14 +163,6 @@ pub(super) struct Loaded {
     skel: CountersSkel<'static>,
     /// The `slots` map, for lookups (owned by `skel`).
     slots_fd: RawFd,
-    /// The CPUs it samples on.
-    cpus: Vec<usize>,
-    /// What drives it.
-    trigger: String,
-    /// Its period.
-    period_ns: u64,
-    /// Counters sampled per CPU.
-    ncounters: usize,
 }
 
 /// A counter's perf event on one CPU and its index in the `counters` map.
@@ -355,13 +347,13 @@ fn store_counter_fds(
 }
 
 impl Loaded {
-    /// Loads and starts the program on `config.cpus` (all online CPUs by
-    /// default), sampling the first RB_MAX_COUNTERS of `counters`.
+    /// Loads and starts the program on `cpus`, sampling the first
+    /// RB_MAX_COUNTERS of `counters`; with what drives it.
     pub(super) fn start(
         counters: &[PerfEventSpec],
         config: &BpfConfig,
-        cpus: Vec<usize>,
-    ) -> Result<Loaded, Error> {
+        cpus: &[usize],
+    ) -> Result<(Loaded, String), Error> {
         let ncpus = libbpf_rs::num_possible_cpus()
             .map_err(|e| Error::Unavailable(format!("cannot size the BPF maps: {e}")))?;
         if ncpus == 0 || ncpus > RB_MAX_CPUS {
@@ -385,9 +377,9 @@ impl Loaded {
         let counters = &counters[..counters.len().min(RB_MAX_COUNTERS)];
         keep_libbpf_messages();
         // 1. the counters' perf events, shared by every load below
-        let counter_fds = open_counter_fds(counters, &cpus)?;
+        let counter_fds = open_counter_fds(counters, cpus)?;
         let load = |with_timer| -> Result<CountersSkel<'static>, Error> {
-            let skel = open_and_load(ncpus, counters.len(), config, &cpus, with_timer)
+            let skel = open_and_load(ncpus, counters.len(), config, cpus, with_timer)
                 .map_err(|e| bpf_error("loading the BPF program", &e))?;
             // 3. fill the perf-event map before any trigger is started
             store_counter_fds(&skel, &counter_fds, counters)?;
@@ -412,7 +404,7 @@ impl Loaded {
         let mut links = Vec::new();
         let mut trigger = String::new();
         if with_timer {
-            match arm_timers(&mut skel, &cpus) {
+            match arm_timers(&mut skel, cpus) {
                 Ok(t) => trigger = t,
                 Err(why) => {
                     timer_why = why;
@@ -423,7 +415,7 @@ impl Loaded {
             }
         }
         if !with_timer {
-            links = attach_cpu_clock(&skel, &cpus, config.period_ns).map_err(|why| {
+            links = attach_cpu_clock(&skel, cpus, config.period_ns).map_err(|why| {
                 Error::Unavailable(format!("{timer_why}; perf cpu-clock fallback: {why}"))
             })?;
             trigger = format!("perf cpu-clock event (fallback: {timer_why})");
@@ -432,17 +424,14 @@ impl Loaded {
         // 5. map the published slots
         let slots_fd = skel.maps.slots.as_fd().as_raw_fd();
         let slots = MappedSlots::map(slots_fd, ncpus)?;
-        Ok(Loaded {
+        let loaded = Loaded {
             slots,
             _links: links,
             _counter_fds: counter_fds,
             skel,
             slots_fd,
-            cpus,
-            trigger,
-            period_ns: config.period_ns,
-            ncounters: counters.len(),
-        })
+        };
+        Ok((loaded, trigger))
     }
 
     /// CPU `cpu`'s slot in the mapping, valid as long as `self`.
@@ -476,22 +465,6 @@ impl Loaded {
             });
         }
         Ok(())
-    }
-
-    pub(super) fn cpus(&self) -> &[usize] {
-        &self.cpus
-    }
-
-    pub(super) fn trigger(&self) -> &str {
-        &self.trigger
-    }
-
-    pub(super) fn period_ns(&self) -> u64 {
-        self.period_ns
-    }
-
-    pub(super) fn ncounters(&self) -> usize {
-        self.ncounters
     }
 
     pub(super) fn samples_ring_buffer<'cb>(

@@ -28,7 +28,7 @@ use std::marker::PhantomData;
 
 use crate::cpu::allowed_cpus;
 use crate::perf::PerfEventSpec;
-use crate::{CounterSource, Domain, Error};
+use crate::Error;
 
 /// 1 kHz.
 pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
@@ -114,6 +114,14 @@ impl SlotRef<'_> {
 pub struct BpfSampler {
     /// The loaded program (uninhabited when built without BPF).
     inner: loader::Loaded,
+    /// The CPUs it samples on.
+    cpus: Vec<usize>,
+    /// What drives it ([`BpfSampler::trigger`]).
+    trigger: String,
+    /// Its sampling period.
+    period_ns: u64,
+    /// Counters sampled per CPU.
+    ncounters: usize,
 }
 
 impl BpfSampler {
@@ -124,7 +132,14 @@ impl BpfSampler {
     /// (outside its cpumask): there is no event to read there.
     pub fn start(counters: &[PerfEventSpec], config: &BpfConfig) -> Result<BpfSampler, Error> {
         let cpus = config.cpus.clone().unwrap_or_else(allowed_cpus);
-        loader::Loaded::start(counters, config, cpus).map(|inner| BpfSampler { inner })
+        let (inner, trigger) = loader::Loaded::start(counters, config, &cpus)?;
+        Ok(BpfSampler {
+            inner,
+            cpus,
+            trigger,
+            period_ns: config.period_ns,
+            ncounters: counters.len().min(RB_MAX_COUNTERS),
+        })
     }
 
     /// Copies CPU `cpu`'s slot with the bpf() lookup syscall (no allocation).
@@ -165,24 +180,24 @@ impl BpfSampler {
 
     /// The CPUs it samples on.
     pub fn cpus(&self) -> &[usize] {
-        self.inner.cpus()
+        &self.cpus
     }
 
     /// What drives it: "bpf_timer (CPU-pinned, absolute deadlines)" or
     /// "perf cpu-clock event (fallback: <why>)" (why: the kernel's refusal,
     /// or "forced by BpfConfig::trigger").
     pub fn trigger(&self) -> &str {
-        self.inner.trigger()
+        &self.trigger
     }
 
     /// The sampling period.
     pub fn period_ns(&self) -> u64 {
-        self.inner.period_ns()
+        self.period_ns
     }
 
     /// Counters sampled per CPU (valid entries of [`RbSlot::value`]).
     pub fn ncounters(&self) -> usize {
-        self.inner.ncounters()
+        self.ncounters
     }
 
     /// A consumer of the `samples` ring buffer (filled when
@@ -196,79 +211,13 @@ impl BpfSampler {
     }
 }
 
-/// How a [`BpfSource`] copies a slot.
+/// How a poller copies a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlotRead {
     /// The bpf() lookup syscall (path ebpf-lookup).
     Lookup,
     /// A load from the mmapped array (path ebpf-mmap).
     Load,
-}
-
-/// One CPU's slot of a running [`BpfSampler`] as a [`CounterSource`].
-pub struct BpfSource<'a> {
-    /// The running sampler.
-    sampler: &'a BpfSampler,
-    /// Whose slot is read.
-    cpu: usize,
-    /// Lookup or load.
-    via: SlotRead,
-    /// The copy of the slot.
-    slot: RbSlot,
-    /// The sampled counters, in slot order.
-    domains: Vec<Domain>,
-    /// Why a substitute is read, if it is.
-    stand_in: Option<String>,
-}
-
-impl<'a> BpfSource<'a> {
-    /// Reads CPU `cpu`'s slot of `sampler`, which samples `counters`.
-    pub fn new(
-        sampler: &'a BpfSampler,
-        counters: &[PerfEventSpec],
-        cpu: usize,
-        via: SlotRead,
-        stand_in: Option<String>,
-    ) -> BpfSource<'a> {
-        let domains = counters
-            .iter()
-            .take(sampler.ncounters())
-            .map(|e| e.domain(format!("cpu{cpu}")))
-            .collect();
-        BpfSource {
-            sampler,
-            cpu,
-            via,
-            slot: RbSlot::default(),
-            domains,
-            stand_in,
-        }
-    }
-
-    /// The last slot copied (ticks, missed, time_ns, err ...).
-    pub fn slot(&self) -> &RbSlot {
-        &self.slot
-    }
-}
-
-impl CounterSource for BpfSource<'_> {
-    fn domains(&self) -> &[Domain] {
-        &self.domains
-    }
-
-    fn read(&mut self, out: &mut [u64]) -> Result<(), Error> {
-        match self.via {
-            SlotRead::Lookup => self.sampler.lookup(self.cpu, &mut self.slot)?,
-            SlotRead::Load => self.sampler.load(self.cpu, &mut self.slot)?,
-        }
-        let n = self.domains.len();
-        out[..n].copy_from_slice(&self.slot.value[..n]);
-        Ok(())
-    }
-
-    fn stand_in(&self) -> Option<&str> {
-        self.stand_in.as_deref()
-    }
 }
 
 #[cfg(test)]

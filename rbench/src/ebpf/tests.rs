@@ -7,6 +7,7 @@ use super::*;
 use crate::discovery::energy_events;
 use crate::perf::{PerfMode, PerfSource, PERF_TYPE_SOFTWARE};
 use crate::roots::{CPU, PMU};
+use crate::CounterSource;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -243,13 +244,11 @@ fn loads_publishes_and_ticks_on_the_cpus_it_may_run_on() {
         }
 
         // both ways of copying a slot see the same sample or a later one
-        let mut via_load = BpfSource::new(&sampler, counters, cpu, SlotRead::Load, None);
-        let mut via_lookup = BpfSource::new(&sampler, counters, cpu, SlotRead::Lookup, None);
-        let mut value = vec![0u64; counters.len()];
-        via_load.read(&mut value).unwrap();
-        via_lookup.read(&mut value).unwrap();
-        assert!(via_lookup.slot().seq >= via_load.slot().seq);
-        assert_eq!(via_lookup.slot().err, 0);
+        let (mut via_load, mut via_lookup) = (RbSlot::default(), RbSlot::default());
+        sampler.load(cpu, &mut via_load).unwrap();
+        sampler.lookup(cpu, &mut via_lookup).unwrap();
+        assert!(via_lookup.seq >= via_load.seq);
+        assert_eq!(via_lookup.err, 0);
     }
 }
 

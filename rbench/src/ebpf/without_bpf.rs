@@ -13,8 +13,8 @@ impl Loaded {
     pub(super) fn start(
         _counters: &[PerfEventSpec],
         _config: &BpfConfig,
-        _cpus: Vec<usize>,
-    ) -> Result<Loaded, Error> {
+        _cpus: &[usize],
+    ) -> Result<(Loaded, String), Error> {
         Err(Error::Unavailable(env!("RBENCH_BPF_MISSING").to_string()))
     }
 
@@ -23,22 +23,6 @@ impl Loaded {
     }
 
     pub(super) fn lookup(&self, _cpu: usize, _out: &mut RbSlot) -> Result<(), Error> {
-        match *self {}
-    }
-
-    pub(super) fn cpus(&self) -> &[usize] {
-        match *self {}
-    }
-
-    pub(super) fn trigger(&self) -> &str {
-        match *self {}
-    }
-
-    pub(super) fn period_ns(&self) -> u64 {
-        match *self {}
-    }
-
-    pub(super) fn ncounters(&self) -> usize {
         match *self {}
     }
 
