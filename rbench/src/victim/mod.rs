@@ -49,43 +49,16 @@ pub struct Setup {
     pub duration_s: f64,
     /// The threshold, ns, instead of the calibrated rule.
     pub threshold_ns: Option<f64>,
-    /// How long to calibrate.
+    /// How long to calibrate ([`CALIBRATION_WINDOW`] but in tests).
     pub calibration: Duration,
-}
-
-impl Setup {
-    /// `duration_s` on `cpu` with the defaults.
-    pub fn new(cpu: usize, duration_s: f64) -> Setup {
-        Setup {
-            cpu,
-            duration_s,
-            threshold_ns: None,
-            calibration: CALIBRATION_WINDOW,
-        }
-    }
-}
-
-/// What a run measured.
-#[derive(Debug, Clone)]
-pub struct Probe {
-    /// The calibration.
-    pub calibration: Calibration,
-    /// The threshold applied, ns (whole delta between reads).
-    pub threshold_ns: f64,
-    /// One normal iteration (the calibrated median), subtracted from each
-    /// gap, ns.
-    pub normal_iteration_ns: f64,
-    /// The seconds and the kept gaps, in TSC cycles.
-    pub measured: Measured,
-    /// Whether `stop` ended the run before its duration.
-    pub stopped: bool,
 }
 
 /// Pins the calling thread to `setup.cpu`, calibrates, then measures for
 /// `setup.duration_s` or until `stop` is set (checked every iteration: a
-/// relaxed load of a line no one writes until then). Nothing in the
-/// measuring loop allocates, formats or enters the kernel.
-pub fn run(setup: &Setup, stop: &AtomicBool) -> Result<Probe, crate::Error> {
+/// relaxed load of a line no one writes until then), and reports what it
+/// measured (`stopped_by` left for the caller). Nothing in the measuring
+/// loop allocates, formats or enters the kernel.
+pub fn run(setup: &Setup, stop: &AtomicBool) -> Result<Report, crate::Error> {
     crate::cpu::pin_to_cpu(setup.cpu)?;
     let calibration = calibrate::calibrate(setup.calibration);
     let threshold_ns = setup.threshold_ns.unwrap_or(calibration.rule_threshold_ns);
@@ -101,11 +74,21 @@ pub fn run(setup: &Setup, stop: &AtomicBool) -> Result<Probe, crate::Error> {
         max_seconds,
     );
     let (measured, stopped) = spin(gaps, run_cycles, stop, &AtomicU64::new(0));
-    Ok(Probe {
+    let (seconds, total) = measured.stats(calibration.ns_per_cycle());
+    Ok(Report {
+        cpu: setup.cpu,
+        duration_s: setup.duration_s,
         calibration,
         threshold_ns,
+        threshold_source: match setup.threshold_ns {
+            Some(_) => "--threshold-ns".into(),
+            None => format!("rule: {}", calibrate::rule_text()),
+        },
         normal_iteration_ns: normal as f64 * calibration.ns_per_cycle(),
-        measured,
+        gaps_not_kept: total.not_kept,
+        seconds,
+        total,
+        stopped_by: None,
         stopped,
     })
 }
@@ -164,29 +147,12 @@ pub struct Report {
     pub gaps_not_kept: u64,
     /// The signal that ended the run early, if one did.
     pub stopped_by: Option<String>,
+    /// Whether `stop` ended the run before its duration.
+    #[serde(skip)]
+    pub stopped: bool,
 }
 
 impl Report {
-    /// The report of `probe`.
-    pub fn new(setup: &Setup, probe: &Probe, stopped_by: Option<String>) -> Report {
-        let (seconds, total) = probe.measured.stats(probe.calibration.ns_per_cycle());
-        Report {
-            cpu: setup.cpu,
-            duration_s: setup.duration_s,
-            calibration: probe.calibration,
-            threshold_ns: probe.threshold_ns,
-            threshold_source: match setup.threshold_ns {
-                Some(_) => "--threshold-ns".into(),
-                None => format!("rule: {}", calibrate::rule_text()),
-            },
-            normal_iteration_ns: probe.normal_iteration_ns,
-            gaps_not_kept: total.not_kept,
-            seconds,
-            total,
-            stopped_by,
-        }
-    }
-
     /// The human summary: the calibration, one line per second, the total.
     pub fn summary(&self) -> Vec<String> {
         let c = &self.calibration;
@@ -256,11 +222,14 @@ mod tests {
         let Some(&cpu) = crate::cpu::allowed_cpus().first() else {
             return eprintln!("skipped: no CPU to pin to");
         };
-        let mut setup = Setup::new(cpu, 0.05);
-        setup.calibration = Duration::from_millis(20);
-        let probe = run(&setup, &AtomicBool::new(false)).unwrap();
-        let r = Report::new(&setup, &probe, None);
-        assert!(!probe.stopped);
+        let setup = Setup {
+            cpu,
+            duration_s: 0.05,
+            threshold_ns: None,
+            calibration: Duration::from_millis(20),
+        };
+        let r = run(&setup, &AtomicBool::new(false)).unwrap();
+        assert!(!r.stopped);
         assert!(r.threshold_ns >= r.calibration.iteration_p99_ns);
         assert_eq!(r.threshold_source, "rule: max(4 x iteration p99, 200 ns)");
         assert!(r.total.wall_ns >= 50_000_000, "{:?}", r.total);
@@ -277,13 +246,15 @@ mod tests {
         let Some(&cpu) = crate::cpu::allowed_cpus().first() else {
             return eprintln!("skipped: no CPU to pin to");
         };
-        let mut setup = Setup::new(cpu, 10.0);
-        setup.calibration = Duration::from_millis(5);
-        setup.threshold_ns = Some(1000.0);
-        let probe = run(&setup, &AtomicBool::new(true)).unwrap();
-        assert!(probe.stopped);
-        assert!(probe.measured.seconds.is_empty());
-        let r = Report::new(&setup, &probe, Some("SIGINT".into()));
+        let setup = Setup {
+            cpu,
+            duration_s: 10.0,
+            threshold_ns: Some(1000.0),
+            calibration: Duration::from_millis(5),
+        };
+        let r = run(&setup, &AtomicBool::new(true)).unwrap();
+        assert!(r.stopped);
+        assert!(r.seconds.is_empty());
         assert_eq!((r.threshold_ns, r.total.count), (1000.0, 0));
         assert_eq!(r.threshold_source, "--threshold-ns");
     }

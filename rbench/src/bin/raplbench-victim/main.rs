@@ -13,7 +13,7 @@ mod cli;
 
 use clap::Parser;
 use rbench::cpu::Cpus;
-use rbench::victim::{self, Report, Setup};
+use rbench::victim::{self, Setup};
 use rbench::{say, signals};
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -38,8 +38,12 @@ fn run(args: Args) -> Result<(), (i32, String)> {
     // blocked in the probe thread too; the main thread takes them
     signals::take().map_err(|e| (2, e))?;
 
-    let mut setup = Setup::new(args.cpu, args.duration);
-    setup.threshold_ns = args.threshold_ns;
+    let setup = Setup {
+        cpu: args.cpu,
+        duration_s: args.duration,
+        threshold_ns: args.threshold_ns,
+        calibration: victim::CALIBRATION_WINDOW,
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let probe = {
         let stop = Arc::clone(&stop);
@@ -49,14 +53,13 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             .map_err(|e| (1, format!("cannot start the probe thread: {e}")))?
     };
     let stopped_by = signals::watch(POLL_NS, || !probe.is_finished(), &stop);
-    let probe = match probe.join() {
-        Ok(Ok(probe)) => probe,
+    let mut report = match probe.join() {
+        Ok(Ok(report)) => report,
         Ok(Err(e)) => return Err((1, format!("the probe failed: {e}"))),
         Err(_) => return Err((1, "the probe thread panicked".into())),
     };
     // a stop that came after the loop had ended by itself cut nothing short
-    let stopped_by = stopped_by.filter(|_| probe.stopped).map(signals::name);
-    let report = Report::new(&setup, &probe, stopped_by);
+    report.stopped_by = stopped_by.filter(|_| report.stopped).map(signals::name);
     for line in report.summary() {
         say!("{line}");
     }
