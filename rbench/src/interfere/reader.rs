@@ -17,18 +17,6 @@ use super::ticks::TscClock;
 use crate::clock::{monotonic_ns, timespec};
 use crate::plan::Reader;
 
-/// How fast the reader reads in its on windows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pace {
-    /// Back to back.
-    FlatOut,
-    /// One read per period, on absolute deadlines.
-    Rate {
-        /// The period, ns.
-        period_ns: u64,
-    },
-}
-
 /// Reads between two looks at the TSC, flat out: the window's end is
 /// overrun by at most this many reads.
 const BATCH: u64 = 8;
@@ -84,15 +72,16 @@ fn nanosleep_abs(ns: u64) {
     };
 }
 
-/// Follows `grid` for the windows of `roles`, reading with `reader` at
-/// `pace` inside the on windows only, until the last window ends, a read
-/// fails or `stop` is set.
+/// Follows `grid` for the windows of `roles`, reading with `reader` inside
+/// the on windows only, `rate_hz` reads per second on absolute deadlines
+/// or flat out (None), until the last window ends, a read fails or `stop`
+/// is set.
 pub fn drive(
     reader: &mut dyn Reader,
     roles: &[Role],
     grid: &Grid,
     clock: &TscClock,
-    pace: Pace,
+    rate_hz: Option<u32>,
     stop: &AtomicBool,
 ) -> Driven {
     let mut out = Driven {
@@ -107,13 +96,13 @@ pub fn drive(
         } else {
             out.stopped = sleep_until(start_ns, stop);
             if !out.stopped {
-                let result = match pace {
-                    Pace::FlatOut => flat_out(reader, end, stop, &mut out.counts[k]),
-                    Pace::Rate { period_ns } => at_rate(
+                let result = match rate_hz {
+                    None => flat_out(reader, end, stop, &mut out.counts[k]),
+                    Some(r) => at_rate(
                         reader,
                         start_ns,
                         end_ns,
-                        period_ns,
+                        1_000_000_000 / u64::from(r.max(1)),
                         stop,
                         &mut out.counts[k],
                     ),
@@ -203,7 +192,7 @@ mod tests {
         fail_at: u64,
         roles: &[Role],
         window_ms: u64,
-        pace: Pace,
+        rate_hz: Option<u32>,
         stop: bool,
     ) -> (Driven, u64) {
         let (mono_ns, tsc) = crate::victim::calibrate::stamp();
@@ -218,7 +207,7 @@ mod tests {
         };
         let mut fake = Fake { reads: 0, fail_at };
         let stop = AtomicBool::new(stop);
-        let d = drive(&mut fake, roles, &grid, &clock, pace, &stop);
+        let d = drive(&mut fake, roles, &grid, &clock, rate_hz, &stop);
         (d, fake.reads)
     }
 
@@ -226,10 +215,7 @@ mod tests {
     fn reads_only_in_on_windows_at_a_rate() {
         // windows of 20 ms of CLOCK_MONOTONIC
         let roles = [Role::Settle, Role::Off, Role::On];
-        let pace = Pace::Rate {
-            period_ns: 1_000_000,
-        };
-        let (d, reads) = drive_fake(0, &roles, 20, pace, false);
+        let (d, reads) = drive_fake(0, &roles, 20, Some(1000), false);
         assert_eq!((d.error, d.stopped), (None, false));
         assert_eq!(d.counts[0], Count::default());
         assert_eq!(d.counts[1], Count::default());
@@ -244,13 +230,13 @@ mod tests {
 
     #[test]
     fn a_failing_read_ends_the_run_with_the_reason() {
-        let (d, _) = drive_fake(3, &[Role::On, Role::On], 5, Pace::FlatOut, false);
+        let (d, _) = drive_fake(3, &[Role::On, Role::On], 5, None, false);
         assert!(d.error.unwrap().contains("it broke"));
     }
 
     #[test]
     fn a_stop_ends_it_at_once() {
-        let (d, reads) = drive_fake(0, &[Role::Off, Role::On], 10_000, Pace::FlatOut, true);
+        let (d, reads) = drive_fake(0, &[Role::Off, Role::On], 10_000, None, true);
         assert!(d.stopped);
         assert_eq!(reads, 0);
     }

@@ -10,10 +10,10 @@
 //! (its timer fires on every CPU) runs only during their own experiments.
 //! Rows are not `Send`, so the reader is the calling thread.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::placement::victim_cpu;
-use super::reader::{drive, Pace};
+use super::reader::drive;
 use super::report::{self, Experiment, Neighbour};
 use super::schedule::route_windows;
 use super::ticks::TscClock;
@@ -99,7 +99,7 @@ pub fn run_routes(
     }
     let mut selected_rows = 0;
     for planner in PATHS {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) {
             break;
         }
         let mut plan = Plan::default();
@@ -109,7 +109,7 @@ pub fn run_routes(
         selected_rows += plan.rows.len();
         for row in &plan.rows {
             for &rate in &settings.rates {
-                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
                     return selected_rows;
                 }
                 // the next path's plan reads this thread's CPU mask: restored
@@ -147,13 +147,14 @@ fn experiment(
         .or_else(|| allowed.first().copied())
         .unwrap_or(0);
     let victim = victim_cpu(reader_cpu, row.meta.target_cpu, allowed);
-    let reads = match (&row.reads, victim.clone()) {
-        (Err(reason), v) => return not_run(v.ok(), Status::Unavailable, reason.clone()),
-        (Ok(_), Err(why)) => return not_run(None, Status::Unavailable, why),
-        (Ok(reads), Ok(_)) => reads,
+    let reads = match &row.reads {
+        Err(reason) => return not_run(victim.ok(), Status::Unavailable, reason.clone()),
+        Ok(reads) => reads,
     };
-    let (victim_cpu, placement) =
-        victim.unwrap_or((0, super::placement::Placement::VictimElsewhere));
+    let (victim_cpu, placement) = match victim {
+        Err(why) => return not_run(None, Status::Unavailable, why),
+        Ok(v) => v,
+    };
     let v = Some((victim_cpu, placement));
     let calibration = match calibrations.of(victim_cpu) {
         Ok(c) => c,
@@ -181,10 +182,7 @@ fn experiment(
         Err(e) => return not_run(v, Status::Error, e),
     };
     let clock = TscClock::now(calibration.calibration.tsc_ghz);
-    let pace = rate.map_or(Pace::FlatOut, |r| Pace::Rate {
-        period_ns: 1_000_000_000 / u64::from(r.max(1)),
-    });
-    let driven = drive(&mut *reader, &roles, &victim.grid, &clock, pace, stop);
+    let driven = drive(&mut *reader, &roles, &victim.grid, &clock, rate, stop);
     if driven.error.is_some() || driven.stopped {
         victim.stop();
     }
