@@ -72,7 +72,7 @@ impl Calibrations {
 
 /// The victim loop running on its thread.
 pub struct Victim {
-    thread: JoinHandle<(Measured, bool)>,
+    thread: JoinHandle<Result<(Measured, bool), String>>,
     stop: Arc<AtomicBool>,
     /// Its windows.
     pub grid: Grid,
@@ -97,17 +97,14 @@ impl Victim {
         let run_cycles = windows.map_or(u64::MAX, |n| window_cycles.saturating_mul(n as u64));
         let stop = Arc::new(AtomicBool::new(false));
         let started = Arc::new(AtomicU64::new(0));
-        let pinned = Arc::new(AtomicBool::new(true));
         let thread = {
-            let (stop, started, pinned) = (stop.clone(), started.clone(), pinned.clone());
+            let (stop, started) = (stop.clone(), started.clone());
             let max = windows.map_or(max_windows, |n| n + 1);
             std::thread::Builder::new()
                 .name("victim".into())
                 .spawn(move || {
-                    if crate::cpu::pin_to_cpu(cpu).is_err() {
-                        pinned.store(false, Ordering::Release);
-                        return (Gaps::new(1, 0, 1, 0, 1).finish(0), true);
-                    }
+                    crate::cpu::pin_to_cpu(cpu)
+                        .map_err(|_| format!("cannot pin the victim to CPU {cpu}"))?;
                     let gaps = Gaps::new(
                         c.cycles(calibration.threshold_ns),
                         c.cycles(c.iteration_p50_ns),
@@ -115,7 +112,7 @@ impl Victim {
                         MAX_GAPS,
                         max,
                     );
-                    crate::victim::spin(gaps, run_cycles, &stop, &started)
+                    Ok(crate::victim::spin(gaps, run_cycles, &stop, &started))
                 })
                 .map_err(|e| format!("cannot start the victim thread: {e}"))?
         };
@@ -125,11 +122,9 @@ impl Victim {
                 break s;
             }
             if thread.is_finished() {
-                let _ = thread.join();
-                return Err(if pinned.load(Ordering::Acquire) {
-                    "the victim thread ended before it started".into()
-                } else {
-                    format!("cannot pin the victim to CPU {cpu}")
+                return Err(match thread.join() {
+                    Ok(Err(why)) => why,
+                    _ => "the victim thread ended before it started".into(),
                 });
             }
             std::thread::sleep(Duration::from_micros(200));
@@ -158,7 +153,7 @@ impl Victim {
         let (measured, _) = self
             .thread
             .join()
-            .map_err(|_| "the victim thread panicked".to_string())?;
+            .map_err(|_| "the victim thread panicked".to_string())??;
         let (stats, _) = measured.stats(self.calibration.calibration.ns_per_cycle());
         let mut out = vec![None; windows];
         for (second, s) in measured.seconds.iter().zip(stats) {
