@@ -180,20 +180,20 @@ impl Drain {
 }
 
 #[cfg(test)]
-pub mod tests {
+mod tests {
     use super::*;
     use crate::batch::pool;
 
     /// A sample of the tests: a key, a time, values, optionally a seq, a
     /// missed count and a failure.
     #[derive(Default, Clone)]
-    pub struct Fake {
-        pub key: u32,
-        pub time_ns: u64,
-        pub missed: u64,
-        pub seq: Option<u64>,
-        pub values: Vec<u64>,
-        pub failed: bool,
+    struct Fake {
+        key: u32,
+        time_ns: u64,
+        missed: u64,
+        seq: Option<u64>,
+        values: Vec<u64>,
+        failed: bool,
     }
 
     impl KernelSample for Fake {
@@ -220,7 +220,7 @@ pub mod tests {
         }
     }
 
-    pub fn sample(key: u32, time_ns: u64, values: &[u64]) -> Fake {
+    fn sample(key: u32, time_ns: u64, values: &[u64]) -> Fake {
         Fake {
             key,
             time_ns,
@@ -231,7 +231,7 @@ pub mod tests {
 
     /// Two packages, lead key 0 and key 2: values 0 and 1 of each, in
     /// domain order.
-    pub fn drain() -> (Drain, crate::batch::WriterEnds) {
+    fn drain() -> (Drain, crate::batch::WriterEnds) {
         let map = ValueMap {
             domains: vec![(0, 0), (0, 1), (2, 0), (2, 1)],
             lead: 0,
