@@ -312,22 +312,9 @@ pub fn parse(text: &str) -> Result<Status, String> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    /// ksample.h's example, two packages, the second's unit faulting.
-    pub(crate) const TWO_PACKAGES: &str = "# ksample 1
-state: running
-mode: read
-rate_hz: 1000
-record_size: 88
-ring_records: 16384
-packages: 2
-package 0 cpu 0 unit_msr 0x606 unit 0xa0e03 msrs 0x611,0x639,0x641,0x619,0x64d faulting -
-counters 0 fired 5012 missed 3 overruns 0 read_faults 0 busy_ns 2345678 max_busy_ns 2100 next_seq 5012 queued 12
-package 1 cpu 28 unit_msr 0x606 unit fault msrs - faulting 0x611,0x639
-counters 1 fired 5011 missed 0 overruns 7 read_faults 2 busy_ns 1000 max_busy_ns 900 next_seq 5011 queued 0
-";
+    use crate::ksample::TWO_PACKAGES;
 
     #[test]
     fn reads_every_line_kind() {

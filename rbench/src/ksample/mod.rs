@@ -15,10 +15,10 @@
 mod control;
 mod record;
 
-#[cfg(test)]
-pub(crate) use control::tests::TWO_PACKAGES;
 pub use control::{parse, value_slots, Mode, PackageCounters, PackageState, Status, FORMAT};
 pub use record::{Record, MAX_VALUES, RECORD_SIZE};
+#[cfg(test)]
+pub(crate) use tests::TWO_PACKAGES;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -31,28 +31,6 @@ use crate::Error;
 /// Records asked for per read(2): 100 ms of one package at 1 kHz in one
 /// call, 8.6 KiB.
 pub const READ_RECORDS: usize = 100;
-
-/// A command written to control.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
-    /// Sample every package at this rate, reading its energy MSRs.
-    Start(u32),
-    /// The same timers and records at this rate, nothing read.
-    Null(u32),
-    /// Stop every timer (queued records stay readable).
-    Stop,
-}
-
-impl Command {
-    /// The words written: "start 1000", "null 1000", "stop".
-    pub fn text(self) -> String {
-        match self {
-            Command::Start(hz) => format!("start {hz}"),
-            Command::Null(hz) => format!("null {hz}"),
-            Command::Stop => "stop".into(),
-        }
-    }
-}
 
 /// The error of a failed open or read of `path`: the module missing, no
 /// permission, or the errno.
@@ -136,10 +114,10 @@ impl Module {
         Ok(status)
     }
 
-    /// Writes `command` in one write(2).
-    pub fn command(&self, command: Command) -> Result<(), Error> {
+    /// Writes the command `text` ("start 1000", "null 1000", "stop") in
+    /// one write(2).
+    fn command(&self, text: &str) -> Result<(), Error> {
         let path = self.control_path();
-        let text = command.text();
         let mut file = OpenOptions::new()
             .write(true)
             .truncate(true)
@@ -152,12 +130,11 @@ impl Module {
             Err(e) => Errno::from_raw(e.raw_os_error().unwrap_or(0)),
         };
         let shown = path.display().to_string();
-        Err(match (command, errno) {
-            (Command::Start(_) | Command::Null(_), Errno::EBUSY) => {
-                Error::KsampleBusy { path: shown }
-            }
-            (_, Errno::EACCES | Errno::EPERM) => Error::KsamplePermission { path: shown, errno },
-            (_, Errno::ENXIO) => Error::Unavailable(format!(
+        Err(match errno {
+            // another process's timers run: only a start is refused so
+            Errno::EBUSY if text != "stop" => Error::KsampleBusy { path: shown },
+            Errno::EACCES | Errno::EPERM => Error::KsamplePermission { path: shown, errno },
+            Errno::ENXIO => Error::Unavailable(format!(
                 "{shown}: '{text}' refused (ENXIO): a package's lead CPU is offline; bring it \
                  online (echo 1 > /sys/devices/system/cpu/cpuN/online)"
             )),
@@ -173,10 +150,11 @@ impl Module {
     /// a start that cannot be drained is not made.
     pub fn start(&self, mode: Mode, hz: u32) -> Result<Running, Error> {
         let records = Records::open(&self.records_path())?;
-        self.command(match mode {
-            Mode::Read => Command::Start(hz),
-            Mode::Null => Command::Null(hz),
-        })?;
+        let word = match mode {
+            Mode::Read => "start",
+            Mode::Null => "null",
+        };
+        self.command(&format!("{word} {hz}"))?;
         Ok(Running {
             module: self.clone(),
             records,
@@ -253,14 +231,14 @@ impl Running {
     /// Stops the timers; what is queued stays readable.
     pub fn stop(&mut self) -> Result<(), Error> {
         self.stopped = true;
-        self.module.command(Command::Stop)
+        self.module.command("stop")
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
         if !self.stopped {
-            let _ = self.module.command(Command::Stop);
+            let _ = self.module.command("stop");
         }
     }
 }
@@ -269,6 +247,20 @@ impl Drop for Running {
 mod tests {
     use super::*;
     use crate::testutil::TempDir;
+
+    /// ksample.h's example, two packages, the second's unit faulting.
+    pub(crate) const TWO_PACKAGES: &str = "# ksample 1
+state: running
+mode: read
+rate_hz: 1000
+record_size: 88
+ring_records: 16384
+packages: 2
+package 0 cpu 0 unit_msr 0x606 unit 0xa0e03 msrs 0x611,0x639,0x641,0x619,0x64d faulting -
+counters 0 fired 5012 missed 3 overruns 0 read_faults 0 busy_ns 2345678 max_busy_ns 2100 next_seq 5012 queued 12
+package 1 cpu 28 unit_msr 0x606 unit fault msrs - faulting 0x611,0x639
+counters 1 fired 5011 missed 0 overruns 7 read_faults 2 busy_ns 1000 max_busy_ns 900 next_seq 5011 queued 0
+";
 
     fn record(package: u16, seq: u64) -> Record {
         Record {
