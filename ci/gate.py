@@ -232,7 +232,7 @@ def run_gate(baseline, current, config: Config) -> Verdict:
     environment = []
     for ident in sorted(b_ids & c_ids, key=repr):
         environment += environment_changes(first_b[ident], first_c[ident], env_fields)
-    return Verdict(baseline, current, config, results, environment, config.cross_machine,
+    return Verdict(baseline, current, config, results, environment,
                    gate_liveness.compare_pairs(pairs, config.counter_died), run_shifts(results),
                    baselines, currents)
 

@@ -31,16 +31,10 @@ class Change:
     """A counter whose verdict differs between the baseline and the current run."""
     baseline: dict   # the baseline row
     current: dict    # the current row
+    before: str      # the baseline row's liveness verdict
+    after: str       # the current row's
     kind: str        # DIED, REVIVED or STILL_DEAD
     fails: bool
-
-    @property
-    def before(self) -> str:
-        return liveness.verdict(self.baseline)
-
-    @property
-    def after(self) -> str:
-        return liveness.verdict(self.current)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,7 +73,7 @@ def compare_pairs(pairs, policy: str) -> Report:
             continue  # no energy counter on one side (a stand-in flip is a missing row)
         kind = _kind(before, after)
         if kind is not None:
-            changes.append(Change(b, c, kind, fails=kind == DIED and policy == FAIL))
+            changes.append(Change(b, c, before, after, kind, fails=kind == DIED and policy == FAIL))
     return Report(changes, predates, policy)
 
 

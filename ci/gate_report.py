@@ -82,7 +82,7 @@ def verdict_json(v: Verdict) -> dict:
                      "metrics": cfg.metrics, "paths": cfg.paths, "cross_cpu": cfg.cross_cpu,
                      "rows": dict(cfg.rows),
                      "allow_missing": list(cfg.allow_missing),
-                     "identity": list(cfg.identity), "cross_machine": v.cross_machine,
+                     "identity": list(cfg.identity), "cross_machine": cfg.cross_machine,
                      "counter_died": cfg.counter_died},
         "environment_changes": v.environment,
         "counts": {d: v.count(d) for d in DECISIONS},
@@ -109,10 +109,8 @@ def fmt_value(x: float, unit: str) -> str:
     """3 significant digits, ns scaled to µs/ms/s (as the latency table)."""
     if x is None or not math.isfinite(x):
         return "—"
-    if unit == "ns":
-        factor, name = next(((f, n) for f, n in table.NS_SCALES if abs(x) >= f), (1.0, "ns"))
-        return f"{table.sig3(x / factor)} {name}"
-    return f"{table.sig3(x)} {table.UNIT_LABELS.get(unit, unit)}"
+    factor, name = table.scale_for_unit(unit, x)
+    return f"{table.sig3(x / factor)} {name}"
 
 
 def fmt_change_of(c, unit: str) -> str:
@@ -161,7 +159,10 @@ def _rule_note(rule: Rule, defaults: Rule) -> str:
     return ", ".join(parts)
 
 
-def _compared_lines(results, defaults: Rule) -> list:
+COMPARED_HEADER = ("row", "baseline median", "current median", "change", "p", "Cliff's δ", "note")
+
+
+def _compared_table(results, defaults: Rule) -> list[str]:
     lines = []
     for r in results:
         c, unit = r.comparison, r.row["unit"]
@@ -170,10 +171,7 @@ def _compared_lines(results, defaults: Rule) -> list:
                       fmt_value(c.median_current, unit), fmt_change_of(c, unit),
                       fmt_p(c.p_value), f"{c.cliffs_delta:+.2f} ({magnitude(c.cliffs_delta)})",
                       note))
-    return lines
-
-
-COMPARED_HEADER = ("row", "baseline median", "current median", "change", "p", "Cliff's δ", "note")
+    return _table(COMPARED_HEADER, lines)
 
 
 def _plural(n: int, word: str) -> str:
@@ -224,23 +222,22 @@ def markdown(v: Verdict) -> str:
                  "the thresholds applied are in each row's note"
                  if v.config.metrics or v.config.paths or v.config.cross_cpu or v.config.rows
                  else "")
+    out = [f"## raplbench gate: {head} — {', '.join(tally)}", ""]
     if v.rounds:
-        out = [f"## raplbench gate: {head} — {', '.join(tally)}", "",
-               f"{v.rounds} interleaved rounds: baseline {_ids(v.baselines)} → current "
-               f"{_ids(v.currents)}.", "",
-               f"A row regresses when a paired t test over the rounds (its median in each "
-               f"round, current against the baseline measured beside it; on the log of the "
-               f"ratio) gives p < {d.alpha:g} **and** it is worse by more than "
-               f"{d.threshold_pct:g}% (at least {MIN_ROUNDS} rounds{overrides}). The change "
-               f"column gives the {1 - d.alpha:.0%} confidence interval."]
+        out += [f"{v.rounds} interleaved rounds: baseline {_ids(v.baselines)} → current "
+                f"{_ids(v.currents)}.", "",
+                f"A row regresses when a paired t test over the rounds (its median in each "
+                f"round, current against the baseline measured beside it; on the log of the "
+                f"ratio) gives p < {d.alpha:g} **and** it is worse by more than "
+                f"{d.threshold_pct:g}% (at least {MIN_ROUNDS} rounds{overrides}). The change "
+                f"column gives the {1 - d.alpha:.0%} confidence interval."]
     else:
-        out = [f"## raplbench gate: {head} — {', '.join(tally)}", "",
-               f"Baseline {_ids([v.baseline])} ({display(v.baseline.file)}) → current "
-               f"{_ids([v.current])} ({display(v.current.file)}).", "",
-               f"A row regresses when a two-sided Mann–Whitney U test on its samples gives "
-               f"p < {d.alpha:g} **and** its median is worse by more than {d.threshold_pct:g}% "
-               f"(at least {d.min_samples} samples a side{overrides})."]
-    if v.cross_machine:
+        out += [f"Baseline {_ids([v.baseline])} ({display(v.baseline.file)}) → current "
+                f"{_ids([v.current])} ({display(v.current.file)}).", "",
+                f"A row regresses when a two-sided Mann–Whitney U test on its samples gives "
+                f"p < {d.alpha:g} **and** its median is worse by more than {d.threshold_pct:g}% "
+                f"(at least {d.min_samples} samples a side{overrides})."]
+    if v.config.cross_machine:
         out += ["", "> ⚠️ **Cross-machine comparison**: the rows were paired without regard "
                     "to the machine; differences below may come from the hardware."]
     out += busy_lines(v)
@@ -264,8 +261,7 @@ def markdown(v: Verdict) -> str:
         out.extend(["", f"<details><summary>{summary}</summary>", "", *lines_, "", "</details>"])
 
     if n[REGRESSION]:
-        section(f"❌ Regressions ({n[REGRESSION]})",
-                _table(COMPARED_HEADER, _compared_lines(groups[REGRESSION], d)))
+        section(f"❌ Regressions ({n[REGRESSION]})", _compared_table(groups[REGRESSION], d))
     for decision, title in ((MISSING, "❌ Missing or no longer ok"),
                             (ALLOWED_MISSING, "Missing, allowed by `[allow] missing`")):
         if n[decision]:
@@ -275,18 +271,16 @@ def markdown(v: Verdict) -> str:
                   fmt_value(r.row["median"], r.row["unit"]), r.why) for r in groups[decision]]))
     out += gate_liveness.markdown_sections(v.liveness, label, _table)
     if n[IMPROVEMENT]:
-        section(f"✅ Improvements ({n[IMPROVEMENT]})",
-                _table(COMPARED_HEADER, _compared_lines(groups[IMPROVEMENT], d)))
+        section(f"✅ Improvements ({n[IMPROVEMENT]})", _compared_table(groups[IMPROVEMENT], d))
     not_compared = groups[TOO_FEW_SAMPLES] + groups[OTHER_MACHINE]
     if not_compared:
         section(f"⚠️ Not compared ({len(not_compared)})",
                 _table(("row", "why"), [(label(r.row), r.why) for r in not_compared]))
     if n[UNCHANGED]:
-        details(f"{n[UNCHANGED]} unchanged",
-                _table(COMPARED_HEADER, _compared_lines(groups[UNCHANGED], d)))
+        details(f"{n[UNCHANGED]} unchanged", _compared_table(groups[UNCHANGED], d))
     if n[NOT_GATED]:
         details(f"{n[NOT_GATED]} compared, not gated (the machine's floor)",
-                _table(COMPARED_HEADER, _compared_lines(groups[NOT_GATED], d)))
+                _compared_table(groups[NOT_GATED], d))
     if n[NEW]:
         details(f"{_plural(n[NEW], 'new row')} (not in the baseline)",
                 [f"- {label(r.row)}" + ("" if r.row["status"] == "ok" else f": {r.row['status']}")

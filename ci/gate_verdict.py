@@ -46,7 +46,6 @@ class Verdict:
     config: Config
     results: list
     environment: list      # environment_changes between the paired machines
-    cross_machine: bool
     liveness: gate_liveness.Report  # counters that died or came alive
     shifts: dict           # harness -> gate_stats.Shift of its latency rows
     baselines: list = dataclasses.field(default_factory=list)  # every round's Run
