@@ -11,16 +11,10 @@ constexpr const char* kPlan = "--raplbench_plan";
 constexpr const char* kWarmup = "--raplbench_warmup";
 
 // "--name" or "--name=VALUE": true and *value set (empty without "=").
-bool match(const std::string& arg, const std::string& name, std::string* value, bool* has_value) {
+bool match(const std::string& arg, const std::string& name, std::string* value) {
   if (arg.compare(0, name.size(), name) != 0) return false;
-  if (arg.size() == name.size()) {
-    *has_value = false;
-    value->clear();
-    return true;
-  }
-  if (arg[name.size()] != '=') return false;
-  *has_value = true;
-  *value = arg.substr(name.size() + 1);
+  if (arg.size() > name.size() && arg[name.size()] != '=') return false;
+  *value = arg.size() > name.size() ? arg.substr(name.size() + 1) : "";
   return true;
 }
 
@@ -32,13 +26,12 @@ Flags take_raplbench_flags(int* argc, char** argv) {
   for (int i = 1; i < *argc; ++i) {
     const std::string arg = argv[i];
     std::string value;
-    bool has_value = false;
-    if (match(arg, kPlan, &value, &has_value)) {
+    if (match(arg, kPlan, &value)) {
       if (value.empty()) flags.error = std::string(kPlan) + " needs a file: " + kPlan + "=PATH";
       flags.plan = value;
-    } else if (match(arg, kWarmup, &value, &has_value)) {
+    } else if (match(arg, kWarmup, &value)) {
       char* end = nullptr;
-      const double seconds = has_value && !value.empty() ? std::strtod(value.c_str(), &end) : -1;
+      const double seconds = value.empty() ? -1 : std::strtod(value.c_str(), &end);
       if (end == nullptr || *end != '\0' || !std::isfinite(seconds) || seconds < 0)
         flags.error = std::string(kWarmup) + " takes a number of seconds >= 0: " + arg;
       else

@@ -26,8 +26,9 @@
 namespace raplbench {
 
 // How long each benchmark call runs its operation before timing it (0: not at all).
-std::chrono::nanoseconds warmup_time();
-void set_warmup_time(std::chrono::nanoseconds warmup);
+inline std::chrono::nanoseconds configured_warmup{0};
+inline std::chrono::nanoseconds warmup_time() { return configured_warmup; }
+inline void set_warmup_time(std::chrono::nanoseconds warmup) { configured_warmup = warmup; }
 
 // Runs op() untimed in doubling batches (1, 2, 4, ...) until `warmup` has
 // passed, as Criterion's warm-up does; nothing when `warmup` is 0. Returns

@@ -17,8 +17,6 @@
 // name, started when the first of them runs (never in a plan-only run); a
 // slot whose reads fail, or that does not tick, during the timing fails
 // the row.
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -55,10 +53,7 @@ struct SamplerSpec {
   uint64_t period_ns = 0;
 };
 
-SamplerSpec& sampler_spec() {
-  static SamplerSpec spec;
-  return spec;
-}
+SamplerSpec sampler_spec;
 
 // The sampler of every row, started at the first call and kept for the
 // process; nullptr and *why if it cannot start.
@@ -68,7 +63,7 @@ BpfSampler* sampler(std::string* why) {
   static bool tried = false;
   if (!tried) {
     tried = true;
-    const SamplerSpec& spec = sampler_spec();
+    const SamplerSpec& spec = sampler_spec;
     BpfOptions options;
     options.cpus = spec.cpus;
     running = BpfSampler::start(spec.events, spec.period_ns, &failed, options);
@@ -162,12 +157,6 @@ void bench_load(benchmark::State& state, int cpu) {
   fail_if_not_data(state, *bpf, cpu, b, slot);
 }
 
-uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
-
 // What drives the program, without the details in parentheses:
 // "bpf_timer", "perf cpu-clock event".
 std::string trigger_kind(const std::string& trigger) {
@@ -189,11 +178,11 @@ void bench_rate(benchmark::State& state, const std::string& planned, int cpu) {
   for (auto _ : state) {
     rb_slot slot;
     const uint64_t start = bpf->load_slot(cpu, &slot) ? slot.ticks : 0;
-    uint64_t t0 = monotonic_ns();
+    const auto t0 = std::chrono::steady_clock::now();  // CLOCK_MONOTONIC
     std::this_thread::sleep_for(std::chrono::milliseconds(kRateWindowMs));
-    uint64_t t1 = monotonic_ns();
+    const auto t1 = std::chrono::steady_clock::now();
     ticks += bpf->load_slot(cpu, &slot) ? double(slot.ticks - start) : 0;
-    seconds += double(t1 - t0) * 1e-9;
+    seconds += std::chrono::duration<double>(t1 - t0).count();
   }
   state.counters["rate_hz"] = ticks / seconds;
 }
@@ -203,7 +192,7 @@ void bench_rate(benchmark::State& state, const std::string& planned, int cpu) {
 void add_bpf_row(const nlohmann::json& row) {
   const nlohmann::json& open = row["open"];
   const nlohmann::json& bpf = open["bpf"];
-  SamplerSpec& spec = sampler_spec();
+  SamplerSpec& spec = sampler_spec;
   if (spec.events.empty()) {
     spec.events = perf_events_of(bpf["events"]);
     spec.period_ns = bpf["period_ns"];

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <string>
 
@@ -30,13 +31,10 @@ std::string read_counter(int fd, const std::string& path, uint64_t* value) {
   const ssize_t n = pread(fd, buf, sizeof(buf), 0);
   if (n < 0) return path + ": read failed: " + errno_text(errno);
   uint64_t v = 0;
-  ssize_t i = 0;
-  for (; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i) {
-    const uint64_t digit = uint64_t(buf[i] - '0');
-    if (v > (UINT64_MAX - digit) / 10) break;  // overflow: malformed
-    v = v * 10 + digit;
-  }
-  const bool trailing_ok = i > 0 && (i == n || buf[i] == '\n' || buf[i] == ' ' || buf[i] == '\0');
+  // digits only (no sign), at least one, no overflow, then the end, a newline, space or NUL
+  const auto [end, ec] = std::from_chars(buf, buf + n, v);
+  const bool trailing_ok =
+      ec == std::errc() && (end == buf + n || *end == '\n' || *end == ' ' || *end == '\0');
   if (!trailing_ok)
     return path + ": not a decimal counter value (" + (n == 0 ? "empty" : "malformed") + ")";
   *value = v;
