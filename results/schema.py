@@ -242,25 +242,17 @@ def _non_finite_fields(row) -> list[str]:
 
 def _non_finite(value, field="(row)"):
     """The fields (`samples[3]`, `machine.tsc_khz`) holding a float NaN or
-    infinity, in any depth of the row. (Items are looked at in the loop, not
-    each in a call of its own: a row may hold millions of samples.)"""
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            yield field
-        return
-    if isinstance(value, dict):
-        named = ((item, key if field == "(row)" else f"{field}.{key}")
-                 for key, item in value.items())
-    elif isinstance(value, list):
-        named = ((item, i) for i, item in enumerate(value))
-    else:
-        return
-    for item, name in named:
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                yield name if isinstance(name, str) else f"{field}[{name}]"
-        elif isinstance(item, (dict, list)):
-            yield from _non_finite(item, name if isinstance(name, str) else f"{field}[{name}]")
+    infinity, in any depth of a row (a dict or list). (Items are looked at
+    in the loop, not each in a call of its own, and named only when found: a
+    row may hold millions of samples.)"""
+    for key, item in (value.items() if isinstance(value, dict) else enumerate(value)):
+        if isinstance(item, (dict, list)) or isinstance(item, float) and not math.isfinite(item):
+            name = (f"{field}[{key}]" if isinstance(value, list)
+                    else key if field == "(row)" else f"{field}.{key}")
+            if isinstance(item, float):
+                yield name
+            else:
+                yield from _non_finite(item, name)
 
 
 def validate_machine(machine) -> list[tuple[str, str]]:
@@ -296,19 +288,10 @@ def _refuse_constant(name: str):
     raise _NonStandardConstant(name)
 
 
-# A string token, or one of the constants outside strings.
-_CONSTANT_TOKEN = re.compile(_STRING + r'|(-?Infinity|NaN)')
-
-
-def _constant_position(text: str) -> int:
-    """Where the first NaN or infinity outside a string starts."""
-    return next((m.start(1) for m in _CONSTANT_TOKEN.finditer(text) if m.group(1)), len(text))
-
-
-def _long_int_position(text: str, digits: int) -> int:
-    """Where the first integer of more than `digits` digits outside a string
-    starts (Python reads none: sys.get_int_max_str_digits)."""
-    token = re.compile(_STRING + r'|(\d{%d,})' % (digits + 1))
+def _outside_strings(pattern: str, text: str) -> int:
+    """Where the first match of `pattern` outside a string token starts
+    (len(text) when there is none)."""
+    token = re.compile(_STRING + f"|({pattern})")
     return next((m.start(1) for m in token.finditer(text) if m.group(1)), len(text))
 
 
@@ -334,14 +317,14 @@ def parse_row(raw: bytes):
     except json.JSONDecodeError as e:
         return None, (_last_key(text[:e.pos]), f"not valid JSON (truncated?): {e}")
     except _NonStandardConstant as e:
-        return None, (_last_key(text[:_constant_position(text)]), (
+        return None, (_last_key(text[:_outside_strings(r"-?Infinity|NaN", text)]), (
             f"{e.args[0]} is not JSON (RFC 8259 has no NaN or infinity): rows hold "
             "measured, finite values only"))
     except RecursionError:
         return None, ("(row)", "nested too deeply to be a row")
     except ValueError:  # an integer longer than Python converts
         digits = sys.get_int_max_str_digits()
-        return None, (_last_key(text[:_long_int_position(text, digits)]),
+        return None, (_last_key(text[:_outside_strings(r"\d{%d,}" % (digits + 1), text)]),
                       f"an integer of more than {digits} digits: not a measured value")
 
 
