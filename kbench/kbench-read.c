@@ -77,30 +77,25 @@ static int cat(const char *path)
 	return err;
 }
 
-static int compare_names(const void *a, const void *b)
+static int is_op_file(const struct dirent *e)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return e->d_name[0] != '.' && strcmp(e->d_name, "stamp") != 0;
 }
 
 static void report_ops(void)
 {
-	DIR *dir = opendir(PROC_DIR);
-	char *names[64];
-	int n = 0;
+	struct dirent **names;
+	/* alphasort compares with strcoll: strcmp in the C locale this runs in */
+	int n = scandir(PROC_DIR, &names, is_op_file, alphasort);
 
-	if (!dir) {
+	if (n < 0) {
 		printf("=== error %s\n%s\n", PROC_DIR, errno_name(errno));
 		return;
 	}
-	for (struct dirent *e; (e = readdir(dir)) && n < 64;)
-		if (e->d_name[0] != '.' && strcmp(e->d_name, "stamp") != 0)
-			names[n++] = strdup(e->d_name);
-	closedir(dir);
-	qsort(names, (size_t)n, sizeof(names[0]), compare_names);
 	for (int i = 0; i < n; i++) {
-		char path[256];
+		char path[512];
 
-		snprintf(path, sizeof(path), "%s/%s", PROC_DIR, names[i]);
+		snprintf(path, sizeof(path), "%s/%s", PROC_DIR, names[i]->d_name);
 		printf("=== op %s\n", path);
 		fflush(stdout);
 		int err = cat(path);
@@ -108,6 +103,7 @@ static void report_ops(void)
 			printf("error: %s\n", errno_name(err));
 		free(names[i]);
 	}
+	free(names);
 }
 
 static inline uint64_t tsc_now(void)
@@ -191,12 +187,8 @@ static int cmd_report(int reads, int reps)
 static int write_text(const char *path, const char *value)
 {
 	int fd = open(path, O_WRONLY);
-	int err = 0;
+	int err = fd < 0 || write(fd, value, strlen(value)) < 0 ? errno : 0;
 
-	if (fd < 0)
-		err = errno;
-	else if (write(fd, value, strlen(value)) < 0)
-		err = errno;
 	if (fd >= 0)
 		close(fd);
 	return err;
@@ -205,14 +197,10 @@ static int write_text(const char *path, const char *value)
 /* The first `len - 1` bytes of `path`, or an empty string; 0 or the errno. */
 static int read_text(const char *path, char *text, size_t len)
 {
-	ssize_t n = -1;
 	int fd = open(path, O_RDONLY);
-	int err = 0;
+	ssize_t n = fd < 0 ? -1 : read(fd, text, len - 1);
+	int err = n < 0 ? errno : 0;
 
-	if (fd < 0)
-		err = errno;
-	else if ((n = read(fd, text, len - 1)) < 0)
-		err = errno;
 	if (fd >= 0)
 		close(fd);
 	text[n > 0 ? n : 0] = '\0';
