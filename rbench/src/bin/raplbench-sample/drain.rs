@@ -170,11 +170,9 @@ impl Drain {
     }
 
     /// The end of a drain: the last batch handed over, the writer told
-    /// there is no more (hung up), both threads met at `done`; what was counted.
-    pub fn finish(mut self, done: &std::sync::Barrier) -> TickerStats {
+    /// there is no more (hung up); what was counted.
+    pub fn finish(mut self) -> TickerStats {
         self.hand_over();
-        self.ends = None;
-        done.wait();
         self.stats
     }
 }

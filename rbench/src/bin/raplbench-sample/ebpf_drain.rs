@@ -9,10 +9,10 @@
 use rbench::ebpf::{BpfSampler, RbSample};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
 
 use crate::batch::ProducerEnds;
 use crate::drain::{Drain, KernelSample, ValueMap, DRAIN_EVERY};
+use crate::phase::Started;
 use crate::ticker::TickerStats;
 
 impl KernelSample for RbSample {
@@ -50,8 +50,7 @@ pub fn run(
     map: ValueMap,
     stop: &AtomicBool,
     ends: ProducerEnds,
-    started: std::sync::mpsc::SyncSender<Result<(), String>>,
-    done: Arc<Barrier>,
+    started: Started,
 ) -> TickerStats {
     let drain = RefCell::new(Drain::new(ends, map));
     let ring = match sampler.samples_ring_buffer(|s| drain.borrow_mut().push(s)) {
@@ -61,8 +60,6 @@ pub fn run(
         }
         Err(e) => {
             let _ = started.send(Err(e.to_string()));
-            drain.borrow_mut().ends = None; // hang up
-            done.wait();
             return TickerStats::default();
         }
     };
@@ -84,7 +81,7 @@ pub fn run(
         .filter_map(|&cpu| sampler.tick_counts(cpu).ok())
         .map(|t| t.ring_drops)
         .sum::<u64>();
-    drain.finish(&done)
+    drain.finish()
 }
 
 #[cfg(test)]

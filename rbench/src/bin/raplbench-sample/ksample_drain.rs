@@ -15,10 +15,10 @@
 use rbench::ksample::{Record, Running, Status};
 use rbench::msr::msr_hex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
 
 use crate::batch::ProducerEnds;
 use crate::drain::{Drain, KernelSample, ValueMap, DRAIN_EVERY};
+use crate::phase::Started;
 use crate::ticker::TickerStats;
 
 /// A record, with the MSRs its package's values are.
@@ -119,8 +119,7 @@ pub fn run(
     map: ValueMap,
     stop: &AtomicBool,
     ends: ProducerEnds,
-    started: std::sync::mpsc::SyncSender<Result<(), String>>,
-    done: Arc<Barrier>,
+    started: Started,
 ) -> TickerStats {
     let mut drain = Drain::new(ends, map);
     // a drain's worth at 1 kHz on two packages before the vector grows
@@ -141,7 +140,7 @@ pub fn run(
             drain.stats.first_error.get_or_insert(e.to_string());
         }
     }
-    drain.finish(&done)
+    drain.finish()
 }
 
 #[cfg(test)]

@@ -147,37 +147,47 @@ fn wait(until: &Until) -> Result<i32, Fail> {
 }
 
 /// The start-up channel of a producer thread: Ok once it samples.
-type Started = std::sync::mpsc::SyncSender<Result<(), String>>;
+pub type Started = std::sync::mpsc::SyncSender<Result<(), String>>;
 
 /// The common run of a phase: the writer (`setup`) and the producer thread
-/// `name` running `body` (given the stop flag, the batches, the start-up
-/// channel and the barrier it meets the writer at) until `until`, the
-/// banner printed on stderr once it has started (other programs wait for
-/// it; None: a later window of a --report run). `timer` is the ticker's,
-/// woken when the phase stops (a drain sleeps parked). What `body`
-/// returned, what was measured (trigger None), and the output.
+/// `name` running `body` (given the stop flag, the batches and the start-up
+/// channel) until `until`, the banner printed on stderr once it has started
+/// (other programs wait for it; None: a later window of a --report run).
+/// `timer` is the ticker's, woken when the phase stops (a drain sleeps
+/// parked). What `body` returned, what was measured (trigger None), and
+/// the output.
 fn run_phase<P: Send + 'static>(
     name: &str,
     setup: writer::WriterSetup,
     timer: Option<Arc<OwnedFd>>,
     banner: Option<String>,
     until: &Until,
-    body: impl FnOnce(&AtomicBool, batch::ProducerEnds, Started, Arc<Barrier>) -> (ticker::TickerStats, P)
+    body: impl FnOnce(&AtomicBool, batch::ProducerEnds, Started) -> (ticker::TickerStats, P)
         + Send
         + 'static,
 ) -> Result<(P, Ran, Option<CsvOut>), Fail> {
     let (producer_ends, writer_ends) = batch::pool(setup.domains.len());
-    let (done, extra_cpu_ns) = (setup.done.clone(), setup.extra_cpu_ns.clone());
+    let extra_cpu_ns = setup.extra_cpu_ns.clone();
+    // met by the producer and the writer once the writer has taken its last
+    // CPU reading: a thread that has exited vanishes from /proc/self/task
+    let done = Arc::new(Barrier::new(2));
+    let writer_done = done.clone();
     let writer = std::thread::Builder::new()
         .name("writer".into())
-        .spawn(move || writer::run(setup, writer_ends))
+        .spawn(move || writer::run(setup, writer_ends, &writer_done))
         .expect("spawn the writer thread");
     let stop = Arc::new(AtomicBool::new(false));
     let (started_tx, started) = sync_channel(1);
     let stop_flag = stop.clone();
     let producer = std::thread::Builder::new()
         .name(name.into())
-        .spawn(move || body(&stop_flag, producer_ends, started_tx, done))
+        .spawn(move || {
+            // `body` hangs up as it returns (its ends dropped): the writer
+            // drains and takes its last CPU reading
+            let returned = body(&stop_flag, producer_ends, started_tx);
+            done.wait();
+            returned
+        })
         .unwrap_or_else(|e| panic!("spawn the {name} thread: {e}"));
     let startup = started
         .recv()
@@ -240,7 +250,6 @@ pub fn run_ticked(
         yields_energy,
         output,
         extra_cpu_ns: None,
-        done: Arc::new(Barrier::new(2)),
     };
     run_phase(
         "sampler",
@@ -248,27 +257,17 @@ pub fn run_ticked(
         Some(timer),
         banner,
         until,
-        move |stop, ends, started, done| {
+        move |stop, ends, started| {
             let mut source = source;
-            let stats = ticker::run(
-                &mut *source,
-                setup,
-                &ticker_timer,
-                stop,
-                ends,
-                started,
-                done,
-            );
+            let stats = ticker::run(&mut *source, setup, &ticker_timer, stop, ends, started);
             (stats, source)
         },
     )
 }
 
 /// The thread's body of a drain (run_phase's `body`).
-type DrainBody = Box<
-    dyn FnOnce(&AtomicBool, batch::ProducerEnds, Started, Arc<Barrier>) -> ticker::TickerStats
-        + Send,
->;
+type DrainBody =
+    Box<dyn FnOnce(&AtomicBool, batch::ProducerEnds, Started) -> ticker::TickerStats + Send>;
 
 /// Starts the in-kernel sampler `k` opened at `hz`, the sampler (`reads`)
 /// or its null twin (the same timers reading nothing), and drains it until
@@ -323,7 +322,6 @@ pub fn run_in_kernel(
         yields_energy: if reads { yields_energy } else { Vec::new() },
         output,
         extra_cpu_ns: Some(extra),
-        done: Arc::new(Barrier::new(2)),
     };
     let ((), mut ran, output) = run_phase(
         "drain",
@@ -331,7 +329,7 @@ pub fn run_in_kernel(
         None,
         banner,
         until,
-        move |stop, ends, started, done| (body(stop, ends, started, done), ()),
+        move |stop, ends, started| (body(stop, ends, started), ()),
     )?;
     ran.trigger = trigger;
     Ok((ran, output))
@@ -366,9 +364,8 @@ fn start_bpf(
         domains: map,
         lead: cpus.first().map_or(0, |&c| c as u32),
     };
-    let body: DrainBody = Box::new(move |stop, ends, started, done| {
-        ebpf_drain::run(&sampler, map, stop, ends, started, done)
-    });
+    let body: DrainBody =
+        Box::new(move |stop, ends, started| ebpf_drain::run(&sampler, map, stop, ends, started));
     Ok((body, extra, Some(trigger)))
 }
 
@@ -393,8 +390,8 @@ fn start_ksample(
     let msrs: Vec<Vec<u32>> = status.packages.iter().map(|p| p.msrs.clone()).collect();
     let busy = module.clone();
     let extra: ExtraCpu = Arc::new(move || busy.status().map_or(0, |s| s.busy_ns()));
-    let body: DrainBody = Box::new(move |stop, ends, started, done| {
-        ksample_drain::run(running, msrs, map, stop, ends, started, done)
+    let body: DrainBody = Box::new(move |stop, ends, started| {
+        ksample_drain::run(running, msrs, map, stop, ends, started)
     });
     Ok((body, extra, None))
 }

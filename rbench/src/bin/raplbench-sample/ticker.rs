@@ -11,10 +11,9 @@ use rbench::clock::{monotonic_ns, timespec};
 use rbench::CounterSource;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::SyncSender;
-use std::sync::{Arc, Barrier};
 
 use crate::batch::ProducerEnds;
+use crate::phase::Started;
 
 /// Where and how the thread runs.
 #[derive(Debug, Clone, Copy)]
@@ -119,8 +118,7 @@ pub fn run(
     timer: &OwnedFd,
     stop: &AtomicBool,
     mut ends: ProducerEnds,
-    started: SyncSender<Result<(), String>>,
-    done: Arc<Barrier>,
+    started: Started,
 ) -> TickerStats {
     let mut stats = TickerStats::default();
     match place_thread(&setup) {
@@ -129,8 +127,6 @@ pub fn run(
         }
         Err(why) => {
             let _ = started.send(Err(why));
-            drop(ends);
-            done.wait();
             return stats;
         }
     };
@@ -158,7 +154,5 @@ pub fn run(
         }
     }
     ends.hand_over();
-    drop(ends); // hang up: the writer drains and takes its last CPU reading
-    done.wait();
     stats
 }

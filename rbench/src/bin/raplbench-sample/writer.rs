@@ -86,9 +86,6 @@ pub struct WriterSetup {
     /// CPU time spent outside this process's threads on its behalf; None
     /// when there is none.
     pub extra_cpu_ns: Option<ExtraCpu>,
-    /// Met by the producer and the writer once the last CPU reading is
-    /// taken: a thread that has exited vanishes from /proc/self/task.
-    pub done: Arc<Barrier>,
 }
 
 /// The CSV header.
@@ -108,10 +105,15 @@ fn push_field(line: &mut String, text: &str) {
     }
 }
 
-/// Runs until the producer hangs up; returns the statistics and the output.
+/// Runs until the producer hangs up, then takes the last CPU reading and
+/// meets the producer at `done`; returns the statistics and the output.
 /// Each counter's first sample of the window has an empty delta_j: there is
 /// no difference yet (a window of a --report run follows a gap).
-pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvOut>) {
+pub fn run(
+    mut setup: WriterSetup,
+    ends: WriterEnds,
+    done: &Barrier,
+) -> (PhaseStats, Option<CsvOut>) {
     let mut stats = PhaseStats {
         times: SampleTimes::new(setup.period_ns),
         ..PhaseStats::default()
@@ -192,7 +194,7 @@ pub fn run(mut setup: WriterSetup, ends: WriterEnds) -> (PhaseStats, Option<CsvO
 
     // the producer hung up: take the last CPU reading, then let it exit
     stats.cpu_end_ns = cpu_now(setup.extra_cpu_ns.as_ref());
-    setup.done.wait();
+    done.wait();
     if let Some(out) = setup.output.as_mut() {
         out.flush();
     }
