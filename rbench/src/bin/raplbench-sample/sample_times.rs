@@ -194,33 +194,28 @@ impl SampleTimes {
     /// them (the intervals that touch a sample outside taken out of the
     /// whole window's).
     pub fn inside(&self, start_ns: u64, end_ns: u64) -> Inside {
-        let within = |t: &u64| (start_ns..=end_ns).contains(t);
-        if self.count as usize <= EDGE {
-            // every time is in the head
-            let kept: Vec<u64> = self.head.iter().copied().filter(within).collect();
-            let mut errors = ErrorHistogram::default();
-            kept.windows(2)
-                .for_each(|w| errors.add(self.error(w[0], w[1])));
-            return Inside {
-                samples: kept.len() as u64,
-                errors,
-            };
-        }
         // outside samples are among the first or the last EDGE - 1 (more
         // would be a phase that sampled 63 periods before its clock started
-        // or after it stopped; they are counted only up to that)
-        let before = self.before(start_ns).min(EDGE as u64 - 1);
-        let after = (self.tail.iter().rev().take_while(|t| **t > end_ns).count()).min(EDGE - 1);
-        let samples = self.count.saturating_sub(before + after as u64);
+        // or after it stopped; they are counted only up to that); while
+        // every time is kept, any of them are
+        let most = if self.count as usize <= EDGE {
+            EDGE
+        } else {
+            EDGE - 1
+        };
+        let before = (self.before(start_ns) as usize).min(most);
+        let after = (self.tail.iter().rev().take_while(|t| **t > end_ns).count()).min(most);
+        let samples = self.count.saturating_sub((before + after) as u64);
         let mut errors = ErrorHistogram::default();
         if samples >= 2 {
             errors = self.errors.clone();
             // the intervals ending at head[1..=before], then those ending at
             // the last `after` samples
-            for w in self.head[..=before as usize].windows(2) {
+            for w in self.head[..=before].windows(2) {
                 errors.remove(self.error(w[0], w[1]));
             }
-            for i in EDGE - after..EDGE {
+            let n = self.tail.len();
+            for i in n - after..n {
                 errors.remove(self.error(self.tail[i - 1], self.tail[i]));
             }
         }
