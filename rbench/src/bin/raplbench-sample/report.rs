@@ -214,7 +214,7 @@ impl Subject {
              p99 {:.1} us, max {:.1} us; CPU {:.2} us per sample{}",
             self.title, samples, w.wall_ns as f64 / 1e9,
             samples as f64 * 1e9 / w.wall_ns.max(1) as f64, w.missed, q(0.5), q(0.99), max,
-            w.cpu_us_per_sample().unwrap_or(0.0), problems(std::iter::once(w))
+            w.cpu_us_per_sample().unwrap_or(0.0), problems(&[w])
         )
     }
 
@@ -236,7 +236,7 @@ impl Subject {
             med(|w| Some(w.rate_hz())),
             med(Window::jitter_us),
             med(Window::cpu_us_per_sample),
-            problems(windows.iter().copied())
+            problems(windows)
         )
     }
 }
@@ -247,43 +247,34 @@ fn counted(n: usize, what: &str) -> String {
 }
 
 /// "; DROPPED 3 samples ..." for what went wrong in the windows, or "".
-fn problems<'a>(windows: impl Iterator<Item = &'a Window>) -> String {
-    let mut all = TickerStats::default();
-    let mut wrap_gaps = 0;
-    for w in windows {
-        wrap_gaps += w.wrap_gaps;
-        let p = &w.producer;
-        all.dropped += p.dropped;
-        all.stale += p.stale;
-        all.incomplete += p.incomplete;
-        all.read_errors += p.read_errors;
-        if all.first_error.is_none() {
-            all.first_error = p.first_error.clone();
-        }
-    }
+fn problems(windows: &[&Window]) -> String {
+    let sum = |count: fn(&Window) -> u64| windows.iter().map(|w| count(w)).sum::<u64>();
     let mut line = String::new();
-    if all.dropped > 0 {
+    let dropped = sum(|w| w.producer.dropped);
+    if dropped > 0 {
+        line += &format!("; DROPPED {dropped} samples (the writer or the ring buffer fell behind)");
+    }
+    let stale = sum(|w| w.producer.stale);
+    if stale > 0 {
+        line += &format!("; {stale} samples without a new tick, not written");
+    }
+    let incomplete = sum(|w| w.producer.incomplete);
+    if incomplete > 0 {
         line += &format!(
-            "; DROPPED {} samples (the writer or the ring buffer fell behind)",
-            all.dropped
+            "; {incomplete} samples not written: another package's CPU had not sampled yet"
         );
     }
-    if all.stale > 0 {
-        line += &format!("; {} samples without a new tick, not written", all.stale);
-    }
-    if all.incomplete > 0 {
+    let read_errors = sum(|w| w.producer.read_errors);
+    if read_errors > 0 {
+        let first = windows
+            .iter()
+            .find_map(|w| w.producer.first_error.as_deref());
         line += &format!(
-            "; {} samples not written: another package's CPU had not sampled yet",
-            all.incomplete
+            "; {read_errors} failed reads, not written (first: {})",
+            first.unwrap_or("?")
         );
     }
-    if all.read_errors > 0 {
-        line += &format!(
-            "; {} failed reads, not written (first: {})",
-            all.read_errors,
-            all.first_error.as_deref().unwrap_or("?")
-        );
-    }
+    let wrap_gaps = sum(|w| w.wrap_gaps);
     if wrap_gaps > 0 {
         line += &format!(
             "; {wrap_gaps} intervals long enough for a counter to wrap twice unseen (their \
@@ -492,10 +483,10 @@ mod tests {
     #[test]
     fn the_summary_names_losses_and_gaps_a_wrap_could_hide_in() {
         let mut w = window(Kind::Sampler, 0, 100, 1.0);
-        assert_eq!(problems(std::iter::once(&w)), "");
+        assert_eq!(problems(&[&w]), "");
         w.wrap_gaps = 2;
         w.producer.dropped = 3;
-        let said = problems(std::iter::once(&w));
+        let said = problems(&[&w]);
         assert!(said.contains("DROPPED 3 samples"), "{said}");
         assert!(
             said.contains("2 intervals long enough for a counter to wrap twice unseen"),
