@@ -69,15 +69,11 @@ if(_gb_missing STREQUAL "")
   endif()
   # The library alone: static, no tests, no install rules, no -Werror (a
   # newer compiler's warning must not break the build), no LTO.
-  set(BENCHMARK_ENABLE_TESTING OFF)
-  set(BENCHMARK_ENABLE_GTEST_TESTS OFF)
-  set(BENCHMARK_ENABLE_ASSEMBLY_TESTS OFF)
-  set(BENCHMARK_ENABLE_INSTALL OFF)
-  set(BENCHMARK_INSTALL_DOCS OFF)
-  set(BENCHMARK_ENABLE_WERROR OFF)
-  set(BENCHMARK_ENABLE_LTO OFF)
-  set(BENCHMARK_ENABLE_LIBPFM OFF)
-  set(BUILD_SHARED_LIBS OFF)
+  foreach(_gb_option BENCHMARK_ENABLE_TESTING BENCHMARK_ENABLE_GTEST_TESTS
+          BENCHMARK_ENABLE_ASSEMBLY_TESTS BENCHMARK_ENABLE_INSTALL BENCHMARK_INSTALL_DOCS
+          BENCHMARK_ENABLE_WERROR BENCHMARK_ENABLE_LTO BENCHMARK_ENABLE_LIBPFM BUILD_SHARED_LIBS)
+    set(${_gb_option} OFF)
+  endforeach()
   # Upstream takes its version from `git describe` run in its source
   # directory, which here is inside raplbench's work tree: it would read
   # raplbench's tags and refresh raplbench's git index. Its module skips its

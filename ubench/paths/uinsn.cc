@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "register.h"
 #include "paths/paths.h"
@@ -82,15 +83,10 @@ constexpr int kFastSmall = 32, kFastLarge = 32 + 512;
 constexpr int kTscSmall = 4, kTscLarge = 4 + 64;
 constexpr int kCpuidSmall = 1, kCpuidLarge = 1 + 8;
 
-struct InsnCase {
-  const char* op;
-  BenchFn fn;
-};
-
 }  // namespace
 
 void add_insn_row(const nlohmann::json& row) {
-  const InsnCase cases[] = {
+  const std::pair<const char*, BenchFn> cases[] = {
       {"nop", unrolled_difference<nop_block<kFastSmall>, nop_block<kFastLarge>,
                                   kFastLarge - kFastSmall>},
       {"mov", unrolled_difference<mov_block<kFastSmall>, mov_block<kFastLarge>,
@@ -107,9 +103,9 @@ void add_insn_row(const nlohmann::json& row) {
                                      kTscLarge - kTscSmall>},
   };
   const nlohmann::json insn = row["open"]["insn"];
-  for (const InsnCase& c : cases)
-    if (insn == c.op) {
-      add_benchmark(row, c.fn);
+  for (const auto& [op, fn] : cases)
+    if (insn == op) {
+      add_benchmark(row, fn);
       return;
     }
   add_unavailable(row, "this ubench has no instruction " + insn.dump() + ": rebuild it (make build)");
