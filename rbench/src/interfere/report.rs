@@ -181,29 +181,22 @@ pub fn rate_label(rate_hz: Option<u32>) -> String {
 /// CPU, and the medians over its pairs (reads per second, stolen ms per
 /// s with and without, stolen per read), or why it did not run.
 pub fn summary_line(e: &Experiment) -> String {
-    let (who, rate) = match &e.neighbour {
-        Neighbour::Route(m) => (
-            format!(
-                "{}/{} {}",
-                m.path,
-                m.op,
-                m.target.as_deref().unwrap_or("(no target)")
-            ),
-            format!(" @ {}", rate_label(e.rate_hz)),
-        ),
+    let rate = format!(" @ {}", rate_label(e.rate_hz));
+    let who = match &e.neighbour {
+        Neighbour::Route(m) => {
+            let target = m.target.as_deref().unwrap_or("(no target)");
+            format!("{}/{} {target}{rate}", m.path, m.op)
+        }
         // its target names its rate
         Neighbour::Sampler(s) => match &s.target {
-            Some(t) => (format!("sampler {} ({t})", s.mechanism), String::new()),
-            None => (
-                format!("sampler {}", s.mechanism),
-                format!(" @ {}", rate_label(e.rate_hz)),
-            ),
+            Some(t) => format!("sampler {} ({t})", s.mechanism),
+            None => format!("sampler {}{rate}", s.mechanism),
         },
     };
     let victim = e
         .victim_cpu
         .map_or("no victim CPU".into(), |v| format!("victim CPU {v}"));
-    let head = format!("{who}{rate}, {victim}");
+    let head = format!("{who}, {victim}");
     if let Some(reason) = &e.reason {
         let status = serde_json::to_value(e.status)
             .ok()
