@@ -58,22 +58,22 @@ pub fn rule_text() -> String {
 /// The q-quantile (nearest rank: the smallest value with at least ⌈q·n⌉
 /// of the n values at or below it) of a histogram whose bucket `c` counts
 /// the values equal to `c`, plus `above` values beyond the last bucket.
-/// `Err(len)` when the quantile falls beyond the buckets (it is at least
-/// `len`); `Ok(0)` for an empty histogram.
-pub fn histogram_quantile(counts: &[u64], above: u64, q: f64) -> Result<u64, u64> {
+/// `len` when the quantile falls beyond the buckets (it is at least
+/// that); 0 for an empty histogram.
+pub fn histogram_quantile(counts: &[u64], above: u64, q: f64) -> u64 {
     let n: u64 = counts.iter().sum::<u64>() + above;
     if n == 0 {
-        return Ok(0);
+        return 0;
     }
     let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
     let mut seen = 0;
     for (c, &k) in counts.iter().enumerate() {
         seen += k;
         if seen >= rank {
-            return Ok(c as u64);
+            return c as u64;
         }
     }
-    Err(counts.len() as u64)
+    counts.len() as u64
 }
 
 /// The TSC frequency from two (CLOCK_MONOTONIC ns, TSC) stamps.
@@ -169,10 +169,7 @@ pub fn calibrate(window: Duration) -> Calibration {
     }
     let end = stamp();
     let hz = tsc_hz(start, end);
-    let ns = |q| {
-        let c = histogram_quantile(&counts, above, q).unwrap_or_else(|at_least| at_least);
-        c as f64 / hz * 1e9
-    };
+    let ns = |q| histogram_quantile(&counts, above, q) as f64 / hz * 1e9;
     let p99 = ns(0.99);
     let threshold = threshold_rule(p99);
     let iterations = counts.iter().sum::<u64>() + above;
@@ -208,16 +205,16 @@ mod tests {
         // values: 1 ×50, 2 ×49, 3 ×1 (n = 100)
         let mut h = vec![0u64; 8];
         (h[1], h[2], h[3]) = (50, 49, 1);
-        assert_eq!(histogram_quantile(&h, 0, 0.5), Ok(1));
-        assert_eq!(histogram_quantile(&h, 0, 0.51), Ok(2));
-        assert_eq!(histogram_quantile(&h, 0, 0.99), Ok(2));
-        assert_eq!(histogram_quantile(&h, 0, 0.999), Ok(3));
-        assert_eq!(histogram_quantile(&h, 0, 1.0), Ok(3));
-        assert_eq!(histogram_quantile(&h, 0, 0.0), Ok(1));
+        assert_eq!(histogram_quantile(&h, 0, 0.5), 1);
+        assert_eq!(histogram_quantile(&h, 0, 0.51), 2);
+        assert_eq!(histogram_quantile(&h, 0, 0.99), 2);
+        assert_eq!(histogram_quantile(&h, 0, 0.999), 3);
+        assert_eq!(histogram_quantile(&h, 0, 1.0), 3);
+        assert_eq!(histogram_quantile(&h, 0, 0.0), 1);
         // 10 more beyond the buckets: p99.9 is among them
-        assert_eq!(histogram_quantile(&h, 10, 0.999), Err(8));
-        assert_eq!(histogram_quantile(&h, 10, 0.5), Ok(2)); // rank 55
-        assert_eq!(histogram_quantile(&[0; 4], 0, 0.5), Ok(0));
+        assert_eq!(histogram_quantile(&h, 10, 0.999), 8);
+        assert_eq!(histogram_quantile(&h, 10, 0.5), 2); // rank 55
+        assert_eq!(histogram_quantile(&[0; 4], 0, 0.5), 0);
     }
 
     #[test]
