@@ -29,27 +29,6 @@ pub struct CpuCalibration {
     pub normal_iteration_ns: f64,
 }
 
-/// Calibrates the victim loop on `cpu` (a thread pinned there, for
-/// [`CALIBRATION_WINDOW`]).
-pub fn calibrate_on(cpu: usize) -> Result<CpuCalibration, String> {
-    let thread = std::thread::Builder::new()
-        .name("victim-calibration".into())
-        .spawn(move || -> Result<Calibration, String> {
-            crate::cpu::pin_to_cpu(cpu).map_err(|e| e.to_string())?;
-            Ok(calibrate::calibrate(CALIBRATION_WINDOW))
-        })
-        .map_err(|e| format!("cannot start the calibration thread: {e}"))?;
-    let calibration: Calibration = thread
-        .join()
-        .map_err(|_| "the calibration thread panicked".to_string())??;
-    let normal = calibration.cycles(calibration.iteration_p50_ns);
-    Ok(CpuCalibration {
-        calibration,
-        threshold_ns: calibration.rule_threshold_ns,
-        normal_iteration_ns: normal as f64 * calibration.ns_per_cycle(),
-    })
-}
-
 /// The calibrations of this process, one per victim CPU, each made the
 /// first time it is asked for.
 #[derive(Debug, Default)]
@@ -59,12 +38,28 @@ pub struct Calibrations {
 }
 
 impl Calibrations {
-    /// `cpu`'s calibration, calibrating it now if it is the first time.
+    /// `cpu`'s calibration, made now if it is the first time (a thread
+    /// pinned there, for [`CALIBRATION_WINDOW`]).
     pub fn of(&mut self, cpu: usize) -> Result<CpuCalibration, String> {
         if let Some(c) = self.by_cpu.get(&cpu) {
             return Ok(*c);
         }
-        let c = calibrate_on(cpu)?;
+        let thread = std::thread::Builder::new()
+            .name("victim-calibration".into())
+            .spawn(move || -> Result<Calibration, String> {
+                crate::cpu::pin_to_cpu(cpu).map_err(|e| e.to_string())?;
+                Ok(calibrate::calibrate(CALIBRATION_WINDOW))
+            })
+            .map_err(|e| format!("cannot start the calibration thread: {e}"))?;
+        let calibration: Calibration = thread
+            .join()
+            .map_err(|_| "the calibration thread panicked".to_string())??;
+        let normal = calibration.cycles(calibration.iteration_p50_ns);
+        let c = CpuCalibration {
+            calibration,
+            threshold_ns: calibration.rule_threshold_ns,
+            normal_iteration_ns: normal as f64 * calibration.ns_per_cycle(),
+        };
         self.by_cpu.insert(cpu, c);
         Ok(c)
     }
