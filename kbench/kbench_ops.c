@@ -215,15 +215,12 @@ static long run_on_cpu(void *arg)
 	res->cut = 0;
 	res->unsupported = false;
 	res->probe.verdict = KB_LIVENESS_NONE;
-	if (op->kind == KB_RDMSR && rdmsr_once(op->arg)) {
+	/* an MSR that faults at its first read, or while its liveness is probed
+	 * (which sleeps: here, before any batch, with interrupts and preemption on) */
+	if ((op->kind == KB_RDMSR && rdmsr_once(op->arg)) ||
+	    (op->unit_msr && kbench_probe_liveness(op->arg, op->unit_msr, KBENCH_LIVENESS_POLL_US,
+						   KBENCH_LIVENESS_WINDOW_MS, &res->probe))) {
 		res->unsupported = true;
-		res->iterations = 0;
-		return 0;
-	}
-	/* sleeps: here, before any batch, with interrupts and preemption on */
-	if (op->unit_msr && kbench_probe_liveness(op->arg, op->unit_msr, KBENCH_LIVENESS_POLL_US,
-						  KBENCH_LIVENESS_WINDOW_MS, &res->probe)) {
-		res->unsupported = true;	/* the counter faulted while probed */
 		res->probe.verdict = KB_LIVENESS_NONE;
 		res->iterations = 0;
 		return 0;

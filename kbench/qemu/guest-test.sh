@@ -26,23 +26,19 @@ $K/kbench-read machine
 echo "=== begin checks"
 if insmod $K/kbench.ko; then check insmod ok; else check insmod failed; fi
 # out-of-range and malformed control writes fail with EINVAL ...
-$K/kbench-read write /sys/kernel/kbench/iterations 0
-$K/kbench-read write /sys/kernel/kbench/iterations 1000001
-$K/kbench-read write /sys/kernel/kbench/iterations abc
-$K/kbench-read write /sys/kernel/kbench/batches 0
-$K/kbench-read write /sys/kernel/kbench/batches 1001
-$K/kbench-read write /sys/kernel/kbench/cpu 2
-$K/kbench-read write /sys/kernel/kbench/cpu -1
+for w in "iterations 0" "iterations 1000001" "iterations abc" "batches 0" "batches 1001" \
+         "cpu 2" "cpu -1"; do
+  $K/kbench-read write "/sys/kernel/kbench/${w% *}" "${w#* }"
+done
 # ... and change nothing
 check "iterations after bad writes" "$(cat /sys/kernel/kbench/iterations)"
 check "batches after bad writes" "$(cat /sys/kernel/kbench/batches)"
 check "cpu after bad writes" "$(cat /sys/kernel/kbench/cpu)"
 # a non-root user can read nothing
-$K/kbench-read read-as 65534 /proc/kbench/nop
-$K/kbench-read read-as 65534 /proc/kbench/rdmsr_0x611
-$K/kbench-read read-as 65534 /proc/kbench/stamp
-$K/kbench-read read-as 65534 /sys/kernel/kbench/stamp
-$K/kbench-read read-as 65534 /sys/kernel/kbench/iterations
+for f in /proc/kbench/nop /proc/kbench/rdmsr_0x611 /proc/kbench/stamp /sys/kernel/kbench/stamp \
+         /sys/kernel/kbench/iterations; do
+  $K/kbench-read read-as 65534 $f
+done
 # file modes
 for f in /proc/kbench/* /sys/kernel/kbench/*; do
   check "mode $f" "$(stat -c %a "$f")"
