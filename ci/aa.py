@@ -287,8 +287,6 @@ def parse_args(argv):
                    help="also check that a run beside stress-ng on CPU 0 is flagged")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG, metavar="TOML",
                    help=f"gate settings (default: {display(DEFAULT_CONFIG)})")
-    p.add_argument("--slowdown", type=float, default=SLOWDOWN,
-                   help=f"the factor of the slowed copy (default {SLOWDOWN:g})")
     p.add_argument("--runs-dir", type=Path,
                    help="where the runs and their logs go (default: results/runs/aa-<UTC time>)")
     args = p.parse_args(argv)
@@ -296,15 +294,13 @@ def parse_args(argv):
         p.error("--pairs must be at least 1 (or 0 with --stress or --slowed-copy)")
     if args.rounds and args.rounds < 3:
         p.error("--rounds must be at least 3 (the gate compares no row on fewer rounds)")
-    if not args.slowdown > 1:
-        p.error("--slowdown must be above 1")
     return args
 
 
 def main(argv=None) -> int:
-    global CONFIG, SLOWDOWN
+    global CONFIG
     args = parse_args(argv)
-    CONFIG, SLOWDOWN = args.config, args.slowdown
+    CONFIG = args.config
     runs_dir = args.runs_dir or REPO / "results" / "runs" / f"aa-{rowlib.new_run_id()}"
     runs_dir.mkdir(parents=True, exist_ok=True)
     print(f"ci/aa: runs and logs in {runs_dir}", flush=True)

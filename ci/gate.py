@@ -64,7 +64,7 @@ from ci.gate_report import (EXIT_FAIL, EXIT_PASS, EXIT_USAGE, failure_lines, mar
 from ci.gate_stats import (ALLOWED_MISSING, IMPROVEMENT, MISSING, NEW, NOT_GATED, OTHER_MACHINE,
                            REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE, UNCHANGED, Result,
                            compare, compare_rounds, decide, not_gated_why, run_shifts)
-from ci.gate_verdict import Run, Verdict, load_run, results_file
+from ci.gate_verdict import Run, Verdict, load_run
 from results import files, run_state, runfile
 from results.schema import clip, excerpt
 
@@ -239,14 +239,23 @@ def run_gate(baseline, current, config: Config) -> Verdict:
 
 # ---- command line -------------------------------------------------------------------
 
+CURRENT_HINT = ": run `make bench-all` first"
+
+
+def load_arg(arg, role: str, default: Path, hint: str) -> Run:
+    """The run that `arg` (a run directory or a results.jsonl) names,
+    validated; `hint` ends the message when `arg` is the default and missing."""
+    return load_run(runfile.locate(arg, role=role, hint=hint if arg == default else "",
+                                   show=display))
+
+
 def store_baseline(current_arg, baseline_arg) -> int:
     """make baseline: validate the current run and copy its results.jsonl to
     the baseline file (results/files.write_atomic: written whole, then
     renamed, never half a baseline). A run that did not complete is refused
     (runfile.locate) and nothing is written."""
-    src = results_file(current_arg, "run to store",
-                       ": run `make bench-all` first" if current_arg == DEFAULT_CURRENT else "")
-    run = load_run(src)
+    run = load_arg(current_arg, "run to store", DEFAULT_CURRENT, CURRENT_HINT)
+    src = run.file
     dst = Path(baseline_arg)
     if dst.is_dir() or dst.suffix != ".jsonl":
         dst = dst / "results.jsonl"
@@ -343,14 +352,11 @@ def _main(argv) -> int:
             raise InputError(f"{len(args.baseline)} --baseline runs and {len(args.current)} "
                              "--current runs: interleaved rounds pair one baseline run with "
                              "one current run, in the order given")
-        baseline = [load_run(results_file(
-            arg, "baseline",
-            ": store one with `make baseline`, or name one with BASELINE=<run dir or results.jsonl>"
-            if arg == DEFAULT_BASELINE else "")) for arg in args.baseline]
-        current = [load_run(results_file(
-            arg, "current run",
-            ": run `make bench-all` first" if arg == DEFAULT_CURRENT else ""))
-            for arg in args.current]
+        baseline = [load_arg(arg, "baseline", DEFAULT_BASELINE, ": store one with `make baseline`, "
+                             "or name one with BASELINE=<run dir or results.jsonl>")
+                    for arg in args.baseline]
+        current = [load_arg(arg, "current run", DEFAULT_CURRENT, CURRENT_HINT)
+                   for arg in args.current]
         verdict = run_gate(baseline, current, config)
         md = markdown(verdict)
         verdict_path = args.verdict or current[-1].file.resolve().parent / VERDICT_NAME

@@ -27,11 +27,6 @@ class Run:
                 "timestamps": ts, "rows": len(self.rows)}
 
 
-def results_file(arg, role: str, hint: str = "") -> Path:
-    """The results.jsonl that `arg` (a run directory or a file) names."""
-    return runfile.locate(arg, role=role, hint=hint, show=display)
-
-
 def load_run(path: Path) -> Run:
     """Validate a results.jsonl against the schema and read its rows.
     RunFileError listing every bad row as `file:line: field: message`."""
