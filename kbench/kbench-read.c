@@ -61,6 +61,30 @@ static const char *errno_name(int err)
 	}
 }
 
+/* Write `value` to `path`: 0 or the errno. */
+static int write_text(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+	int err = fd < 0 || write(fd, value, strlen(value)) < 0 ? errno : 0;
+
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* The first `len - 1` bytes of `path`, or an empty string; 0 or the errno. */
+static int read_text(const char *path, char *text, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, text, len - 1);
+	int err = n < 0 ? errno : 0;
+
+	if (fd >= 0)
+		close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return err;
+}
+
 /* Copies FILE to stdout; 0 or errno. */
 static int cat(const char *path)
 {
@@ -158,14 +182,10 @@ static void report_roundtrip(const char *path, int reads, int reps)
 /* Pins to the CPU the module benchmarks on, so the round trips are comparable. */
 static void pin_to_bench_cpu(void)
 {
-	FILE *f = fopen(SYS_CPU, "r");
-	int cpu = 0;
+	char text[32];
 
-	if (f) {
-		if (fscanf(f, "%d", &cpu) != 1)
-			cpu = 0;
-		fclose(f);
-	}
+	read_text(SYS_CPU, text, sizeof(text));	/* CPU 0 if it cannot be read */
+	int cpu = atoi(text);
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
@@ -181,30 +201,6 @@ static int cmd_report(int reads, int reps)
 	report_roundtrip(SYS_STAMP, reads, reps);
 	printf("=== end\n");
 	return 0;
-}
-
-/* Write `value` to `path`: 0 or the errno. */
-static int write_text(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-	int err = fd < 0 || write(fd, value, strlen(value)) < 0 ? errno : 0;
-
-	if (fd >= 0)
-		close(fd);
-	return err;
-}
-
-/* The first `len - 1` bytes of `path`, or an empty string; 0 or the errno. */
-static int read_text(const char *path, char *text, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, text, len - 1);
-	int err = n < 0 ? errno : 0;
-
-	if (fd >= 0)
-		close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	return err;
 }
 
 static int cmd_write(const char *path, const char *value)
