@@ -32,7 +32,7 @@ mod ticker;
 mod writer;
 
 use clap::Parser;
-use rbench::discovery::Counters;
+use rbench::discovery::{counter_cpus, Counters};
 use rbench::say;
 use rbench::signals;
 use std::io::Write;
@@ -44,7 +44,7 @@ use output::OutFile;
 use phase::{run_in_kernel, run_ticked, Ran, Source, Until};
 use report::{Kind, Subject, Window};
 use ticker::TickerSetup;
-use writer::CsvOut;
+use writer::{CsvOut, WriterSetup};
 
 /// Why the program stops early.
 enum Fail {
@@ -83,7 +83,6 @@ struct Loops {
     opened: Opened,
     /// Where and how a user-space sampling thread runs.
     setup: TickerSetup,
-    yields_energy: Vec<bool>,
     hz: u32,
 }
 
@@ -98,11 +97,17 @@ impl Loops {
         banner: Option<String>,
     ) -> Result<Ran, Fail> {
         let reads = kind == Kind::Sampler;
-        let out = if reads { output.take() } else { None };
-        let energy = if reads {
-            self.yields_energy.clone()
+        let counters = if reads {
+            &self.opened.counters[..]
         } else {
-            Vec::new()
+            &[]
+        };
+        let writer = WriterSetup {
+            period_ns: self.setup.period_ns,
+            domains: counters.iter().map(|c| c.domain.clone()).collect(),
+            yields_energy: mechanism::yields_energy(counters),
+            output: if reads { output.take() } else { None },
+            extra_cpu_ns: None,
         };
         let (ran, out) = match self.opened.sampler {
             Sampler::Ticked(ref mut source) => {
@@ -112,13 +117,13 @@ impl Loops {
                 } else {
                     null
                 };
-                let (lent, ran, out) = run_ticked(lent, energy, out, self.setup, until, banner)?;
+                let (lent, ran, out) = run_ticked(lent, writer, self.setup, until, banner)?;
                 if reads {
                     *source = lent;
                 }
                 (ran, out)
             }
-            _ => run_in_kernel(&self.opened, reads, energy, self.hz, out, until, banner)?,
+            _ => run_in_kernel(&self.opened, reads, writer, self.hz, until, banner)?,
         };
         if reads {
             *output = out;
@@ -129,12 +134,7 @@ impl Loops {
 
 /// What the sampler and the null loop of `opened` are, their banners, and
 /// the loops that run them.
-fn loops(
-    opened: Opened,
-    args: &Args,
-    period_ns: u64,
-    yields_energy: Vec<bool>,
-) -> (Loops, [Subject; 2], [String; 2]) {
+fn loops(opened: Opened, args: &Args) -> (Loops, [Subject; 2], [String; 2]) {
     let (mech, hz) = (args.mechanism().name(), args.frequency);
     let liveness = Counters::liveness_of(&opened.counters);
     // the sampling CPU, the counters', and where it samples (for the banner)
@@ -149,7 +149,7 @@ fn loops(
             )
         }
         _ => {
-            let cpus = opened.cpus();
+            let cpus = counter_cpus(&opened.counters);
             let cpu = cpus.first().copied().unwrap_or(0);
             let all: Vec<String> = cpus.iter().map(usize::to_string).collect();
             (Some(cpu), Some(cpu), format!(" on CPU {}", all.join(",")))
@@ -177,16 +177,11 @@ fn loops(
         liveness: None,
     };
     let setup = TickerSetup {
-        period_ns,
+        period_ns: 1_000_000_000 / u64::from(hz),
         cpu,
         fifo: args.fifo,
     };
-    let loops = Loops {
-        opened,
-        setup,
-        yields_energy,
-        hz,
-    };
+    let loops = Loops { opened, setup, hz };
     (loops, [sampler, null], banners)
 }
 
@@ -197,7 +192,6 @@ fn run(args: Args) -> Result<i32, Fail> {
         let _ = std::io::stdout().write_all(list::render(&list::lines(&args)).as_bytes());
         return Ok(0);
     }
-    let period_ns = 1_000_000_000 / u64::from(args.frequency);
     // everything that can fail before sampling, fails now (exit 2)
     let output_file = (args.output.as_deref().map(|p| create(p, "--output"))).transpose()?;
     let mut output = (output_file.as_ref())
@@ -218,8 +212,7 @@ fn run(args: Args) -> Result<i32, Fail> {
             dead.len()
         )));
     }
-    let yields_energy = mechanism::yields_energy(&opened.counters);
-    let (mut loops, [mut sampler, null], banners) = loops(opened, &args, period_ns, yields_energy);
+    let (mut loops, [mut sampler, null], banners) = loops(opened, &args);
 
     // the windows: one without --report; with it, --pairs of the sampler
     // and (unless --no-null) of the null loop, alternating

@@ -5,8 +5,8 @@
 
 use rbench::cpu::{cpu_signature, Cpus};
 use rbench::discovery::{
-    counter_cpus, ksample_counters, msr_counters, open_counters, perf_counters, powercap_counters,
-    Counter, Counters, Route,
+    ksample_counters, msr_counters, open_counters, perf_counters, powercap_counters, Counter,
+    Counters, Route,
 };
 use rbench::ksample::Module;
 use rbench::liveness::{Liveness, LIVENESS_WINDOW};
@@ -41,12 +41,6 @@ pub struct Opened {
 }
 
 impl Opened {
-    /// The CPUs of the counters, each once (an in-kernel sampler's timers
-    /// run on them, one per package).
-    pub fn cpus(&self) -> Vec<usize> {
-        counter_cpus(&self.counters)
-    }
-
     /// The null sampler's kind: "bare timerfd loop", "bare bpf_timer
     /// program", "bare hrtimer (ksample, no read)".
     pub fn null_kind(&self) -> &'static str {

@@ -16,7 +16,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use rbench::clock::monotonic_ns;
-use rbench::discovery::Route;
+use rbench::discovery::{counter_cpus, Route};
 use rbench::ebpf::{BpfConfig, BpfSampler};
 use rbench::ksample::{value_slots, Mode, Module};
 use rbench::signals;
@@ -231,12 +231,11 @@ fn run_phase<P: Send + 'static>(
 /// and returned with what was measured, for the next window.
 pub type Source = Box<dyn CounterSource + Send>;
 
-/// Samples `source` from a user-space thread until `until`; returns it
-/// with what was measured and the output.
+/// Samples `source` from a user-space thread until `until`, writing
+/// through `writer`; returns it with what was measured and the output.
 pub fn run_ticked(
     source: Source,
-    yields_energy: Vec<bool>,
-    output: Option<CsvOut>,
+    writer: writer::WriterSetup,
     setup: TickerSetup,
     until: &Until,
     banner: Option<String>,
@@ -244,13 +243,6 @@ pub fn run_ticked(
     // created here so that stopping can wake the thread waiting on it
     let timer = Arc::new(ticker::periodic_timer(setup.period_ns).map_err(Fail::Setup)?);
     let ticker_timer = timer.clone();
-    let writer = writer::WriterSetup {
-        period_ns: setup.period_ns,
-        domains: source.domains().to_vec(),
-        yields_energy,
-        output,
-        extra_cpu_ns: None,
-    };
     run_phase(
         "sampler",
         writer,
@@ -270,18 +262,17 @@ type DrainBody =
     Box<dyn FnOnce(&AtomicBool, batch::ProducerEnds, Started) -> ticker::TickerStats + Send>;
 
 /// Starts the in-kernel sampler `k` opened at `hz`, the sampler (`reads`)
-/// or its null twin (the same timers reading nothing), and drains it until
-/// `until`; what was measured (with the BPF trigger) and the output.
+/// or its null twin (the same timers reading nothing), and drains it
+/// through `writer` until `until`; what was measured (with the BPF
+/// trigger) and the output.
 pub fn run_in_kernel(
     k: &Opened,
     reads: bool,
-    yields_energy: Vec<bool>,
+    mut writer: writer::WriterSetup,
     hz: u32,
-    output: Option<CsvOut>,
     until: &Until,
     banner: Option<String>,
 ) -> Result<(Ran, Option<CsvOut>), Fail> {
-    let period_ns = 1_000_000_000 / u64::from(hz);
     let counters = if reads { &k.counters[..] } else { &[] };
     let (body, extra, trigger) = match &k.sampler {
         Sampler::Ticked(_) => unreachable!("a sampling thread samples in user space"),
@@ -296,7 +287,7 @@ pub fn run_in_kernel(
                 })
                 .collect();
             let events = if reads { &events[..] } else { &[] };
-            start_bpf(events, map, &k.cpus(), period_ns)?
+            start_bpf(events, map, &counter_cpus(&k.counters), writer.period_ns)?
         }
         Sampler::Ksample(module) => {
             // per domain, its (package, MSR) (its value slot is known once started)
@@ -316,13 +307,7 @@ pub fn run_in_kernel(
         Some(trigger) => format!("{b} ({trigger})"),
         None => b,
     });
-    let writer = writer::WriterSetup {
-        period_ns,
-        domains: counters.iter().map(|c| c.domain.clone()).collect(),
-        yields_energy: if reads { yields_energy } else { Vec::new() },
-        output,
-        extra_cpu_ns: Some(extra),
-    };
+    writer.extra_cpu_ns = Some(extra);
     let ((), mut ran, output) = run_phase(
         "drain",
         writer,
