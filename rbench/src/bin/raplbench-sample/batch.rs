@@ -31,11 +31,6 @@ impl Batch {
             missed: 0,
         }
     }
-
-    /// Whether no more samples fit.
-    pub fn is_full(&self) -> bool {
-        self.len == self.times.len()
-    }
 }
 
 /// The producer's ends: full batches out, empty ones back, and the batch
@@ -69,7 +64,7 @@ impl ProducerEnds {
         fill(&mut batch.values[at * n..(at + 1) * n])?;
         batch.times[at] = t;
         batch.len += 1;
-        if batch.is_full() {
+        if batch.len == batch.times.len() {
             self.hand_over();
         }
         Ok(true)

@@ -15,29 +15,21 @@
 
 use rbench::liveness::Liveness;
 use rbench::summary::median;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::phase::Ran;
 use crate::sample_times::{Inside, SampleTimes};
 use crate::ticker::TickerStats;
 
-/// Which loop a window runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which loop a window runs; its name in the report: "sampler", "null".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// The sampler: the mechanism's reads on every tick.
     Sampler,
     /// The null sampler: the same timer loop, nothing read.
     Null,
-}
-
-impl Kind {
-    /// Its name in the report: "sampler", "null".
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Sampler => "sampler",
-            Kind::Null => "null",
-        }
-    }
 }
 
 /// The windows of a report, in the order they run: (pair, kind). Pair i runs
@@ -134,7 +126,7 @@ impl Window {
         let inside = self.inside();
         let p = &self.producer;
         json!({
-            "kind": self.kind.name(),
+            "kind": self.kind,
             "pair": self.pair,
             "wall_ns": self.wall_ns,
             "samples": inside.samples,
