@@ -56,8 +56,8 @@ struct SamplerSpec {
 SamplerSpec sampler_spec;
 
 // The sampler of every row, started at the first call and kept for the
-// process; nullptr and *why if it cannot start.
-BpfSampler* sampler(std::string* why) {
+// process; nullptr, `state` skipped as unavailable with why, if it cannot start.
+const BpfSampler* sampler(benchmark::State& state) {
   static std::unique_ptr<BpfSampler> running;
   static std::string failed;
   static bool tried = false;
@@ -77,7 +77,7 @@ BpfSampler* sampler(std::string* why) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
-  *why = failed;
+  if (!running) skip_unavailable(state, failed);
   return running.get();
 }
 
@@ -119,9 +119,8 @@ void fail_if_not_data(benchmark::State& state, const BpfSampler& bpf, int cpu, c
 }
 
 void bench_lookup(benchmark::State& state, int cpu) {
-  std::string why;
-  const BpfSampler* bpf = sampler(&why);
-  if (!bpf) return skip_unavailable(state, why);
+  const BpfSampler* bpf = sampler(state);
+  if (!bpf) return;
   rb_slot slot{};
   warm_up([&] { return bpf->lookup_slot(cpu, &slot) == 0; });
   const Before b = before(*bpf, cpu);
@@ -136,9 +135,8 @@ void bench_lookup(benchmark::State& state, int cpu) {
 }
 
 void bench_load(benchmark::State& state, int cpu) {
-  std::string why;
-  const BpfSampler* bpf = sampler(&why);
-  if (!bpf) return skip_unavailable(state, why);
+  const BpfSampler* bpf = sampler(state);
+  if (!bpf) return;
   const rb_slot* const found = bpf->slot(cpu);  // once, as a poller holds it
   if (found == nullptr) {
     state.SkipWithError("the sampler has no slot for this CPU");
@@ -166,9 +164,8 @@ std::string trigger_kind(const std::string& trigger) {
 // One window per iteration; counter rate_hz = CPU `cpu`'s ticks per second.
 // `planned`: the trigger the plan's sampler got (the rows' target).
 void bench_rate(benchmark::State& state, const std::string& planned, int cpu) {
-  std::string why;
-  const BpfSampler* bpf = sampler(&why);
-  if (!bpf) return skip_unavailable(state, why);
+  const BpfSampler* bpf = sampler(state);
+  if (!bpf) return;
   if (trigger_kind(bpf->trigger()) != trigger_kind(planned)) {
     state.SkipWithError(("the sampler runs on " + bpf->trigger() + ", the plan's on " + planned)
                             .c_str());
