@@ -245,7 +245,7 @@ fn run(args: Args) -> Result<i32, Fail> {
                 windows
                     .iter()
                     .find(|w| (w.pair, w.kind) == (pair, Kind::Sampler))
-                    .map_or(0, |w| w.wall_ns),
+                    .map_or(0, |w| w.ran.wall_ns),
             ),
         };
         let first_of_kind = !windows.iter().any(|w| w.kind == kind);
@@ -257,7 +257,7 @@ fn run(args: Args) -> Result<i32, Fail> {
         if kind == Kind::Sampler && trigger.is_none() {
             trigger = ran.trigger.clone();
         }
-        windows.push(Window::new(kind, pair, ran));
+        windows.push(Window { kind, pair, ran });
     }
     if let Some(trigger) = &trigger {
         sampler.title.pop(); // "ebpf (label)" becomes "ebpf (label, trigger)"
@@ -288,13 +288,13 @@ fn run(args: Args) -> Result<i32, Fail> {
     let mut failure = write_error
         .as_ref()
         .map(|e| format!("writing --output failed: {e}"));
-    if sampled.iter().all(|w| w.times.len() == 0) && signals::received().is_none() {
+    if sampled.iter().all(|w| w.ran.times.len() == 0) && signals::received().is_none() {
         failure.get_or_insert_with(|| {
             format!(
                 "no sample was taken: {}",
                 sampled
                     .iter()
-                    .find_map(|w| w.producer.first_error.clone())
+                    .find_map(|w| w.ran.producer.first_error.clone())
                     .unwrap_or_default()
             )
         });
@@ -323,7 +323,7 @@ fn run(args: Args) -> Result<i32, Fail> {
     // otherwise succeeded says so in its exit status
     let lost: u64 = sampled
         .iter()
-        .map(|w| w.producer.dropped + w.producer.read_errors)
+        .map(|w| w.ran.producer.dropped + w.ran.producer.read_errors)
         .sum();
     match failure {
         Some(why) => Err(Fail::Run(why)),

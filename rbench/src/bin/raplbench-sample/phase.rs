@@ -29,12 +29,13 @@ use std::sync::{Arc, Barrier};
 
 use crate::drain::ValueMap;
 use crate::mechanism::{Opened, Sampler};
+use crate::sample_times::SampleTimes;
 use crate::ticker::TickerSetup;
 use crate::writer::{cpu_now, CsvOut, ExtraCpu};
 use crate::{batch, ebpf_drain, ksample_drain, ticker, writer, Fail};
 
 /// What one phase measured.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Ran {
     /// CLOCK_MONOTONIC ns when the phase's clock started.
     pub start_ns: u64,
@@ -48,8 +49,14 @@ pub struct Ran {
     pub code: i32,
     /// What the producer counted.
     pub producer: ticker::TickerStats,
-    /// What the writer counted.
-    pub stats: writer::PhaseStats,
+    /// The times of the samples written (a sample or two may fall just
+    /// outside the window: taken before its clock started or after it was
+    /// told to stop).
+    pub times: SampleTimes,
+    /// Ticks missed.
+    pub missed: u64,
+    /// Intervals long enough for a counter to wrap twice unseen (writer.rs).
+    pub wrap_gaps: u64,
     /// ebpf: what drives the program (None for the others).
     pub trigger: Option<String>,
 }
@@ -221,7 +228,9 @@ fn run_phase<P: Send + 'static>(
         cpu_ns: stats.cpu_end_ns.saturating_sub(cpu_start),
         code: code?,
         producer: ticker,
-        stats,
+        times: stats.times,
+        missed: stats.missed,
+        wrap_gaps: stats.wrap_gaps,
         trigger: None,
     };
     Ok((returned, ran, output))

@@ -19,8 +19,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::phase::Ran;
-use crate::sample_times::{Inside, SampleTimes};
-use crate::ticker::TickerStats;
+use crate::sample_times::Inside;
 
 /// Which loop a window runs; its name in the report: "sampler", "null".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -52,64 +51,35 @@ pub fn window_ns(total_ns: u64, pairs: usize) -> u64 {
     total_ns / pairs.max(1) as u64
 }
 
-/// One window of a run: what its loop measured.
+/// One window of a run: which loop ran, in which pair, and what it measured.
 #[derive(Debug, Clone)]
 pub struct Window {
-    /// Which loop ran.
     pub kind: Kind,
     /// The pair it belongs to (0-based).
     pub pair: usize,
-    /// CLOCK_MONOTONIC ns when its clock started.
-    pub start_ns: u64,
-    /// Its wall time, ns.
-    pub wall_ns: u64,
-    /// The times of the samples written (a sample or two may fall just
-    /// outside the window: taken before its clock started or after it was
-    /// told to stop).
-    pub times: SampleTimes,
-    /// Ticks missed.
-    pub missed: u64,
-    /// CPU ns from its start until its last sample was written.
-    pub cpu_ns: u64,
-    /// What the producer counted.
-    pub producer: TickerStats,
-    /// Intervals long enough for a counter to wrap twice unseen (writer.rs).
-    pub wrap_gaps: u64,
+    /// What its phase measured.
+    pub ran: Ran,
 }
 
 impl Window {
-    /// The window `ran` measured.
-    pub fn new(kind: Kind, pair: usize, ran: Ran) -> Window {
-        Window {
-            kind,
-            pair,
-            start_ns: ran.start_ns,
-            wall_ns: ran.wall_ns,
-            times: ran.stats.times,
-            missed: ran.stats.missed,
-            cpu_ns: ran.cpu_ns,
-            wrap_gaps: ran.stats.wrap_gaps,
-            producer: ran.producer,
-        }
-    }
-
     fn inside(&self) -> Inside {
-        self.times
-            .inside(self.start_ns, self.start_ns + self.wall_ns)
+        self.ran
+            .times
+            .inside(self.ran.start_ns, self.ran.start_ns + self.ran.wall_ns)
     }
 
     /// Samples per second: the samples taken within the window over its
     /// wall time.
     pub fn rate_hz(&self) -> f64 {
-        self.inside().samples as f64 * 1e9 / self.wall_ns.max(1) as f64
+        self.inside().samples as f64 * 1e9 / self.ran.wall_ns.max(1) as f64
     }
 
     /// CPU µs per sample taken since the window's clock started (the CPU
     /// time runs from then until the last sample is written, so it holds
     /// the sampling of those, and of no earlier one); None without one.
     pub fn cpu_us_per_sample(&self) -> Option<f64> {
-        let n = self.times.len() - self.times.before(self.start_ns);
-        (n > 0).then(|| self.cpu_ns as f64 / n as f64 / 1e3)
+        let n = self.ran.times.len() - self.ran.times.before(self.ran.start_ns);
+        (n > 0).then(|| self.ran.cpu_ns as f64 / n as f64 / 1e3)
     }
 
     /// The median interval error within the window, µs (numpy's median,
@@ -124,21 +94,21 @@ impl Window {
     /// within the window), and what was lost.
     pub fn json(&self) -> Value {
         let inside = self.inside();
-        let p = &self.producer;
+        let p = &self.ran.producer;
         json!({
             "kind": self.kind,
             "pair": self.pair,
-            "wall_ns": self.wall_ns,
+            "wall_ns": self.ran.wall_ns,
             "samples": inside.samples,
-            "samples_since_start": self.times.len() - self.times.before(self.start_ns),
-            "cpu_ns": self.cpu_ns,
-            "missed_ticks": self.missed,
+            "samples_since_start": self.ran.times.len() - self.ran.times.before(self.ran.start_ns),
+            "cpu_ns": self.ran.cpu_ns,
+            "missed_ticks": self.ran.missed,
             "interval_error_p50_ns": inside.errors.quantile(0.5),
             "dropped": p.dropped,
             "read_errors": p.read_errors,
             "stale": p.stale,
             "incomplete": p.incomplete,
-            "wrap_gaps": self.wrap_gaps,
+            "wrap_gaps": self.ran.wrap_gaps,
             "first_error": p.first_error,
         })
     }
@@ -197,15 +167,19 @@ impl Subject {
     /// samples, rate, missed ticks, interval errors (p50, p99, max) and CPU
     /// per sample.
     pub fn summary(&self, w: &Window) -> String {
-        let errors = w.times.errors();
+        let errors = w.ran.times.errors();
         let q = |p: f64| errors.quantile(p).map_or(f64::NAN, |ns| ns / 1e3);
-        let max = w.times.max_error().map_or(f64::NAN, |ns| ns as f64 / 1e3);
-        let samples = w.times.len();
+        let max = w
+            .ran
+            .times
+            .max_error()
+            .map_or(f64::NAN, |ns| ns as f64 / 1e3);
+        let samples = w.ran.times.len();
         format!(
             "{}: {} samples in {:.2} s = {:.1} Hz; missed {} ticks; |interval - period| p50 {:.1} us, \
              p99 {:.1} us, max {:.1} us; CPU {:.2} us per sample{}",
-            self.title, samples, w.wall_ns as f64 / 1e9,
-            samples as f64 * 1e9 / w.wall_ns.max(1) as f64, w.missed, q(0.5), q(0.99), max,
+            self.title, samples, w.ran.wall_ns as f64 / 1e9,
+            samples as f64 * 1e9 / w.ran.wall_ns.max(1) as f64, w.ran.missed, q(0.5), q(0.99), max,
             w.cpu_us_per_sample().unwrap_or(0.0), problems(&[w])
         )
     }
@@ -216,15 +190,15 @@ impl Subject {
         let med = |f: fn(&Window) -> Option<f64>| {
             median(&windows.iter().filter_map(|w| f(w)).collect::<Vec<_>>()).unwrap_or(f64::NAN)
         };
-        let wall: u64 = windows.iter().map(|w| w.wall_ns).sum();
+        let wall: u64 = windows.iter().map(|w| w.ran.wall_ns).sum();
         format!(
             "{}: {}, {:.2} s in all: {} samples, missed {} ticks; per window (median): \
              {:.1} Hz, median |interval - period| {:.1} us, CPU {:.2} us per sample{}",
             self.title,
             counted(windows.len(), "window"),
             wall as f64 / 1e9,
-            windows.iter().map(|w| w.times.len()).sum::<u64>(),
-            windows.iter().map(|w| w.missed).sum::<u64>(),
+            windows.iter().map(|w| w.ran.times.len()).sum::<u64>(),
+            windows.iter().map(|w| w.ran.missed).sum::<u64>(),
             med(|w| Some(w.rate_hz())),
             med(Window::jitter_us),
             med(Window::cpu_us_per_sample),
@@ -242,31 +216,31 @@ fn counted(n: usize, what: &str) -> String {
 fn problems(windows: &[&Window]) -> String {
     let sum = |count: fn(&Window) -> u64| windows.iter().map(|w| count(w)).sum::<u64>();
     let mut line = String::new();
-    let dropped = sum(|w| w.producer.dropped);
+    let dropped = sum(|w| w.ran.producer.dropped);
     if dropped > 0 {
         line += &format!("; DROPPED {dropped} samples (the writer or the ring buffer fell behind)");
     }
-    let stale = sum(|w| w.producer.stale);
+    let stale = sum(|w| w.ran.producer.stale);
     if stale > 0 {
         line += &format!("; {stale} samples without a new tick, not written");
     }
-    let incomplete = sum(|w| w.producer.incomplete);
+    let incomplete = sum(|w| w.ran.producer.incomplete);
     if incomplete > 0 {
         line += &format!(
             "; {incomplete} samples not written: another package's CPU had not sampled yet"
         );
     }
-    let read_errors = sum(|w| w.producer.read_errors);
+    let read_errors = sum(|w| w.ran.producer.read_errors);
     if read_errors > 0 {
         let first = windows
             .iter()
-            .find_map(|w| w.producer.first_error.as_deref());
+            .find_map(|w| w.ran.producer.first_error.as_deref());
         line += &format!(
             "; {read_errors} failed reads, not written (first: {})",
             first.unwrap_or("?")
         );
     }
-    let wrap_gaps = sum(|w| w.wrap_gaps);
+    let wrap_gaps = sum(|w| w.ran.wrap_gaps);
     if wrap_gaps > 0 {
         line += &format!(
             "; {wrap_gaps} intervals long enough for a counter to wrap twice unseen (their \
@@ -335,22 +309,25 @@ pub fn above_null_summary(op: &str, pairs: &[(&Window, &Window)]) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sample_times::SampleTimes;
+    use crate::ticker::TickerStats;
 
     /// A window of `kind` in `pair`: `n` samples 1 ms apart from its start,
     /// `cpu_us` µs of CPU per sample.
     fn window(kind: Kind, pair: usize, n: u64, cpu_us: f64) -> Window {
         let start_ns = 1_000_000_000 * (pair as u64 + 1);
-        Window {
-            kind,
-            pair,
+        let ran = Ran {
             start_ns,
             wall_ns: 100_000_000,
+            cpu_ns: (cpu_us * 1e3 * n as f64) as u64,
+            code: 0,
+            producer: TickerStats::default(),
             times: SampleTimes::of(1_000_000, (1..=n).map(|i| start_ns + i * 1_000_000)),
             missed: 0,
-            cpu_ns: (cpu_us * 1e3 * n as f64) as u64,
-            producer: TickerStats::default(),
             wrap_gaps: 0,
-        }
+            trigger: None,
+        };
+        Window { kind, pair, ran }
     }
 
     #[test]
@@ -395,11 +372,11 @@ mod tests {
         let mut w = window(Kind::Sampler, 0, 100, 1.0);
         assert_eq!(w.rate_hz(), 1000.0);
         // a sample before the clock started and one after it was stopped
-        let (start, end) = (w.start_ns, w.start_ns + w.wall_ns);
+        let (start, end) = (w.ran.start_ns, w.ran.start_ns + w.ran.wall_ns);
         let times = std::iter::once(start - 10)
             .chain((1..=100).map(|i| start + i * 1_000_000))
             .chain(std::iter::once(end + 700_000));
-        w.times = SampleTimes::of(1_000_000, times);
+        w.ran.times = SampleTimes::of(1_000_000, times);
         assert_eq!(w.rate_hz(), 1000.0);
         assert_eq!(w.jitter_us(), Some(0.0));
         // CPU per sample: the CPU time runs from the start until the last
@@ -413,7 +390,7 @@ mod tests {
         // until it was told to stop, not until the last sample: 50 samples
         // in the first half of a 100 ms window at 1 kHz are 500 Hz
         let w = window(Kind::Sampler, 0, 50, 1.0);
-        assert_eq!(w.wall_ns, 100_000_000);
+        assert_eq!(w.ran.wall_ns, 100_000_000);
         assert_eq!(w.rate_hz(), 500.0);
     }
 
@@ -426,18 +403,18 @@ mod tests {
         let at = |n: usize| {
             times[..n]
                 .iter()
-                .map(|t| t + w.start_ns)
+                .map(|t| t + w.ran.start_ns)
                 .collect::<Vec<_>>()
         };
-        w.times = SampleTimes::of(period, at(6));
+        w.ran.times = SampleTimes::of(period, at(6));
         assert_eq!(w.jitter_us(), Some(1.0));
         // errors 0, 4, 10, 1: 2.5, to the histogram's 0.05% (sample_times.rs)
-        w.times = SampleTimes::of(period, at(5));
+        w.ran.times = SampleTimes::of(period, at(5));
         let jitter = w.jitter_us().unwrap();
         assert!((jitter - 2.5).abs() <= 2.5 / 2048.0, "{jitter}");
-        w.times = SampleTimes::of(period, at(1));
+        w.ran.times = SampleTimes::of(period, at(1));
         assert_eq!(w.jitter_us(), None); // no interval
-        w.times = SampleTimes::new(period);
+        w.ran.times = SampleTimes::new(period);
         assert_eq!((w.rate_hz(), w.cpu_us_per_sample()), (0.0, None));
     }
 
@@ -464,7 +441,7 @@ mod tests {
         // an incomplete pair (stopped by a signal) is left out, and so is a
         // pair where one window has no value
         let mut cut = windows[..3].to_vec(); // pair 0, then pair 1's null only
-        cut[1].times = SampleTimes::new(1_000_000);
+        cut[1].ran.times = SampleTimes::new(1_000_000);
         let p = pairs(&cut);
         assert_eq!(p.len(), 1);
         assert_eq!(differences(&p, Window::cpu_us_per_sample), [] as [f64; 0]);
@@ -476,8 +453,8 @@ mod tests {
     fn the_summary_names_losses_and_gaps_a_wrap_could_hide_in() {
         let mut w = window(Kind::Sampler, 0, 100, 1.0);
         assert_eq!(problems(&[&w]), "");
-        w.wrap_gaps = 2;
-        w.producer.dropped = 3;
+        w.ran.wrap_gaps = 2;
+        w.ran.producer.dropped = 3;
         let said = problems(&[&w]);
         assert!(said.contains("DROPPED 3 samples"), "{said}");
         assert!(
