@@ -21,7 +21,6 @@ use rbench::interfere::sampler::{run_sampler, SamplerSettings};
 use rbench::interfere::victim_side::Calibrations;
 use rbench::{say, signals};
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -29,12 +28,6 @@ use cli::Args;
 
 /// How often the watcher looks whether the run is over.
 const POLL_NS: u64 = 50_000_000;
-
-/// The raplbench-sample beside this program.
-fn default_sampler_bin() -> Result<PathBuf, String> {
-    let me = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-    Ok(me.with_file_name("raplbench-sample"))
-}
 
 /// The experiments, each reported on stderr as it ends.
 fn experiments(args: &Args, doc: &mut Document, stop: &AtomicBool) -> Result<(), (i32, String)> {
@@ -69,9 +62,12 @@ fn experiments(args: &Args, doc: &mut Document, stop: &AtomicBool) -> Result<(),
             }
         }
         Some(mechanism) => {
+            // default: the raplbench-sample beside this program
             let bin = match &args.sampler_bin {
                 Some(b) => b.clone(),
-                None => default_sampler_bin().map_err(|e| (2, e))?,
+                None => std::env::current_exe()
+                    .map_err(|e| (2, format!("cannot find this program: {e}")))?
+                    .with_file_name("raplbench-sample"),
             };
             let tmp_dir = std::env::temp_dir().join(format!(
                 "raplbench-interfere-{}-{}",
