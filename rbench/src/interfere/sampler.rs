@@ -113,6 +113,8 @@ struct Running {
     sampling: Arc<AtomicBool>,
     reader: JoinHandle<()>,
     csv: PathBuf,
+    /// Whether it was sent SIGINT.
+    interrupted: bool,
 }
 
 impl Running {
@@ -178,6 +180,7 @@ impl Running {
             sampling,
             reader,
             csv: csv.to_path_buf(),
+            interrupted: false,
         })
     }
 
@@ -189,9 +192,10 @@ impl Running {
         }
     }
 
-    fn interrupt(&self) {
+    fn interrupt(&mut self) {
         // SAFETY: signalling our own child, which we have not reaped.
         unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+        self.interrupted = true;
     }
 
     /// Kills it (if still running), reaps it, and gives its stderr lines.
@@ -274,12 +278,10 @@ pub fn run_sampler(
     let clock = TscClock::now(calibration.calibration.tsc_ghz);
     let mut schedule = SamplerSchedule::new(settings.pairs);
     let mut running: Option<Running> = None;
-    let mut interrupted = false;
     let mut current_on: Option<usize> = None;
     let mut on_windows: Vec<(usize, u64)> = Vec::new(); // (window, ticks)
     let mut waited = 0usize;
     let mut failure: Option<(Status, String)> = None;
-    let mut pair_no = 0;
     let mut windows = 0;
     loop {
         let (start, _) = victim.grid.bounds(windows);
@@ -289,7 +291,7 @@ pub fn run_sampler(
         // a sampler that exited: stopped (count its on window's ticks) or not
         if let Some(code) = running.as_mut().and_then(Running::exited) {
             let Some(r) = running.take() else { break };
-            let csv = r.csv.clone();
+            let (csv, interrupted) = (r.csv.clone(), r.interrupted);
             let lines = r.finish();
             if let Some((target, cpu)) = lines
                 .iter()
@@ -348,9 +350,8 @@ pub fn run_sampler(
         }
         match action {
             Action::StartChild => {
-                let csv = settings.tmp_dir.join(format!("pair-{pair_no}.csv"));
-                pair_no += 1;
-                interrupted = false;
+                let pair = schedule.pairs().len(); // the pairs before this one
+                let csv = settings.tmp_dir.join(format!("pair-{pair}.csv"));
                 match Running::start(settings, &csv) {
                     Ok(r) => running = Some(r),
                     Err(e) => {
@@ -360,9 +361,8 @@ pub fn run_sampler(
                 }
             }
             Action::StopChild => {
-                if let Some(r) = &running {
+                if let Some(r) = &mut running {
                     r.interrupt();
-                    interrupted = true;
                 }
             }
             Action::Nothing => {}
@@ -371,7 +371,7 @@ pub fn run_sampler(
             current_on = Some(k);
         }
     }
-    if let Some(r) = running.take() {
+    if let Some(mut r) = running.take() {
         r.interrupt();
         let _ = r.finish();
     }
