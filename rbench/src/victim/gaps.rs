@@ -85,14 +85,12 @@ impl Gaps {
         max_seconds: usize,
     ) -> Gaps {
         assert!(per_second > 0, "a second of TSC cycles");
-        let mut buf = Vec::with_capacity(max_gaps);
-        buf.resize(max_gaps, u64::MAX); // written: faulted in before the loop
         Gaps {
             threshold,
             normal,
             per_second,
             deadline: u64::MAX,
-            buf,
+            buf: vec![u64::MAX; max_gaps], // written: faulted in before the loop
             kept: 0,
             seconds: Vec::with_capacity(max_seconds.max(1)),
             max_seconds: max_seconds.max(1),
