@@ -172,16 +172,11 @@ pub fn pairs(at: &[PairAt], victim: &[Option<GapStats>], counts: &[Count]) -> Ve
         .collect()
 }
 
-/// "flat out" or "1000 Hz".
-pub fn rate_label(rate_hz: Option<u32>) -> String {
-    rate_hz.map_or("flat out".into(), |r| format!("{r} Hz"))
-}
-
 /// The experiment's line on stderr: who read, at what rate, against which
 /// CPU, and the medians over its pairs (reads per second, stolen ms per
 /// s with and without, stolen per read), or why it did not run.
 pub fn summary_line(e: &Experiment) -> String {
-    let rate = format!(" @ {}", rate_label(e.rate_hz));
+    let rate = e.rate_hz.map_or(" @ flat out".into(), |r| format!(" @ {r} Hz"));
     let who = match &e.neighbour {
         Neighbour::Route(m) => {
             let target = m.target.as_deref().unwrap_or("(no target)");
