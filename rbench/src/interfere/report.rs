@@ -176,7 +176,7 @@ pub fn pairs(at: &[PairAt], victim: &[Option<GapStats>], counts: &[Count]) -> Ve
 /// CPU, and the medians over its pairs (reads per second, stolen ms per
 /// s with and without, stolen per read), or why it did not run.
 pub fn summary_line(e: &Experiment) -> String {
-    let rate = e.rate_hz.map_or(" @ flat out".into(), |r| format!(" @ {r} Hz"));
+    let rate = (e.rate_hz).map_or(" @ flat out".into(), |r| format!(" @ {r} Hz"));
     let who = match &e.neighbour {
         Neighbour::Route(m) => {
             let target = m.target.as_deref().unwrap_or("(no target)");
