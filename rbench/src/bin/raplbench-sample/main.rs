@@ -217,19 +217,11 @@ fn run(args: Args) -> Result<i32, Fail> {
     // the windows: one without --report; with it, --pairs of the sampler
     // and (unless --no-null) of the null loop, alternating
     let reporting = report_file.is_some();
-    let pairs = args.pairs();
-    let schedule = if reporting {
-        report::schedule(pairs, !args.no_null)
-    } else {
-        vec![(0, Kind::Sampler)]
-    };
-    let window_ns = args.duration.map(|s| (s * 1e9) as u64).map(|total| {
-        if reporting {
-            report::window_ns(total, pairs)
-        } else {
-            total
-        }
-    });
+    let pairs = if reporting { args.pairs() } else { 1 };
+    let schedule = report::schedule(pairs, reporting && !args.no_null);
+    let window_ns = args
+        .duration
+        .map(|s| report::window_ns((s * 1e9) as u64, pairs));
     let mut windows: Vec<Window> = Vec::new();
     let mut code = 0;
     let mut trigger = None;
