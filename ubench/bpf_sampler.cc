@@ -83,7 +83,7 @@ namespace {
 // libbpf returns -errno; say what to do about the common ones.
 std::string bpf_error(const std::string& what, int err) {
   err = err < 0 ? -err : err;
-  std::string text = what + ": " + errno_text(err);
+  std::string text = what + ": " + std::strerror(err);
   if (err == EPERM || err == EACCES)
     text += ": needs CAP_BPF and CAP_PERFMON (run as root)";
   return text;

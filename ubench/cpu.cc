@@ -24,7 +24,7 @@ std::string pin_to_cpu(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   if (sched_setaffinity(0, sizeof(set), &set) != 0)
-    return "cannot pin to CPU " + std::to_string(cpu) + ": " + errno_text(errno) +
+    return "cannot pin to CPU " + std::to_string(cpu) + ": " + std::strerror(errno) +
            " (is it online and in this process's cpuset?)";
   return "";
 }
@@ -43,7 +43,5 @@ uint64_t measure_tsc_khz() {
   uint64_t ns1 = raw_ns(), tsc1 = __rdtscp(&aux);
   return (tsc1 - tsc0) * 1000000u / (ns1 - ns0);
 }
-
-std::string errno_text(int err) { return std::strerror(err); }
 
 }  // namespace raplbench

@@ -21,7 +21,4 @@ std::string pin_to_cpu(int cpu);
 // TSC frequency in kHz, measured against CLOCK_MONOTONIC_RAW over ~20 ms.
 uint64_t measure_tsc_khz();
 
-// strerror as std::string.
-std::string errno_text(int err);
-
 }  // namespace raplbench

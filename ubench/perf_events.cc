@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "cpu.h"
-
 namespace raplbench {
 
 std::vector<PerfEventSpec> perf_events_of(const nlohmann::json& events) {
@@ -34,7 +32,7 @@ int open_counter(const PerfEventSpec& spec, int cpu, int group_fd, uint64_t read
 }
 
 std::string perf_open_error_reason(int err, const std::string& name) {
-  return "perf_event_open(" + name + ") failed: " + errno_text(err);
+  return "perf_event_open(" + name + ") failed: " + std::strerror(err);
 }
 
 }  // namespace raplbench

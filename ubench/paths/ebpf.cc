@@ -19,15 +19,14 @@
 // the row.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
 
-#include "cpu.h"
 #include "register.h"
 #include "paths/paths.h"
 #include "perf_events.h"
-#include "plan.h"
 #include "timed.h"
 
 #ifdef RAPLBENCH_HAVE_BPF
@@ -126,7 +125,7 @@ void bench_lookup(benchmark::State& state, int cpu) {
   const Before b = before(*bpf, cpu);
   for (auto _ : state) {
     if (int err = bpf->lookup_slot(cpu, &slot)) {
-      state.SkipWithError(("bpf map lookup failed: " + errno_text(err)).c_str());
+      state.SkipWithError(("bpf map lookup failed: " + std::string(std::strerror(err))).c_str());
       return;
     }
     benchmark::DoNotOptimize(slot);

@@ -12,12 +12,11 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
-#include "cpu.h"
 #include "register.h"
 #include "paths/paths.h"
-#include "plan.h"
 #include "timed.h"
 
 namespace raplbench {
@@ -26,14 +25,14 @@ namespace {
 void bench_device(benchmark::State& state, const std::string& path, uint64_t offset,
                   size_t bytes) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return skip_unavailable(state, path + ": " + errno_text(errno));
+  if (fd < 0) return skip_unavailable(state, path + ": " + std::strerror(errno));
   uint64_t buf[2] = {0, 0};  // an MSR, or a cpuid record (EAX, EBX, ECX, EDX)
   auto read_once = [&] { return pread(fd, buf, bytes, off_t(offset)) == ssize_t(bytes); };
   warm_up(read_once);
   for (auto _ : state) {
     if (!read_once()) {
       state.SkipWithError((path + ": pread of " + std::to_string(bytes) + " bytes at " +
-                           std::to_string(offset) + " failed: " + errno_text(errno))
+                           std::to_string(offset) + " failed: " + std::strerror(errno))
                               .c_str());
       break;
     }

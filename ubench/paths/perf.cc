@@ -14,14 +14,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
-#include "cpu.h"
 #include "register.h"
 #include "paths/paths.h"
 #include "perf_events.h"
-#include "plan.h"
 #include "timed.h"
 
 namespace raplbench {
@@ -57,7 +56,7 @@ void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& event
   for (auto _ : state) {
     if (read(fds.front(), buf.data(), bytes) != ssize_t(bytes)) {
       state.SkipWithError(("read() of " + label + " failed: " +
-                           errno_text(errno)).c_str());
+                           std::strerror(errno)).c_str());
       break;
     }
     benchmark::DoNotOptimize(buf.data());

@@ -13,12 +13,11 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
-#include "cpu.h"
 #include "register.h"
 #include "paths/paths.h"
-#include "plan.h"
 #include "timed.h"
 
 namespace raplbench {
@@ -29,7 +28,7 @@ namespace {
 std::string read_counter(int fd, const std::string& path, uint64_t* value) {
   char buf[32];
   const ssize_t n = pread(fd, buf, sizeof(buf), 0);
-  if (n < 0) return path + ": read failed: " + errno_text(errno);
+  if (n < 0) return path + ": read failed: " + std::strerror(errno);
   uint64_t v = 0;
   // digits only (no sign), at least one, no overflow, then the end, a newline, space or NUL
   const auto [end, ec] = std::from_chars(buf, buf + n, v);
@@ -43,7 +42,7 @@ std::string read_counter(int fd, const std::string& path, uint64_t* value) {
 
 void bench_pread(benchmark::State& state, const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return skip_unavailable(state, path + ": " + errno_text(errno));
+  if (fd < 0) return skip_unavailable(state, path + ": " + std::strerror(errno));
   uint64_t value = 0;
   warm_up([&] { return read_counter(fd, path, &value).empty(); });
   for (auto _ : state) {
@@ -69,7 +68,7 @@ void bench_open_read_close(benchmark::State& state, const std::string& path) {
   for (auto _ : state) {
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      skip_unavailable(state, path + ": " + errno_text(errno));
+      skip_unavailable(state, path + ": " + std::strerror(errno));
       break;
     }
     std::string err = read_counter(fd, path, &value);

@@ -24,7 +24,6 @@
 
 #include "register.h"
 #include "paths/paths.h"
-#include "plan.h"
 
 namespace raplbench {
 namespace {
