@@ -117,12 +117,9 @@ fn run(args: Args) -> Result<i32, (i32, String)> {
             return Err((2, why));
         }
     }
-    let mut json = std::fs::File::create(&args.json).map_err(|e| {
-        (
-            1,
-            format!("cannot write --json {}: {e}", args.json.display()),
-        )
-    })?;
+    let shown = args.json.display();
+    let mut json = std::fs::File::create(&args.json)
+        .map_err(|e| (1, format!("cannot write --json {shown}: {e}")))?;
     // blocked in every thread; the watcher sets `stop` on one, until `done`
     signals::take().map_err(|e| (2, e))?;
     let (stop, done) = (
@@ -154,17 +151,11 @@ fn run(args: Args) -> Result<i32, (i32, String)> {
         .map_err(|e| (1, format!("cannot serialize the document: {e}")))?;
     writeln!(json, "{text}")
         .and_then(|()| json.sync_all())
-        .map_err(|e| {
-            (
-                1,
-                format!("writing --json {} failed: {e}", args.json.display()),
-            )
-        })?;
+        .map_err(|e| (1, format!("writing --json {shown} failed: {e}")))?;
     say!(
-        "{} experiments in {:.1} s, written to {}",
+        "{} experiments in {:.1} s, written to {shown}",
         doc.experiments.len(),
         (monotonic_ns() - started) as f64 / 1e9,
-        args.json.display()
     );
     Ok(code)
 }
