@@ -75,12 +75,6 @@ impl ErrorHistogram {
         self.total -= 1;
     }
 
-    /// How many values it holds.
-    #[cfg(test)]
-    pub fn len(&self) -> u64 {
-        self.total
-    }
-
     /// The value of rank `r` (0-based, ascending), as its bucket's middle.
     fn at_rank(&self, r: u64) -> f64 {
         let mut seen = 0;
@@ -263,7 +257,7 @@ mod tests {
         for i in 0..1_000_000u64 {
             h.add(i % 50_000); // up to 50 µs
         }
-        assert_eq!(h.len(), 1_000_000);
+        assert_eq!(h.total, 1_000_000);
         assert!(h.counts.len() < 8 * 1024, "{}", h.counts.len());
     }
 
@@ -293,7 +287,7 @@ mod tests {
         assert_eq!(all.before(start), 1);
         let inside = all.inside(start, start + 100_000_000);
         assert_eq!(inside.samples, 100);
-        assert_eq!(inside.errors.len(), 99);
+        assert_eq!(inside.errors.total, 99);
         assert_eq!(inside.errors.quantile(1.0), Some(0.0));
         // the whole window's intervals include the two at its edges
         assert_eq!(all.max_error(), Some(300_000));
@@ -328,7 +322,7 @@ mod tests {
             let inside = all.inside(start, end);
             prop_assert_eq!(inside.samples, kept.len() as u64);
             let errors: Vec<u64> = kept.windows(2).map(|w| (w[1] - w[0]).abs_diff(1_000_000)).collect();
-            prop_assert_eq!(inside.errors.len(), errors.len() as u64);
+            prop_assert_eq!(inside.errors.total, errors.len() as u64);
             if !errors.is_empty() {
                 let (got, want) = (inside.errors.quantile(p).unwrap(), exact_quantile(&errors, p));
                 prop_assert!((got - want).abs() <= want / EXACT as f64 + 1e-9, "{} vs {}", got, want);

@@ -105,6 +105,16 @@ fn push_field(line: &mut String, text: &str) {
     }
 }
 
+/// One domain's CSV lines: its "source,domain" columns, quoted once here,
+/// not per sample; J per raw count where its delta_j is energy; its wrap
+/// correction and its check for gaps a wrap could hide in.
+struct Column {
+    names: String,
+    joules_per_unit: Option<f64>,
+    diff: CounterDiff,
+    gap: GapCheck,
+}
+
 /// Runs until the producer hangs up, then takes the last CPU reading and
 /// meets the producer at `done`; returns the statistics and the output.
 /// Each counter's first sample of the window has an empty delta_j: there is
@@ -118,28 +128,20 @@ pub fn run(
         times: SampleTimes::new(setup.period_ns),
         ..PhaseStats::default()
     };
-    let mut diffs: Vec<CounterDiff> = setup
-        .domains
-        .iter()
-        .map(|d| CounterDiff::with_max(d.max))
-        .collect();
-    let mut gaps: Vec<GapCheck> = setup
-        .domains
-        .iter()
-        .map(|d| GapCheck::with_max(d.max))
-        .collect();
     let mut previous_t: Option<u64> = None;
     let ndom = setup.domains.len();
-    // each domain's "source,domain" columns, quoted once here, not per sample
-    let names: Vec<String> = setup
-        .domains
-        .iter()
-        .map(|d| {
-            let mut both = String::new();
-            push_field(&mut both, &d.source);
-            both.push(',');
-            push_field(&mut both, &d.name);
-            both
+    let mut columns: Vec<Column> = (setup.domains.iter().zip(&setup.yields_energy))
+        .map(|(d, &energy)| {
+            let mut names = String::new();
+            push_field(&mut names, &d.source);
+            names.push(',');
+            push_field(&mut names, &d.name);
+            Column {
+                names,
+                joules_per_unit: energy.then_some(d.joules_per_unit),
+                diff: CounterDiff::with_max(d.max),
+                gap: GapCheck::with_max(d.max),
+            }
         })
         .collect();
     let mut line = String::with_capacity(128);
@@ -160,25 +162,17 @@ pub fn run(
                 let gap_ns = previous_t.map(|p| t.saturating_sub(p));
                 previous_t = Some(t);
                 let mut gap_too_long = false;
-                for (((((domain, names), diff), gap), &raw), &energy) in setup
-                    .domains
-                    .iter()
-                    .zip(&names)
-                    .zip(&mut diffs)
-                    .zip(&mut gaps)
-                    .zip(raws)
-                    .zip(&setup.yields_energy)
-                {
+                for (column, &raw) in columns.iter_mut().zip(raws) {
                     line.clear();
                     // None on the first sample: there is no difference yet
-                    let delta = diff.update(raw).difference();
+                    let delta = column.diff.update(raw).difference();
                     if let (Some(d), Some(g)) = (delta, gap_ns) {
-                        gap_too_long |= gap.too_long(d, g);
+                        gap_too_long |= column.gap.too_long(d, g);
                     }
                     use std::fmt::Write as _;
-                    let _ = write!(line, "{t},{names},{raw},");
-                    if let (Some(delta), true) = (delta, energy) {
-                        let _ = write!(line, "{}", delta as f64 * domain.joules_per_unit);
+                    let _ = write!(line, "{t},{},{raw},", column.names);
+                    if let (Some(delta), Some(unit)) = (delta, column.joules_per_unit) {
+                        let _ = write!(line, "{}", delta as f64 * unit);
                     }
                     line.push('\n');
                     out.write(line.as_bytes());
