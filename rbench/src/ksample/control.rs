@@ -86,11 +86,6 @@ impl Status {
     pub fn busy_ns(&self) -> u64 {
         self.packages.iter().map(|p| p.counters.busy_ns).sum()
     }
-
-    /// The package whose records carry `index`.
-    pub fn package(&self, index: u32) -> Option<&PackageState> {
-        self.packages.iter().find(|p| p.index == index)
-    }
 }
 
 /// Per wanted (package, MSR), the package and the index of the MSR in its
@@ -100,8 +95,8 @@ pub fn value_slots(status: &Status, wanted: &[(u32, u32)]) -> Result<Vec<(u32, u
     wanted
         .iter()
         .map(|&(package, msr)| {
-            status
-                .package(package)
+            (status.packages.iter())
+                .find(|p| p.index == package)
                 .and_then(|p| p.msrs.iter().position(|&m| m == msr))
                 .filter(|&slot| slot < MAX_VALUES)
                 .map(|slot| (package, slot))
@@ -122,16 +117,6 @@ fn number(text: &str) -> Option<u64> {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
         None => text.parse().ok(),
     }
-}
-
-/// "0x611,0x639" or "-" (none).
-fn msr_list(text: &str) -> Option<Vec<u32>> {
-    if text == "-" {
-        return Some(Vec::new());
-    }
-    text.split(',')
-        .map(|m| number(m).and_then(|v| u32::try_from(v).ok()))
-        .collect()
 }
 
 /// The words of a "package N ..." or "counters N ..." line after its
@@ -159,9 +144,15 @@ impl<'a> Fields<'a> {
         number(text).ok_or_else(|| format!("{name} '{text}' is not a number"))
     }
 
+    /// "0x611,0x639" or "-" (none).
     fn msrs(&self, name: &str) -> Result<Vec<u32>, String> {
         let text = self.text(name)?;
-        msr_list(text).ok_or_else(|| format!("{name} '{text}' is not a list of MSRs or -"))
+        if text == "-" {
+            return Ok(Vec::new());
+        }
+        let msr = |m| number(m).and_then(|v| u32::try_from(v).ok());
+        (text.split(',').map(msr).collect::<Option<_>>())
+            .ok_or_else(|| format!("{name} '{text}' is not a list of MSRs or -"))
     }
 }
 
@@ -345,7 +336,7 @@ mod tests {
                 queued: 12,
             }
         );
-        let p1 = s.package(1).unwrap();
+        let p1 = &s.packages[1];
         assert_eq!((p1.cpu, p1.unit), (28, None));
         assert!(p1.msrs.is_empty());
         assert_eq!(p1.faulting, [0x611, 0x639]);
