@@ -64,49 +64,46 @@ pub fn place_thread(setup: &TickerSetup) -> Result<(), String> {
     Ok(())
 }
 
+/// The last OS error of the call `what`, in words.
+fn os_error(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+/// Arms `timer`: it expires at `value_ns` (absolute with
+/// TFD_TIMER_ABSTIME in `flags`, else from now), then every `interval_ns`
+/// (0: once).
+fn arm(timer: &OwnedFd, flags: i32, interval_ns: u64, value_ns: u64) -> Result<(), String> {
+    let spec = libc::itimerspec {
+        it_interval: timespec(interval_ns),
+        it_value: timespec(value_ns),
+    };
+    // SAFETY: a valid timerfd and itimerspec.
+    match unsafe { libc::timerfd_settime(timer.as_raw_fd(), flags, &spec, std::ptr::null_mut()) } {
+        0 => Ok(()),
+        _ => Err(os_error("timerfd_settime")),
+    }
+}
+
 /// A timerfd expiring every period_ns from one period from now, on absolute
 /// deadlines.
 pub fn periodic_timer(period_ns: u64) -> Result<OwnedFd, String> {
-    // SAFETY: plain syscalls on values we own; the fd is wrapped at once.
-    unsafe {
-        let fd = libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC);
-        if fd < 0 {
-            return Err(format!(
-                "timerfd_create: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        let fd = OwnedFd::from_raw_fd(fd);
-        let spec = libc::itimerspec {
-            it_interval: timespec(period_ns),
-            it_value: timespec(monotonic_ns() + period_ns),
-        };
-        if libc::timerfd_settime(
-            fd.as_raw_fd(),
-            libc::TFD_TIMER_ABSTIME,
-            &spec,
-            std::ptr::null_mut(),
-        ) != 0
-        {
-            return Err(format!(
-                "timerfd_settime: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        Ok(fd)
+    // SAFETY: a plain syscall; the fd is wrapped at once.
+    let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(os_error("timerfd_create"));
     }
+    // SAFETY: a descriptor just created, owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let first = monotonic_ns() + period_ns;
+    arm(&fd, libc::TFD_TIMER_ABSTIME, period_ns, first)?;
+    Ok(fd)
 }
 
 /// Makes the timer expire now, once, so that a thread waiting on it wakes
 /// (and sees the stop flag) instead of waiting up to a period: at 1 Hz a
 /// stop used to take up to a second.
 pub fn wake(timer: &OwnedFd) {
-    let spec = libc::itimerspec {
-        it_interval: timespec(0),
-        it_value: timespec(1), // relative: 1 ns from now
-    };
-    // SAFETY: a valid timerfd and itimerspec.
-    unsafe { libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+    let _ = arm(timer, 0, 0, 1); // relative: 1 ns from now
 }
 
 /// Samples `source` on each expiration of `timer` (periodic_timer) until
