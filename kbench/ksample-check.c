@@ -52,13 +52,10 @@ struct totals {
 static int write_command(const char *command)
 {
 	int fd = open(CONTROL, O_WRONLY);
-	int err = 0;
+	int err = fd < 0 || write(fd, command, strlen(command)) < 0 ? errno : 0;
 
-	if (fd < 0)
-		return errno;
-	if (write(fd, command, strlen(command)) < 0)
-		err = errno;
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 
@@ -95,10 +92,8 @@ static int drain(int fd, struct totals *t, struct ksample_record *buf)
 	for (;;) {
 		ssize_t n = read(fd, buf, BUFFER_RECORDS * sizeof(*buf));
 
-		if (n < 0)
-			return errno;
-		if (n == 0)
-			return 0;
+		if (n <= 0)
+			return n < 0 ? errno : 0;
 		t->reads++;
 		for (size_t i = 0; i < (size_t)n / sizeof(*buf); i++)
 			take(t, &buf[i]);
