@@ -4,8 +4,8 @@ QUICK runs: `.ci/run` makes them)."""
 import pytest
 
 from ci import aa, gate
-from ci.conftest import common, latency, lognormal
-from ci.test_gate import ROUND_DRIFT, multi_path_run, rounds_of, sampler_and_overhead_rows
+from ci.conftest import (ROUND_DRIFT, common, latency, lognormal, multi_path_run, rounds_of,
+                         sampler_and_overhead_rows)
 from results import rows
 from results.stats import summarize as rows_summary
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ci import ab, gate
-from ci.test_gate import rounds_of
+from ci.conftest import rounds_of
 
 
 def test_abba_order_alternates_which_side_runs_first():
