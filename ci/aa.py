@@ -4,24 +4,11 @@
     ci/aa [--pairs N] [--rounds K [--only STEPS]] [--slowed-copy] [--stress]
           [--runs-dir DIR]
 
-- A/A: N pairs of QUICK runs (`results.bench_all --quick`) of the same build,
-  back to back, each pair gated with the shipped settings (ci/gate.toml).
-  Nothing changed between the two runs of a pair, so every pair must pass.
-  Per pair it prints the decisions and, per metric, the largest change of a
-  compared row and how far that is from its threshold: the margin the
-  thresholds keep on this machine.
-- --rounds K: each pair is instead K interleaved rounds of this build
-  against itself (ci/ab.py: ABBA order, the rows judged per round by a
-  paired t test), of the bench-all steps --only (default gbench,criterion).
-  The slowed copy slows the row in every current round, and the stress run
-  keeps stress-ng beside every current round. The harnesses' agreement
-  over all the A/A runs (results/agreement.py, report_over_runs) goes to
-  agreement.md in --runs-dir.
-- --slowed-copy: a copy of the last run with one latency row 1.25x slower,
-  once per latency row the gate decides with a threshold below 25 %: the
-  gate must flag that row and no other.
-- --stress: one more QUICK run while `stress-ng --cpu 1 --taskset 0` keeps
-  CPU 0 busy, gated against the last quiet run: it must fail.
+A/A pairs (one QUICK run a side, or with --rounds K interleaved rounds of
+ci/ab.py), a slowed copy of one latency row at a time and a run beside
+stress-ng: what each checks is in ci/README.md, "Is the gate quiet?". With
+--rounds, the harnesses' agreement over all the A/A runs
+(results/agreement.py, report_over_runs) goes to agreement.md in --runs-dir.
 
 The runs, their logs and aa.json (the outcome) stay in --runs-dir.
 Exit status: 0 when every check passed, 1 when one did not (a pair flagged

@@ -4,30 +4,13 @@ rounds: `ci/ab`"):
     ci/ab [--baseline-repo DIR] [--current-repo DIR] [--rounds N]
           [--only STEPS] [--full] [--runs-dir DIR] [gate options]
 
-On a VM whose speed drifts from one run to the next, one run of the baseline
-against one run of the change cannot separate a slower build from a slower
-minute of the host (ci/README.md, "Is the gate quiet?"). ci/ab runs both
-sides alternately, in ABBA order (A B, B A, A B, ...: a linear drift weighs
-on both alike), N rounds each, and gates the rounds pairwise: each row is
-judged on its median per round, current against the baseline run beside it
-(a paired t test, gate_stats.compare_rounds). This is the randomized
-multiple interleaved trials design of Abedi & Brecht (ICPE 2017) with a
-fixed, balanced order.
-
-- --baseline-repo: a built checkout of the baseline revision (e.g. `git
-  worktree add ../base main && make -C ../base build`); default: this
-  repository, which makes an A/A run (nothing changed: it must pass).
-- --current-repo: the checkout to judge (default: this repository).
-- Each run is `results.bench_all --quick --only STEPS` of that checkout
-  (--full: without --quick), with this repository's Python environment.
-  Default steps: gbench,criterion, the latency harnesses (about 15 s a run).
-- Each run gets an environment variable of random length (LAYOUT_PAD_VAR,
-  0 to 4095 bytes): the size of the environment moves the initial stack,
-  and with it the alignment of the harness's hot loops, enough to bias one
-  build against another by several percent (Mytkowicz et al., "Producing
-  wrong data without doing anything obviously wrong!", ASPLOS 2009). Two
-  checkouts at different paths differ in that size; a random pad per run
-  turns the bias into noise that the rounds average out.
+Both sides run alternately, in ABBA order (A B, B A, A B, ...), N rounds
+each, by default `results.bench_all --quick --only gbench,criterion` of each
+checkout (--baseline-repo defaults to this repository: an A/A run), each
+run with a layout pad of random length; the rounds are then gated pairwise,
+each row judged on its median per round (a paired t test,
+gate_stats.compare_rounds). Why, and what it measured: ci/README.md,
+"Interleaved rounds".
 
 The runs stay in --runs-dir (baseline/, current/); the gate's summary and
 verdict as for ci/gate. Exit status: the gate's (0 pass, 1 fail, 2 usage or
@@ -50,6 +33,10 @@ REPO = gate.REPO
 DEFAULT_ROUNDS = 10
 DEFAULT_STEPS = "gbench,criterion"
 LAYOUT_PAD_VAR = "RAPLBENCH_LAYOUT_PAD"
+# The environment's size moves the initial stack, and with it the alignment
+# of the harness's hot loops, enough to bias one build against another by
+# several percent (Mytkowicz et al., ASPLOS 2009); two checkouts at different
+# paths differ in it. A random pad per run turns that bias into noise.
 LAYOUT_PAD_MAX = 4096  # a page: every stack alignment within it
 
 

@@ -7,22 +7,13 @@ RUN is a run directory of `make bench-all` or a results.jsonl (default: the
 newest run). Every measured row (status ok, not a published reference row)
 becomes one figure: its median with the 95% CI of the median.
 
-- `--bmf FILE`: Bencher Metric Format JSON (https://bencher.dev), for
-  `bencher run --adapter json --file FILE`: {benchmark: {measure: {value,
-  lower_value, upper_value}}}. The measure is the row's metric; `latency` is
-  Bencher's built-in Latency measure (ns), the others are made on first use.
-- `--github-action FILE`: github-action-benchmark's `customSmallerIsBetter`
-  JSON, [{name, unit, value, range, extra}], for the metrics where smaller is
-  better (every metric but `rate_hz`, whose rows are left out and counted on
-  stderr, since that tool takes one direction per file).
-
-A benchmark is named like the gate's rows (ci/gate_config.row_id) without
-the metric: path/op/target/cpu>target_cpu/harness, so a row keeps its name
-from run to run; in BMF its metrics are the benchmark's measures, in the
-github-action file the metric follows the name in parentheses. A figure that is not the real thing says so
-in its name: " [stand-in]", " [frozen counter]", " [no energy unit]",
-" [emulated CPU]", so a tracker never mixes a stand-in's history with the
-real counter's. Exit status: 0 written, 2 bad input (a missing or invalid run).
+--bmf FILE writes Bencher Metric Format JSON (https://bencher.dev),
+--github-action FILE github-action-benchmark's customSmallerIsBetter JSON
+(rate_hz rows, where larger is better, left out and counted on stderr). A
+benchmark is named like the gate's rows (ci/gate_config.row_id) without the
+metric, with a tag when the figure is not the real thing (" [stand-in]",
+" [frozen counter]", ...): ci/README.md, "Exporting the figures to other CI
+services". Exit status: 0 written, 2 bad input (a missing or invalid run).
 """
 
 import argparse

@@ -10,45 +10,11 @@ B and C are a run directory of `make bench-all` (its results.jsonl is used)
 or a results.jsonl. Defaults: B = results/baseline/results.jsonl (what
 `make baseline` stores), C = results/runs/latest.
 
-Contract (ci/README.md has the rationale):
-
-- Rows pair on the machine (the [machine] identity fields of ci/gate.toml)
-  and KEY_FIELDS. `reference` rows, and rows not ok in the baseline, are
-  skipped and counted.
-- For each pair of ok rows: a two-sided Mann-Whitney U test on `samples`,
-  the change of the medians and Cliff's delta. A row REGRESSES when
-  p < alpha AND its median is worse (WORSE_WHEN: higher or lower, by
-  metric) by more than threshold_pct; it IMPROVES when p < alpha and it is
-  better by more than threshold_pct; otherwise it is unchanged. Rows with
-  fewer than min_samples samples on either side are not compared.
-  alpha, threshold_pct and min_samples: [defaults] of ci/gate.toml,
-  overridden per metric, per path, for cross-CPU reads and per row id
-  (Config.rule_for, ci/gate_config.py).
-- A baseline row that is absent from the current run, no longer ok, or
-  flipped between a stand-in and the real thing is MISSING, unless an
-  [allow] missing pattern matches its id (`row_id`).
-- A counter live in the baseline and frozen or unit-less now (the liveness
-  verdict of schema 2) DIED: it fails the gate unless [liveness]
-  counter_died = "warn" (ci/gate_liveness.py). Rows of schema 1 have no
-  verdict ("unknown") and pair all the same: the verdict is not in the key.
-- Interleaved rounds (several runs a side, paired by position: ci/ab.py):
-  each row is decided on its median per round by a paired t test on
-  log(current / baseline) (gate_stats.compare_rounds) instead of the U test;
-  missing, new and dead-counter rows are read from the first round.
-- The gate fails on any regression, (not allowed) missing row or dead counter.
-
-Outputs: Markdown on stdout (also to --summary FILE and appended to
-$GITHUB_STEP_SUMMARY when set), a JSON verdict (--verdict, default
-gate-verdict.json next to the current results.jsonl).
-Exit status: 0 pass, 1 fail, 2 usage or input error (a message on stderr
-naming the file and the problem, `file:line: field: message` for bad rows).
-
-This module pairs the runs' rows and is the command line; the rest of the
-gate: ci/gate_stats.py (statistics and decisions), ci/gate_config.py
-(ci/gate.toml, row ids, InputError), ci/gate_verdict.py (the runs and the
-verdict as data), ci/gate_report.py (Markdown, JSON verdict),
-ci/gate_liveness.py (counters that died); results/runfile.py loads the runs,
-results/significance.py has the tests.
+How it decides (pairing, the tests, the rule per metric, missing rows,
+dead counters, interleaved rounds), its outputs and its exit status (0
+pass, 1 fail, 2 usage or input error): ci/README.md, "How it decides" and
+"Outputs and exit status". This module pairs the runs' rows and is the
+command line; the rest of the gate is listed in ci/README.md's table.
 """
 
 import argparse

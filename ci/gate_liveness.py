@@ -2,16 +2,11 @@
 between the baseline and the current run?
 
 Rows pair as for the latency comparison (the liveness verdict is not part of
-the key, so a schema 1 baseline pairs with a schema 2 run). For each pair
-whose verdicts are both known (live, frozen, no-unit):
-- live -> frozen or no-unit: the counter DIED. The route still costs what it
-  cost, but the tool no longer measures energy there: a regression of what
-  raplbench measures. It fails the gate unless ci/gate.toml says
-  [liveness] counter_died = "warn" (then a loud warning in the summary);
-- frozen or no-unit -> live: the counter came alive (news, never a failure);
-- frozen <-> no-unit: still dead, reported as a change of reason.
-A row of schema 1 has no verdict ("unknown": it predates liveness probing);
-its pairs are counted, not compared. See ci/README.md.
+the key, so a schema 1 baseline pairs with a schema 2 run). Live -> frozen or
+no-unit DIED (fails unless [liveness] counter_died = "warn"); dead -> live
+came alive; frozen <-> no-unit is still dead; pairs with a schema 1 row
+("unknown") are counted, not compared. Why: ci/README.md, "How it decides",
+7. Counters that died.
 """
 
 import dataclasses
