@@ -1,6 +1,6 @@
 //! Sampler experiments: the neighbour is a `raplbench-sample` child
 //! process, started and stopped by the calling thread on the victim's
-//! window grid ([`SamplerSchedule`]): per pair an off window, a settle
+//! window grid ([`sampler_windows`]): per pair an off window, a settle
 //! window that starts it (lengthened until it prints its "sampling ..."
 //! banner), the on window, a teardown window that stops it with SIGINT
 //! (lengthened until it has exited). Its ticks in the on window are the
@@ -26,7 +26,7 @@ use std::thread::JoinHandle;
 use super::placement::Placement;
 use super::reader::sleep_until;
 use super::report::{self, Experiment, Neighbour, SamplerNeighbour};
-use super::schedule::{Action, Role, SamplerSchedule};
+use super::schedule::{sampler_windows, Action, Grid, Role, SamplerControl};
 use super::ticks::{count_ticks, TscClock};
 use super::victim_side::{Calibrations, Victim};
 use crate::row_meta::Status;
@@ -228,6 +228,112 @@ fn child_reason(code: Option<i32>, lines: &[String], when: &str) -> (Status, Str
     (kind, format!("raplbench-sample {when} ({status}): {last}"))
 }
 
+/// A sampler experiment's controller: the child on the victim's grid,
+/// and what its runs said and counted.
+struct Control<'a> {
+    settings: &'a SamplerSettings,
+    grid: Grid,
+    clock: TscClock,
+    stop: &'a AtomicBool,
+    /// Windows taken.
+    windows: usize,
+    /// Samplers started.
+    started: usize,
+    running: Option<Running>,
+    /// The running sampler's on window, once taken.
+    on: Option<usize>,
+    /// The on windows counted, and their ticks.
+    counted: Vec<(usize, u64)>,
+    neighbour: SamplerNeighbour,
+    /// The CPU its ticks run on, from its banner (None until then, or
+    /// unpinned).
+    tick_cpu: Option<usize>,
+}
+
+/// None: the run was stopped; else why the experiment failed.
+type End = Option<(Status, String)>;
+
+impl SamplerControl for Control<'_> {
+    type End = End;
+
+    fn begin(&mut self) -> Result<(bool, bool), End> {
+        let (start, _) = self.grid.bounds(self.windows);
+        if sleep_until(self.clock.mono_of(start), self.stop) {
+            return Err(None);
+        }
+        // a sampler that exited: stopped (count its on window's ticks) or not
+        if let Some(code) = self.running.as_mut().and_then(Running::exited) {
+            let r = self.running.take().expect("it ran");
+            let (csv, interrupted) = (r.csv.clone(), r.interrupted);
+            let lines = r.finish();
+            let (mechanism, rate_hz) = (&self.settings.mechanism, self.settings.rate_hz);
+            if let Some((target, cpu)) = lines
+                .iter()
+                .find_map(|l| parse_banner(l, mechanism, rate_hz))
+            {
+                self.neighbour.target = Some(target);
+                // no sampling thread to name as the row's CPU in the kernel
+                self.neighbour.cpu = cpu.filter(|_| !crate::registry::in_kernel(mechanism));
+                self.tick_cpu = cpu;
+            }
+            let counted = match (interrupted, clean_exit(code), self.on.take()) {
+                (false, _, _) => Err(child_reason(code, &lines, "exited before it was stopped")),
+                (true, false, _) => Err(child_reason(code, &lines, "failed")),
+                (true, true, None) => Ok(()),
+                (true, true, Some(w)) => {
+                    let (a, b) = self.grid.bounds(w);
+                    let clock = self.clock;
+                    std::fs::read_to_string(&csv)
+                        .map_err(|e| format!("reading its CSV {}: {e}", csv.display()))
+                        .and_then(|t| count_ticks(&t, clock.mono_of(a), clock.mono_of(b)))
+                        .map(|n| self.counted.push((w, n)))
+                        .map_err(|e| (Status::Error, e))
+                }
+            };
+            let _ = std::fs::remove_file(&csv);
+            counted.map_err(Some)?;
+        }
+        let sampling = (self.running.as_ref()).is_some_and(|r| r.sampling.load(Ordering::Acquire));
+        Ok((sampling, self.running.is_none()))
+    }
+
+    fn take(&mut self, role: Role, action: Action) -> Result<usize, End> {
+        let k = self.windows;
+        self.windows += 1;
+        match action {
+            Action::StartChild => {
+                let csv = (self.settings.tmp_dir).join(format!("pair-{}.csv", self.started));
+                self.started += 1;
+                let r =
+                    Running::start(self.settings, &csv).map_err(|e| Some((Status::Error, e)))?;
+                self.running = Some(r);
+            }
+            Action::StopChild => {
+                if let Some(r) = &mut self.running {
+                    r.interrupt();
+                }
+            }
+            Action::Nothing => {}
+        }
+        if role == Role::On {
+            self.on = Some(k);
+        }
+        Ok(k)
+    }
+
+    fn timed_out(&mut self, role: Role) -> End {
+        let lines = self.running.take().map(Running::finish).unwrap_or_default();
+        let what = if role == Role::Settle {
+            "did not start sampling"
+        } else {
+            "did not exit once stopped"
+        };
+        let last = lines.last().cloned().unwrap_or_default();
+        let why = format!("raplbench-sample {what} within {CHILD_TIMEOUT_S} s (killed): {last}");
+        Some((Status::Error, why))
+    }
+}
+
 /// One sampler experiment with the victim on `victim_cpu` (calibrated
 /// there first if it is the first time).
 pub fn run_sampler(
@@ -236,9 +342,7 @@ pub fn run_sampler(
     calibrations: &mut Calibrations,
     stop: &AtomicBool,
 ) -> Experiment {
-    // the CPU its ticks run on, from its banner (None until then, or unpinned)
-    let mut tick_cpu: Option<usize> = None;
-    let mut neighbour = SamplerNeighbour {
+    let neighbour = SamplerNeighbour {
         mechanism: settings.mechanism.clone(),
         cpu: None,
         sampler_args: settings.args("<tmp csv>"),
@@ -275,137 +379,51 @@ pub fn run_sampler(
         Ok(v) => v,
         Err(e) => return fail(&neighbour, Status::Error, e),
     };
-    let clock = TscClock::now(calibration.calibration.tsc_ghz);
-    let mut schedule = SamplerSchedule::new(settings.pairs);
-    let mut running: Option<Running> = None;
-    let mut current_on: Option<usize> = None;
-    let mut on_windows: Vec<(usize, u64)> = Vec::new(); // (window, ticks)
-    let mut waited = 0usize;
-    let mut failure: Option<(Status, String)> = None;
-    let mut windows = 0;
-    loop {
-        let (start, _) = victim.grid.bounds(windows);
-        if sleep_until(clock.mono_of(start), stop) {
-            break;
-        }
-        // a sampler that exited: stopped (count its on window's ticks) or not
-        if let Some(code) = running.as_mut().and_then(Running::exited) {
-            let Some(r) = running.take() else { break };
-            let (csv, interrupted) = (r.csv.clone(), r.interrupted);
-            let lines = r.finish();
-            if let Some((target, cpu)) = lines
-                .iter()
-                .find_map(|l| parse_banner(l, &settings.mechanism, settings.rate_hz))
-            {
-                neighbour.target = Some(target);
-                // no sampling thread to name as the row's CPU in the kernel
-                neighbour.cpu = cpu.filter(|_| !crate::registry::in_kernel(&settings.mechanism));
-                tick_cpu = cpu;
-            }
-            let counted = match (interrupted, clean_exit(code), current_on.take()) {
-                (false, _, _) => Err(child_reason(code, &lines, "exited before it was stopped")),
-                (true, false, _) => Err(child_reason(code, &lines, "failed")),
-                (true, true, None) => Ok(()),
-                (true, true, Some(w)) => {
-                    let (a, b) = victim.grid.bounds(w);
-                    std::fs::read_to_string(&csv)
-                        .map_err(|e| format!("reading its CSV {}: {e}", csv.display()))
-                        .and_then(|t| count_ticks(&t, clock.mono_of(a), clock.mono_of(b)))
-                        .map(|n| on_windows.push((w, n)))
-                        .map_err(|e| (Status::Error, e))
-                }
-            };
-            let _ = std::fs::remove_file(&csv);
-            if let Err(f) = counted {
-                failure = Some(f);
-                break;
-            }
-        }
-        let sampling = running
-            .as_ref()
-            .is_some_and(|r| r.sampling.load(Ordering::Acquire));
-        let Some((k, role, action)) = schedule.next(sampling, running.is_none()) else {
-            break;
-        };
-        windows = k + 1;
-        waited = match (role, action) {
-            (Role::Settle | Role::Teardown, Action::Nothing) if running.is_some() => waited + 1,
-            _ => 0,
-        };
-        if waited > timeout_windows {
-            let lines = running.take().map(Running::finish).unwrap_or_default();
-            let what = if role == Role::Settle {
-                "did not start sampling"
-            } else {
-                "did not exit once stopped"
-            };
-            failure = Some((
-                Status::Error,
-                format!(
-                    "raplbench-sample {what} within {CHILD_TIMEOUT_S} s (killed): {}",
-                    lines.last().cloned().unwrap_or_default()
-                ),
-            ));
-            break;
-        }
-        match action {
-            Action::StartChild => {
-                let pair = schedule.pairs().len(); // the pairs before this one
-                let csv = settings.tmp_dir.join(format!("pair-{pair}.csv"));
-                match Running::start(settings, &csv) {
-                    Ok(r) => running = Some(r),
-                    Err(e) => {
-                        failure = Some((Status::Error, e));
-                        break;
-                    }
-                }
-            }
-            Action::StopChild => {
-                if let Some(r) = &mut running {
-                    r.interrupt();
-                }
-            }
-            Action::Nothing => {}
-        }
-        if role == Role::On {
-            current_on = Some(k);
-        }
-    }
-    if let Some(mut r) = running.take() {
+    let mut c = Control {
+        settings,
+        grid: victim.grid,
+        clock: TscClock::now(calibration.calibration.tsc_ghz),
+        stop,
+        windows: 0,
+        started: 0,
+        running: None,
+        on: None,
+        counted: Vec::new(),
+        neighbour,
+        tick_cpu: None,
+    };
+    let mut done = Vec::new();
+    let failure = sampler_windows(&mut c, settings.pairs, timeout_windows, &mut done).err();
+    if let Some(mut r) = c.running.take() {
         r.interrupt();
         let _ = r.finish();
     }
     victim.stop();
-    let stats = match victim.join(windows) {
+    let stats = match victim.join(c.windows) {
         Ok(s) => s,
-        Err(e) => return fail(&neighbour, Status::Error, e),
+        Err(e) => return fail(&c.neighbour, Status::Error, e),
     };
-    if let Some((status, reason)) = failure {
-        return fail(&neighbour, status, reason);
+    if let Some((status, reason)) = failure.flatten() {
+        return fail(&c.neighbour, status, reason);
     }
-    let mut counts = vec![super::reader::Count::default(); windows];
+    let mut counts = vec![super::reader::Count::default(); c.windows];
     let expected = (settings.window_s * f64::from(settings.rate_hz)).round() as u64;
-    for &(w, ticks) in &on_windows {
-        if let Some(c) = counts.get_mut(w) {
-            c.reads = ticks;
-            c.missed = expected.saturating_sub(ticks);
+    for &(w, ticks) in &c.counted {
+        if let Some(count) = counts.get_mut(w) {
+            count.reads = ticks;
+            count.missed = expected.saturating_sub(ticks);
         }
     }
     // only pairs whose on window was counted
-    let at: Vec<_> = schedule
-        .pairs()
-        .iter()
-        .copied()
-        .filter(|p| on_windows.iter().any(|x| x.0 == p.on))
-        .collect();
+    done.retain(|p| c.counted.iter().any(|x| x.0 == p.on));
     Experiment {
-        neighbour: Neighbour::Sampler(neighbour),
+        neighbour: Neighbour::Sampler(c.neighbour),
         rate_hz: rate,
         victim_cpu: Some(victim_cpu),
-        placement: Some(sampler_placement(tick_cpu, victim_cpu)),
+        placement: Some(sampler_placement(c.tick_cpu, victim_cpu)),
         status: Status::Ok,
         reason: None,
-        pairs: report::pairs(&at, &stats, &counts),
+        pairs: report::pairs(&done, &stats, &counts),
     }
 }
 

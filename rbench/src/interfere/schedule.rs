@@ -127,121 +127,76 @@ pub enum Action {
     StopChild,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Lead,
-    Off,
-    Start,
-    Wait,
-    On,
-    Stop,
-    Drain,
-    Done,
+/// What a sampler experiment's windows ask of the one who runs them (the
+/// controller in [`super::sampler`]; a fake in the tests).
+pub trait SamplerControl {
+    /// What ends an experiment early.
+    type End;
+    /// Waits for the next window to start (reaping a sampler that has
+    /// exited); whether the sampler says it samples, and whether none runs.
+    fn begin(&mut self) -> Result<(bool, bool), Self::End>;
+    /// Takes the window begun for `role`, doing `action` at its start; its
+    /// index.
+    fn take(&mut self, role: Role, action: Action) -> Result<usize, Self::End>;
+    /// The end when the sampler has taken more than the timeout's windows
+    /// to start sampling (`role` settle) or to exit once stopped (teardown).
+    fn timed_out(&mut self, role: Role) -> Self::End;
 }
 
-/// The windows of a sampler experiment, decided window by window: per
-/// pair an off window, and a settle window that starts the sampler
-/// (repeated until it says it samples), the on window, a teardown window
-/// that stops it (repeated until it has exited); off first in even pairs,
-/// last in odd ones. One settle window leads.
-#[derive(Debug, Clone)]
-pub struct SamplerSchedule {
+/// The windows of a sampler experiment, taken one by one from `c`: one
+/// settle window leads; per pair an off window, and a settle window that
+/// starts the sampler (repeated until it says it samples), the on window,
+/// a teardown window that stops it (repeated until it has exited); off
+/// first in even pairs, last in odd ones. More than `timeout` repeated
+/// windows end it. Each pair goes to `done` once its windows are taken;
+/// it returns once the last one has ended.
+pub fn sampler_windows<C: SamplerControl>(
+    c: &mut C,
     pairs: usize,
-    pair: usize,
-    phase: Phase,
-    window: usize,
-    off: usize,
-    on: usize,
-    done: Vec<PairAt>,
-}
-
-impl SamplerSchedule {
-    /// `pairs` pairs.
-    pub fn new(pairs: usize) -> SamplerSchedule {
-        SamplerSchedule {
-            pairs,
-            pair: 0,
-            phase: if pairs == 0 { Phase::Done } else { Phase::Lead },
-            window: 0,
-            off: 0,
-            on: 0,
-            done: Vec::new(),
-        }
+    timeout: usize,
+    done: &mut Vec<PairAt>,
+) -> Result<(), C::End> {
+    if pairs == 0 {
+        return Ok(());
     }
-
-    fn pair_start(&self) -> Phase {
-        match order(self.pair) {
-            Order::OffOn => Phase::Off,
-            Order::OnOff => Phase::Start,
+    c.begin()?;
+    c.take(Role::Settle, Action::Nothing)?;
+    for p in 0..pairs {
+        let order = order(p);
+        let mut off = 0;
+        if order == Order::OffOn {
+            c.begin()?;
+            off = c.take(Role::Off, Action::Nothing)?;
         }
-    }
-
-    fn end_pair(&mut self) -> Phase {
-        self.done.push(PairAt {
-            order: order(self.pair),
-            off: self.off,
-            on: self.on,
-        });
-        self.pair += 1;
-        if self.pair < self.pairs {
-            self.pair_start()
-        } else {
-            Phase::Done
-        }
-    }
-
-    /// The next window's index, role and action, given whether the
-    /// sampler says it samples and whether it has exited; None once every
-    /// pair is done.
-    pub fn next(&mut self, sampling: bool, exited: bool) -> Option<(usize, Role, Action)> {
-        let k = self.window;
-        let (role, action) = loop {
-            match self.phase {
-                Phase::Done => return None,
-                Phase::Lead => {
-                    self.phase = self.pair_start();
-                    break (Role::Settle, Action::Nothing);
-                }
-                Phase::Off => {
-                    self.off = k;
-                    self.phase = match order(self.pair) {
-                        Order::OffOn => Phase::Start,
-                        Order::OnOff => self.end_pair(),
-                    };
-                    break (Role::Off, Action::Nothing);
-                }
-                Phase::Start => {
-                    self.phase = Phase::Wait;
-                    break (Role::Settle, Action::StartChild);
-                }
-                Phase::Wait if !sampling => break (Role::Settle, Action::Nothing),
-                Phase::Wait => self.phase = Phase::On,
-                Phase::On => {
-                    self.on = k;
-                    self.phase = Phase::Stop;
-                    break (Role::On, Action::Nothing);
-                }
-                Phase::Stop => {
-                    self.phase = Phase::Drain;
-                    break (Role::Teardown, Action::StopChild);
-                }
-                Phase::Drain if !exited => break (Role::Teardown, Action::Nothing),
-                Phase::Drain => {
-                    self.phase = match order(self.pair) {
-                        Order::OffOn => self.end_pair(),
-                        Order::OnOff => Phase::Off,
-                    }
-                }
+        c.begin()?;
+        c.take(Role::Settle, Action::StartChild)?;
+        let mut waited = 0;
+        let on = loop {
+            if c.begin()?.0 {
+                break c.take(Role::On, Action::Nothing)?;
+            }
+            c.take(Role::Settle, Action::Nothing)?;
+            waited += 1;
+            if waited > timeout {
+                return Err(c.timed_out(Role::Settle));
             }
         };
-        self.window += 1;
-        Some((k, role, action))
+        c.begin()?;
+        c.take(Role::Teardown, Action::StopChild)?;
+        let mut waited = 0;
+        while !c.begin()?.1 {
+            c.take(Role::Teardown, Action::Nothing)?;
+            waited += 1;
+            if waited > timeout {
+                return Err(c.timed_out(Role::Teardown));
+            }
+        }
+        if order == Order::OnOff {
+            off = c.take(Role::Off, Action::Nothing)?; // begun by the loop above
+        }
+        done.push(PairAt { order, off, on });
     }
-
-    /// The pairs completed so far.
-    pub fn pairs(&self) -> &[PairAt] {
-        &self.done
-    }
+    c.begin().map(|_| ())
 }
 
 #[cfg(test)]
@@ -280,29 +235,55 @@ mod tests {
         assert_eq!(g.window_of(900, 1100), None);
     }
 
-    /// Runs the sampler schedule with the sampler starting after `start`
-    /// settle windows and exiting after `stop` teardown windows.
-    fn sampler_run(pairs: usize, start: usize, stop: usize) -> (Vec<(Role, Action)>, Vec<PairAt>) {
-        let mut s = SamplerSchedule::new(pairs);
-        let mut out = Vec::new();
-        let (mut since_start, mut since_stop) = (None::<usize>, None::<usize>);
-        loop {
-            let sampling = since_start.is_some_and(|n| n >= start);
-            let exited = since_stop.is_some_and(|n| n >= stop);
-            let Some((k, role, action)) = s.next(sampling, exited) else {
-                break;
-            };
-            assert_eq!(k, out.len());
+    /// A sampler that says it samples `start` windows after it was started
+    /// and has exited `stop` windows after it was stopped; the windows taken.
+    struct Fake {
+        start: usize,
+        stop: usize,
+        since_start: Option<usize>,
+        since_stop: Option<usize>,
+        taken: Vec<(Role, Action)>,
+    }
+
+    impl SamplerControl for Fake {
+        type End = Role;
+
+        fn begin(&mut self) -> Result<(bool, bool), Role> {
+            let sampling = self.since_start.is_some_and(|n| n >= self.start);
+            let exited = self.since_stop.is_some_and(|n| n >= self.stop);
+            Ok((sampling, exited))
+        }
+
+        fn take(&mut self, role: Role, action: Action) -> Result<usize, Role> {
             match action {
-                StartChild => (since_start, since_stop) = (Some(0), None),
-                StopChild => (since_stop, since_start) = (Some(0), None),
+                StartChild => (self.since_start, self.since_stop) = (Some(0), None),
+                StopChild => (self.since_stop, self.since_start) = (Some(0), None),
                 Nothing => {}
             }
-            since_start = since_start.map(|n| n + 1);
-            since_stop = since_stop.map(|n| n + 1);
-            out.push((role, action));
+            self.since_start = self.since_start.map(|n| n + 1);
+            self.since_stop = self.since_stop.map(|n| n + 1);
+            self.taken.push((role, action));
+            Ok(self.taken.len() - 1)
         }
-        (out, s.pairs().to_vec())
+
+        fn timed_out(&mut self, role: Role) -> Role {
+            role
+        }
+    }
+
+    /// Runs the sampler's windows with the sampler starting after `start`
+    /// settle windows and exiting after `stop` teardown windows.
+    fn sampler_run(pairs: usize, start: usize, stop: usize) -> (Vec<(Role, Action)>, Vec<PairAt>) {
+        let mut fake = Fake {
+            start,
+            stop,
+            since_start: None,
+            since_stop: None,
+            taken: Vec::new(),
+        };
+        let mut done = Vec::new();
+        sampler_windows(&mut fake, pairs, 100, &mut done).unwrap();
+        (fake.taken, done)
     }
 
     #[test]
@@ -343,6 +324,22 @@ mod tests {
             [Settle, Off, Settle, Settle, Settle, On, Teardown, Teardown]
         );
         assert_eq!(pairs[0].on, 5);
-        assert!(SamplerSchedule::new(0).next(true, true).is_none());
+        assert_eq!(sampler_run(0, 1, 1), (vec![], vec![]));
+    }
+
+    #[test]
+    fn a_sampler_slower_than_the_timeout_ends_the_experiment() {
+        for (start, stop, role) in [(5, 1, Settle), (1, 5, Teardown)] {
+            let mut fake = Fake {
+                start,
+                stop,
+                since_start: None,
+                since_stop: None,
+                taken: Vec::new(),
+            };
+            let mut done = Vec::new();
+            assert_eq!(sampler_windows(&mut fake, 1, 2, &mut done), Err(role));
+            assert!(done.is_empty());
+        }
     }
 }
