@@ -238,10 +238,9 @@ bool BpfSampler::open_counters(const std::vector<PerfEventSpec>& counters, std::
     for (size_t i = 0; i < counters.size(); ++i) {
       const PerfEventSpec& c = counters[i];
       if (std::find(c.cpus.begin(), c.cpus.end(), cpu) == c.cpus.end()) continue;
-      int err = 0;
-      int fd = open_counter(c, cpu, -1, 0, &err);
+      int fd = open_counter(c, cpu, -1, 0);
       if (fd < 0) {
-        *why = perf_open_error_reason(err, c.name);
+        *why = perf_open_error_reason(errno, c.name);
         return false;
       }
       counter_fds_.push_back({__u32(cpu * RB_MAX_COUNTERS + i), fd});

@@ -230,8 +230,8 @@ TEST(BpfSampler, LoadsPublishesAndTicksOnTheCpusItMayRunOn) {
     for (size_t i = 0; i < n; ++i) {
       // what a direct perf read of the same event on that CPU gives: a
       // count that reads without error and never decreases
-      int err = 0;
-      int fd = open_counter(used[i], cpu, -1, 0, &err);
+      int fd = open_counter(used[i], cpu, -1, 0);
+      const int err = errno;
       ASSERT_GE(fd, 0) << perf_open_error_reason(err, used[i].name);
       uint64_t first = 0, second = 0;
       EXPECT_EQ(read(fd, &first, sizeof(first)), ssize_t(sizeof(first)));

@@ -5,7 +5,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
 namespace raplbench {
@@ -17,7 +16,7 @@ std::vector<PerfEventSpec> perf_events_of(const nlohmann::json& events) {
   return out;
 }
 
-int open_counter(const PerfEventSpec& spec, int cpu, int group_fd, uint64_t read_format, int* err) {
+int open_counter(const PerfEventSpec& spec, int cpu, int group_fd, uint64_t read_format) {
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
@@ -26,9 +25,7 @@ int open_counter(const PerfEventSpec& spec, int cpu, int group_fd, uint64_t read
   attr.read_format = read_format;
   // counting, all tasks on `cpu`; no exclude_* bits: the RAPL and msr PMUs
   // reject them (and some wrappers set exclude_kernel by default)
-  int fd = int(syscall(SYS_perf_event_open, &attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC));
-  if (fd < 0) *err = errno;
-  return fd;
+  return int(syscall(SYS_perf_event_open, &attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC));
 }
 
 std::string perf_open_error_reason(int err, const std::string& name) {

@@ -20,9 +20,9 @@ struct PerfEventSpec {
 std::vector<PerfEventSpec> perf_events_of(const nlohmann::json& events);
 
 // perf_event_open for counting `spec` on `cpu` (all tasks), in group
-// `group_fd` (-1: new group) with `read_format`. Returns the fd, or -1 and
-// *err = errno.
-int open_counter(const PerfEventSpec& spec, int cpu, int group_fd, uint64_t read_format, int* err);
+// `group_fd` (-1: new group) with `read_format`. Returns the fd, or -1 with
+// errno set.
+int open_counter(const PerfEventSpec& spec, int cpu, int group_fd, uint64_t read_format);
 
 // "perf_event_open(<name>) failed: <strerror>" (the plan has said what the
 // machine lacks: this is for what fails anyway, at run time).

@@ -31,10 +31,9 @@ namespace {
 bool open_group(const std::vector<PerfEventSpec>& events, int cpu, uint64_t read_format,
                 std::vector<int>* fds, std::string* why) {
   for (const PerfEventSpec& e : events) {
-    int err = 0;
-    int fd = open_counter(e, cpu, fds->empty() ? -1 : fds->front(), read_format, &err);
+    int fd = open_counter(e, cpu, fds->empty() ? -1 : fds->front(), read_format);
     if (fd < 0) {
-      *why = perf_open_error_reason(err, e.name);
+      *why = perf_open_error_reason(errno, e.name);  // before the closes below
       for (int f : *fds) close(f);
       fds->clear();
       return false;
