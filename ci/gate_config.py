@@ -42,8 +42,6 @@ KEY_FIELDS = ("harness", "path", "op", "target", "role", "cpu", "target_cpu", "m
 MACHINE_FIELDS = tuple(schema.SCHEMA["$defs"]["machine"]["properties"])
 IDENTITY_CHOICES = tuple(f for f in MACHINE_FIELDS if f != "mitigations")
 
-PATHS = registry.PATHS
-
 
 def is_cross_cpu(row) -> bool:
     """Does the row read another CPU's counter (an IPI on the msr, powercap
@@ -105,9 +103,7 @@ class Config:
             layers.append(self.cross_cpu)
         rid = row_id(row)
         layers += [rule for pattern, rule in self.rows if fnmatch.fnmatchcase(rid, pattern)]
-        merged = {}
-        for layer in layers:
-            merged.update(layer)
+        merged = {key: value for layer in layers for key, value in layer.items()}
         return dataclasses.replace(self.defaults, **merged)
 
 
@@ -182,7 +178,8 @@ def parse_config(doc: dict, source: str) -> Config:
             fail(f"defaults.{k}", f"missing (set in {display(DEFAULT_CONFIG)})")
     defaults = Rule(**defaults)
     metrics, paths = {}, {}
-    for name, choices, out in (("metrics", tuple(WORSE_WHEN), metrics), ("paths", PATHS, paths)):
+    for name, choices, out in (("metrics", tuple(WORSE_WHEN), metrics),
+                               ("paths", registry.PATHS, paths)):
         for k, v in table_of(name, doc.get(name, {})).items():
             if k not in choices:
                 fail(f"{name}.{k}", f"unknown {name[:-1]} ({known(choices)})")
