@@ -4,36 +4,8 @@
 
 RUN is a run directory (holding results.jsonl) or a results.jsonl file; the
 default is the newest run, results/runs/latest. The report goes to
-<first run>/report/ unless --out says otherwise:
-
-    index.html                   everything on one self-contained page
-    latency-<family>.png         a latency figure per path family
-    ladder-<machine>.png         the latency ladder of each machine, published figures beside
-    reference.png                published figures beside every machine
-    machines.png                 machines side by side (two runs or more)
-    sampler.png, overhead.png    the 1 kHz sampler (when sampler rows exist)
-    victim.png                   (victim rows) reader-side latency beside the time a read
-                                 steals from the CPU it reads, per route
-    idle-cost.png                (idle rows) what a sampler costs an idle machine, by frequency
-    latency.{md,csv,tex}         latency tables, one per machine
-    reference.{md,csv,tex}       published figures beside the local ones
-    reference-overhead.{md,csv,tex}  published tool overheads, and the local sampler's
-    reference-design.{md,csv,tex}    the kernel mechanism beside Ref_Rapl_Kernel, the
-                                 published design it follows (measured and published lines)
-    machines.{md,csv,tex}        one table keyed by machine, ratios to the reference machine
-    sampler.{md,csv,tex}         rates, jitter, missed ticks, CPU per tick (and above the
-                                 null loop), overhead
-    victim.{md,csv,tex}          stolen ns per read per route, placement and rate; the
-                                 victim's gap p99 and max beside their baseline
-    victim-sampler.{md,csv,tex}  the same per sampler mechanism at 1 kHz (stolen ns per tick)
-    idle-cost.{md,csv,tex}       wakeups/s, busy % and deep idle above baseline per
-                                 mechanism and sampling frequency
-    ladder-tests.{md,csv,tex}    per machine, the latency ladder's neighbouring steps tested
-                                 (Kruskal–Wallis, Dunn–Bonferroni, Cliff's delta)
-    overhead-tests.{md,csv,tex}  per machine, the sampler mechanisms' overheads tested, and
-                                 each against zero (Wilcoxon signed-rank)
-    machines-tests.{md,csv,tex}  (two runs or more) each quantity tested across machines
-    figures.json                 each figure's file, pixel size and description
+<first run>/report/ unless --out says otherwise; plots/README.md ("What the
+report contains") lists its files.
 
 Exit status 0, or 2 with a message naming the file when the input is bad
 (missing directory, invalid results, invalid reference file).
@@ -94,89 +66,85 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
         manifest.append({"file": name, "width": width, "height": height, "alt": alt})
         return out / name, alt
 
-    sections = []
+    sections, all_tables = [], []
 
-    def section(sid, title, figs, tables=(), intro=None):
-        """A section of the page with the figures that were drawn (None: not drawn)."""
-        sections.append({"id": sid, "title": title, "intro": intro,
-                         "figures": [f for f in figs if f], "tables": list(tables)})
+    def section(sid, title, figs, tables, intro=None, always=False):
+        """A section of the page with the figures that were drawn and the
+        tables that were made (None: nothing to show); left out when it has
+        neither, unless `always`."""
+        figs, tables = [f for f in figs if f], [t for t in tables if t]
+        if figs or tables or always:
+            sections.append({"id": sid, "title": title, "intro": intro, "figures": figs,
+                             "tables": tables})
+            all_tables.extend(tables)
 
-    latency_tables = [report_tables.latency_table(run) for run in runs]
-    family_figs = [figure(figures.latency_figure(runs, family), f"latency-{family[0]}.png",
-                          f"{family[1]}: ns per operation (log scale), each repetition a point "
-                          f"over a box") for family in labels.FAMILIES]
-    section("latency", "Latency per operation", family_figs, latency_tables,
+    section("latency", "Latency per operation",
+            [figure(figures.latency_figure(runs, family), f"latency-{family[0]}.png",
+                    f"{family[1]}: ns per operation (log scale), each repetition a point "
+                    f"over a box") for family in labels.FAMILIES],
+            [report_tables.latency_table(run) for run in runs],
             "One figure per path family, a panel per machine; then the latency table of each "
             "machine.")
 
-    ladders = [figure(figures.ladder_figure(run, refs), f"ladder-{labels.slug(run.label)}.png",
-                      f"Latency ladder of {run.label}, published figures beside") for run in runs]
-    section("ladder", "The latency ladder", ladders,
-            intro="From one instruction to a powercap read, like the papers' hierarchy; hollow "
-                  "markers are stand-ins, published figures are drawn beside the rung they "
-                  "measure.")
+    section("ladder", "The latency ladder",
+            [figure(figures.ladder_figure(run, refs), f"ladder-{labels.slug(run.label)}.png",
+                    f"Latency ladder of {run.label}, published figures beside") for run in runs],
+            [], "From one instruction to a powercap read, like the papers' hierarchy; hollow "
+                "markers are stand-ins, published figures are drawn beside the rung they "
+                "measure.")
 
-    ref_tables = []
-    if any(r["metric"] == "latency" for r in refs):
-        ref_tables.append(report_tables_compare.reference_table(runs, refs))
-    overhead = report_tables_overhead.overhead_tables(runs, refs)
-    ref_fig = figure(figures.reference_figure(runs, refs), "reference.png",
-                     "Published figures beside this report's machines (ns per operation, log scale)")
-    section("reference", "Published figures beside this report", [ref_fig],
-            ref_tables + overhead,
+    section("reference", "Published figures beside this report",
+            [figure(figures.reference_figure(runs, refs), "reference.png",
+                    "Published figures beside this report's machines (ns per operation, log "
+                    "scale)")],
+            [report_tables_compare.reference_table(runs, refs)
+             if any(r["metric"] == "latency" for r in refs) else None,
+             *report_tables_overhead.overhead_tables(runs, refs)],
             "Transcribed in results/reference/*.jsonl (see its README for every unit "
-            "conversion).")
+            "conversion).", always=True)
 
-    machine_tables = []
-    if len(runs) > 1:
-        machine_tables.append(report_tables_compare.machines_table(runs, reference))
-        made = figure(figures.machines_figure(runs, reference), "machines.png",
-                      f"Machines side by side ("
-                      + "; ".join(f"{r.label}: {labels.cpu_count(r.machine)}" for r in runs)
-                      + f"), ratios to {runs[reference].label}")
-        section("machines", "Machines side by side", [made], machine_tables)
+    section("machines", "Machines side by side",
+            [figure(figures.machines_figure(runs, reference), "machines.png",
+                    f"Machines side by side ("
+                    + "; ".join(f"{r.label}: {labels.cpu_count(r.machine)}" for r in runs)
+                    + f"), ratios to {runs[reference].label}")],
+            [report_tables_compare.machines_table(runs, reference) if len(runs) > 1 else None])
 
-    sampler_tables = [t for t in (report_tables.sampler_table(run) for run in runs) if t]
-    sampler_figs = [
-        figure(figures.sampler_figure(runs), "sampler.png",
-               "Achieved rate (Hz) and interval jitter (µs) of the 1 kHz sampler per mechanism"),
-        figure(figures.overhead_figure(runs, refs), "overhead.png",
-               "Slowdown of a stress-ng workload under the sampler per mechanism, with its "
-               "95% CI, beside the published tool overheads")]
-    if sampler_tables or any(sampler_figs):
-        section("sampler", "The 1 kHz sampler and other rates", sampler_figs, sampler_tables)
+    section("sampler", "The 1 kHz sampler and other rates",
+            [figure(figures.sampler_figure(runs), "sampler.png",
+                    "Achieved rate (Hz) and interval jitter (µs) of the 1 kHz sampler per "
+                    "mechanism"),
+             figure(figures.overhead_figure(runs, refs), "overhead.png",
+                    "Slowdown of a stress-ng workload under the sampler per mechanism, with its "
+                    "95% CI, beside the published tool overheads")],
+            [report_tables.sampler_table(run) for run in runs])
 
-    stats_tables = [t for t in ([report_tables_stats.ladder_table(run) for run in runs]
-                                + [report_tables_stats.overhead_table(run) for run in runs]
-                                + [report_tables_stats.machines_table(runs)]) if t]
-    if stats_tables:
-        section("stats", "Significance tests", [], stats_tables,
-                "The latency ladder, the sampler overhead and the machines, tested as Diamond "
-                "& Stoico 2026 test theirs: Shapiro–Wilk, Kruskal–Wallis, Dunn–Bonferroni and "
-                "Cliff's delta (results/README.md, \"Statistics of the report\").")
+    section("stats", "Significance tests", [],
+            [*(report_tables_stats.ladder_table(run) for run in runs),
+             *(report_tables_stats.overhead_table(run) for run in runs),
+             report_tables_stats.machines_table(runs)],
+            "The latency ladder, the sampler overhead and the machines, tested as Diamond "
+            "& Stoico 2026 test theirs: Shapiro–Wilk, Kruskal–Wallis, Dunn–Bonferroni and "
+            "Cliff's delta (results/README.md, \"Statistics of the report\").")
 
-    victim_tables = [t for run in runs for t in (report_tables.victim_table(run),
-                                                  report_tables.victim_table(run, sampler=True))
-                     if t]
-    victim_fig = figure(figures.victim_figure(runs), "victim.png",
-                        "Per route: the reader-side latency (ns per read, log scale; gbench and "
-                        "criterion, median and 95% CI) beside the time a read steals from the "
-                        "victim CPU (ns per read, flat out and at 1 kHz, median and 95% CI; "
-                        "hollow: the CI holds 0, within noise, or too few pairs for a CI; x: not measured)")
-    if victim_tables or victim_fig:
-        section("victim", "What a read costs the CPU it reads", [victim_fig], victim_tables,
-                htmlpage.VICTIM_INTRO)
-    idle_tables = [t for t in (report_tables.idle_cost_table(run) for run in runs) if t]
-    idle_fig = figure(figures.idle_figure(runs), "idle-cost.png",
-                      "Per sampler mechanism against the sampling frequency (log): wakeups per "
-                      "second and busy % above the no-sampler baseline (and deep idle where the "
-                      "machine has C-states), median and 95% CI; dashed: a stand-in")
-    if idle_tables or idle_fig:
-        section("idle-cost", "What a sampler costs an idle machine", [idle_fig], idle_tables,
-                htmlpage.IDLE_INTRO)
+    section("victim", "What a read costs the CPU it reads",
+            [figure(figures.victim_figure(runs), "victim.png",
+                    "Per route: the reader-side latency (ns per read, log scale; gbench and "
+                    "criterion, median and 95% CI) beside the time a read steals from the "
+                    "victim CPU (ns per read, flat out and at 1 kHz, median and 95% CI; "
+                    "hollow: the CI holds 0, within noise, or too few pairs for a CI; x: not "
+                    "measured)")],
+            [t for run in runs for t in (report_tables.victim_table(run),
+                                         report_tables.victim_table(run, sampler=True))],
+            htmlpage.VICTIM_INTRO)
+    section("idle-cost", "What a sampler costs an idle machine",
+            [figure(figures.idle_figure(runs), "idle-cost.png",
+                    "Per sampler mechanism against the sampling frequency (log): wakeups per "
+                    "second and busy % above the no-sampler baseline (and deep idle where the "
+                    "machine has C-states), median and 95% CI; dashed: a stand-in")],
+            [report_tables.idle_cost_table(run) for run in runs], htmlpage.IDLE_INTRO)
 
-    files = write_tables(out, latency_tables + ref_tables + overhead + machine_tables
-                         + sampler_tables + stats_tables + victim_tables + idle_tables)
+    files = write_tables(out, all_tables)
     files = [m["file"] for m in manifest] + files + ["figures.json"]
     write_atomic(out / "figures.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     write_atomic(out / "index.html", htmlpage.page(runs, sections, files, len(refs)))
