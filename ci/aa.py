@@ -39,7 +39,6 @@ from results import agreement
 from results import rows as rowlib
 from results import stats
 
-REPO = gate.REPO
 SLOWDOWN = 1.25
 
 
@@ -48,7 +47,7 @@ def quick_run(runs_dir: Path, log: Path) -> Path:
     bench_run, without a layout pad, as the single-run A/A always ran); its
     run directory. Its console output goes to `log` (it is long);
     ab.RunFailed, a RuntimeError, naming the log when it fails."""
-    return ab.bench_run(REPO, runs_dir, log, None, pad=0)
+    return ab.bench_run(gate.REPO, runs_dir, log, None, pad=0)
 
 
 def load(run_dir):
@@ -284,7 +283,7 @@ def main(argv=None) -> int:
     global CONFIG
     args = parse_args(argv)
     CONFIG = args.config
-    runs_dir = args.runs_dir or REPO / "results" / "runs" / f"aa-{rowlib.new_run_id()}"
+    runs_dir = args.runs_dir or gate.REPO / "results" / "runs" / f"aa-{rowlib.new_run_id()}"
     runs_dir.mkdir(parents=True, exist_ok=True)
     print(f"ci/aa: runs and logs in {runs_dir}", flush=True)
     outcome = {"pairs": [], "slowed_copy": None, "stress": None}

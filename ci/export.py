@@ -21,14 +21,11 @@ import json
 import sys
 from pathlib import Path
 
+from ci.gate import DEFAULT_CURRENT
 from ci.gate_config import row_id
 from ci.gate_stats import HIGHER, WORSE_WHEN
 from results import files, liveness, runfile
 from results.machine import is_emulated
-
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_RUN = REPO / "results" / "runs" / "latest"
-
 
 def exported_rows(rows: list[dict]) -> list[dict]:
     """The rows that are measured figures: ok, with a median, not published."""
@@ -89,7 +86,7 @@ def _write(path: Path, doc) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="ci/export", description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", nargs="?", default=str(DEFAULT_RUN),
+    parser.add_argument("run", nargs="?", default=str(DEFAULT_CURRENT),
                         help="run directory or results.jsonl (default: the newest run)")
     parser.add_argument("--bmf", type=Path, help="write Bencher Metric Format JSON here")
     parser.add_argument("--github-action", type=Path,
