@@ -143,20 +143,16 @@ def _table(header, lines) -> list[str]:
     return out
 
 
+# How a row's note shows each setting of its Rule, in this order.
+RULE_NOTES = (("threshold_pct", "±{:g}%"), ("threshold_abs", "±{:g} (unit)"),
+              ("min_effect", "|δ| ≥ {:g}"), ("alpha", "α = {:g}"),
+              ("min_samples", "min {} samples"))
+
+
 def _rule_note(rule: Rule, defaults: Rule) -> str:
     """The settings of a row that differ from [defaults], e.g. "±25%"."""
-    parts = []
-    if rule.threshold_pct != defaults.threshold_pct:
-        parts.append(f"±{rule.threshold_pct:g}%")
-    if rule.threshold_abs != defaults.threshold_abs:
-        parts.append(f"±{rule.threshold_abs:g} (unit)")
-    if rule.min_effect != defaults.min_effect:
-        parts.append(f"|δ| ≥ {rule.min_effect:g}")
-    if rule.alpha != defaults.alpha:
-        parts.append(f"α = {rule.alpha:g}")
-    if rule.min_samples != defaults.min_samples:
-        parts.append(f"min {rule.min_samples} samples")
-    return ", ".join(parts)
+    return ", ".join(shown.format(getattr(rule, key)) for key, shown in RULE_NOTES
+                     if getattr(rule, key) != getattr(defaults, key))
 
 
 COMPARED_HEADER = ("row", "baseline median", "current median", "change", "p", "Cliff's δ", "note")
