@@ -20,7 +20,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::placement::Placement;
@@ -106,12 +106,12 @@ pub fn clean_exit(code: Option<i32>) -> bool {
     matches!(code, Some(0) | Some(130) | Some(143))
 }
 
-/// A running sampler and the thread that reads its stderr.
+/// A running sampler and the thread that reads its stderr (and gives its
+/// lines once it has ended).
 struct Running {
     child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
     sampling: Arc<AtomicBool>,
-    reader: JoinHandle<()>,
+    reader: JoinHandle<Vec<String>>,
     csv: PathBuf,
     /// Whether it was sent SIGINT.
     interrupted: bool,
@@ -150,21 +150,20 @@ impl Running {
         let mut child = command
             .spawn()
             .map_err(|e| format!("cannot run {}: {e}", settings.bin.display()))?;
-        let lines = Arc::new(Mutex::new(Vec::new()));
         let sampling = Arc::new(AtomicBool::new(false));
         let stderr = child.stderr.take().expect("stderr is piped");
-        let (l, s) = (lines.clone(), sampling.clone());
+        let s = sampling.clone();
         let spawned = std::thread::Builder::new()
             .name("sampler-stderr".into())
             .spawn(move || {
+                let mut lines = Vec::new();
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                     if line.contains(": sampling ") {
                         s.store(true, Ordering::Release);
                     }
-                    if let Ok(mut l) = l.lock() {
-                        l.push(line);
-                    }
+                    lines.push(line);
                 }
+                lines
             });
         let reader = match spawned {
             Ok(handle) => handle,
@@ -176,7 +175,6 @@ impl Running {
         };
         Ok(Running {
             child,
-            lines,
             sampling,
             reader,
             csv: csv.to_path_buf(),
@@ -204,9 +202,7 @@ impl Running {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-        let _ = self.reader.join();
-        let lines = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
-        lines
+        self.reader.join().unwrap_or_default()
     }
 }
 
