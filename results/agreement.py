@@ -2,44 +2,15 @@
 harnesses timed the same thing, do their medians agree, given how much
 each harness's own blocks scatter?
 
-Rows pair on (path, op, target, cpu, target_cpu) among ok latency rows.
-Both harnesses time a row the same way (results/schedule.py, Schedule):
-blocks of operations after a warm-up on the pinned thread, interleaved with
-the other rows' blocks over the run; a row's samples are its blocks' means,
-its value their median. The verdict compares the ratio of the medians
-(criterion / gbench) with that scatter: a 95% confidence interval of the
-ratio from a bootstrap that resamples each harness's blocks independently
-(scipy.stats.bootstrap, percentile method, fixed seed), against a
-tolerance of 10%:
-
-- agree (within 10%): the whole interval lies within [1/1.1, 1.1];
-- differ beyond noise: the whole interval lies outside it;
-- noise too wide to tell: the interval straddles a 10% bound (or a row has
-  fewer than 2 blocks).
-
-A pair that does not agree is tagged with a cause from KNOWN_CAUSES only
-where the cause was measured and a test pins it; otherwise it says that no
-cause is known. Under the table, the run-wide factor (run_wide_factor: the
-median ratio of the pairs above LOOP_NS) shows whether every pair moved
-together. A pair whose counter is frozen or has no energy unit (liveness,
-schema 2) is marked "frozen counter" with the harnesses' notes below the
-table: both timed the route, neither read energy. The report is Markdown
-(agreement.md in the run directory), also printed by bench-all.
-
-The two harnesses take turns in legs (results/latency_steps.py, run_latency),
-so that a stretch of seconds in which the VM runs slow falls on both. They
-used to run one after the other, and such a stretch then moved one
-harness's rows only: a pair "differed beyond noise" in 4 of 480 pair
-verdicts over 40 QUICK runs (a cross-CPU perf read at 1.55: 3.3 against
-5.1 µs), and in none of 480 with the turns, on the same VM in the same
-hour (results/README.md, "Agreement between the harnesses").
-
-Over several runs (report_over_runs; `python -m results.agreement RUN...`,
-and ci/aa --rounds writes one for its runs) the unit is the run instead of
-the block: each run gives one ratio per pair, and the verdict is on a 95%
-t interval of their mean log ratio. The blocks of one run share that run's
-state of the machine (and the run-wide factor above); runs spread over time
-carry the drift, so the interval is the honest one on a drifting VM.
+One run (report; agreement.md in the run directory, also printed by
+bench-all): rows pair on (path, op, target, cpu, target_cpu) among ok
+latency rows, and each pair is judged by a 95% bootstrap CI of the ratio
+of medians (criterion / gbench) against a tolerance of 10%. Several runs
+(report_over_runs; `python -m results.agreement RUN...`, ci/aa --rounds):
+one ratio per pair and run, judged by a t interval of the mean log ratio.
+The verdicts, KNOWN_CAUSES, the run-wide factor, the harnesses' turns and
+the measurements behind them: results/README.md, "Agreement between the
+harnesses".
 """
 
 import argparse

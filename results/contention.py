@@ -2,27 +2,18 @@
 (issue 30: two runs at once were both about 1.8x slower, and neither
 said so.)
 
-Before and after each step, bench-all takes a snapshot of /proc: the
-CPU time of every process that is not the run's own (not bench-all nor a
-descendant of it), the machine's steal time (/proc/stat: time the
+Between steps, never while a step measures, bench-all takes a snapshot of
+/proc: the CPU time of every process that is not the run's own (not
+bench-all nor a descendant of it; a process's own time and the time of
+the children it reaped, so short-lived commands of another job are seen
+through their parent), the machine's steal time (/proc/stat: time the
 hypervisor gave this guest's vCPUs to someone else), and the load
-average. Between two snapshots:
-
-- others_cpu_s, others_cpus: the other processes' CPU time, seconds and
-  over the wall time, in CPUs (0.5: half a CPU's worth of other work the
-  whole time). A
-  process's own time and the time of the children it reaped both count,
-  so short-lived commands of another job are seen through their parent;
-- steal_pct: steal time over all CPU time of the interval, percent;
-- top: the other processes that took most, by name.
-
-Snapshots are taken between steps only, never while a step measures.
-A step is busy when others_cpus reaches BUSY_OTHERS_CPUS (on at least
-MIN_OTHERS_CPU_S of CPU time) or steal_pct reaches BUSY_STEAL_PCT; a run
-is busy when any step is. The verdict and
-the per-step figures go into machine.json ("contention"), so every row
-carries them and the report and the terminal table say so wherever the
-run's figures are shown (plots/labels.py, contention_note).
+average. A step is busy when other processes used BUSY_OTHERS_CPUS (on at
+least MIN_OTHERS_CPU_S of CPU time) or steal reached BUSY_STEAL_PCT; a run
+is busy when any step is. The verdict and the per-step figures (their
+fields: results/README.md, `contention`) go into machine.json, so every
+row carries them and the report and the terminal table say so wherever
+the run's figures are shown (plots/labels.py, contention_note).
 """
 
 from __future__ import annotations

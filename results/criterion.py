@@ -1,32 +1,15 @@
-"""Criterion (rbench, Rust) output -> result rows.
-
-Contract with rbench's bench target `paths` (rbench/benches/paths.rs):
-
-- it makes its plan in-process (rbench/src/plan.rs) and times the rows
-  Criterion times, each as the benchmark whose full id is the row's id;
-- it writes the plan it timed (results/plan.py's format) to
-  $RAPLBENCH_CRITERION_PLAN, with "not_timed": {ID: {"status":
-  "unavailable" | "error", "reason"}} for the runnable rows it could not
-  open (unavailable) or whose timing failed (error): Criterion itself has
-  no error channel;
-- it times every row in rounds (rbench/src/schedule.rs), each round one
-  Criterion measurement per row, written under <CRITERION_HOME>/round-NN/
-  (bench-all runs it in legs, each with its own home,
-  <raw>/criterion/leg-NN/: a row's rounds are those of every leg);
-  Criterion writes, per benchmark, <dirs>/new/benchmark.json (with
-  "full_id") and new/sample.json ({"iters": [...], "times": [...]}, times
-  in ns, one entry per Criterion sample).
-
-One row per criterion row of the run's plan (raw/plan.json, the one ubench
-times too), harness "criterion", with the plan's fields and verdicts. A
-row the run's plan and Criterion's in-process plan do not both list is an
-error saying so. Its samples are blocks' ns per iteration, a block being
-what ubench's Google Benchmark repetition is: one round of the row (the
-sum of its times over the sum of its iters), so that both harnesses' rows
-are medians of the same kind of sample; iterations is the first round's.
-A Criterion home without round-NN/ directories (rbench before rounds) gives
-one block per Criterion sample (times[i] / iters[i]), iterations the first
-sample's.
+"""Criterion (rbench, Rust) output -> result rows: one row per criterion
+row of the run's plan (raw/plan.json), as results/README.md says ("The
+latency harnesses' rows"), from what rbench's bench target `paths`
+(rbench/benches/paths.rs) writes: the plan it timed
+($RAPLBENCH_CRITERION_PLAN, with "not_timed") and, per benchmark and
+round, Criterion's <dirs>/new/benchmark.json (with "full_id") and
+new/sample.json ({"iters": [...], "times": [...]}, times in ns, one entry
+per Criterion sample) under <CRITERION_HOME>/round-NN/. bench-all runs it
+in legs, each with its own home, <raw>/criterion/leg-NN/: a row's rounds
+are those of every leg. A Criterion home without round-NN/ directories
+(rbench before rounds) gives one block per Criterion sample (times[i] /
+iters[i]), iterations the first sample's.
 """
 
 import json

@@ -1,21 +1,9 @@
-"""Google Benchmark (1.7.1) JSON from ubench -> result rows.
-
-ubench (the C++ harness) times the gbench rows of rbench's plan
-(--raplbench_plan=FILE, raw/plan.json in bench-all; results/plan.py), each
-runnable row as the benchmark named by the row's id (Google Benchmark
-appends "/iterations:N" when a benchmark fixes its iteration count), and
-writes Google Benchmark's JSON (--benchmark_out). One result row per plan
-row: an unavailable row keeps the plan's reason; a measured row's samples
-are its repetitions' user counter named by the row's metric ("latency" in
-ns, "rate_hz") where the benchmark sets one, else their real_time in ns.
-The JSON's "context" holds "raplbench_tsc_khz" (optional): the TSC
-frequency ubench measured, in kHz, as a string; see tsc_khz_hint().
-
-A benchmark that fails at run time calls SkipWithError(); a message starting
-with "unavailable: " means the machine lacks something (the rest is the
-reason), anything else is an error. Run ubench with
---benchmark_repetitions=N: each repetition is one sample; GB's aggregates
-(mean, median, stddev, cv) are ignored, we compute our own (results/stats.py).
+"""Google Benchmark (1.7.1) JSON from ubench -> result rows: one row per
+gbench row of rbench's plan (--raplbench_plan=FILE, raw/plan.json in
+bench-all; results/plan.py), as results/README.md says ("The latency
+harnesses' rows"). Run ubench with --benchmark_repetitions=N: each
+repetition is one sample; Google Benchmark's aggregates are ignored, the
+rows compute their own (results/stats.py).
 """
 
 import argparse

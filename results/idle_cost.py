@@ -3,40 +3,18 @@
 Raffin & Trystram saw a 1 kHz sampler raise an idle server's power by 25 to
 49 W, because its wakeups keep cores out of deep C-states, and the cost grew
 with the frequency. We cannot measure power on every machine, so this step
-measures the causes, per mechanism and frequency (10, 100, 1000 and
-10000 Hz; QUICK: 1000 Hz only), on an otherwise idle machine: wakeups per
-second, busy CPU time and deep-idle residency (results/idle_counters.py
-says how each is read).
-
-Design, as the overhead experiment's (results/overhead.py): for each
-mechanism and frequency, PAIRS pairs of a window with the sampler running
-and an adjacent window of the same length with nothing started, the order
-alternating (AB, BA, ...) so that a drift of the machine cancels within a
-pair; one sample per pair (the sampler window's value minus its paired
-no-sampler window's). The cells (mechanism, frequency) are visited in
-rounds, each round in a shuffled order (seeded by the run id), so drift
-spreads over all of them. A sampler window: raplbench-sample --mechanism M
---frequency N (no output file) is started, ready once it says on stderr
-that it samples (its banner, printed after its set-up), left SETTLE_S to
-settle, then the window runs between two snapshots, then it is stopped
-with SIGINT (it exits cleanly). A no-sampler window waits SETTLE_S too (the
-last sampler's exit settles) before its first snapshot.
-
-Rows: harness idle, path sampler, op the mechanism, target "<the sampler's
-target> @ <N> Hz" (the label its banner and its own rows give the counters
-it reads), cpu the CPU the sampling thread is pinned to (null for ebpf and
-kernel: in-kernel timers; null for an unpinned thread), target_cpu null,
-stand_in the sampler's, parameters {"rate_hz", "baseline_median" (the
-median of the no-sampler windows' value), "window_s", "idle_source" (where
-the idle time came from), "deep_state" (the deepest state's name)}. Every
-registered mechanism gets rows: measured, or unavailable (or error) with the
-reason. The kernel mechanism runs with the ksample module loaded for the
-whole experiment (results/ksample_module.py). Every window's snapshot
-deltas are kept in raw/idle-cost.json, so every number can be recomputed:
-each /proc/interrupts and /proc/softirqs line (summed over the CPUs), the
-wakeups per second on each CPU (where they land: a timer pinned to one CPU
-or armed on all), the /proc/stat cpu fields, each CPU's cpuidle residency
-per state.
+measures the causes, per mechanism and frequency, on an otherwise idle
+machine: wakeups per second, busy CPU time and deep-idle residency
+(results/idle_counters.py says how each is read), in pairs of a window with
+the sampler and one without, as the overhead experiment does. The
+experiment and its rows: results/README.md, "The idle machine". Beyond it:
+the cells (mechanism, frequency) take their pairs in rounds shuffled by a
+generator seeded with the run id; a row's target is the label the
+sampler's banner gives its counters, its cpu the CPU its sampling thread
+is pinned to (null for the in-kernel mechanisms and an unpinned thread),
+its parameters also `idle_source` and `deep_state`; the kernel mechanism
+runs with the ksample module loaded for the whole experiment
+(results/ksample_module.py).
 """
 
 from __future__ import annotations

@@ -1,43 +1,16 @@
 """The victim step of make bench-all: what a neighbour costs another CPU.
 
 Every figure of the latency steps is taken from the reader's side. Many
-routes also cost the CPU they read: a pread of /dev/cpu/N/msr (and its
-stand-in /dev/cpu/N/cpuid), an MSR-backed powercap zone read from another
-CPU and a perf read of a CPU-bound event (msr/tsc/) run an IPI on the
-target CPU; timer-driven samplers interrupt whatever runs where their timer
-fires. raplbench-interfere (rbench/README.md) measures this with the victim
-probe (rbench/src/victim/): a thread pinned to the victim CPU spins on
-RDTSC and counts every gap above a threshold calibrated on its own loop
-(max(4 x the iteration's p99, 200 ns)); a gap's stolen time is its length
-minus one normal iteration.
-
-Method (results/README.md, "The victim probe"):
-
-- Routes: every route the Criterion plan has on this machine (powercap,
-  msr-dev, perf, ebpf-lookup, ebpf-mmap, in each placement it plans),
-  read by a thread pinned to the row's CPU at 1 kHz and flat out. The
-  victim runs on the row's target CPU when the reader is elsewhere
-  ("victim-is-target": an IPI route lands on it), else on another CPU
-  ("victim-elsewhere"). Windows with the reader reading alternate with
-  windows in which it holds the route open and does nothing (AB BA ...),
-  so the difference is the reads alone and a drift of the machine falls on
-  both.
-- Sampler mechanisms: `raplbench-sample` at 1 kHz as the neighbour,
-  started and stopped around its windows (a settle and a teardown window
-  left out), the victim on each CPU in turn.
-
-Rows (harness victim; results/README.md has the metrics):
-
-- stolen_ns_per_read: per pair, (stolen per ns of wall with the neighbour
-  - stolen per ns without) x the window's wall time / its reads (path
-  sampler: its ticks); the row's samples are the pairs;
-- victim_gap_p99_ns, victim_gap_max_ns: the victim's gap p99 and max in
-  each window with the neighbour; its no-neighbour median in parameters
-  (baseline_median), to read them against.
-
-Target "<route target> @ 1000 Hz; victim CPU v" or "... @ flat out; ...";
-`parameters` hold the rate, the victim CPU, the placement, the reads per
-second and the baseline. The tool's JSON is kept in raw/.
+routes also cost the CPU they read (an IPI on the target CPU: the msr
+device and its cpuid stand-in, MSR-backed powercap zones read from another
+CPU, a perf read of a CPU-bound event), and timer-driven samplers interrupt
+whatever runs where their timer fires. raplbench-interfere measures it with
+a victim probe, a thread pinned to the victim CPU that counts the time
+stolen from its RDTSC loop, first beside every route of the Criterion plan
+(at 1 kHz and flat out), then beside each sampler mechanism at 1 kHz.
+The probe, the windows, the rows (stolen_ns_per_read, victim_gap_p99_ns,
+victim_gap_max_ns), their targets and parameters: results/README.md, "The
+victim probe". The tool's JSON is kept in raw/.
 """
 
 from __future__ import annotations
