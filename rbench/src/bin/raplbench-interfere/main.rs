@@ -52,13 +52,9 @@ fn experiments(args: &Args, doc: &mut Document, stop: &AtomicBool) -> Result<(),
             };
             let rows = run_routes(&settings, &mut calibrations, stop, &mut report);
             if rows == 0 && !stop.load(Ordering::Relaxed) {
-                return Err((
-                    2,
-                    format!(
-                        "--only {} selects no planned row of this machine",
-                        args.only.join(",")
-                    ),
-                ));
+                let only = args.only.join(",");
+                let why = format!("--only {only} selects no planned row of this machine");
+                return Err((2, why));
             }
         }
         Some(mechanism) => {
