@@ -24,17 +24,11 @@ pub fn victim_cpu(
     target: Option<usize>,
     allowed: &[usize],
 ) -> Result<(usize, Placement), String> {
-    let list = || {
-        allowed
-            .iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
+    let cpus: Vec<String> = allowed.iter().map(usize::to_string).collect();
+    let list = cpus.join(",");
     if !allowed.contains(&reader) {
         return Err(format!(
-            "the reader's CPU {reader} is not one this process may run on (allowed: {})",
-            list()
+            "the reader's CPU {reader} is not one this process may run on (allowed: {list})"
         ));
     }
     match target {
@@ -43,9 +37,8 @@ pub fn victim_cpu(
                 Ok((t, Placement::VictimIsTarget))
             } else {
                 Err(format!(
-                    "the target CPU {t} is not one this process may run on (allowed: {}): \
-                     the victim cannot sit there",
-                    list()
+                    "the target CPU {t} is not one this process may run on (allowed: {list}): \
+                     the victim cannot sit there"
                 ))
             }
         }
