@@ -1,17 +1,10 @@
 """Headless Chromium for the report's browser test: which browser, and why
-none can run.
-
-The browser is Debian's `chromium` package (installed by `make deps`),
-driven by Playwright for Python through `executable_path`. Playwright's own
-browser builds are downloaded by `playwright install`, which cannot reach
-its download host on these machines, so it is never used.
+none can run. Debian's `chromium` package, driven by Playwright for Python
+through `executable_path` (plots/README.md, "The page in a browser": why
+Playwright's own browser download is never used, and --no-sandbox as root).
 
     with browser.chromium() as b:     # raises Unavailable(reason)
         page = b.new_page()
-
-Playwright launches with chromium_sandbox=False by default, i.e. with
---no-sandbox, which Chromium needs when run as root (and in containers
-without user namespaces).
 """
 
 import contextlib

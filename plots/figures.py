@@ -5,25 +5,13 @@ show) whose size in inches is fixed by the builder's arguments, saved at DPI
 without tight cropping: a PNG's pixel size is exactly figsize x DPI (the
 `*_size` functions), so tests can check it.
 
-Conventions in every figure:
-- latency on a log scale, "ns per operation (log scale)";
-- each repetition is a point, over a box (or beside a median and its 95% CI);
-- same CPU / other CPU / not per-CPU side by side in one colour each;
-- stand-ins hatched "//" (hollow markers where there is no box) and named
-  in the legend; emulated CPUs (qemu-tcg) hatched "xx", their panel titled
-  in red "emulated CPU: not hardware figures";
-- rows whose energy counter is frozen or has no energy unit (liveness,
-  schema 2) hatched ".." with a dotted edge, "frozen" in the tick label
-  (hollow pentagons where there is no box) and named in the legend: the
-  latency is the route's cost, the counter yields no energy;
-- rows that are not ok are a grey "x" at the foot of their slot (the
-  tables give the reason).
+Every figure follows the conventions of plots/README.md ("How things are
+marked"): latency on a log scale, each repetition a point, same CPU / other
+CPU / not per-CPU in one colour each, stand-ins, frozen or unit-less
+counters, emulated CPUs and rows that are not ok marked the same way in each.
 
-The figures by kind: figures_latency.py (latency per path family),
-figures_reference.py (the ladder, published figures, machines side by
-side), figures_sampler.py (the 1 kHz sampler); what they share is in
-figures_common.py, the label-overlap check in label_overlap.py. This module
-is the report's one entry point to them all.
+The figures by kind are in figures_*.py (plots/README.md, "Modules"); this
+module is the report's one entry point to them all.
 """
 
 from plots.figures_common import (DEAD_HATCH, DEAD_LABEL, DPI, EMULATED_COLOR, STAND_IN_HATCH,

@@ -1,23 +1,14 @@
 """The victim side (issue 16): what a read costs the CPU it reads, beside
-what it costs the reader, and what a sampler costs an idle machine by
-frequency. The rows are read by victim_rows.py.
-
-- victim_figure: a row per route (path, op, what it reads, the reader's
-  placement as the latency figures name it, where the victim ran); left,
-  the route's reader-side latency (gbench and criterion, median and 95%
-  CI); right, the time stolen from the victim per read, flat out and at
-  1 kHz, median and 95% CI. A route the victim step could not run keeps its
-  row (a grey x, "not measured"); a point whose CI holds 0 ("within
-  noise") or that has fewer than 6 pairs (too few for a CI) is hollow.
-- idle_figure: x the sampling frequency (log), a line per mechanism;
-  panels for wakeups per second and busy % above the no-sampler baseline,
-  and the deepest C-state's residency where the machine exposes one (else
-  the panel says it does not).
+what it costs the reader (victim_figure: a row per route and victim
+placement), and what a sampler costs an idle machine by frequency
+(idle_figure: a line per mechanism). plots/README.md says what each shows;
+the rows are read by victim_rows.py.
 """
 
 from plots.figures_common import (EMULATED_COLOR, EMULATED_FACE, LATENCY_AXIS, NOT_OK_COLOR,
                                   PLACEMENT_COLORS, darker, figure_legend, log_ticks,
-                                  machine_line, plain, rung_bands, title_run, wrap)
+                                  machine_line, not_ok_handle, not_ok_mark, plain, rung_bands,
+                                  title_run, wrap)
 
 import math  # noqa: E402
 
@@ -91,13 +82,13 @@ def scale_axis(ax, values: list[float], resolved: list[float], axis: str = "x",
     return f"symmetric log scale, linear within ±{plain(floor)}{' ' + unit if unit else ''}"
 
 
-def _errorbar(ax, x, y, row, color, marker, hollow, size=6, horizontal=True, zorder=5):
+def _errorbar(ax, x, y, row, color, marker, hollow, size=6, horizontal=True):
     """A median with its 95% CI; hollow (white face, dashed bar) when the CI
     holds 0."""
     lo, hi = row["median"] - row["ci95_low"], row["ci95_high"] - row["median"]
     err = [[max(lo, 0)], [max(hi, 0)]]
     kwargs = dict(fmt=marker, ms=size, color=color, mec=color, capsize=3, lw=1.6,
-                  mfc="white" if hollow else color, mew=1.4, zorder=zorder)
+                  mfc="white" if hollow else color, mew=1.4, zorder=5)
     if horizontal:
         bars = ax.errorbar([row["median"]], [y], xerr=err, **kwargs)
     else:
@@ -178,8 +169,7 @@ def _victim_panels(lat, stolen, run, routes, flags):
         found = vr.latency_rows(run.rows, w)
         place = vr.placement_of(w)
         if not any(r["status"] == "ok" for r in found.values()):
-            lat.plot([0.02], [y], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
-                     transform=lat.get_yaxis_transform(), clip_on=False, zorder=4)
+            not_ok_mark(lat, 0.02, y, lat.get_yaxis_transform())
             flags["no_latency"] = True
         for j, (harness, r) in enumerate(found.items()):
             if r["status"] != "ok":
@@ -201,8 +191,7 @@ def _victim_panels(lat, stolen, run, routes, flags):
             color, marker = _rate_style(label)
             if r is None or r["status"] != "ok":
                 not_ok.append(label)
-                stolen.plot([0.015], [y + offset], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
-                            transform=stolen.get_yaxis_transform(), clip_on=False, zorder=4)
+                not_ok_mark(stolen, 0.015, y + offset, stolen.get_yaxis_transform())
                 continue
             noise = meaning.of(r).not_resolved
             _errorbar(stolen, None, y + offset, r, color, marker, noise)
@@ -256,8 +245,7 @@ def _victim_legend(flags):
         handles.append(Line2D([], [], ls="--", marker="o", ms=6, mfc="white", color="0.3",
                               label=NOISE_LABEL))
     if flags["not_ok"] or flags["no_latency"]:
-        handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
-                              label=NOT_MEASURED_LABEL))
+        handles.append(not_ok_handle(NOT_MEASURED_LABEL))
     return handles
 
 
@@ -380,6 +368,5 @@ def _idle_legend(flags):
                               label=NOISE_LABEL))
     missing = sorted(flags["unavailable"] - set(flags["mechanisms"]), key=vr._mechanism_rank)
     if missing:
-        handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
-                              label=f"not measured: {', '.join(missing)} (reason in the table)"))
+        handles.append(not_ok_handle(f"not measured: {', '.join(missing)} (reason in the table)"))
     return handles

@@ -79,13 +79,8 @@ def harness_rank(harness: str) -> tuple[int, str]:
 
 
 def route_rank(row: dict) -> tuple:
-    """The one rule for which of several rows of one quantity stands for it
-    (the smallest): ok before not ok, the real counter before a stand-in,
-    package energy first, a live counter before a frozen or unit-less one,
-    then the harness (gbench, kbench, criterion, ...), then the target's
-    text, so the choice never depends on row order. Used for a machine's
-    row of a route (route_rows), a ladder's rung (report_tables_stats) and,
-    after placement, a published figure's local row (preferred)."""
+    """The one rule (the module's docstring) for which of several rows of one
+    quantity stands for it: the smallest."""
     return (row["status"] != "ok", labels.is_stand_in(row),
             not is_package_counter(row.get("target")), meaning.of(row).dead,
             harness_rank(row["harness"]), row.get("target") or "")

@@ -1,14 +1,9 @@
-"""The report's overhead tables (plots/tables.py renders them):
-
-- reference-overhead: the published tool overheads (a tool x benchmark
-  matrix per source) and each machine's sampler overhead per mechanism and
-  placement, with the sampler's own CPU per tick above its null loop;
-- reference-design: a sampler mechanism that follows a published tool's
-  design (the registry's x-design: kernel follows Ref_Rapl_Kernel) beside
-  that tool's published overhead rows, each line saying where it comes from.
-
-A slowdown whose 95% CI contains 0 says "not significant" (results/meaning.py
-decides it). Cells, captions and footnotes are those of the other tables
+"""The report's overhead tables, reference-overhead (the published tool
+overheads and each machine's sampler overhead) and reference-design (a
+mechanism beside the published tool whose design it follows: the
+registry's x-design); plots/README.md says what each holds. A slowdown
+whose 95% CI contains 0 says "not significant" (results/meaning.py decides
+it). Cells, captions and footnotes are those of the other tables
 (report_tables.py).
 """
 

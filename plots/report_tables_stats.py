@@ -1,19 +1,8 @@
-"""The report's significance tables, with the procedure of Diamond & Stoico
-2026 (section 3.4; tests in results/significance.py, the procedure over a
-family of groups in report_tables_steps.py):
-
-- ladder-tests, one per machine: the latency ladder (one rung per quantity:
-  path, operation, what was read, placement; ordered by median), Shapiro–Wilk per rung, Kruskal–Wallis across all
-  rungs, then Dunn–Bonferroni and Cliff's delta for each neighbouring pair
-  ("cpuid < rdmsr PKG energy"), beside the Mann–Whitney U test of the pair
-  alone;
-- overhead-tests, one per machine with an overhead experiment: the same
-  across the sampler mechanisms (and a null loop where the run has one),
-  per workload, placement and time (wall, CPU), and each mechanism against
-  zero overhead (Wilcoxon signed-rank);
-- machines-tests (two runs or more): a quantity measured on several
-  machines, Mann–Whitney U for two, Kruskal–Wallis and Dunn–Bonferroni for
-  three or more, with Cliff's delta.
+"""The report's significance tables, ladder-tests and overhead-tests per
+machine and machines-tests across machines (plots/README.md says what each
+holds), with the procedure of Diamond & Stoico 2026 (section 3.4; tests in
+results/significance.py, the procedure over a family of groups in
+report_tables_steps.py).
 
 A group is a row's `samples`: its repetitions (latency) or its pairs
 (overhead), taken as independent.

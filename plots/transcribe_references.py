@@ -4,22 +4,9 @@
 
 The papers' tables are copied below exactly as printed (units and rounding of
 the paper), then converted; results/reference/README.md explains every
-choice. plots/test_reference.py checks the files are this script's output,
-that they validate, and that the numbers below match the tables in
-../shared/papers/ when the papers are there.
-
-Conventions of a reference row:
-- machine: every field null except what the paper states (vendor and model,
-  kernel version where given);
-- samples [] and the published summary: median / mean / stddev / min / max
-  where the paper gives them, ci95_low / ci95_high where it gives only an
-  interval; every other statistic null;
-- n: the repetitions the paper reports (0 when it does not say);
-- source: "<paper>, <table> (<machine>): <figure as printed> = <converted>";
-  the part before ": " is the label the report shows;
-- path / op / target / cpu / target_cpu line up with the local rows the
-  figure is compared with (plots/pairing.py); cpu and target_cpu are null
-  (the papers do not say where the benchmark ran).
+choice and how each field of a reference row is filled. plots/test_reference.py
+checks the files are this script's output, that they validate, and that the
+numbers below match the tables in ../shared/papers/ when the papers are there.
 """
 
 import argparse
@@ -96,10 +83,6 @@ def ms_per_batch_to_ns_per_op(ms: float) -> float:
     return round(ms * 1e6 / DS_TABLE3_BATCHES, 6)
 
 
-def _fmt_ns(ns: float) -> str:
-    return f"{ns:g} ns"
-
-
 def diamond_stoico_table3() -> list[dict]:
     out = []
     for heading, ((path, op, target), printed, per_op) in DS_TABLE3.items():
@@ -107,7 +90,7 @@ def diamond_stoico_table3() -> list[dict]:
         ns = {k: ms_per_batch_to_ns_per_op(v) for k, v in
               (("mean", mean), ("stddev", std), ("min", lo), ("median", median), ("max", hi))}
         source = (f"Diamond & Stoico 2026, Table 3 ({DS_WHERE}): {heading}, median {median:.2f} ms "
-                  f"per batch of 100,000 = {_fmt_ns(ns['median'])} per operation (the paper's "
+                  f"per batch of 100,000 = {ns['median']:g} ns per operation (the paper's "
                   f"per-execution row: {per_op} ms); mean, std, min, max converted likewise "
                   f"(x 10); 15 batches; in-kernel loop of the Ref_Rapl_Micro_Bench module")
         out.append(reference_row(run_id=DS_RUN, timestamp=DS_TIME, machine=DS_MACHINE,
@@ -214,11 +197,9 @@ FILES = {
 def write(out_dir=OUT) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
     for name, build in FILES.items():
         rows.write_jsonl(build(), out_dir / name)
-        written.append(out_dir / name)
-    return written
+    return [out_dir / name for name in FILES]
 
 
 def main(argv=None) -> int:

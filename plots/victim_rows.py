@@ -3,18 +3,11 @@ experiment, which route or mechanism and placement it is, and which latency
 rows stand beside it. Pure functions of rows, no I/O, no drawing: the
 victim figures (figures_victim.py) and tables (report_tables.py) share them.
 
-Row format (results/README.md; results/victim.py, results/idle_cost.py):
-
-- harness `victim`: `target` "<route target> @ 1000 Hz; victim CPU v" or
-  "<route target> @ flat out; victim CPU v" (path `sampler`: the sampler's
-  target without its rate); metrics stolen_ns_per_read, victim_gap_p99_ns,
-  victim_gap_max_ns; `parameters` {rate_hz, victim_cpu, placement,
-  reads_per_s, baseline_median}. A row that is not ok has no parameters:
-  its rate and victim CPU are read from its target, and a row whose target
-  says neither (a whole path that could not run) stands alone.
-- harness `idle`: path `sampler`, `target` "<sampler target> @ N Hz";
-  metrics wakeups_per_s, busy_pct, deep_idle_pct; `parameters` {rate_hz,
-  baseline_median, window_s}.
+The rows are results/README.md's ("The victim probe", "The idle machine"):
+a row's rate, victim CPU and placement come from its `parameters`; a row
+that is not ok has none, so they are read from its target ("<route target>
+@ 1000 Hz; victim CPU v", "<sampler target> @ N Hz"), and a row whose
+target says neither (a whole path that could not run) stands alone.
 """
 
 import dataclasses
@@ -156,11 +149,10 @@ def experiments(rows: list[dict], harness: str) -> list[Experiment]:
     return sorted(groups, key=lambda e: route_sort_key(e.where))
 
 
-def victim_experiments(rows: list[dict], sampler: bool | None = None) -> list[Experiment]:
-    """The victim experiments: the routes (sampler False), the sampler
-    mechanisms as neighbours (True), or both (None)."""
-    return [e for e in experiments(rows, VICTIM)
-            if sampler is None or e.where.is_sampler == sampler]
+def victim_experiments(rows: list[dict], sampler: bool) -> list[Experiment]:
+    """The victim experiments: the routes (sampler False) or the sampler
+    mechanisms as neighbours (True)."""
+    return [e for e in experiments(rows, VICTIM) if e.where.is_sampler == sampler]
 
 
 def idle_experiments(rows: list[dict]) -> list[Experiment]:
