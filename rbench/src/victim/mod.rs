@@ -53,11 +53,9 @@ pub struct Setup {
     pub calibration: Duration,
 }
 
-/// Pins the calling thread to `setup.cpu`, calibrates, then measures for
-/// `setup.duration_s` or until `stop` is set (checked every iteration: a
-/// relaxed load of a line no one writes until then), and reports what it
-/// measured (`stopped_by` left for the caller). Nothing in the measuring
-/// loop allocates, formats or enters the kernel.
+/// Pins the calling thread to `setup.cpu`, calibrates, then measures
+/// ([`spin`]) for `setup.duration_s` or until `stop` is set, and reports
+/// what it measured (`stopped_by` left for the caller).
 pub fn run(setup: &Setup, stop: &AtomicBool) -> Result<Report, crate::Error> {
     crate::cpu::pin_to_cpu(setup.cpu)?;
     let calibration = calibrate::calibrate(setup.calibration);
