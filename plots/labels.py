@@ -128,15 +128,9 @@ def unique_labels(machines: list[dict], run_ids: list[str]) -> list[str]:
         return f"{name} [{tag}]" if tag else name
 
     labels = [tagged(machine_name(m), m) for m in machines]
-    before = list(labels)
-    for i, label in enumerate(before):
-        host = machines[i].get("hostname")
-        if before.count(label) > 1 and host:
-            labels[i] = f"{label} ({host})"
-    before = list(labels)
-    for i, label in enumerate(before):
-        if before.count(label) > 1:
-            labels[i] = f"{label} (run {run_ids[i]})"
+    for suffixes in ([m.get("hostname") for m in machines], [f"run {r}" for r in run_ids]):
+        labels = [f"{label} ({suffix})" if suffix and labels.count(label) > 1 else label
+                  for label, suffix in zip(labels, suffixes)]
     return labels
 
 

@@ -1,21 +1,11 @@
-"""The report's tables (plots/tables.py renders them):
-
-- latency: one table per machine, every latency row, cycles where a cycles
-  row measured the same quantity (kbench), stand-ins, counters that are
-  frozen or have no energy unit (their figure stays: it is the route's cost)
-  and rows that are not ok footnoted with their reason ("—" instead of a
-  number); a run of schema 1 says once, in the caption, that it predates
-  liveness probing;
-- reference / reference-overhead and machines: in report_tables_compare.py;
-- sampler: rates, jitter, missed ticks, CPU per tick and CPU above the null
-  loop per mechanism and its null loop (a row above null joins its
-  sampler's line; the overhead rows have their own table);
-- victim, victim-sampler: what a route's reads (a sampler mechanism's
-  ticks) cost the victim probe's CPU, per placement and rate, with the
-  victim's gap p99 and max beside their no-neighbour baseline; idle-cost:
-  what each mechanism costs an idle machine per sampling frequency (rows
-  read by plots/victim_rows.py). A difference whose 95% CI holds 0 says
-  "within noise" (results/meaning.py decides what a row means).
+"""The report's tables (plots/tables.py renders them; plots/README.md says
+what each holds): latency, one per machine (cycles where kbench counted
+them); sampler (a row above the null loop joins its sampler's line; the
+overhead rows have their own table); victim, victim-sampler and idle-cost
+(rows read by plots/victim_rows.py); and the cells, captions and footnotes
+every table shares. Those that compare are in report_tables_compare.py,
+the overhead tables in report_tables_overhead.py; what a row means (its
+footnotes, "within noise") is results/meaning.py's.
 
 Numbers are formatted as in the terminal table (results/table.py): 3
 significant digits, ns scaled to µs / ms when large.
@@ -315,12 +305,8 @@ def _baseline_cell(row: dict | None) -> str:
 
 def _experiment_notes(e: vr.Experiment, notes: Notes) -> str:
     """The notes of an experiment's rows, each once ("stand-in [^1]; unavailable [^3]")."""
-    words = []
-    for r in e.rows.values():
-        for w in filter(None, row_notes(r, notes).split("; ")):
-            if w not in words:
-                words.append(w)
-    return "; ".join(words)
+    return "; ".join(dict.fromkeys(w for r in e.rows.values()
+                                   for w in row_notes(r, notes).split("; ") if w))
 
 
 def _victim_records(run: Run, e: vr.Experiment) -> list[dict]:

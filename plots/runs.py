@@ -51,12 +51,8 @@ class Run:
         return self.rows[0]["run_id"]
 
     @property
-    def timestamp(self) -> str:
-        return self.rows[0]["timestamp"]
-
-    @property
     def date(self) -> str:
-        return self.timestamp[:10]
+        return self.rows[0]["timestamp"][:10]
 
     @property
     def emulated(self) -> bool:
@@ -68,10 +64,6 @@ def read_rows(path: Path) -> list[dict]:
     return runfile.load(path, max_errors=MAX_ERRORS_SHOWN).rows
 
 
-def _machine_key(machine: dict) -> str:
-    return json.dumps(machine, sort_keys=True)
-
-
 def load_runs(args) -> list["Run"]:
     """One Run per (file, machine), in the order given, labelled uniquely."""
     if not args:
@@ -81,7 +73,7 @@ def load_runs(args) -> list["Run"]:
         path = runfile.locate(arg)
         by_machine: dict[str, list[dict]] = {}
         for row in read_rows(path):
-            by_machine.setdefault(_machine_key(row["machine"]), []).append(row)
+            by_machine.setdefault(json.dumps(row["machine"], sort_keys=True), []).append(row)
         runs += [Run(path, rows) for rows in by_machine.values()]
     names = labels.unique_labels([r.machine for r in runs], [r.run_id for r in runs])
     for run, name in zip(runs, names):
