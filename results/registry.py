@@ -35,22 +35,15 @@ class MechanismInfo:
                                # reference rows name it ("Ref_Rapl_Kernel"), or None
 
 
-def _path_info(entry: dict) -> PathInfo:
-    return PathInfo(id=entry["const"], title=entry["title"],
-                    harnesses=tuple(entry["x-harnesses"]), figure=entry["x-figure"],
-                    privilege=entry["x-privilege"])
-
-
-def _mechanism_info(entry: dict) -> MechanismInfo:
-    return MechanismInfo(id=entry["const"], title=entry["title"], path=entry["x-path"],
-                         in_kernel=entry["x-in-kernel"], design=entry.get("x-design"))
-
-
 _PATH_DEF = SCHEMA["$defs"]["path"]
 # {figure id: title}, in the order the report shows them
 FIGURES: dict[str, str] = dict(_PATH_DEF["x-figures"])
-_PATHS = tuple(_path_info(e) for e in _PATH_DEF["oneOf"])
-_MECHANISMS = tuple(_mechanism_info(e) for e in SCHEMA["$defs"]["mechanism"]["oneOf"])
+_PATHS = tuple(PathInfo(id=e["const"], title=e["title"], harnesses=tuple(e["x-harnesses"]),
+                        figure=e["x-figure"], privilege=e["x-privilege"])
+               for e in _PATH_DEF["oneOf"])
+_MECHANISMS = tuple(MechanismInfo(id=e["const"], title=e["title"], path=e["x-path"],
+                                  in_kernel=e["x-in-kernel"], design=e.get("x-design"))
+                    for e in SCHEMA["$defs"]["mechanism"]["oneOf"])
 
 # the figure of the sampler's own rows (not a latency figure)
 SAMPLER_FIGURE = "sampler"
