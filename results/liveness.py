@@ -24,9 +24,7 @@ PREDATES_NOTE = ("verdict unknown: schema 1 rows predate liveness probing, so wh
 def verdict(row: dict) -> str | None:
     """"live", "frozen", "no-unit", None (no energy counter) or "unknown"
     (a schema 1 row, written before the probe existed)."""
-    if "liveness" not in row:
-        return UNKNOWN
-    return row["liveness"]
+    return row.get("liveness", UNKNOWN)
 
 
 def is_dead(row: dict) -> bool:
