@@ -23,22 +23,20 @@ use crate::ticker::TickerStats;
 pub const DRAIN_EVERY: Duration = Duration::from_millis(100);
 
 /// One sample as an in-kernel sampler hands it over.
-pub trait KernelSample {
+pub struct KernelSample<'a> {
     /// Whose sample: the CPU (ebpf) or the package (ksample).
-    fn key(&self) -> u32;
+    pub key: u32,
     /// CLOCK_MONOTONIC ns when it was read.
-    fn time_ns(&self) -> u64;
+    pub time_ns: u64,
     /// Periods its timer skipped since the sampler started (cumulative).
-    fn missed(&self) -> u64;
+    pub missed: u64,
     /// Its number among its key's samples, from 0 at the start; None where
     /// the sampler does not number them.
-    fn seq(&self) -> Option<u64>;
-    /// Raw value `index`.
-    fn value(&self, index: usize) -> u64;
+    pub seq: Option<u64>,
+    /// Its raw values.
+    pub values: &'a [u64],
     /// Whether its read failed (its values are not data).
-    fn failed(&self) -> bool;
-    /// Why it failed, in words (asked only for the first failure).
-    fn failure(&self) -> String;
+    pub failed: bool,
 }
 
 /// Where the values of each domain come from.
@@ -94,14 +92,15 @@ impl Drain {
     }
 
     /// Takes one sample: its missed periods (the lead's), the samples lost
-    /// before it, its values, and a line if it is the lead's.
-    pub fn push(&mut self, s: &impl KernelSample) {
-        let at = match self.previous.iter().position(|p| p.key == s.key()) {
+    /// before it, its values, and a line if it is the lead's. `failure`
+    /// says why its read failed, in words (asked only for the first).
+    pub fn push(&mut self, s: &KernelSample, failure: impl FnOnce() -> String) {
+        let at = match self.previous.iter().position(|p| p.key == s.key) {
             Some(at) => at,
             None => {
                 // the sampler started this window from 0
                 self.previous.push(Previous {
-                    key: s.key(),
+                    key: s.key,
                     time_ns: None,
                     missed: 0,
                     next_seq: 0,
@@ -110,28 +109,28 @@ impl Drain {
             }
         };
         let prev = &mut self.previous[at];
-        let advanced = prev.time_ns.is_none_or(|t| s.time_ns() > t);
-        if let Some(ends) = self.ends.as_mut().filter(|_| s.key() == self.map.lead) {
-            ends.missed += s.missed().saturating_sub(prev.missed);
+        let advanced = prev.time_ns.is_none_or(|t| s.time_ns > t);
+        if let Some(ends) = self.ends.as_mut().filter(|_| s.key == self.map.lead) {
+            ends.missed += s.missed.saturating_sub(prev.missed);
         }
-        prev.time_ns = Some(prev.time_ns.map_or(s.time_ns(), |t| t.max(s.time_ns())));
-        prev.missed = prev.missed.max(s.missed());
+        prev.time_ns = Some(prev.time_ns.map_or(s.time_ns, |t| t.max(s.time_ns)));
+        prev.missed = prev.missed.max(s.missed);
         let mut repeated = false;
-        if let Some(seq) = s.seq() {
+        if let Some(seq) = s.seq {
             repeated = seq < prev.next_seq;
             let gap = seq.saturating_sub(prev.next_seq);
             self.seq_gaps += gap;
             self.stats.dropped += gap;
             prev.next_seq = prev.next_seq.max(seq + 1);
         }
-        self.take(s, advanced && !repeated);
+        self.take(s, advanced && !repeated, failure);
     }
 
-    fn take(&mut self, s: &impl KernelSample, advanced: bool) {
-        if s.failed() {
+    fn take(&mut self, s: &KernelSample, advanced: bool, failure: impl FnOnce() -> String) {
+        if s.failed {
             self.stats.read_errors += 1;
             if self.stats.first_error.is_none() {
-                self.stats.first_error = Some(s.failure());
+                self.stats.first_error = Some(failure());
             }
             return;
         }
@@ -140,11 +139,11 @@ impl Drain {
             return;
         }
         for (latest, &(key, index)) in self.latest.iter_mut().zip(&self.map.domains) {
-            if key == s.key() {
-                *latest = Some(s.value(index));
+            if key == s.key {
+                *latest = Some(s.values[index]);
             }
         }
-        if s.key() != self.map.lead {
+        if s.key != self.map.lead {
             return;
         }
         if self.latest.iter().any(Option::is_none) {
@@ -157,7 +156,7 @@ impl Drain {
             at_latest.for_each(|(slot, latest)| *slot = latest.unwrap_or(0));
             Ok::<(), ()>(())
         };
-        if self.ends.as_mut().map(|e| e.push(s.time_ns(), fill)) != Some(Ok(true)) {
+        if self.ends.as_mut().map(|e| e.push(s.time_ns, fill)) != Some(Ok(true)) {
             self.stats.dropped += 1;
         }
     }
@@ -194,28 +193,17 @@ mod tests {
         failed: bool,
     }
 
-    impl KernelSample for Fake {
-        fn key(&self) -> u32 {
-            self.key
-        }
-        fn time_ns(&self) -> u64 {
-            self.time_ns
-        }
-        fn missed(&self) -> u64 {
-            self.missed
-        }
-        fn seq(&self) -> Option<u64> {
-            self.seq
-        }
-        fn value(&self, index: usize) -> u64 {
-            self.values[index]
-        }
-        fn failed(&self) -> bool {
-            self.failed
-        }
-        fn failure(&self) -> String {
-            format!("key {} failed", self.key)
-        }
+    /// Pushes `f` into `d`, its failure in words "key K failed".
+    fn push(d: &mut Drain, f: &Fake) {
+        let s = KernelSample {
+            key: f.key,
+            time_ns: f.time_ns,
+            missed: f.missed,
+            seq: f.seq,
+            values: &f.values,
+            failed: f.failed,
+        };
+        d.push(&s, || format!("key {} failed", f.key));
     }
 
     fn sample(key: u32, time_ns: u64, values: &[u64]) -> Fake {
@@ -241,11 +229,11 @@ mod tests {
     #[test]
     fn each_package_fills_its_own_domains_and_the_lead_writes_the_line() {
         let (mut d, writer) = drain();
-        d.push(&sample(0, 10, &[100, 7])); // package 1 has not sampled: not written
-        d.push(&sample(2, 11, &[200, 9]));
-        d.push(&sample(0, 20, &[101, 8]));
-        d.push(&sample(2, 21, &[205, 9]));
-        d.push(&sample(0, 30, &[103, 8]));
+        push(&mut d, &sample(0, 10, &[100, 7])); // package 1 has not sampled: not written
+        push(&mut d, &sample(2, 11, &[200, 9]));
+        push(&mut d, &sample(0, 20, &[101, 8]));
+        push(&mut d, &sample(2, 21, &[205, 9]));
+        push(&mut d, &sample(0, 30, &[103, 8]));
         d.hand_over();
         let batch = writer.full.try_recv().unwrap();
         assert_eq!(batch.len, 2);
@@ -257,14 +245,14 @@ mod tests {
     #[test]
     fn errors_and_repeated_ticks_are_counted_never_written() {
         let (mut d, writer) = drain();
-        d.push(&sample(2, 5, &[200, 9]));
+        push(&mut d, &sample(2, 5, &[200, 9]));
         let failed = Fake {
             failed: true,
             ..sample(0, 10, &[0, 0])
         };
-        d.push(&failed);
-        d.push(&sample(0, 10, &[100, 7])); // same time as the failed one: stale
-        d.push(&sample(0, 20, &[101, 7]));
+        push(&mut d, &failed);
+        push(&mut d, &sample(0, 10, &[100, 7])); // same time as the failed one: stale
+        push(&mut d, &sample(0, 20, &[101, 7]));
         d.hand_over();
         let batch = writer.full.try_recv().unwrap();
         assert_eq!(batch.len, 1);
@@ -280,10 +268,10 @@ mod tests {
             missed,
             ..sample(key, time_ns, &[1, 1])
         };
-        d.push(&at(2, 5, 4)); // not the lead: its skipped periods are not the lines'
-        d.push(&at(0, 10, 2)); // two periods skipped before the first sample
-        d.push(&at(0, 20, 2));
-        d.push(&at(0, 40, 3));
+        push(&mut d, &at(2, 5, 4)); // not the lead: its skipped periods are not the lines'
+        push(&mut d, &at(0, 10, 2)); // two periods skipped before the first sample
+        push(&mut d, &at(0, 20, 2));
+        push(&mut d, &at(0, 40, 3));
         d.hand_over();
         assert_eq!(writer.full.try_recv().unwrap().missed, 3);
     }
@@ -295,11 +283,11 @@ mod tests {
             seq: Some(seq),
             ..sample(key, 10 * (seq + 1), &[seq, 0])
         };
-        d.push(&numbered(2, 0));
+        push(&mut d, &numbered(2, 0));
         for seq in [0, 1, 4, 5, 5, 9] {
-            d.push(&numbered(0, seq));
+            push(&mut d, &numbered(0, seq));
         }
-        d.push(&numbered(2, 3)); // 1 and 2 of the other package lost
+        push(&mut d, &numbered(2, 3)); // 1 and 2 of the other package lost
         d.hand_over();
         assert_eq!(d.seq_gaps, 2 + 3 + 2);
         assert_eq!(d.stats.dropped, 7);

@@ -15,32 +15,25 @@ use crate::drain::{Drain, KernelSample, ValueMap, DRAIN_EVERY};
 use crate::phase::Started;
 use crate::ticker::TickerStats;
 
-impl KernelSample for RbSample {
-    fn key(&self) -> u32 {
-        self.cpu
+/// A ring buffer sample as the drain takes it.
+fn sample(s: &RbSample) -> KernelSample<'_> {
+    KernelSample {
+        key: s.cpu,
+        time_ns: s.time_ns,
+        missed: s.missed,
+        seq: None, // the ring buffer counts what it had no room for (ring_drops)
+        values: &s.value,
+        failed: s.err != 0,
     }
-    fn time_ns(&self) -> u64 {
-        self.time_ns
-    }
-    fn missed(&self) -> u64 {
-        self.missed
-    }
-    fn seq(&self) -> Option<u64> {
-        None // the ring buffer counts what it had no room for (ring_drops)
-    }
-    fn value(&self, index: usize) -> u64 {
-        self.value[index]
-    }
-    fn failed(&self) -> bool {
-        self.err != 0
-    }
-    fn failure(&self) -> String {
-        format!(
-            "bpf_perf_event_read_value failed in the kernel on CPU {}: {}",
-            self.cpu,
-            std::io::Error::from_raw_os_error(-self.err)
-        )
-    }
+}
+
+/// Why a sample's read failed, in words.
+fn failure(s: &RbSample) -> String {
+    format!(
+        "bpf_perf_event_read_value failed in the kernel on CPU {}: {}",
+        s.cpu,
+        std::io::Error::from_raw_os_error(-s.err)
+    )
 }
 
 /// Drains `sampler`'s samples into lines of the domains of `map` until
@@ -53,16 +46,17 @@ pub fn run(
     started: Started,
 ) -> TickerStats {
     let drain = RefCell::new(Drain::new(ends, map));
-    let ring = match sampler.samples_ring_buffer(|s| drain.borrow_mut().push(s)) {
-        Ok(ring) => {
-            let _ = started.send(Ok(()));
-            ring
-        }
-        Err(e) => {
-            let _ = started.send(Err(e.to_string()));
-            return TickerStats::default();
-        }
-    };
+    let ring =
+        match sampler.samples_ring_buffer(|s| drain.borrow_mut().push(&sample(s), || failure(s))) {
+            Ok(ring) => {
+                let _ = started.send(Ok(()));
+                ring
+            }
+            Err(e) => {
+                let _ = started.send(Err(e.to_string()));
+                return TickerStats::default();
+            }
+        };
     while !stop.load(Ordering::Relaxed) {
         // parked, not asleep: the phase unparks it when it ends, so it
         // stops at once, not up to DRAIN_EVERY late (a window of a --report
@@ -95,14 +89,15 @@ mod tests {
             err: -2,
             ..Default::default()
         };
-        assert!(s.failed());
+        let taken = sample(&s);
+        assert!(taken.failed);
         assert!(
-            s.failure().starts_with(
+            failure(&s).starts_with(
                 "bpf_perf_event_read_value failed in the kernel on CPU 3: No such file"
             ),
             "{}",
-            s.failure()
+            failure(&s)
         );
-        assert_eq!((s.key(), s.seq()), (3, None));
+        assert_eq!((taken.key, taken.seq), (3, None));
     }
 }

@@ -21,44 +21,32 @@ use crate::drain::{Drain, KernelSample, ValueMap, DRAIN_EVERY};
 use crate::phase::Started;
 use crate::ticker::TickerStats;
 
-/// A record, with the MSRs its package's values are.
-struct Read<'a> {
-    record: &'a Record,
-    msrs: &'a [u32],
+/// A record as the drain takes it.
+fn sample(record: &Record) -> KernelSample<'_> {
+    KernelSample {
+        key: u32::from(record.package),
+        time_ns: record.time_ns,
+        missed: record.missed,
+        seq: Some(record.seq),
+        values: &record.value, // slots of the package's msrs (value_slots)
+        failed: record.faults != 0,
+    }
 }
 
-impl KernelSample for Read<'_> {
-    fn key(&self) -> u32 {
-        u32::from(self.record.package)
-    }
-    fn time_ns(&self) -> u64 {
-        self.record.time_ns
-    }
-    fn missed(&self) -> u64 {
-        self.record.missed
-    }
-    fn seq(&self) -> Option<u64> {
-        Some(self.record.seq)
-    }
-    fn value(&self, index: usize) -> u64 {
-        self.record.value[index] // a slot of the package's msrs (value_slots)
-    }
-    fn failed(&self) -> bool {
-        self.record.faults != 0
-    }
-    fn failure(&self) -> String {
-        let faulted: Vec<String> = (self.msrs.iter().enumerate())
-            .filter(|(i, _)| self.record.faults & (1 << i) != 0)
-            .map(|(_, &m)| msr_hex(m))
-            .collect();
-        format!(
-            "rdmsr {} faulted in the ksample hrtimer on CPU {} (package {}; faults {:#x})",
-            faulted.join(","),
-            self.record.cpu,
-            self.record.package,
-            self.record.faults
-        )
-    }
+/// Why `record`'s read failed, in words: which of its package's `msrs`
+/// faulted.
+fn failure(record: &Record, msrs: &[u32]) -> String {
+    let faulted: Vec<String> = (msrs.iter().enumerate())
+        .filter(|(i, _)| record.faults & (1 << i) != 0)
+        .map(|(_, &m)| msr_hex(m))
+        .collect();
+    format!(
+        "rdmsr {} faulted in the ksample hrtimer on CPU {} (package {}; faults {:#x})",
+        faulted.join(","),
+        record.cpu,
+        record.package,
+        record.faults
+    )
 }
 
 /// Takes `records` into `drain` in time order (packages interleaved).
@@ -68,7 +56,7 @@ fn take(drain: &mut Drain, records: &mut [Record], msrs: &[Vec<u32>]) {
         let msrs = msrs
             .get(usize::from(record.package))
             .map_or(&[][..], Vec::as_slice);
-        drain.push(&Read { record, msrs });
+        drain.push(&sample(record), || failure(record, msrs));
     }
 }
 
