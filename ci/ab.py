@@ -5,9 +5,10 @@ rounds: `ci/ab`"):
           [--only STEPS] [--full] [--runs-dir DIR] [gate options]
 
 Both sides run alternately, in ABBA order (A B, B A, A B, ...), N rounds
-each, by default `results.bench_all --quick --only gbench,criterion` of each
-checkout (--baseline-repo defaults to this repository: an A/A run), each
-run with a layout pad of random length; the rounds are then gated pairwise,
+each: `results.bench_all --quick --only STEPS` of each checkout with this
+repository's Python (--full: without --quick; default steps gbench,criterion;
+--baseline-repo defaults to this repository: an A/A run), each run with a
+layout pad of random length; the rounds are then gated pairwise,
 each row judged on its median per round (a paired t test,
 gate_stats.compare_rounds). Why, and what it measured: ci/README.md,
 "Interleaved rounds".
