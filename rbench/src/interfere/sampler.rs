@@ -81,9 +81,7 @@ pub fn parse_banner(line: &str, mechanism: &str, rate_hz: u32) -> Option<(String
     let at = line.find("sampling ")?;
     let rest = line[at..].strip_prefix(&format!("sampling {mechanism} ("))?;
     let hz = format!(") at {rate_hz} Hz");
-    let end = rest.rfind(&hz)?;
-    let label = &rest[..end];
-    let tail = &rest[end + hz.len()..];
+    let (label, tail) = rest.rsplit_once(&hz)?;
     let cpu = tail
         .strip_prefix(" on CPU ")
         .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
