@@ -93,27 +93,25 @@ pub fn drive(
         let (start_ns, end_ns) = (clock.mono_of(start), clock.mono_of(end));
         if *role != Role::On {
             out.stopped = sleep_until(end_ns, stop);
-        } else {
-            out.stopped = sleep_until(start_ns, stop);
-            if !out.stopped {
-                let result = match rate_hz {
-                    None => flat_out(reader, end, stop, &mut out.counts[k]),
-                    Some(r) => at_rate(
-                        reader,
-                        start_ns,
-                        end_ns,
-                        1_000_000_000 / u64::from(r.max(1)),
-                        stop,
-                        &mut out.counts[k],
-                    ),
-                };
-                if let Err(e) = result {
-                    out.error = Some(e.to_string());
-                    return out;
-                }
-                out.stopped = stop.load(Ordering::Relaxed);
+        } else if !sleep_until(start_ns, stop) {
+            let count = &mut out.counts[k];
+            let result = match rate_hz {
+                None => flat_out(reader, end, stop, count),
+                Some(r) => at_rate(
+                    reader,
+                    start_ns,
+                    end_ns,
+                    1_000_000_000 / u64::from(r.max(1)),
+                    stop,
+                    count,
+                ),
+            };
+            if let Err(e) = result {
+                out.error = Some(e.to_string());
+                return out;
             }
         }
+        out.stopped = stop.load(Ordering::Relaxed);
         if out.stopped {
             break;
         }
