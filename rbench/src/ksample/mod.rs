@@ -89,11 +89,6 @@ impl Module {
         self.root.join("control")
     }
 
-    /// `<root>/records`.
-    pub fn records_path(&self) -> PathBuf {
-        self.root.join("records")
-    }
-
     /// The control file, parsed; an error if it is missing, unreadable, not
     /// the format this reader knows, or its records are not RECORD_SIZE.
     pub fn status(&self) -> Result<Status, Error> {
@@ -149,7 +144,7 @@ impl Module {
     /// guard stops them when it is dropped. The records are opened first:
     /// a start that cannot be drained is not made.
     pub fn start(&self, mode: Mode, hz: u32) -> Result<Running, Error> {
-        let records = Records::open(&self.records_path())?;
+        let records = Records::open(&self.root.join("records"))?;
         let word = match mode {
             Mode::Read => "start",
             Mode::Null => "null",
@@ -335,7 +330,7 @@ counters 1 fired 5011 missed 0 overruns 7 read_faults 2 busy_ns 1000 max_busy_ns
         // 250 records: three reads of up to 100, then 0 (a fixture file
         // reads each once, as the module consumes them)
         let queued: Vec<Record> = (0..250).map(|i| record((i % 2) as u16, i)).collect();
-        std::fs::write(module.records_path(), bytes(&queued)).unwrap();
+        std::fs::write(root.path().join("records"), bytes(&queued)).unwrap();
         let mut running = module.start(Mode::Null, 250).unwrap();
         assert_eq!(
             std::fs::read_to_string(module.control_path()).unwrap(),
@@ -371,7 +366,7 @@ counters 1 fired 5011 missed 0 overruns 7 read_faults 2 busy_ns 1000 max_busy_ns
         let module = Module::at(root.path());
         let mut b = bytes(&[record(0, 0)]);
         b.extend([0u8; 10]);
-        std::fs::write(module.records_path(), b).unwrap();
+        std::fs::write(root.path().join("records"), b).unwrap();
         std::fs::write(module.control_path(), "").unwrap();
         let mut running = module.start(Mode::Read, 1000).unwrap();
         let mut out = Vec::new();
