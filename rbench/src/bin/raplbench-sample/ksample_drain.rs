@@ -33,9 +33,12 @@ fn sample(record: &Record) -> KernelSample<'_> {
     }
 }
 
-/// Why `record`'s read failed, in words: which of its package's `msrs`
-/// faulted.
-fn failure(record: &Record, msrs: &[u32]) -> String {
+/// Why `record`'s read failed, in words: which of its package's MSRs
+/// (`msrs[p]`: package p's, in value order) faulted.
+fn failure(record: &Record, msrs: &[Vec<u32>]) -> String {
+    let msrs = msrs
+        .get(usize::from(record.package))
+        .map_or(&[][..], Vec::as_slice);
     let faulted: Vec<String> = (msrs.iter().enumerate())
         .filter(|(i, _)| record.faults & (1 << i) != 0)
         .map(|(_, &m)| msr_hex(m))
@@ -53,9 +56,6 @@ fn failure(record: &Record, msrs: &[u32]) -> String {
 fn take(drain: &mut Drain, records: &mut [Record], msrs: &[Vec<u32>]) {
     records.sort_unstable_by_key(|r| (r.time_ns, r.package, r.seq));
     for record in records.iter() {
-        let msrs = msrs
-            .get(usize::from(record.package))
-            .map_or(&[][..], Vec::as_slice);
         drain.push(&sample(record), || failure(record, msrs));
     }
 }
