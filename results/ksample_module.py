@@ -10,18 +10,13 @@ after:
             ...  # raplbench-sample --mechanism kernel
 
 `kbench/load ksample` builds the module against the running kernel and
-inserts it. Its exit status: 0, loaded; 3, this machine cannot load it (no
-root, no module support, no headers, modules disabled, insmod refused),
-the reason the last stderr line, "unavailable: <reason>"; anything else, an
-error (a failed build). Leaving the block runs `rmmod ksample` whenever
-this process loaded it: after the run, on an exception, on Ctrl-C, and
-also when the load itself was interrupted or failed after insmod (the
-module is then in /proc/modules, where it was not before: the load script
-refuses to run while it is). A module that was already loaded (someone
-else's) is never removed: the load says so, and the rows are unavailable
-with that reason. A failing rmmod does not hide the run's rows: it is
-printed and kept in the log (a later load then says the module is still
-loaded).
+inserts it; exit status 3 with a last stderr line "unavailable: <reason>"
+means this machine cannot load it (results/README.md, `ksample_module.py`,
+has the rest). Leaving the block runs `rmmod ksample` whenever this process
+loaded it, also when the load itself was interrupted or failed after
+insmod (the module is then in /proc/modules, where it was not before). A
+module someone else loaded is never removed. A failing rmmod does not hide
+the run's rows: it is printed and kept in the log.
 
 `around(mechanism, log)` is `loaded(log)` for the kernel mechanism and a
 no-op (None) for every other.

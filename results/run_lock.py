@@ -1,16 +1,8 @@
-"""One run at a time per checkout (issue 30). Two runs at once measured
-each other: both about 1.8x slower (5.6x on some rows), victim rows that
-failed under the load, and a report drawn for the other run.
-
-A run holds an exclusive flock(2) on `<runs dir>/.lock` from the start of
-`make bench-all` (before the build) to its end. The kernel drops the lock
-when the last process holding it exits, however it exits, so a killed run
-never leaves a stale lock. A second run does not queue silently: it exits
-(status 2) naming the running one, whose pid, start and command the lock
-file holds, unless asked to wait (`make bench-all WAIT=1`, `--wait`), when
-it says whom it waits for. Refusing is the default because a second run
-started by mistake doubles the time to a result and, queued, would only
-show that by taking long; one started on purpose says so.
+"""One run at a time per checkout (issue 30): an exclusive flock(2) on
+`<runs dir>/.lock`, held from the start of `make bench-all` (before the
+build) to its end; a second run exits (status 2) naming the running one,
+whose pid, start and command the lock file holds, or waits (`--wait`).
+Why, and what a user sees: README.md, "One run at a time per checkout".
 
     python3 -m results.run_lock [--wait] [--runs-dir DIR] [--what TEXT] -- COMMAND ...
 

@@ -1,34 +1,16 @@
 """The 1 kHz reference sampler's self-report, on an idle machine (bench-all
 step "sampler"): raplbench-sample runs on each mechanism with --report,
-which holds its windows raw (report_rows builds the rows): per window its
-samples, wall and CPU time, missed ticks and median interval error, for the
-sampler and for the null sampler (the bare timer loop) in windows
-alternating with it, and what the sampler reads (target, stand-in,
-liveness verdict). The rows hold its rate, interval jitter, missed ticks
-and CPU time per sample, the same for the null sampler, and the sampler
-above the null sampler, so the sampler is judged against the floor the
-machine itself sets (a VM delays timers).
-
-The run alternates PAIRS windows of the sampler with as many of the null
-sampler, the order within a pair alternating (AB BA AB ...) so that a drift
-of the machine cancels: 10 windows of 1 s each (0.1 s under QUICK). Every
-row has one sample per window (n = PAIRS); jitter_us is each window's
-median interval error. Three kinds of rows per mechanism, told apart by
-their role (schema 3's field, rows.MEASURED, NULL, ABOVE_NULL):
-
-- the sampler (measured): "<what it reads> @ 1000 Hz";
-- the null sampler (null): "bare timerfd loop @ 1000 Hz" (for ebpf and
-  kernel, their in-kernel timer reading nothing: "bare bpf_timer program
-  @ 1000 Hz", the ksample module's timer in null mode);
-- the sampler above the null sampler (above-null): the sampler's target,
-  rate_hz and cpu_us_per_sample, one sample per pair (sampler window minus
-  its null window), with the sampler's stand-in and verdict.
-
-The sampler's rows carry the liveness verdict of the energy counters the
-mechanism reads (the worst of them, with a note naming each counter that is
-not live; null for the null sampler), which the report shows beside the
-mechanism's rate. A mechanism whose counters cannot be opened here gets an
-"unavailable" row with the sampler's own explanation (no verdict).
+PAIRS windows of the sampler alternating with as many of the null sampler
+(the bare timer loop, the floor the machine sets), 1 s each (0.1 s under
+QUICK), and writes them raw; report_rows builds the rows (README.md's
+sampler section, "--report"): for each loop its rate, interval jitter,
+missed ticks and CPU time per sample, one sample per window (role
+measured, and null for the null sampler), and the sampler above the null
+sampler, one sample per pair (role above-null). The sampler's rows carry
+the liveness verdict of the energy counters the mechanism reads (the
+worst, with a note naming each counter that is not live); a mechanism
+whose counters cannot be opened here gets an "unavailable" row with the
+sampler's own explanation.
 
 The kernel mechanism samples through the ksample module (kbench/ksample.h):
 it is loaded with kbench/load ksample for its run alone and always removed
@@ -266,17 +248,14 @@ class Background:
                  stop_timeout_s: float = STOP_TIMEOUT_S):
         self.mechanism = mechanism
         self.stop_timeout_s = stop_timeout_s
-        self.command = f"raplbench-sample --mechanism {mechanism}" + (
-            "" if frequency is None else f" --frequency {frequency}")
         cmd = [str(BINARY), "--mechanism", mechanism]
         if frequency is not None:
             cmd += ["--frequency", str(frequency)]
+        self.command = " ".join(["raplbench-sample", *cmd[1:]])  # as messages name it
         if output is not None:
             cmd += ["--output", str(output)]
         cmd += ["--duration", f"{duration_s:g}"]
-        if cpu is not None and mechanism not in IN_KERNEL:
-            # the in-kernel mechanisms have no sampling thread (raplbench-sample
-            # refuses --cpu): the affinity below places their drain thread
+        if cpu is not None and mechanism not in IN_KERNEL:  # see IN_KERNEL
             cmd += ["--cpu", str(cpu)]
         self.label: str | None = None
         self.cpu: int | None = None
