@@ -172,9 +172,7 @@ fn loops(opened: Opened, args: &Args) -> (Loops, [Subject; 2], [String; 2]) {
         title: format!("null ({kind})"),
         target: kind.into(),
         cpu,
-        target_cpu: None,
-        stand_in: None,
-        liveness: None,
+        ..Subject::default() // it reads nothing: no counters' CPU, stand-in or liveness
     };
     let setup = TickerSetup {
         period_ns: 1_000_000_000 / u64::from(hz),

@@ -134,6 +134,7 @@ pub fn differences(pairs: &[(&Window, &Window)], f: impl Fn(&Window) -> Option<f
 }
 
 /// What one loop reads, as its rows will say.
+#[derive(Default)]
 pub struct Subject {
     /// "perf (msr/tsc/)", "null (bare timerfd loop)": for the human summary.
     pub title: String,
