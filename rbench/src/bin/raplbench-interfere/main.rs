@@ -118,10 +118,8 @@ fn run(args: Args) -> Result<i32, (i32, String)> {
         .map_err(|e| (1, format!("cannot write --json {shown}: {e}")))?;
     // blocked in every thread; the watcher sets `stop` on one, until `done`
     signals::take().map_err(|e| (2, e))?;
-    let (stop, done) = (
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicBool::new(false)),
-    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicBool::new(false));
     let watcher = {
         let (stop, done) = (stop.clone(), done.clone());
         std::thread::Builder::new()
