@@ -13,15 +13,10 @@ an idle machine: wakeups, CPU time, C-state residency by frequency), overhead (h
 and without the sampler).
 `make bench-all` then writes the report (python -m plots.report).
 
-A run directory results/runs/<run_id>/ holds
-    raw/            each harness's own output, untouched (raw/gbench-leg1.json, ...),
-                    and raw/gbench.json: all ubench legs in one Google Benchmark file
-    machine.json    the machine the run measured
-    results.jsonl   every row of every harness, validated against schema.json
-    results.parquet the same rows, for pandas / pyarrow
-    agreement.md    where the C++ and the Rust harness timed the same path: do they agree?
-    report/         figures, tables and index.html (written by make bench-all / make report)
-and results/runs/latest points at the newest run.
+A run directory results/runs/<run_id>/ holds each harness's raw output
+(raw/), machine.json, results.jsonl (every row, validated), results.parquet
+and agreement.md (results/README.md, "Run directory"), and
+results/runs/latest points at the newest complete run.
 
 A harness that cannot run, or crashes, never aborts the run: its paths get
 rows with status "error" (or "unavailable") and the reason, and the other
@@ -174,8 +169,6 @@ def mark_step(step_rows: list[dict], position: int) -> list[dict]:
     for row in step_rows:
         row["parameters"] = {**(row.get("parameters") or {}), "step": position}
     return step_rows
-
-
 
 
 # ---- the run ----------------------------------------------------------------

@@ -3,15 +3,11 @@
     python -m results.gbench_effect --a DEBIAN_UBENCH --b NDEBUG_UBENCH
         [--pairs 6] [--filter REGEX] [--repetitions 10] [--min-time 0.1] [--json FILE]
 
-Debian's libbenchmark 1.7.1 is built without NDEBUG (its checks on; every run
-prints "Library was built as DEBUG"); ubench builds the same 1.7.1 source
-with NDEBUG instead (ubench/gbench.cmake). The timed loop (`for (auto _ :
-state)`) is inlined from the header into ubench either way; only per-batch
-bookkeeping (starting and stopping the timer, its checks, choosing the next
-iteration count) runs in the library. This measures what that difference
-does: the same benchmarks, run by a ubench linked to each library, in pairs,
-the order alternating (A B, B A, A B, ...) so that the slow drifts of a VM
-weigh on both alike.
+Debian's libbenchmark 1.7.1 is built without NDEBUG, ubench's own build of
+the same source with it (README.md, "Google Benchmark", says why that can
+hardly matter). This measures it: the same benchmarks, run by a ubench
+linked to each library, in pairs, the order alternating (A B, B A, A B,
+...) so that the slow drifts of a VM weigh on both alike.
 
 Per run and benchmark: the median of its repetitions, of the figure the
 suite reports (the user counter named by the plan row's metric where the

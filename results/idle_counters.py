@@ -1,32 +1,15 @@
 """The machine's idle counters, read at an instant and differenced over a
 window (results/idle_cost.py measures each sampler mechanism with them):
-
-- wakeups_per_s: interrupts and softirqs per second of wall time, the whole
-  machine: the delta of every per-CPU line of /proc/interrupts (ERR and MIS
-  are single error totals, not interrupts taken on a CPU: left out) plus
-  every line of /proc/softirqs, summed over the CPUs. A timer interrupt
-  that raises a softirq counts twice: a bpf_timer tick (a soft hrtimer) is
-  a local timer interrupt (LOC) and an HRTIMER softirq, a timerfd tick (a
-  hard hrtimer) only the LOC; the raw file keeps each line apart.
-- busy_pct: CPU time that was not idle, per second of wall time, in % of one
-  CPU: the machine's CPU time (online CPUs x wall time) minus its idle time.
-  Where the kernel exposes cpuidle states, the idle time is the residency of
-  every state (the `time` files, microseconds) and each CPU is visited (this
-  process moves onto it) before its files are read, so that a CPU asleep at
-  the snapshot has accounted its current residency (the kernel adds it only
-  when the CPU leaves the state). Elsewhere the idle time is /proc/stat's
-  idle + iowait, in USER_HZ ticks (os.sysconf("SC_CLK_TCK"), 100 here):
-  10 ms per CPU per snapshot, so a window of W seconds resolves busy_pct to
-  about +-(1 / W) points per CPU. /proc/stat's user, system, irq and softirq
-  fields are not used: with tick accounting they are sampled by the
-  scheduler tick (HZ = 250 here: 4 ms per tick), which a periodic sampler
-  can beat against; they are kept in the raw file. steal is not busy (the
-  hypervisor ran something else).
-- deep_idle_pct: residency of the deepest cpuidle state (the highest-
-  numbered state*/ of each CPU that is not disabled, e.g. C6 on a bare-metal
-  Intel box, "haltpoll idle" in a KVM guest with cpuidle-haltpoll), summed
-  over the CPUs, in % of the machine's CPU time. Unavailable where the
-  kernel exposes no states.
+wakeups_per_s, busy_pct and deep_idle_pct, as results/README.md defines
+them ("The idle machine"). Why they are read as they are: a snapshot
+visits each CPU before reading its cpuidle files, because the kernel adds a
+sleeping CPU's current residency only when it leaves the state; without
+cpuidle states the idle time is /proc/stat's idle + iowait in USER_HZ
+ticks (10 ms per CPU per snapshot: a window of W seconds resolves busy_pct
+to about +-(1 / W) points per CPU); /proc/stat's user, system, irq and
+softirq fields are not used: with tick accounting they are sampled by the
+scheduler tick (HZ = 250 here: 4 ms per tick), which a periodic sampler
+can beat against (the raw file keeps them).
 """
 
 from __future__ import annotations

@@ -1,57 +1,30 @@
 """The overhead experiment (make bench-overhead, part of bench-all): what
 the 1 kHz sampler costs a real workload, resolved to half a percentage point
-where the machine allows it.
+where the machine allows it. README.md ("What it costs: the overhead
+experiment") gives the design: the workload, the two placements, the
+ksample module, the paired runs (AB, BA, ...), rounds until each condition
+is resolved or the budget ends, the wall-time and CPU-time rows. Why each
+choice, and what README.md leaves out:
 
-Design (ci/README.md's "overhead experiment" and results/README.md explain
-the choice with the measurements behind it):
-
-- The workload is fixed single-threaded work pinned to one CPU, W (the
-  last CPU this process may use): `stress-ng --cpu 1 --cpu-method
-  matrixprod --cpu-ops N` under `taskset -c W`, N calibrated to about
-  workload_s() seconds. One pinned worker has far less run-to-run variance
-  than two floating ones, and its wall time shows any CPU the sampler takes
-  from it.
-- Placements: the sampler pinned to W itself ("same CPU", the worst case
-  the papers measure) and to another CPU ("other CPU", the common case
-  where the machine has a spare CPU). The two in-kernel mechanisms tick
-  where the kernel runs them whatever the placement, and only their drain
-  thread (user space reading the batches every 100 ms) is pinned: ebpf arms
-  a bpf_timer on every CPU; kernel's hrtimer runs on each package's lead
-  CPU (the ksample module's, kbench/ksample.h), so on a one-package machine
-  whose workload CPU is not the lead CPU even "same CPU" puts only the
-  drain thread beside the workload.
-- The kernel mechanism needs the ksample module: it is loaded once
-  (kbench/load ksample) for the whole experiment, calibration and warm-up
-  included, and always removed at its end (rmmod ksample), also when the
-  experiment fails or is interrupted (results/ksample_module.py; output in
-  raw/ksample.log). Where it cannot be loaded, the kernel mechanism's row
-  is "unavailable" (a failed build: "error") with the load script's reason,
-  and the other mechanisms run as before. When the sampler step could not
-  run the kernel mechanism, the experiment still tries the load (and
-  removes the module at once) to give that reason rather than a pointer
-  to the sampler's row.
-- Paired rounds: each pair is one bare run and one run under the sampler,
-  back to back, their order alternating from pair to pair (AB, BA, ...):
-  the machine's drift (on these VMs the same work takes 0.28 s or 0.48 s
-  depending on the minute) cancels within a pair. A pair's overhead is
-  100 * (t_sampled / t_bare - 1); a row's samples are its pairs, its median
-  and distribution-free 95% CI the usual ones (results/stats.py), robust to
-  the pairs that straddle a jump of the machine's speed.
-- Sequential: rounds go on, every unresolved condition getting one more
-  pair per round in a shuffled order, until each condition's CI half-width
-  is at most TARGET_HALF_WIDTH points (after at least min_pairs()) or the
-  time budget ends. A condition that resolved stops taking pairs. Looking at
-  the CI after every round lets the experiment stop early (a mild
-  optional-stopping bias, which min_pairs limits).
-- The row's `resolution` says whether it resolved; QUICK runs never do
-  (too few pairs to be a finding). Its `parameters` hold what varies from run
-  to run (the calibrated count, the pairs taken, the bare run's median wall
-  and CPU time), never its key.
-- Wall and CPU time: hyperfine reports the workload's user + system time
-  beside its wall time. Each condition gets two rows: the wall-time overhead
-  (what a user waits) and the CPU-time overhead (what the workload itself
-  spent more: cache and TLB pollution, IPIs). A wall-time slowdown with no
-  CPU-time change is the sampler taking the workload's CPU.
+- The workload is `stress-ng --cpu 1 --cpu-method matrixprod --cpu-ops N`
+  under `taskset -c W`, W the last CPU this process may use, N calibrated
+  to about workload_s() seconds: one pinned worker has far less run-to-run
+  variance than two floating ones, and its wall time shows any CPU the
+  sampler takes from it.
+- kernel's hrtimer runs on each package's lead CPU (kbench/ksample.h), so
+  on a one-package machine whose workload CPU is not the lead CPU even
+  "same CPU" puts only the drain thread beside the workload.
+- When the sampler step could not run the kernel mechanism, the
+  experiment still tries the load (and removes the module at once) to give
+  its reason rather than a pointer to the sampler's row.
+- A pair's two runs back to back cancel the machine's drift (the same work
+  takes 0.28 s or 0.48 s depending on the minute); a row's median and
+  distribution-free 95% CI (results/stats.py) are robust to the pairs that
+  straddle a jump of its speed. Looking at the CI after every round lets
+  the experiment stop early (a mild optional-stopping bias, which
+  min_pairs() limits).
+- `parameters` hold what varies from run to run (the calibrated count, the
+  pairs taken, the bare run's median wall and CPU time), never the key.
 
 Rows: harness hyperfine, path sampler, op the mechanism, target
 "<workload>: wall time" or "<workload>: CPU time", cpu the CPU the sampler
