@@ -12,24 +12,13 @@ per-operation report format): sections opened by "=== <kind> <name>" lines.
 
 Rows: path "kinsn" for each operation (op as in the report, e.g.
 "rdmsr:0x611"; target the MSR address for rdmsr), "proc-read" and
-"sys-read" for the two stamp files (op "read": the round trip of one read()
-minus the time inside the module's show()). Each measured quantity comes
-twice: metric "cycles" (TSC cycles, the module's own unit) and "latency" in
-ns (cycles * 1e6 / tsc_khz). What was not measured (an MSR that faults, a
-machine that cannot load the module) gets one "latency" row with the reason.
-
-From a guest log (kbench/qemu/guest-test.sh), the rows of the reports
-`raplbench-sample --mechanism kernel --report` wrote in the guest (parts
-"sampler-rows-<hz>", built by results/sampler.py) follow the module's own
-rows, with the guest's machine (machine.hypervisor "qemu-tcg") and this
-run's id and time: emulated-CPU figures, tagged as such like every other
-row of that run.
-
-An energy-status MSR's report also carries the module's liveness verdict
-("liveness: live|frozen|no-unit" and a "liveness_probe: ..." line saying
-what the probe saw, kbench/README.md); its measured rows get `liveness` and,
-when not live, a `liveness_note` naming the counter. Every other row, and
-every row of a report written before the probe existed, has null.
+"sys-read" for the two stamp files (op "read"), each measured quantity in
+"cycles" (TSC cycles) and in ns as "latency"; what was not measured gets
+one "latency" row with the reason. From a guest log, the rows of the
+sampler's reports in the guest follow, with the guest's machine. An
+energy-status MSR's verdict (its "liveness" and "liveness_probe" lines)
+becomes the rows' `liveness` and `liveness_note`: kbench/README.md says
+what the module reports and how it is worded.
 """
 
 import argparse
