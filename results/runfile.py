@@ -6,25 +6,12 @@ load their runs here.
 Every problem raises RunFileError, whose message names the file, and each
 bad row in the validator's `FILE:LINE: FIELD: MESSAGE` form
 (schema.iter_file_errors). The report and the gate word their messages
-their own way (their tests pin both), so two arguments choose the wording:
-
-- `role` ("baseline", "current run"): the gate's, which says what the file
-  was for (and `hint` what to do about it); without it, the report's;
-- `max_errors`: the report shows a heading and the first bad rows; the gate
-  (None) every bad row, then their count.
-
-`show` turns a path into the text shown (the gate's is relative to the
-working directory; by default the path as given).
-
-Rows of schema versions 1 and 2 said a row's role in its target ("null:
-...", "above null: ..."): `upgrade` gives them the `role` of schema 3 and
-the target without the prefix, once, as they are loaded, so that nothing
-downstream reads a prefix.
-
-A run directory that holds bench-all's `incomplete.json` (results/run_state.py:
-a run in progress, interrupted, failed or killed), and a results.jsonl in
-one, is refused by name (`locate`, `incomplete`) before its rows are looked
-at: its results.jsonl, where there is one, is not a finished run's.
+their own way (their tests pin both): `role` (the gate's: "baseline",
+"current run"; without it, the report's) and `max_errors` choose the
+wording, `show` the path shown. A run that did not complete is refused by
+name (`incomplete`) before its rows are looked at; rows of schema
+versions 1 and 2 get their role as they are loaded (`upgrade`), so that
+nothing downstream reads a target's prefix.
 """
 
 import dataclasses
