@@ -5,9 +5,10 @@ other when both run (run_latency), and its raw output becomes rows
 
 Both time the rows of rbench's one discovery (rbench/src/plan.rs), which
 raplbench-plan writes once per run, before the legs, to raw/plan.json
-(make_plan): ubench reads it, so every leg times the same rows; rbench's
-Criterion benchmark makes the same plan in-process (its rows hold open what
-they read) and writes the plan it timed, raw/criterion-plan.json. Both
+(make_plan): both read it, so every leg of either times the same rows
+(ubench through --raplbench_plan, rbench's Criterion benchmark through
+$RAPLBENCH_PLAN), and rbench writes the plan it timed, with the rows that
+did not time, to raw/criterion-plan.json. Both
 harnesses' rows are the rows of raw/plan.json, with its verdicts, joined
 by id to each harness's output (results/plan.py)."""
 
@@ -111,8 +112,8 @@ def criterion_leg(run: Run, leg: int, blocks: int) -> str | None:
     raw/criterion/leg-NN/; None when it ran, else why not."""
     home = run.raw_dir / "criterion" / criterion.leg_dir(leg)
     timed = run.raw_dir / "criterion-plan.json"
-    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_CRITERION_PLAN=str(timed),
-               **criterion_env(run.quick, blocks))
+    env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_PLAN=str(run.raw_dir / "plan.json"),
+               RAPLBENCH_CRITERION_PLAN=str(timed), **criterion_env(run.quick, blocks))
     cmd = [cargo(), "bench", "--quiet", "-p", "rbench", "--bench", "paths"]
     timed.unlink(missing_ok=True)  # a leg that writes none has failed
     with open(run.raw_dir / "criterion.log", "a", encoding="utf-8") as log:

@@ -1,9 +1,10 @@
 //! The Criterion harness of raplbench: one benchmark per (access path, op,
 //! target, placement) of the plan that Criterion times (rbench::plan, each
-//! path in rbench/src/paths/; ubench times the same plan, read from the
-//! JSON that the raplbench-plan binary writes). The plan is made here,
-//! in-process: its rows hold what they read open (the eBPF rows the
-//! running BPF sampler).
+//! path in rbench/src/paths/), the run's plan that ubench times too: the
+//! JSON the raplbench-plan binary writes (raw/plan.json in bench-all),
+//! named by $RAPLBENCH_PLAN; without it (`cargo bench` by hand) the plan is
+//! made here, in-process. Each row is opened from what the plan says to
+//! open (rbench::paths::reads_of; the eBPF rows start their own BPF sampler).
 //! Every row is run alike: pin the thread to the row's CPU, open what the
 //! row reads (once), then time it in rounds (rbench::schedule): each round
 //! times every row once, in a new random order, as one Criterion
@@ -18,13 +19,15 @@
 //! "<path>/<op>/<target>@<placement>", e.g. "perf/read/msr/tsc/@1->0",
 //! the name ubench gives the same row. Criterion has no channel for a row
 //! that did not time, so the plan it timed goes, as JSON
-//! (rbench::plan::Plan::to_json), with "not_timed": {ID: {"status":
-//! "unavailable" | "error", "reason"}} for the rows whose open failed
-//! (unavailable) or whose timing failed (error), to $RAPLBENCH_CRITERION_PLAN;
-//! results/criterion.py joins it and Criterion's samples to the rows of
-//! the run's plan (raw/plan.json).
+//! (rbench::plan::Plan::to_json, its Criterion rows), with "not_timed":
+//! {ID: {"status": "unavailable" | "error", "reason"}} for the rows whose
+//! open failed (unavailable) or whose timing failed (error), to
+//! $RAPLBENCH_CRITERION_PLAN; results/criterion.py joins it and Criterion's
+//! samples to the rows of the run's plan (raw/plan.json).
 //!
 //! Knobs:
+//! * RAPLBENCH_PLAN: the run's plan to time (results/latency_steps.py sets
+//!   it to raw/plan.json); unset or empty: this machine's, planned here.
 //! * RAPLBENCH_QUICK=1: bench-all's QUICK schedule, else its full one
 //!   (results/schedule.json, through rbench::schedule::Schedule; each field
 //!   overridden by RAPLBENCH_ROUNDS, RAPLBENCH_WARMUP_S, RAPLBENCH_BLOCK_S,
@@ -34,15 +37,16 @@
 //!   <criterion home>/raplbench-plan.json); Criterion writes under
 //!   <criterion home>/round-NN/ ($CRITERION_HOME, default target/criterion).
 //! * RAPLBENCH_POWERCAP_ROOT, RAPLBENCH_DEV_CPU_ROOT, RAPLBENCH_PMU_ROOT,
-//!   RAPLBENCH_CPU_ROOT: fixture trees in place of the kernel's (rbench::roots).
+//!   RAPLBENCH_CPU_ROOT: fixture trees in place of the kernel's (rbench::roots),
+//!   for the plan made here.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion};
 use rbench::cpu::pin_to_cpu;
-use rbench::paths::plan_this_machine;
-use rbench::plan::{Plan, Planned, Reader};
+use rbench::paths::{plan_this_machine, reads_of};
+use rbench::plan::{Reader, Reads, PLAN_VERSION};
 use rbench::schedule::{round_dir, round_order, Schedule, Shuffler};
 use serde_json::{json, Map, Value};
 
@@ -59,6 +63,28 @@ fn configured_criterion(schedule: &Schedule, dir: &Path) -> Criterion {
         .configure_from_args()
 }
 
+/// A row of the plan that Criterion times.
+struct Row {
+    /// The row as the plan's JSON has it ("id", "path", "op", "cpu", ...).
+    json: Value,
+    /// What it reads, from its "open", or why that does not open; None: the
+    /// plan says it cannot run.
+    reads: Option<Result<Box<dyn Reads>, String>>,
+}
+
+impl Row {
+    fn field(&self, key: &str) -> &str {
+        self.json[key].as_str().unwrap_or("")
+    }
+
+    /// The Criterion parameter: the id after "<path>/<op>/".
+    fn parameter(&self) -> &str {
+        let prefix = format!("{}/{}/", self.field("path"), self.field("op"));
+        let id = self.field("id");
+        id.strip_prefix(&prefix).unwrap_or(id)
+    }
+}
+
 /// How a benchmark that was planned ended.
 enum Outcome {
     /// Measured.
@@ -72,10 +98,10 @@ enum Outcome {
 /// Times `reader` (one operation per iteration) as benchmark `row`, one
 /// block of a round; a read that fails during the measurement, or a
 /// measurement that read no data, turns the row into an error.
-fn time_block(criterion: &mut Criterion, row: &Planned, reader: &mut dyn Reader) -> Outcome {
+fn time_block(criterion: &mut Criterion, row: &Row, reader: &mut dyn Reader) -> Outcome {
     let mut failure = None;
-    let mut group = criterion.benchmark_group(&row.meta.path);
-    group.bench_function(BenchmarkId::new(&row.meta.op, row.parameter()), |b| {
+    let mut group = criterion.benchmark_group(row.field("path"));
+    group.bench_function(BenchmarkId::new(row.field("op"), row.parameter()), |b| {
         // what Criterion's iter() times, with the loop inside the reader
         b.iter_custom(|iters| {
             let start = Instant::now();
@@ -96,35 +122,38 @@ fn time_block(criterion: &mut Criterion, row: &Planned, reader: &mut dyn Reader)
 }
 
 /// Pins the thread to the row's CPU (every row has one).
-fn pin(row: &Planned) -> Result<(), String> {
-    match row.meta.cpu {
-        Some(cpu) => pin_to_cpu(cpu).map_err(|e| e.to_string()),
+fn pin(row: &Row) -> Result<(), String> {
+    match row.json["cpu"].as_u64() {
+        Some(cpu) => pin_to_cpu(cpu as usize).map_err(|e| e.to_string()),
         None => Ok(()),
     }
 }
 
 /// Opens what a runnable row reads, pinned to its CPU, and reads it once.
-fn open<'a>(row: &'a Planned) -> Result<Box<dyn Reader + 'a>, String> {
-    let reads = row.reads.as_ref().map_err(String::clone)?;
+fn open<'a>(
+    row: &Row,
+    reads: &'a Result<Box<dyn Reads>, String>,
+) -> Result<Box<dyn Reader + 'a>, String> {
+    let reads = reads.as_ref().map_err(String::clone)?;
     pin(row)?;
     let mut reader = reads.open().map_err(|e| e.to_string())?;
     reader.read().map_err(|e| e.to_string())?;
     Ok(reader)
 }
 
-/// Times every runnable row of `plan` in the rounds of `schedule`; one
-/// outcome per row of the plan (None: not runnable, the plan says why).
-fn run(plan: &Plan, schedule: &Schedule, home: &Path) -> Vec<Option<Outcome>> {
+/// Times every runnable row in the rounds of `schedule`; one outcome per
+/// row (None: not runnable, the plan says why).
+fn run(rows: &[Row], schedule: &Schedule, home: &Path) -> Vec<Option<Outcome>> {
     let mut readers: Vec<Option<Box<dyn Reader + '_>>> = Vec::new();
     let mut outcomes: Vec<Option<Outcome>> = Vec::new();
-    for row in &plan.rows {
-        match (&row.reads, open(row)) {
-            (Err(_), _) => (readers.push(None), outcomes.push(None)),
-            (Ok(_), Ok(reader)) => (
+    for row in rows {
+        match row.reads.as_ref().map(|reads| open(row, reads)) {
+            None => (readers.push(None), outcomes.push(None)),
+            Some(Ok(reader)) => (
                 readers.push(Some(reader)),
                 outcomes.push(Some(Outcome::Measured)),
             ),
-            (Ok(_), Err(why)) => (
+            Some(Err(why)) => (
                 readers.push(None),
                 outcomes.push(Some(Outcome::Unavailable(why))),
             ),
@@ -134,7 +163,7 @@ fn run(plan: &Plan, schedule: &Schedule, home: &Path) -> Vec<Option<Outcome>> {
     let mut last = None;
     for round in 0..schedule.rounds {
         let mut criterion = configured_criterion(schedule, &round_dir(home, round));
-        let runnable: Vec<usize> = (0..plan.rows.len())
+        let runnable: Vec<usize> = (0..rows.len())
             .filter(|&i| matches!(outcomes[i], Some(Outcome::Measured)))
             .collect();
         eprintln!(
@@ -144,7 +173,7 @@ fn run(plan: &Plan, schedule: &Schedule, home: &Path) -> Vec<Option<Outcome>> {
             runnable.len()
         );
         for i in round_order(&runnable, &mut shuffler) {
-            let (row, reader) = (&plan.rows[i], readers[i].as_deref_mut().expect("opened"));
+            let (row, reader) = (&rows[i], readers[i].as_deref_mut().expect("opened"));
             let outcome = match pin(row) {
                 Ok(()) => time_block(&mut criterion, row, reader),
                 Err(why) => Outcome::Failed(why),
@@ -180,32 +209,75 @@ fn criterion_home() -> PathBuf {
         .join("criterion")
 }
 
-/// The plan that was timed as JSON, with "not_timed": {id: {status, reason}}
+/// The plan to time as JSON, with its Criterion rows only: the file
+/// $RAPLBENCH_PLAN names, or this machine's plan, made here (and dropped,
+/// with the BPF sampler it started: the rows open their own).
+fn plan_doc() -> Result<Value, String> {
+    let (text, origin) = match std::env::var_os("RAPLBENCH_PLAN") {
+        Some(path) if !path.is_empty() => {
+            let origin = PathBuf::from(path).display().to_string();
+            let text = std::fs::read_to_string(&origin).map_err(|e| format!("{origin}: {e}"))?;
+            (text, origin)
+        }
+        _ => (plan_this_machine().to_json(), "the plan".to_string()),
+    };
+    let mut doc: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{origin}: not JSON: {e}"))?;
+    if doc["plan_version"] != PLAN_VERSION {
+        return Err(format!(
+            "{origin}: not a raplbench plan of version {PLAN_VERSION}"
+        ));
+    }
+    let rows = doc["rows"]
+        .as_array_mut()
+        .ok_or(format!("{origin}: no \"rows\""))?;
+    rows.retain(|row| {
+        row["harnesses"]
+            .as_array()
+            .is_some_and(|h| h.contains(&json!("criterion")))
+    });
+    Ok(doc)
+}
+
+/// `doc`, the plan that was timed, with "not_timed": {id: {status, reason}}
 /// for the runnable rows that were not (see the top of this file).
-fn timed_plan_json(plan: &Plan, outcomes: Vec<Option<Outcome>>) -> String {
+fn timed_plan_json(mut doc: Value, rows: &[Row], outcomes: Vec<Option<Outcome>>) -> String {
     let mut not_timed = Map::new();
-    for (row, outcome) in plan.rows.iter().zip(outcomes) {
+    for (row, outcome) in rows.iter().zip(outcomes) {
         let (status, reason) = match outcome {
             Some(Outcome::Unavailable(reason)) => ("unavailable", reason),
             Some(Outcome::Failed(reason)) => ("error", reason),
             Some(Outcome::Measured) | None => continue,
         };
-        not_timed.insert(row.id(), json!({"status": status, "reason": reason}));
+        not_timed.insert(
+            row.field("id").to_string(),
+            json!({"status": status, "reason": reason}),
+        );
     }
-    let mut doc: Value = serde_json::from_str(&plan.to_json()).expect("a plan is JSON");
     doc["not_timed"] = Value::Object(not_timed);
     serde_json::to_string_pretty(&doc).expect("a plan serializes") + "\n"
 }
 
 fn main() {
-    let schedule = Schedule::from_env().unwrap_or_else(|why| {
-        eprintln!("raplbench: {why}");
-        std::process::exit(2);
-    });
-    let mut plan = plan_this_machine();
-    plan.rows.retain(|row| row.timed_by("criterion"));
+    let (schedule, doc) = match Schedule::from_env().and_then(|s| Ok((s, plan_doc()?))) {
+        Ok(both) => both,
+        Err(why) => {
+            eprintln!("raplbench: {why}");
+            std::process::exit(2);
+        }
+    };
+    let mut started = Vec::new(); // the BPF samplers of the eBPF rows
+    let rows: Vec<Row> = doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|json| Row {
+            reads: (json["status"] == "ok").then(|| reads_of(&json["open"], &mut started)),
+            json: json.clone(),
+        })
+        .collect();
     let home = criterion_home();
-    let outcomes = run(&plan, &schedule, &home);
+    let outcomes = run(&rows, &schedule, &home);
     let out = match std::env::var_os("RAPLBENCH_CRITERION_PLAN") {
         Some(path) if !path.is_empty() => PathBuf::from(path),
         _ => home.join("raplbench-plan.json"),
@@ -213,7 +285,7 @@ fn main() {
     let written = out
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&out, timed_plan_json(&plan, outcomes)));
+        .and_then(|()| std::fs::write(&out, timed_plan_json(doc, &rows, outcomes)));
     match written {
         Ok(()) => eprintln!("raplbench: the plan timed: {}", out.display()),
         Err(e) => {

@@ -1,9 +1,10 @@
 //! What the harnesses measure on this machine: for every access path, its
 //! rows (op, target, placements, stand_in words, liveness), each with what
 //! to open, or the reason it cannot run. This is the one discovery of the
-//! suite: the Criterion harness runs the plan in-process, ubench reads it
-//! as JSON ([`Plan::to_json`], written by the `raplbench-plan` binary) and
-//! opens what each row names.
+//! suite: both harnesses read it as JSON ([`Plan::to_json`], written by
+//! the `raplbench-plan` binary) and open what each row names (the Criterion
+//! harness through [`crate::paths::reads_of`]); raplbench-interfere runs
+//! it in-process.
 //!
 //! Each path plans its own rows ([`crate::paths`]) on a [`Machine`]; a
 //! runnable row carries what it [`Reads`], which the benchmark opens (after

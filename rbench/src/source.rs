@@ -5,7 +5,7 @@
 use crate::Error;
 
 /// One energy counter a source reads.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Domain {
     /// The counter instance: a powercap zone id ("intel-rapl:0:1"), a
     /// package ("package-0"), a CPU ("cpu0").

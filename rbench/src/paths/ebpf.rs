@@ -21,7 +21,7 @@ use crate::plan::{meta, ForOthers, Machine, Plan, Planned, Reader, Reads};
 use crate::row_meta::RowMeta;
 use crate::Error;
 
-use super::perf::{events_spec, on_cpu};
+use super::perf::{events_of_spec, events_spec, on_cpu};
 /// A CPU's slot of the plan's running [`BpfSampler`].
 #[derive(Clone)]
 pub struct EbpfReads {
@@ -63,6 +63,47 @@ impl Reads for EbpfReads {
             SlotRead::Load => "load",
         };
         json!({"bpf": self.bpf, "cpu": self.cpu, "via": via})
+    }
+}
+
+impl EbpfReads {
+    /// The reads `open` describes ([`Reads::spec`]), or None: on the
+    /// sampler of `started` that has the same "bpf", else on one started
+    /// now and kept there (the error if it does not start).
+    pub fn from_spec(
+        open: &Value,
+        started: &mut Vec<(Value, Arc<BpfSampler>)>,
+    ) -> Option<Result<EbpfReads, Error>> {
+        let bpf = open.get("bpf")?;
+        let via = match open["via"].as_str()? {
+            "lookup" => SlotRead::Lookup,
+            "load" => SlotRead::Load,
+            _ => return None,
+        };
+        let cpu = usize::try_from(open["cpu"].as_u64()?).ok()?;
+        let sampler = match started.iter().find(|(b, _)| b == bpf) {
+            Some((_, sampler)) => sampler.clone(),
+            None => {
+                let events = events_of_spec(&bpf["events"])?;
+                let config = BpfConfig {
+                    period_ns: bpf["period_ns"].as_u64()?,
+                    cpus: Some(serde_json::from_value(bpf["cpus"].clone()).ok()?),
+                    ..BpfConfig::default()
+                };
+                match BpfSampler::start(&events, &config) {
+                    Ok(sampler) => started.push((bpf.clone(), Arc::new(sampler))),
+                    Err(e) => return Some(Err(e)),
+                }
+                started.last().expect("just pushed").1.clone()
+            }
+        };
+        let bpf = bpf.clone();
+        Some(Ok(EbpfReads {
+            sampler,
+            cpu,
+            via,
+            bpf,
+        }))
     }
 }
 
@@ -300,5 +341,12 @@ mod tests {
         assert_eq!(runs.meta.target_cpu, Some(reads.cpu));
         let mut reader = runs.reads.as_ref().unwrap().open().unwrap();
         reader.read().unwrap();
+        // a row opened again from its spec runs a sampler of its own
+        let spec = runs.reads.as_ref().unwrap().spec();
+        let mut started = Vec::new();
+        let again = EbpfReads::from_spec(&spec, &mut started).unwrap().unwrap();
+        assert_eq!(again.spec(), spec);
+        assert!(!Arc::ptr_eq(&again.sampler, &reads.sampler));
+        again.open().unwrap().read().unwrap();
     }
 }

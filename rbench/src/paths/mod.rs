@@ -14,7 +14,12 @@
 //! tests), and its name in the `paths!` list below, at the registry's place
 //! (results/schema.json lists the path id and the harnesses that time it).
 
-use crate::plan::{Machine, Plan};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::ebpf::BpfSampler;
+use crate::plan::{Machine, Plan, Reads};
 
 /// Declares the path modules and [`PATHS`], in the order of the plan's (and
 /// so both harnesses') rows.
@@ -43,6 +48,30 @@ pub fn plan_on(machine: &Machine) -> Plan {
 /// sampler.
 pub fn plan_this_machine() -> Plan {
     plan_on(&Machine::from_env())
+}
+
+/// What a runnable row of a plan's JSON reads, from its "open" (the
+/// inverse of each path's [`Reads::spec`]): how the Criterion benchmark
+/// opens the rows of the run's plan, which another process made. The eBPF
+/// rows of one sampler share it (`started`: those started so far).
+pub fn reads_of(
+    open: &Value,
+    started: &mut Vec<(Value, Arc<BpfSampler>)>,
+) -> Result<Box<dyn Reads>, String> {
+    if let Some(reads) = powercap::PowercapReads::from_spec(open) {
+        return Ok(Box::new(reads));
+    }
+    if let Some(reads) = msr_dev::MsrReads::from_spec(open) {
+        return Ok(Box::new(reads));
+    }
+    if let Some(reads) = perf::PerfReads::from_spec(open) {
+        return Ok(Box::new(reads));
+    }
+    match ebpf::EbpfReads::from_spec(open, started) {
+        Some(Ok(reads)) => Ok(Box::new(reads)),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err(format!("rbench does not time {open}")),
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +124,16 @@ mod tests {
             .reads
             .as_ref()
             .map_or(true, |reads| reads.spec().is_object())));
+        // each runnable row but the eBPF ones (their sampler cannot start on
+        // a fixture) opens again from what its spec says
+        let mut started = Vec::new();
+        for reads in plan.rows.iter().filter_map(|r| r.reads.as_ref().ok()) {
+            let spec = reads.spec();
+            if spec.get("bpf").is_none() && spec.get("insn").is_none() {
+                let again = reads_of(&spec, &mut started).unwrap().spec();
+                assert_eq!(again, spec);
+            }
+        }
         // each row's id is its own: the harnesses' outputs join to rows by it
         let ids: std::collections::HashSet<String> = plan.rows.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), plan.rows.len());

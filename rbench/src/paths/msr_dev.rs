@@ -3,7 +3,7 @@
 //! reads the MSR on CPU N through an IPI); or the /dev/cpu/N/cpuid
 //! stand-in where the msr device is missing (ubench/paths/msr_dev.cc).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -12,7 +12,7 @@ use crate::cpu::{cpu_signature, CpuSignature, Cpus, Package};
 use crate::discovery::msr_counters;
 use crate::msr::{MsrSource, Register, RegisterRead};
 use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
-use crate::Error;
+use crate::{Domain, Error};
 
 /// One register of a per-CPU device (an MSR, or the cpuid stand-in).
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +34,27 @@ impl Reads for MsrReads {
             Register::CpuidLeaf(leaf) => (leaf, 16),
         };
         json!({"device": self.read.device, "offset": offset, "bytes": bytes})
+    }
+}
+
+impl MsrReads {
+    /// The reads `open` describes ([`Reads::spec`]), or None.
+    pub fn from_spec(open: &Value) -> Option<MsrReads> {
+        let offset = u32::try_from(open["offset"].as_u64()?).ok()?;
+        let register = match open["bytes"].as_u64()? {
+            8 => Register::Msr(offset),
+            16 => Register::CpuidLeaf(offset),
+            _ => return None,
+        };
+        let device = PathBuf::from(open.get("device")?.as_str()?);
+        let domain = Domain::default();
+        Some(MsrReads {
+            read: RegisterRead {
+                device,
+                register,
+                domain,
+            },
+        })
     }
 }
 

@@ -34,6 +34,37 @@ impl Reads for PerfReads {
     }
 }
 
+impl PerfReads {
+    /// The reads `open` describes ([`Reads::spec`]), or None.
+    pub fn from_spec(open: &Value) -> Option<PerfReads> {
+        let mode = match open["group"].as_bool()? {
+            true => PerfMode::Group,
+            false => PerfMode::EachEvent,
+        };
+        Some(PerfReads {
+            events: events_of_spec(open.get("perf")?)?,
+            cpu: usize::try_from(open["cpu"].as_u64()?).ok()?,
+            mode,
+        })
+    }
+}
+
+/// The events [`events_spec`] describes (with no scale or unit: it leaves
+/// them out), or None.
+pub(super) fn events_of_spec(spec: &Value) -> Option<Vec<PerfEventSpec>> {
+    let event = |e: &Value| {
+        Some(PerfEventSpec {
+            name: e["name"].as_str()?.to_string(),
+            type_: u32::try_from(e["type"].as_u64()?).ok()?,
+            config: e["config"].as_u64()?,
+            scale: 0.0,
+            unit: String::new(),
+            cpus: serde_json::from_value(e["cpus"].clone()).ok()?,
+        })
+    };
+    spec.as_array()?.iter().map(event).collect()
+}
+
 /// perf events as the plan's JSON names them for perf_event_open: their
 /// name, attr type and config, and the CPUs they count on.
 pub(super) fn events_spec(events: &[PerfEventSpec]) -> Value {

@@ -12,7 +12,7 @@ use crate::cpu::Cpus;
 use crate::discovery::{powercap_counters, Counter};
 use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
 use crate::powercap::{CounterFile, PowercapMode, PowercapSource};
-use crate::Error;
+use crate::{Domain, Error};
 
 /// A powercap file (or its stand-in), kept open or reopened.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +31,21 @@ impl Reads for PowercapReads {
 
     fn spec(&self) -> Value {
         json!({"file": self.file.path, "reopen": self.mode == PowercapMode::OpenReadClose})
+    }
+}
+
+impl PowercapReads {
+    /// The reads `open` describes ([`Reads::spec`]), or None.
+    pub fn from_spec(open: &Value) -> Option<PowercapReads> {
+        let file = CounterFile {
+            path: open.get("file")?.as_str()?.to_string(),
+            domain: Domain::default(),
+        };
+        let mode = match open["reopen"].as_bool()? {
+            true => PowercapMode::OpenReadClose,
+            false => PowercapMode::Pread,
+        };
+        Some(PowercapReads { file, mode })
     }
 }
 
