@@ -1,5 +1,5 @@
-"""The child processes of bench-all's steps, each with a time limit (issue
-14: a step that hangs becomes rows that say so, and the run goes on).
+"""The child processes of bench-all's steps, each with a time limit
+(RAPLBENCH_STEP_LIMIT_S, issue 14; README.md says what a user sees).
 
 Every child starts in a session of its own (`spawn`), so that at its
 limit, or when bench-all itself is interrupted, it is killed together with
@@ -9,10 +9,6 @@ reaches bench-all alone, which stops its children itself. Each child's
 process group is told to the guardian (results/guardian.py) while it
 runs, which kills it if bench-all dies first (SIGKILL); `kill_all` kills
 every group still running on the way out of an interrupted run.
-
-The limit is RAPLBENCH_STEP_LIMIT_S seconds per child (default 1800: a full
-run's longest child, the Criterion harness with its build, takes a few
-minutes here).
 """
 
 from __future__ import annotations
