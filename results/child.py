@@ -20,7 +20,7 @@ import threading
 from typing import Callable, TextIO
 
 LIMIT_ENV = "RAPLBENCH_STEP_LIMIT_S"
-DEFAULT_LIMIT_S = 1800.0
+DEFAULT_LIMIT_S = 1800.0  # the longest child, Criterion with its build, takes a few minutes
 
 
 _guardian = None          # results.guardian.Guardian of this process, if any
