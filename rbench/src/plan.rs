@@ -210,26 +210,19 @@ impl Planned {
         reads.downcast_ref()
     }
 
-    /// The Criterion parameter `"<target>@<placement label>"`.
-    pub fn parameter(&self) -> String {
+    /// The id the row's benchmark runs under in both harnesses,
+    /// `"<path>/<op>/<target>@<placement label>"`: ubench registers it as
+    /// the Google Benchmark name, and it is the Criterion full id of group
+    /// `<path>`, function `<op>`, parameter `<target>@<placement label>`.
+    /// results/ joins each harness's output to the plan's rows by it.
+    pub fn id(&self) -> String {
         let placement = Placement {
             cpu: self.meta.cpu.unwrap_or(0),
             target_cpu: self.meta.target_cpu,
         };
-        format!(
-            "{}@{}",
-            self.meta.target.as_deref().unwrap_or(""),
-            placement.label()
-        )
-    }
-
-    /// The id the row's benchmark runs under in both harnesses,
-    /// `"<path>/<op>/<target>@<placement label>"`: ubench registers it as
-    /// the Google Benchmark name, and it is the Criterion full id of group
-    /// `<path>`, function `<op>`, parameter [`Planned::parameter`].
-    /// results/ joins each harness's output to the plan's rows by it.
-    pub fn id(&self) -> String {
-        format!("{}/{}/{}", self.meta.path, self.meta.op, self.parameter())
+        let target = self.meta.target.as_deref().unwrap_or("");
+        let (path, op) = (&self.meta.path, &self.meta.op);
+        format!("{path}/{op}/{target}@{}", placement.label())
     }
 }
 

@@ -258,13 +258,7 @@ mod tests {
         );
         if rows[0].meta.stand_in.is_some() {
             assert_eq!(rows.len(), 2 * n); // the stand-in: one CPU
-            assert_eq!(
-                rows[0].id(),
-                format!(
-                    "perf/read/msr/tsc/@{}",
-                    rows[0].parameter().split('@').nth(1).unwrap()
-                )
-            );
+            assert!(rows[0].id().starts_with("perf/read/msr/tsc/@"));
         }
     }
 }
