@@ -30,9 +30,6 @@ use crate::cpu::allowed_cpus;
 use crate::perf::PerfEventSpec;
 use crate::Error;
 
-/// 1 kHz.
-pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
-
 /// How the sampler is started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BpfConfig {
@@ -61,7 +58,7 @@ pub enum TriggerChoice {
 impl Default for BpfConfig {
     fn default() -> Self {
         BpfConfig {
-            period_ns: DEFAULT_PERIOD_NS,
+            period_ns: 1_000_000, // 1 kHz
             cpus: None,
             emit_samples: false,
             trigger: TriggerChoice::Auto,
