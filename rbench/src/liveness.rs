@@ -34,8 +34,10 @@ pub const LIVENESS_WINDOW: Duration = Duration::from_millis(KBENCH_LIVENESS_WIND
 // kbench/kbench.h by build.rs (build/rapl_msrs.rs).
 include!(concat!(env!("OUT_DIR"), "/kbench_liveness.rs"));
 
-/// The verdict on one energy counter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// The verdict on one energy counter, serialized as [`Verdict::as_str`]
+/// spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// It changed within the window and its unit is plausible.
     Live,
@@ -53,12 +55,6 @@ impl Verdict {
             Verdict::Frozen => "frozen",
             Verdict::NoUnit => "no-unit",
         }
-    }
-}
-
-impl serde::Serialize for Verdict {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
     }
 }
 
@@ -245,6 +241,13 @@ mod tests {
     }
 
     const SHORT: Duration = Duration::from_millis(20);
+
+    #[test]
+    fn a_verdict_serializes_as_the_schema_spells_it() {
+        for v in [Verdict::Live, Verdict::Frozen, Verdict::NoUnit] {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+        }
+    }
 
     #[test]
     fn a_counter_that_never_advances_is_frozen() {
