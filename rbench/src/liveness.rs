@@ -231,9 +231,6 @@ mod tests {
             }
             Ok(())
         }
-        fn stand_in(&self) -> Option<&str> {
-            None
-        }
     }
 
     fn names(n: usize) -> Vec<String> {

@@ -31,9 +31,11 @@ pub trait CounterSource {
     /// `out` must be at least `domains().len()` long.
     fn read(&mut self, out: &mut [u64]) -> Result<(), Error>;
 
-    /// None for the real thing, or why a substitute is measured (the same
-    /// words as ubench, so rows of both harnesses pair up).
-    fn stand_in(&self) -> Option<&str>;
+    /// None (the default) for the real thing, or why a substitute is measured
+    /// (the same words as ubench, so rows of both harnesses pair up).
+    fn stand_in(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Several sources read one after the other as one (the counters of every

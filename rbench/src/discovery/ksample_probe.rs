@@ -94,10 +94,6 @@ impl CounterSource for ProbeSource {
             std::thread::sleep(LIVENESS_POLL);
         }
     }
-
-    fn stand_in(&self) -> Option<&str> {
-        None
-    }
 }
 
 #[cfg(test)]
