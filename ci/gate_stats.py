@@ -19,17 +19,10 @@ from results import significance as sig
 # spread shows; ci/ab's default is 10 rounds.
 MIN_ROUNDS = 3
 
-# Per metric (every metric of the schema): which direction is worse, and
-# what its samples are, and so which test fits them (ci/README.md, "A test
-# per metric"). REPETITIONS: independent repetitions of the whole
-# measurement (latency and cycles: one median per repetition). WINDOWS: one
-# summary per window of one sampler run (the self-report's alternating
-# windows: rate, the window's median interval error, missed ticks, CPU per
-# tick; the victim's gap p99 and max in each window a neighbour ran).
-# PAIRS: one difference per pair of adjacent runs (the overhead experiment,
-# the self-report's "above null" rows, the victim's stolen time and the idle
-# machine's cost above their no-neighbour windows): a value near 0, whose
-# relative change means nothing, so it is judged in the metric's unit.
+# Per metric: which direction is worse, and what its samples are, which
+# decides the test (ci/README.md, "A test per metric"). PAIRS are
+# differences near 0, whose relative change means nothing: judged in the
+# metric's unit.
 HIGHER, LOWER = "higher", "lower"
 REPETITIONS, WINDOWS, PAIRS = "repetitions", "windows", "pairs"
 METRICS = {  # metric: (worse when, samples are)
@@ -52,27 +45,13 @@ WORSE_WHEN = {metric: worse for metric, (worse, _) in METRICS.items()}
 SAMPLES_ARE = {metric: samples for metric, (_, samples) in METRICS.items()}
 
 # Built-in settings per metric, over the defaults (ci/gate.toml's
-# [metrics.M] overrides them key by key). Windows of one run share that run's
-# state of the machine: they show a shift between two runs at p < 0.0001
-# when the machine, not the code, moved. So the shift must also be large
-# in the metric's own unit (threshold_abs) and in effect size (min_effect:
-# |Cliff's delta| "large", 0.474): on the development VMs, the run-to-run
-# moves the A/A experiment measured stay below these (ci/README.md).
+# [metrics.M] overrides them key by key); why each: ci/README.md, "A test
+# per metric". min_effect 0.474 is |Cliff's delta| "large".
 METRIC_RULES = {
     "jitter_us": {"threshold_pct": 200.0, "threshold_abs": 5.0, "min_effect": 0.474},
     "missed_ticks": {"threshold_pct": 100.0, "threshold_abs": 5.0, "min_effect": 0.474},
     "cpu_us_per_sample": {"threshold_pct": 25.0, "threshold_abs": 2.0, "min_effect": 0.474},
     "overhead_pct": {"threshold_pct": 0.0, "threshold_abs": 3.0},
-    # The victim probe (results/victim.py): stolen time per read, a
-    # difference above the no-reader windows. Near 0 (no-IPI routes) only
-    # threshold_abs can decide; on an IPI route the host moves it: the
-    # cpuid stand-in's 1->0 read stole 11.8 us and 17.2 us in two full runs
-    # 30 minutes apart on a quiet machine (13-19 us in others the same
-    # hour), so it must also double; the two runs gated against each other
-    # gave no regression. One IPI more per read (6-12 us here) passes both. The
-    # idle machine's cost (results/idle_cost.py): differences above the
-    # no-sampler windows, in their unit; one more wakeup per tick at 1 kHz
-    # is +1000/s, a timerfd tick at 1 kHz +2-3 points busy.
     "stolen_ns_per_read": {"threshold_pct": 100.0, "threshold_abs": 2000.0},
     # compared and listed, never gated (not_gated_why, GAP_METRICS)
     "victim_gap_p99_ns": {"threshold_pct": 100.0, "threshold_abs": 5000.0, "min_effect": 0.474},
@@ -82,28 +61,17 @@ METRIC_RULES = {
     "deep_idle_pct": {"threshold_pct": 0.0, "threshold_abs": 5.0},
 }
 
-# The sampler's self-report has three kinds of row (their `role`): the
-# sampler's own, the null timer's (the same loop with the read left out)
-# and the sampler above the null timer (one difference per pair of adjacent
-# windows). The null timer measures the machine, and the sampler's
-# CPU per tick is that floor plus the sampler's work: in the A/A runs here
-# both moved by 25-90 % together while their difference moved by at most
-# 2.9 µs per tick. So the sampler's cost is judged on the difference, in the
-# metric's unit (PAIRS: its relative change means nothing near 0), and the
-# floor is compared and reported but not gated (NOT_GATED). 4 µs is above
-# those A/A moves and below one more hot perf read per tick (8.4 µs on the
-# development VMs); the rate difference must move by 1 % of 1 kHz.
+# The sampler's "above null" rows (the sampler minus its null timer): the
+# sampler's cost is gated on these, its floor is not (not_gated_why); why:
+# ci/README.md, "A test per metric".
 ABOVE_NULL_RULES = {
     "cpu_us_per_sample": {"threshold_pct": 0.0, "threshold_abs": 4.0, "min_effect": 0.0},
     "rate_hz": {"threshold_pct": 0.0, "threshold_abs": 10.0, "min_effect": 0.0},
 }
 
 
-# The victim's gap percentiles measure the host more than the code: with no
-# neighbour at all the gap p99 was 30-65 us and the max 45-130 us (host
-# preemptions of the vCPU), and any other task on the victim's CPU makes
-# them milliseconds. The cost of a route or mechanism is gated on its
-# stolen_ns_per_read.
+# The victim's gap percentiles measure the host more than the code
+# (ci/README.md, "A test per metric").
 GAP_METRICS = ("victim_gap_p99_ns", "victim_gap_max_ns")
 
 
