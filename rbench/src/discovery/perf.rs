@@ -183,7 +183,9 @@ mod tests {
         for mode in [PerfMode::EachEvent, PerfMode::Group] {
             let mut source =
                 PerfSource::open(&found.events, cpu, mode, found.stand_in.clone()).unwrap();
-            assert_eq!(source.label(), events_label(&found.events));
+            let names: Vec<&str> = source.domains().iter().map(|d| d.name.as_str()).collect();
+            let events: Vec<&str> = found.events.iter().map(PerfEventSpec::short_name).collect();
+            assert_eq!(names, events);
             assert_eq!(source.domains()[0].max, u64::MAX);
             let n = source.domains().len();
             let (mut first, mut second) = (vec![0; n], vec![0; n]);

@@ -208,11 +208,6 @@ impl PerfSource {
         })
     }
 
-    /// The events' label ("msr/tsc/", "power/{energy-pkg,energy-cores}/").
-    pub fn label(&self) -> &str {
-        &self.label
-    }
-
     /// A read() of `buf` from `fd`, whole or an error.
     fn read_exact(fd: &OwnedFd, buf: &mut [u64], label: &str) -> Result<(), Error> {
         let bytes = std::mem::size_of_val(buf);
