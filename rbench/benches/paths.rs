@@ -1,44 +1,22 @@
-//! The Criterion harness of raplbench: one benchmark per (access path, op,
-//! target, placement) of the plan that Criterion times (rbench::plan, each
-//! path in rbench/src/paths/), the run's plan that ubench times too: the
-//! JSON the raplbench-plan binary writes (raw/plan.json in bench-all),
-//! named by $RAPLBENCH_PLAN; without it (`cargo bench` by hand) the plan is
-//! made here, in-process. Each row is opened from what the plan says to
-//! open (rbench::paths::reads_of; the eBPF rows start their own BPF sampler).
-//! Every row is run alike: pin the thread to the row's CPU, open what the
-//! row reads (once), then time it in rounds (rbench::schedule): each round
-//! times every row once, in a new random order, as one Criterion
-//! measurement (pin, warm up, time one read per iteration) written under
-//! <criterion home>/round-NN/; the row's samples are the rounds' means, as a
-//! Google Benchmark repetition is one block's mean in ubench. Criterion's
-//! filter (`cargo bench --bench paths -- <filter>`) only skips the timing:
-//! every runnable row is still pinned, opened and read once.
+//! The Criterion harness of raplbench: one benchmark per row of the plan
+//! that Criterion times (rbench::plan): the run's plan named by
+//! $RAPLBENCH_PLAN, or without it (`cargo bench` by hand) this machine's,
+//! planned here. Each row is opened from what the plan says to open
+//! (rbench::paths::reads_of; the eBPF rows start their own BPF sampler),
+//! pinned to the row's CPU, once; then every row is timed in rounds
+//! (rbench::schedule), one Criterion measurement per row and round, and the
+//! row's samples are the rounds' means, as a Google Benchmark repetition is
+//! one block's mean in ubench. Criterion's filter (`cargo bench --bench
+//! paths -- <filter>`) only skips the timing: every runnable row is still
+//! pinned, opened and read once.
 //!
-//! Benchmark ids are the plan's (rbench::plan::Planned::id): group = path,
-//! function = op, parameter = "<target>@<placement>", so the full id is
-//! "<path>/<op>/<target>@<placement>", e.g. "perf/read/msr/tsc/@1->0",
-//! the name ubench gives the same row. Criterion has no channel for a row
-//! that did not time, so the plan it timed goes, as JSON
-//! (rbench::plan::Plan::to_json, its Criterion rows), with "not_timed":
-//! {ID: {"status": "unavailable" | "error", "reason"}} for the rows whose
-//! open failed (unavailable) or whose timing failed (error), to
-//! $RAPLBENCH_CRITERION_PLAN; results/criterion.py joins it and Criterion's
-//! samples to the rows of the run's plan (raw/plan.json).
-//!
-//! Knobs:
-//! * RAPLBENCH_PLAN: the run's plan to time (results/latency_steps.py sets
-//!   it to raw/plan.json); unset or empty: this machine's, planned here.
-//! * RAPLBENCH_QUICK=1: bench-all's QUICK schedule, else its full one
-//!   (results/schedule.json, through rbench::schedule::Schedule; each field
-//!   overridden by RAPLBENCH_ROUNDS, RAPLBENCH_WARMUP_S, RAPLBENCH_BLOCK_S,
-//!   which results/latency_steps.py sets from the schedule it gives ubench); 10
-//!   Criterion samples and 1001 resamples per measurement; never plots.
-//! * RAPLBENCH_CRITERION_PLAN: where the plan it timed goes (default
-//!   <criterion home>/raplbench-plan.json); Criterion writes under
-//!   <criterion home>/round-NN/ ($CRITERION_HOME, default target/criterion).
-//! * RAPLBENCH_POWERCAP_ROOT, RAPLBENCH_DEV_CPU_ROOT, RAPLBENCH_PMU_ROOT,
-//!   RAPLBENCH_CPU_ROOT: fixture trees in place of the kernel's (rbench::roots),
-//!   for the plan made here.
+//! Benchmark ids, the plan it times and the plan it timed (Criterion has no
+//! channel for a row that did not time, hence its "not_timed"): see
+//! rbench/README.md, "The benchmark's output". The rounds and their knobs
+//! (RAPLBENCH_QUICK, RAPLBENCH_ROUNDS, ...): its "Rounds"; here also 10
+//! Criterion samples and 1001 resamples per measurement, never plots.
+//! RAPLBENCH_POWERCAP_ROOT and the other roots (rbench::roots) move the
+//! plan made here to fixture trees.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -240,7 +218,7 @@ fn plan_doc() -> Result<Value, String> {
 }
 
 /// `doc`, the plan that was timed, with "not_timed": {id: {status, reason}}
-/// for the runnable rows that were not (see the top of this file).
+/// for the runnable rows that were not (see rbench/README.md).
 fn timed_plan_json(mut doc: Value, rows: &[Row], outcomes: Vec<Option<Outcome>>) -> String {
     let mut not_timed = Map::new();
     for (row, outcome) in rows.iter().zip(outcomes) {
