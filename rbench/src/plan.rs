@@ -7,13 +7,8 @@
 //! it in-process.
 //!
 //! Each path plans its own rows ([`crate::paths`]) on a [`Machine`]; a
-//! runnable row carries what it [`Reads`], which the benchmark opens (after
-//! pinning the thread) into a [`Reader`] and times one [`Reader::read`] per
-//! iteration, and which [`Reads::spec`] describes for ubench. Each row has
-//! the id its benchmark runs under in both harnesses ([`Planned::id`]),
-//! by which results/ joins their outputs to the plan's rows. Which
-//! harnesses time a row is the registry's (results/schema.json,
-//! `x-harnesses` of its path).
+//! runnable [`Planned`] row carries what it [`Reads`], which opens into the
+//! [`Reader`] that is timed.
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -55,10 +50,7 @@ pub trait Reader {
 }
 
 /// What a runnable row reads, opened lazily: the benchmark pins its thread
-/// to the row's CPU first. Criterion does not expose its command-line
-/// filter, so the benchmark pins, opens and reads once every runnable row,
-/// also those the filter leaves out (Criterion then times nothing, and the
-/// row has no samples).
+/// to the row's CPU first.
 pub trait Reads: fmt::Debug + TestDowncast {
     /// Opens it (an error makes the row unavailable, with the reason).
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error>;
@@ -94,8 +86,7 @@ impl Reads for ForOthers {
 pub trait TestDowncast: std::any::Any {}
 #[cfg(test)]
 impl<T: std::any::Any> TestDowncast for T {}
-/// `Any` in the crate's unit tests, so they can see what a row reads; in
-/// every other build, no bound at all.
+/// No bound outside the crate's unit tests (there, `Any`).
 #[cfg(not(test))]
 pub trait TestDowncast {}
 #[cfg(not(test))]
@@ -173,10 +164,8 @@ impl Planned {
         self.harnesses.iter().any(|h| h == harness)
     }
 
-    /// The row as the plan's JSON writes it: its id, its meta (an
-    /// unavailable row without a verdict: nothing is measured), metric,
-    /// unit, harnesses, status, reason and what to open (null when
-    /// unavailable).
+    /// The row as the plan's JSON writes it (an unavailable row without a
+    /// verdict: nothing is measured).
     pub fn to_json(&self) -> Value {
         let mut meta = self.meta.clone();
         if self.reads.is_err() {
@@ -263,12 +252,12 @@ pub fn harnesses_of(path: &str) -> Vec<String> {
 
 /// What the paths are planned on: where the kernel's interfaces are, how
 /// long counters are probed, and the discoveries paths share (found once,
-/// when the first path asks). (How long the eBPF path watches its slots is
-/// the slot check's: [`crate::ebpf::slot_check::SLOT_CHECK`].)
+/// when the first path asks).
 pub struct Machine {
     /// The powercap, msr device, PMU and CPU directories.
     pub roots: Roots,
-    /// How long each counter set is probed for liveness.
+    /// How long each counter set is probed for liveness (the eBPF slots are
+    /// watched for [`crate::ebpf::slot_check::SLOT_CHECK`]).
     pub window: Duration,
     /// The perf discovery, probed (the perf and eBPF paths read the same
     /// events).
@@ -397,7 +386,6 @@ mod tests {
         assert_eq!(ok["id"], "uinsn/nop/t@1->0");
         assert_eq!(unavailable["status"], "unavailable");
         assert_eq!(unavailable["reason"], "no device");
-        // nothing measured: no verdict, nothing to open
         assert_eq!(
             (&unavailable["liveness"], &unavailable["open"]),
             (&Value::Null, &Value::Null)
