@@ -1,19 +1,11 @@
 //! Counter liveness: does an energy counter move, and is its unit energy?
 //!
 //! Some machines expose RAPL counters that read a constant (0 on KVM guests
-//! with `power/energy-psys/`, never-moving files in VirtualBox or EC2). Their
-//! access path is real and its latency still the route's cost, but they yield
-//! no energy. Every energy counter gets one [`Verdict`] where it is
-//! discovered (never in a timed loop):
-//!
-//! * `no-unit`: the unit says it is not energy (an energy-unit MSR reading 0
-//!   or with ESU 0, a perf event whose unit is not Joules or whose scale is
-//!   not a finite number > 0); checked first, it wins over `frozen`;
-//! * `frozen`: the raw value did not change within [`LIVENESS_WINDOW`];
-//! * `live`: it changed, and its unit is plausible.
-//!
-//! Stand-ins (not energy) get no verdict. A set of counters gets the worst
-//! verdict of its members and a note naming every counter that is not live.
+//! with `power/energy-psys/`, never-moving files in VirtualBox or EC2). Every
+//! energy counter gets one [`Verdict`] where it is discovered (never in a
+//! timed loop); `no-unit` is checked first and wins over `frozen`. Stand-ins
+//! get none; a set gets the worst of its members'. See rbench/README.md,
+//! "Live, frozen, no-unit: is the counter energy at all?".
 
 use std::time::{Duration, Instant};
 
@@ -159,11 +151,9 @@ pub fn probe(
     let n = source.domains().len();
     let mut first = vec![0u64; n];
     let mut now = vec![0u64; n];
-    // Per counter, in read order: it changed at least once.
     let mut moved = vec![false; n];
     let t0 = Instant::now();
     source.read(&mut first)?;
-    // Reads taken, the first included.
     let mut reads = 1;
     while !moved.iter().all(|&m| m) && t0.elapsed() < window {
         std::thread::sleep(LIVENESS_POLL);
