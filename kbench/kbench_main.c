@@ -3,23 +3,11 @@
  * kbench - time inline nop, mov, cpuid, rdtsc and rdmsr in the kernel, and
  * the cost of reading a /proc and a sysfs file.
  *
- * Interface (every file root-only; opening an operation file also needs
- * CAP_SYS_RAWIO, as /dev/cpu/N/msr does):
- *
- *   /proc/kbench/<op>             0400  reading runs the benchmark of <op> and
- *                                       returns its report (format below)
- *       ops: nop, mov, cpuid_0x0, cpuid_0x1, rdtsc, and rdmsr_<addr> for the
- *       allow-listed MSRs of this CPU's vendor (kbench_ops.c)
- *   /proc/kbench/stamp            0400  "<tsc at entry> <tsc at exit> <cpu>\n"
- *   /sys/kernel/kbench/stamp      0400  the same, through sysfs
- *   /sys/kernel/kbench/iterations 0600  iterations per batch, 1..1000000
- *   /sys/kernel/kbench/batches    0600  batches per read, 1..1000
- *   /sys/kernel/kbench/cpu        0600  the online CPU the benchmarks run on
- *
- * A write out of range or malformed fails with EINVAL, one naming an
- * offline CPU with ENXIO (as /dev/cpu/N/msr does), and changes nothing; so
- * does reading an operation whose CPU went offline. A write waits for a
- * running benchmark, interruptibly (EINTR).
+ * Files: /proc/kbench/<op> (reading runs the benchmark, report below),
+ * /proc/kbench/stamp and /sys/kernel/kbench/{stamp,iterations,batches,cpu};
+ * modes, ranges and errors: kbench/README.md, "Interface". Every file is
+ * root-only; opening an operation file also needs CAP_SYS_RAWIO, as
+ * /dev/cpu/N/msr does.
  *
  * Report of /proc/kbench/<op>, one "key: value" per line, then one line per
  * batch with TSC cycles per operation (3 decimals, may be slightly negative
@@ -43,16 +31,8 @@
  *   ...
  *
  * An energy-status counter (kbench_ops.c: ENERGY_MSR) is probed before it is
- * timed (kbench_liveness.c: at most ~100 ms, sleeping, interrupts on) and
- * its report carries two more lines; other operations and a faulting MSR
- * print neither:
- *
- *   liveness: live | frozen | no-unit
- *   liveness_probe: <n> reads in <t> ms, value 0x<first>[ then 0x<changed>]
- *                                       (live: the n-th read differed; frozen:
- *                                       none of n reads did)
- *   liveness_probe: unit MSR 0x<addr> reads 0x<value>   (no-unit: 0, or ESU 0)
- *   liveness_probe: unit MSR 0x<addr> faults            (no-unit)
+ * timed (kbench_liveness.c) and its report carries the two liveness lines;
+ * their forms: kbench/README.md, "Liveness of the energy counters".
  */
 #include <linux/capability.h>
 #include <linux/cpumask.h>
@@ -80,7 +60,6 @@ static struct kobject *kbench_kobj;
 
 /* ---- /proc/kbench/<op> --------------------------------------------------- */
 
-/* The liveness lines of an energy counter's report; nothing for other ops. */
 static void show_liveness(struct seq_file *m, const struct kbench_op *op,
 			  const struct kbench_probe *p)
 {
@@ -219,7 +198,6 @@ static ssize_t stamp_attr_show(struct kobject *kobj, struct kobj_attribute *attr
 
 /* ---- /sys/kernel/kbench: the control interface ---------------------------- */
 
-/* Sets *param to an unsigned value in [min, max]; -EINVAL for anything else. */
 static ssize_t store_param(unsigned int *param, const char *buf, size_t count,
 			   unsigned int min, unsigned int max, bool is_cpu)
 {
