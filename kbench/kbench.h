@@ -74,7 +74,6 @@ const struct kbench_op *kbench_ops(int *count);
  * fault: KB_NO_UNIT), then reads the counter every `poll_us` until it
  * changes (KB_LIVE) or `window_ms` pass (KB_FROZEN). Returns 0, or -EIO if
  * reading the counter faulted (no verdict: the MSR is unsupported).
- * Reading the unit MSR never fails the probe: a fault is KB_NO_UNIT.
  */
 int kbench_probe_liveness(u32 msr, u32 unit_msr, unsigned int poll_us,
 			  unsigned int window_ms, struct kbench_probe *probe);

@@ -2,28 +2,15 @@
 /*
  * kbench_ops.c - time one instruction in a kernel loop.
  *
- * Method (nanoBench's): each iteration runs the instruction `small` times,
- * then `large` times, each block bracketed by serialised TSC reads
- * (rdtsc_ordered: lfence;rdtsc or rdtscp). Summed over a batch,
- *
- *   cycles per op = (cycles(large blocks) - cycles(small blocks))
- *                   / (iterations * (large - small))
- *
- * so the loop bookkeeping and the TSC reads, equal in both, cancel. The
- * copies are unrolled at compile time (.rept for the short instructions,
- * repeated statements for cpuid and rdmsr_safe). A batch runs with
- * preemption (get_cpu) and interrupts off, on the requested CPU (in a
- * worker bound to it, work_on_cpu); iterations are capped (from a
- * calibration) so a batch keeps interrupts off for about half of
- * KBENCH_IRQ_OFF_BUDGET_US, and every iteration checks a deadline at the
- * whole budget: a batch that a busy host slowed past it stops there (at
- * most one iteration late), is counted as cut and is not reported. One untimed
- * batch warms up first; cond_resched() runs between batches. "cycles" are
- * TSC cycles.
+ * nanoBench's method: each iteration runs the instruction `small` times,
+ * then `large` times, between serialised TSC reads, and over a batch
+ * cycles per op = (cycles(large) - cycles(small)) / (iterations * (large -
+ * small)): the loop and the TSC reads cancel (kbench/README.md, "Method").
+ * "cycles" are TSC cycles.
  *
  * MSRs are read with rdmsr_safe only, from the vendor's allow-list below
- * (rapl_msrs.h);
- * an MSR whose first read faults is reported unsupported and never timed.
+ * (rapl_msrs.h); an MSR whose first read faults is reported unsupported and
+ * never timed.
  * An energy-status MSR (an op with a unit_msr) is first given a liveness
  * verdict (kbench_liveness.c), in the same worker, before calibration and
  * outside every interrupts-off section: it sleeps, for at most ~100 ms.
