@@ -14,8 +14,6 @@ The runs, their logs and aa.json (the outcome) stay in --runs-dir.
 Exit status: 0 when every check passed, 1 when one did not (a pair flagged
 unchanged code, a slowed row was missed or another row flagged, the stress
 run passed), 2 on a usage error or a run that could not be made.
-`.ci/run` runs `ci/aa --pairs 1 --rounds 10 --slowed-copy` after `make test`
-(and a second time when the first fails: a chance false alarm must repeat).
 """
 
 import argparse
@@ -366,7 +364,6 @@ def main(argv=None) -> int:
              f"; slowed copy {'flagged' if outcome['slowed_copy'] else 'NOT flagged'}")
           + ("" if outcome["stress"] is None else
              f"; stress-ng run {'flagged' if outcome['stress'] else 'NOT flagged'}"))
-    # a pair that flagged unchanged code, a slowed row missed, a stress run let through
     failed = passed < len(outcome["pairs"]) or False in (outcome["slowed_copy"], outcome["stress"])
     return EXIT_FAIL if failed else EXIT_PASS
 

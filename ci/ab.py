@@ -34,10 +34,8 @@ REPO = gate.REPO
 DEFAULT_ROUNDS = 10
 DEFAULT_STEPS = "gbench,criterion"
 LAYOUT_PAD_VAR = "RAPLBENCH_LAYOUT_PAD"
-# The environment's size moves the initial stack, and with it the alignment
-# of the harness's hot loops, enough to bias one build against another by
-# several percent (Mytkowicz et al., ASPLOS 2009); two checkouts at different
-# paths differ in it. A random pad per run turns that bias into noise.
+# A random pad per run turns the environment's stack-alignment bias into
+# noise (ci/README.md, "Interleaved rounds", Layout).
 LAYOUT_PAD_MAX = 4096  # a page: every stack alignment within it
 
 
