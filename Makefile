@@ -24,7 +24,6 @@ CARGO ?= $(shell command -v cargo || echo $$HOME/.cargo/bin/cargo)
 
 # cmake configures once; later builds reconfigure by themselves when needed
 # (also when make deps brings Google Benchmark's source: ubench/gbench.cmake).
-# cargo builds rbench (library, Criterion bench binary) in release mode.
 build: ubench
 	@$(CARGO) build --quiet --release --workspace
 	@$(CARGO) bench --quiet --workspace --no-run
