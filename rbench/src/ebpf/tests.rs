@@ -397,9 +397,8 @@ fn load_of_a_cpu_without_a_slot_is_an_error() {
     assert!(found.load(&mut slot).is_ok() && found.load(&mut slot).is_ok());
 }
 
-/// Issue 14: the loader never checked the period; a 0 would re-arm the
-/// timer in the past forever. Refused before anything is loaded (so the
-/// check needs no privilege).
+/// A period of 0 would re-arm the timer in the past forever: refused before
+/// anything is loaded (so the check needs no privilege).
 #[test]
 fn a_period_below_the_minimum_is_refused_before_loading() {
     let cpus = allowed_cpus();
@@ -420,12 +419,11 @@ fn a_period_below_the_minimum_is_refused_before_loading() {
     }
 }
 
-/// Issue 14: a sample the ring buffer has no room for was lost without a
-/// trace. Now each is counted in its CPU's slot, so every tick either
-/// reaches the reader or is a ring drop: with the ring left undrained at
-/// 50 kHz (about 9000 samples fit), some are dropped, and the samples
-/// drained afterwards lie between the ticks minus the drops before and
-/// after the drain.
+/// Each sample the ring buffer has no room for is counted in its CPU's slot,
+/// so every tick either reaches the reader or is a ring drop: with the ring
+/// left undrained at 50 kHz (about 9000 samples fit), some are dropped, and
+/// the samples drained afterwards lie between the ticks minus the drops
+/// before and after the drain.
 #[test]
 fn every_tick_reaches_the_ring_or_is_counted_as_dropped() {
     let cpus = allowed_cpus();
