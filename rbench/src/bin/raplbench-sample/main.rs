@@ -1,16 +1,13 @@
 //! raplbench-sample: the 1 kHz RAPL energy sampler, raplbench's reference
-//! workload (the tool whose cost the suite measures).
+//! workload (the tool whose cost the suite measures); its files and options
+//! are in rbench/README.md, "The 1 kHz sampler".
 //!
 //! Threads: the main thread starts everything, then waits (for --duration,
 //! or for COMMAND) in sigtimedwait for SIGINT/SIGTERM (rbench::signals), which
-//! stay blocked in every thread; the sampling thread (ticker.rs, woken at
-//! once when the phase stops; for ebpf and kernel the in-kernel sampler and
-//! a drain thread, drain.rs) fills preallocated batches; the writer thread (writer.rs)
-//! converts, wrap-corrects and writes them and keeps the statistics. With
-//! --report, the run alternates windows of the sampler and of a null
-//! sampler (the same loop reading nothing), --pairs of each (report.rs
-//! says why); the report holds every window raw (results/sampler.py builds
-//! the rows), stderr a summary of both and of the sampler above the null.
+//! stay blocked in every thread; the sampling thread (ticker.rs; for ebpf and
+//! kernel a drain thread, drain.rs) fills preallocated batches; the writer
+//! thread (writer.rs) converts, wrap-corrects and writes them. With --report
+//! a run is windows of the sampler and of a null sampler (report.rs).
 
 mod batch;
 mod cli;
@@ -212,8 +209,6 @@ fn run(args: Args) -> Result<i32, Fail> {
     }
     let (mut loops, [mut sampler, null], banners) = loops(opened, &args);
 
-    // the windows: one without --report; with it, --pairs of the sampler
-    // and (unless --no-null) of the null loop, alternating
     let reporting = report_file.is_some();
     let pairs = if reporting { args.pairs() } else { 1 };
     let schedule = report::schedule(pairs, reporting && !args.no_null);
