@@ -1,16 +1,11 @@
 //! One phase (one window) of a run: the sampler (or its null twin) sampling
-//! until the phase ends. A user-space mechanism runs a ticking thread
-//! (ticker.rs); ebpf and kernel start an in-kernel sampler (the BPF
-//! program, the ksample module's timers) and drain it (drain.rs,
-//! ebpf_drain.rs, ksample_drain.rs). Both feed the writer thread
-//! (writer.rs), and the phase ends after its time, or when COMMAND exits,
-//! or on SIGINT/SIGTERM (with COMMAND: once the command, sent the signal,
-//! has exited or been killed).
+//! into the writer thread until its time, COMMAND or a stop signal ends it
+//! (rbench/README.md, "Stop signals and exit status").
 //!
 //! The phase's clock starts once the producer runs (its timer armed, its
-//! ring buffer attached): the start time and the process's CPU time are
-//! taken then, so neither the threads' start nor loading the BPF program
-//! counts; its CPU time ends once the writer has written the last sample.
+//! ring buffer attached), so neither the threads' start nor loading the BPF
+//! program counts; its CPU time ends once the writer has written the last
+//! sample.
 
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{WaitPidFlag, WaitStatus};
@@ -75,10 +70,9 @@ pub enum Until<'a> {
 /// to it, before it is killed with SIGKILL. A workload that handles the
 /// signal to clean up exits in milliseconds; one that ignores it (or is
 /// stuck) would otherwise hold an interrupted run until it ends by itself.
-/// One second bounds how far the window runs past the stop and how long
-/// the user waits, and stays far below the 10 s raplbench-interfere and the
-/// 30 s results/sampler.py give a stopped sampler before they kill it. A
-/// second stop signal does not wait.
+/// One second bounds how far the window runs past the stop, and stays far
+/// below the 10 s raplbench-interfere and the 30 s results/sampler.py give
+/// a stopped sampler before they kill it.
 pub const STOP_GRACE_NS: u64 = 1_000_000_000;
 
 /// The exit status of a phase that ended with `code`: 128 + the stop
@@ -88,11 +82,8 @@ fn stopped_or(code: i32) -> i32 {
     signals::received().map_or(code, |sig| 128 + sig)
 }
 
-/// Waits until the phase should end; the command's exit status, or 0;
-/// 128 + the signal after a stop signal. A stop signal ends it at once,
-/// whenever it arrived (signals::wait); with a command, once the command
-/// has exited: the signal is forwarded to it, and it is killed after
-/// STOP_GRACE_NS or on a second stop signal.
+/// Waits until the phase should end (`Until`); the command's exit status,
+/// or 0; 128 + the signal after a stop signal.
 fn wait(until: &Until) -> Result<i32, Fail> {
     match until {
         Until::Elapsed(ns) => {
@@ -102,7 +93,6 @@ fn wait(until: &Until) -> Result<i32, Fail> {
                     break;
                 }
             }
-            // stopped by a signal: the shell's convention, 128 + the signal
             Ok(stopped_or(0))
         }
         Until::CommandExits(command) => {
@@ -126,7 +116,6 @@ fn wait(until: &Until) -> Result<i32, Fail> {
                 // cannot have been reused).
                 match nix::sys::wait::waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
                     Err(e) => return Err(Fail::Run(format!("waiting for {}: {e}", command[0]))),
-                    // the shell's convention: the exit code, or 128 + the signal
                     Ok(WaitStatus::Exited(_, code)) => return Ok(stopped_or(code)),
                     Ok(WaitStatus::Signaled(_, sig, _)) => return Ok(stopped_or(128 + sig as i32)),
                     Ok(_) => {} // still running, stopped or continued: keep waiting
