@@ -1,17 +1,7 @@
 //! The self-report: the windows of a --report run written raw (JSON), for
-//! results/sampler.py to build the schema rows from (harness "sampler",
-//! path "sampler", op the mechanism: the sampler, the null sampler beside
-//! it, and the sampler above the null sampler), and a human summary on
-//! stderr that needs no Python.
-//!
-//! The report alternates windows: K pairs (--pairs), each a sampler window
-//! and a null window of --duration / K seconds, the order within a pair
-//! alternating (sampler first in pairs 0, 2, 4, ..., null first in pairs 1,
-//! 3, 5, ...: ABBAABBA...), so that a drift of the machine that is linear
-//! in time adds as much to the sampler's windows as to the null's and
-//! cancels in the differences. One window is one repetition: each row has
-//! one sample per window (n = K), and the "above null" rows one sample per
-//! pair (sampler window minus its null window).
+//! results/sampler.py to build the rows from, and a human summary on
+//! stderr that needs no Python. The windows, their order and the rows are
+//! in rbench/README.md, "The self-report".
 
 use rbench::liveness::Liveness;
 use rbench::summary::median;
@@ -89,9 +79,7 @@ impl Window {
     }
 
     /// The window as the report holds it: what results/sampler.py builds
-    /// a row's sample from (rate: samples / wall_ns; CPU per sample:
-    /// cpu_ns / samples_since_start; jitter: the median interval error
-    /// within the window), and what was lost.
+    /// a row's sample from, and what was lost.
     pub fn json(&self) -> Value {
         let inside = self.inside();
         let p = &self.ran.producer;
@@ -287,7 +275,6 @@ fn spread(values: &[f64], unit: &str, digits: usize) -> Option<String> {
 
 /// The closing lines for a person on the sampler above the null loop: CPU
 /// per sample and rate, each pair's sampler window minus its null window.
-/// Whether that is told from the null loop is the rows' to say.
 pub fn above_null_summary(op: &str, pairs: &[(&Window, &Window)]) -> Vec<String> {
     let k = counted(pairs.len(), "pair");
     let cpu = spread(
@@ -387,9 +374,9 @@ mod tests {
 
     #[test]
     fn a_sampler_that_stopped_half_way_shows_half_the_rate() {
-        // issue 14: the rate is over the window's wall time, from its start
-        // until it was told to stop, not until the last sample: 50 samples
-        // in the first half of a 100 ms window at 1 kHz are 500 Hz
+        // the rate is over the window's wall time, from its start until it
+        // was told to stop, not until the last sample: 50 samples in the
+        // first half of a 100 ms window at 1 kHz are 500 Hz
         let w = window(Kind::Sampler, 0, 50, 1.0);
         assert_eq!(w.ran.wall_ns, 100_000_000);
         assert_eq!(w.rate_hz(), 500.0);
