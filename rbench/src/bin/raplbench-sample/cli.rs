@@ -117,7 +117,7 @@ fn mechanism_arg() -> impl clap::builder::TypedValueParser<Value = Mechanism> {
 //
 // Numeric options take allow_negative_numbers: a value such as -1 reaches
 // the value parser, whose message names the option and its valid values
-// (else clap took it for a flag and suggested `-- -1`, issue 30).
+// (else clap takes it for a flag and suggests `-- -1`).
 #[derive(Debug, Parser)]
 #[command(name = "raplbench-sample", version, after_help = EXAMPLES)]
 pub struct Args {
@@ -211,8 +211,8 @@ impl Args {
             .expect("clap requires --mechanism unless --list")
     }
 
-    /// The pairs of windows of a --report run: --pairs, or 10; 1 with a
-    /// command (it runs once, so there is one sampler window).
+    /// The pairs of windows of a --report run (1 with a command: it runs
+    /// once).
     pub fn pairs(&self) -> usize {
         match self.duration {
             Some(_) => self.pairs.unwrap_or(DEFAULT_PAIRS) as usize,
@@ -220,10 +220,8 @@ impl Args {
         }
     }
 
-    /// Checks what clap cannot: exactly one of --duration and COMMAND
-    /// (neither is needed with --list); --pairs only with --report and
-    /// --duration, and windows of at least 10 sampling periods; no --cpu or
-    /// --fifo for ebpf and kernel, which have no sampling thread to place.
+    /// Checks what clap cannot (each error says which rule); the error is
+    /// for the user (exit 2).
     pub fn validate(&self) -> Result<(), String> {
         if self.list {
             return Ok(());
