@@ -1,6 +1,5 @@
 //! The times of a window's samples, kept in memory that does not grow with
-//! the run (issue 14: a 3-minute soak grew 512 KiB a minute when every
-//! time was kept).
+//! the run (keeping every time grew a soak by 512 KiB a minute).
 //!
 //! What the report needs of them: how many samples fell inside the window,
 //! how many came after its clock started, and the quantiles of the interval

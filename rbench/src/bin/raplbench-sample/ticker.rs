@@ -100,8 +100,7 @@ pub fn periodic_timer(period_ns: u64) -> Result<OwnedFd, String> {
 }
 
 /// Makes the timer expire now, once, so that a thread waiting on it wakes
-/// (and sees the stop flag) instead of waiting up to a period: at 1 Hz a
-/// stop used to take up to a second.
+/// (and sees the stop flag) instead of waiting up to a period (1 s at 1 Hz).
 pub fn wake(timer: &OwnedFd) {
     let _ = arm(timer, 0, 0, 1); // relative: 1 ns from now
 }

@@ -157,14 +157,12 @@ pub fn run(
         if let Some(out) = setup.output.as_mut().filter(|o| o.error.is_none()) {
             for i in 0..batch.len {
                 let t = batch.times[i];
-                // one line per domain
                 let raws = &batch.values[i * ndom..(i + 1) * ndom];
                 let gap_ns = previous_t.map(|p| t.saturating_sub(p));
                 previous_t = Some(t);
                 let mut gap_too_long = false;
                 for (column, &raw) in columns.iter_mut().zip(raws) {
                     line.clear();
-                    // None on the first sample: there is no difference yet
                     let delta = column.diff.update(raw).difference();
                     if let (Some(d), Some(g)) = (delta, gap_ns) {
                         gap_too_long |= column.gap.too_long(d, g);
@@ -186,7 +184,6 @@ pub fn run(
         let _ = ends.empty.send(batch); // the producer may be gone
     }
 
-    // the producer hung up: take the last CPU reading, then let it exit
     stats.cpu_end_ns = cpu_now(setup.extra_cpu_ns.as_ref());
     done.wait();
     if let Some(out) = setup.output.as_mut() {
