@@ -21,11 +21,17 @@ pub fn timespec(ns: u64) -> libc::timespec {
     }
 }
 
+/// `text` as a finite number for which `fits` holds, else None: the check
+/// behind the binaries' numeric options, each with its own message.
+pub fn parse_finite(text: &str, fits: impl Fn(f64) -> bool) -> Option<f64> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|&x| x.is_finite() && fits(x))
+}
+
 /// A --duration: seconds in (0, 86400] (raplbench-sample's and
 /// raplbench-victim's), or why not.
 pub fn parse_duration(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
-        _ => Err(format!("'{text}' is not a number of seconds in (0, 86400]")),
-    }
+    parse_finite(text, |s| s > 0.0 && s <= 86_400.0)
+        .ok_or_else(|| format!("'{text}' is not a number of seconds in (0, 86400]"))
 }

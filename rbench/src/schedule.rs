@@ -74,9 +74,9 @@ impl Schedule {
             ("RAPLBENCH_BLOCK_S", &mut schedule.block),
         ] {
             if let Some(text) = var(name) {
-                *field = match text.trim().parse::<f64>() {
-                    Ok(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
-                    _ => return Err(format!("{name}={text}: a number of seconds > 0")),
+                *field = match crate::clock::parse_finite(text.trim(), |s| s > 0.0) {
+                    Some(s) => Duration::from_secs_f64(s),
+                    None => return Err(format!("{name}={text}: a number of seconds > 0")),
                 };
             }
         }

@@ -51,10 +51,8 @@ pub fn parse_rate(text: &str) -> Result<Option<u32>, String> {
 }
 
 fn parse_window(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && (0.01..=60.0).contains(&s) => Ok(s),
-        _ => Err(format!("'{text}' is not a window length in [0.01, 60] s")),
-    }
+    rbench::clock::parse_finite(text, |s| (0.01..=60.0).contains(&s))
+        .ok_or_else(|| format!("'{text}' is not a window length in [0.01, 60] s"))
 }
 
 /// Measures what a neighbour's reads of an energy counter cost another

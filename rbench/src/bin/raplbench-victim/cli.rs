@@ -64,10 +64,8 @@ pub struct Args {
 }
 
 fn parse_threshold(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(ns) if ns.is_finite() && ns > 0.0 && ns <= 1e9 => Ok(ns),
-        _ => Err(format!("'{text}' is not a number of ns in (0, 1e9]")),
-    }
+    rbench::clock::parse_finite(text, |ns| ns > 0.0 && ns <= 1e9)
+        .ok_or_else(|| format!("'{text}' is not a number of ns in (0, 1e9]"))
 }
 
 #[cfg(test)]
