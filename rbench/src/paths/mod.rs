@@ -1,18 +1,10 @@
 //! The access paths, one module each, and the one list of them ([`PATHS`]).
 //!
-//! A path module plans its rows on a [`Machine`]: a `pub fn plan(machine:
-//! &Machine, plan: &mut Plan)` that appends to `plan.rows` one
-//! [`Planned`](crate::plan::Planned) row per (op, target, placement): a row
-//! that runs carries what it reads (a type implementing
-//! [`crate::plan::Reads`]: opened lazily into a [`crate::plan::Reader`] by
-//! the Criterion benchmark, described by its `spec` for ubench), a row that
-//! cannot carries the reason. Anything its rows read that must run
-//! meanwhile is held by the rows themselves (the eBPF rows share the BPF
-//! sampler through an `Arc`).
-//!
-//! Adding a path: a new file `paths/<name>.rs` with its `plan` (and its
-//! tests), and its name in the `paths!` list below, at the registry's place
-//! (results/schema.json lists the path id and the harnesses that time it).
+//! Each path module has a `pub fn plan(machine: &Machine, plan: &mut Plan)`
+//! that appends one [`Planned`](crate::plan::Planned) row per (op, target,
+//! placement). Adding a path: CONTRIBUTING.md, "Adding an access path"
+//! (rows that open something no path opens yet also need a branch of
+//! [`reads_of`]).
 
 use std::sync::Arc;
 
