@@ -180,7 +180,7 @@ impl Reader for SlotReader<'_> {
 }
 
 /// The rows of paths "ebpf-lookup" and "ebpf-mmap" on `machine` (its perf
-/// discovery); the sampler they read runs as long as they do.
+/// discovery).
 pub fn plan(machine: &Machine, plan: &mut Plan) {
     plan.rows
         .extend(ebpf_rows(machine.perf(), &machine.cpus(), SLOT_CHECK));

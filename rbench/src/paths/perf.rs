@@ -93,10 +93,8 @@ pub(super) fn on_cpu(found: &Counters, cpu: usize) -> (Vec<&Counter>, Vec<PerfEv
     (counters, events)
 }
 
-/// Path "perf", for every CPU of the PMU's cpumask (one per package): op
-/// "read" of the first energy event and op "group-read" of all, at both
-/// placements of that CPU among `cpus`. `perf` is the discovery (probed or
-/// not).
+/// The rows of path "perf" from `perf`, the discovery (probed or not), at
+/// both placements of each CPU among `cpus`.
 pub fn perf_rows(perf: &Result<Counters, Error>, cpus: &Cpus) -> Vec<Planned> {
     let ops = [PerfMode::EachEvent, PerfMode::Group];
     let found = match perf {
