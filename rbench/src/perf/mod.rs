@@ -1,10 +1,6 @@
 //! Path "perf": read() of perf_event counters of the RAPL `power` PMU
-//! (stand-in: the `msr` PMU's `tsc` event), as ubench/paths/perf.cc.
-//!
-//! * [`PerfMode::EachEvent`] (op "read"): read_format 0, one 8-byte read()
-//!   per event;
-//! * [`PerfMode::Group`] (op "group-read"): all events in one group with
-//!   PERF_FORMAT_GROUP, one read() returns every domain.
+//! (stand-in: the `msr` PMU's `tsc` event), one by one or as a group
+//! ([`PerfMode`]), as ubench/paths/perf.cc.
 //!
 //! The events count on the package's designated CPU (the PMU's cpumask),
 //! for all tasks (pid -1). perf_event_open is called directly: perf wrapper
