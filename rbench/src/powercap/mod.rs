@@ -1,10 +1,6 @@
 //! Path "powercap": reading a zone's energy_uj, the way energy tools read
-//! RAPL through the powercap framework (ubench/paths/powercap.cc).
-//!
-//! * [`PowercapMode::Pread`]: the file is kept open; each read is
-//!   `pread(fd, buf, 32, 0)` plus parsing the decimal text;
-//! * [`PowercapMode::OpenReadClose`]: open, pread, close and parse, as most
-//!   tools do.
+//! RAPL through the powercap framework (ubench/paths/powercap.cc), kept open
+//! or opened at every read ([`PowercapMode`]), parsing the decimal text.
 //!
 //! Reading energy_uj of an MSR-backed zone makes the driver read the MSR on
 //! the package's lead CPU (an IPI when the reader runs elsewhere). Which
@@ -32,7 +28,7 @@ const READ_BYTES: usize = 32;
 pub enum PowercapMode {
     /// Kept open; one pread at offset 0 per read.
     Pread,
-    /// Opened, read and closed at every read.
+    /// Opened, read and closed at every read, as most tools do.
     OpenReadClose,
 }
 
