@@ -71,7 +71,6 @@ pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error
     let mut why = msr.missing.unwrap_or_default();
     let mut events = Vec::new();
     for event in msr.events {
-        // it must open on its first CPU
         match open_counter(&event, event.cpus.first().copied().unwrap_or(0), None, 0) {
             Ok(_) => events.push(event),
             Err(e) => why = e.to_string(),

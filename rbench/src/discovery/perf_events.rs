@@ -41,8 +41,7 @@ fn parse_number(text: &str) -> Option<u64> {
 
 /// Encodes event terms ("event=0x02,umask=0x1") into a config value using
 /// the PMU's format directory, where each term's file says which config bits
-/// it fills: "config:0-7", or "config:0-3,8-11" (the value's low bits fill
-/// the first range, the next bits the second). A term without a value is 1.
+/// it fills ("config:0-7"; see `place_bits`). A term without a value is 1.
 /// None if a term is unknown, not in `config`, or not a number.
 pub fn encode_config(terms: &str, format_dir: &Path) -> Option<u64> {
     let mut config = 0u64;
