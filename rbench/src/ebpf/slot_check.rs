@@ -12,13 +12,11 @@ use nix::errno::Errno;
 use super::RbSlot;
 use crate::Error;
 
-/// How long the plan watches the slots before it plans their rows: a slot
-/// with no tick in that time (the cpu-clock fallback may fire far below
-/// 1 kHz), or with a failed read, is no data and its rows are unavailable.
-/// Must equal ubench's kSlotCheckWindow (ubench/bpf_slot_check.h): the
-/// window is in the reasons ("no tick in 500 ms", "below 2 Hz") and decides
-/// which slots' rows run, so the two harnesses' eBPF rows pair only when
-/// both watch for as long.
+/// How long the plan watches the slots before it plans their rows. Must
+/// equal ubench's kSlotCheckWindow (ubench/bpf_slot_check.h): the window is
+/// in the reasons ("no tick in 500 ms", "below 2 Hz") and decides which
+/// slots' rows run, so the two harnesses' eBPF rows pair only when both
+/// watch for as long.
 pub const SLOT_CHECK: Duration = Duration::from_millis(500);
 
 /// How often a watched slot is looked at (ubench's kSlotCheckPoll).
@@ -49,8 +47,7 @@ fn g_format(x: f64) -> String {
 /// Why each CPU of `cpus` has a slot that is no data, or None: watched
 /// together for `window` (a look every `poll`), a slot must tick and no
 /// tick's read may fail (its err_ticks must not grow); a CPU outside
-/// `armed` has no trigger. `load` copies a CPU's slot. The same check and
-/// words as ubench's check_slot (bpf_slot_check.cc), e.g.
+/// `armed` has no trigger. `load` copies a CPU's slot. A reason reads e.g.
 /// "BPF slot of CPU 0: err -2 (ENOENT) on 3 of 48 ticks seen in 50 ms".
 pub fn check_slots(
     cpus: &[usize],
