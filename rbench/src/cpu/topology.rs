@@ -10,18 +10,16 @@ use nix::unistd::Pid;
 use super::{parse_cpu_list, Package, Placement};
 use crate::sysfs::read_first_line;
 
-/// The CPUs as a CPU root lists them ([`crate::roots::CPU`], or a fixture's
-/// `sys/devices/system/cpu`): which are online, their packages, and where a
-/// benchmark runs relative to a counter's CPU. Which CPUs this process may
-/// run on (its affinity mask) is always this machine's.
+/// The CPUs as a CPU root lists them ([`crate::roots::CPU`], or a
+/// fixture's). Which CPUs this process may run on (its affinity mask) is
+/// always this machine's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cpus {
     /// Where `online` and `cpu<N>/topology/physical_package_id` are read.
     root: PathBuf,
 }
 
-/// The physical package of `cpu`, from the CPU topology under `cpu_root`
-/// ([`crate::roots::CPU`], or a fixture's `sys/devices/system/cpu`).
+/// The physical package of `cpu`, from the CPU topology under `cpu_root`.
 pub fn package_of_in(cpu_root: &Path, cpu: usize) -> Option<u32> {
     read_first_line(cpu_root.join(format!("cpu{cpu}/topology/physical_package_id")))?
         .trim()
