@@ -1,7 +1,5 @@
-//! The state the module reports when /proc/ksample/control is read
-//! (kbench/ksample.h, KSAMPLE_FORMAT): "key: value" lines, then per package
-//! a "package" line (its lead CPU, energy unit, the MSRs a record's values
-//! hold) and a "counters" line (what its timer did since the last start).
+//! The state the module reports when /proc/ksample/control is read, in the
+//! format kbench/ksample.h describes beside KSAMPLE_FORMAT.
 //!
 //! Parsing is strict about what it reads: a wrong first line, a missing
 //! key, a bad number or a package line out of order is an error naming the

@@ -4,13 +4,11 @@
 //! starts and stops it through /proc/ksample/control and drains the records
 //! from /proc/ksample/records.
 //!
-//! File semantics this code relies on: a read of records returns whole
-//! records, consumes them, ignores the file position and returns 0 when
-//! none is queued (it never blocks), so one descriptor is kept and read
-//! with read(2); a command is one write(2) to control (opened with
-//! O_TRUNC, as `echo stop > control` does, which a fixture file also
-//! takes); control is read whole by one pread at offset 0 on a fresh
-//! descriptor.
+//! The files behave as kbench/ksample.h says: a read of records consumes
+//! whole records and ignores the file position, so one descriptor is kept
+//! and read until it returns 0; a command is one write(2) to control,
+//! opened with O_TRUNC as `echo stop > control` does (a fixture file takes
+//! it too).
 
 mod control;
 mod record;
