@@ -4,7 +4,7 @@
 //! ring buffer without waking anyone. This thread drains the ring every
 //! DRAIN_EVERY (drain.rs: the lines, the other packages, what is counted).
 //! Every package's counters are sampled on that package's CPU of the PMU
-//! cpumask: a sample's key is its CPU; one whose `err` is not 0 failed.
+//! cpumask: a sample's key is its CPU.
 
 use rbench::ebpf::{BpfSampler, RbSample};
 use std::cell::RefCell;

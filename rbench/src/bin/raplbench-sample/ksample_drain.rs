@@ -5,12 +5,9 @@
 //!
 //! A read returns package 0's queue before package 1's, so each drain's
 //! records are put in time order before they are taken: a lead record then
-//! meets the other packages' values of the same moment. A record's key is
-//! its package; one with a faults bit failed. When the phase stops, the
-//! timers are stopped first and what they queued until then is drained;
-//! the records lost on a full ring (gaps in seq, and after the last record
-//! read: the control file's next_seq) are checked against the module's own
-//! count (overruns).
+//! meets the other packages' values of the same moment. When the phase
+//! stops, the timers are stopped first and what they queued until then is
+//! drained, then the losses are reconciled with the module's count.
 
 use rbench::ksample::{Record, Running, Status};
 use rbench::msr::msr_hex;
