@@ -1,8 +1,7 @@
-//! raplbench-plan: the plan of this machine as JSON (rbench::plan::Plan::to_json):
-//! every row any latency harness times, with its target, CPUs, stand-in,
-//! liveness verdict, the harnesses that time it, and what to open or why it
-//! cannot run. ubench reads it (--raplbench_plan=FILE) and times exactly
-//! its rows; bench-all writes it once per run (raw/plan.json).
+//! raplbench-plan: the plan of this machine as JSON (rbench::plan::Plan::to_json),
+//! every row any latency harness times. ubench reads it
+//! (--raplbench_plan=FILE) and times exactly its rows; bench-all writes it
+//! once per run (raw/plan.json).
 //!
 //! Usage: raplbench-plan [FILE] (default: standard output). The fixture
 //! hooks (results/fixture_hooks.json) plan a fixture machine instead.
