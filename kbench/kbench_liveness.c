@@ -5,14 +5,9 @@
  * A hypervisor may answer rdmsr of a RAPL MSR with 0, or with a value that
  * never moves: the instruction is real and its latency is worth timing, but
  * it yields no energy. Before an energy counter is timed, this probe gives
- * it one verdict (the contract of issue 11, shared with the user-space
- * harnesses):
- *
- *   no-unit  the vendor's energy unit MSR faults, reads 0, or has an energy
- *            status unit (ESU, bits 12:8) of 0 ("1 J per count" is not RAPL);
- *            checked first, the counter is then not polled
- *   live     the counter changed within the window
- *   frozen   it did not change in KBENCH_LIVENESS_WINDOW_MS
+ * it one verdict, no-unit, live or frozen (the contract of issue 11, shared
+ * with the user-space harnesses; kbench/README.md, "Liveness of the energy
+ * counters").
  *
  * It runs in process context on the benchmark CPU (the work_on_cpu worker
  * of kbench_ops.c, before the timed batches): it sleeps between reads with

@@ -10,10 +10,10 @@
  *
  * MSRs are read with rdmsr_safe only, from the vendor's allow-list below
  * (rapl_msrs.h); an MSR whose first read faults is reported unsupported and
- * never timed.
- * An energy-status MSR (an op with a unit_msr) is first given a liveness
- * verdict (kbench_liveness.c), in the same worker, before calibration and
- * outside every interrupts-off section: it sleeps, for at most ~100 ms.
+ * never timed. An energy-status MSR (an op with a unit_msr) is first given
+ * a liveness verdict (kbench_liveness.c), in the same worker, before
+ * calibration and outside every interrupts-off section: it sleeps, for at
+ * most ~100 ms.
  */
 #include <linux/cpumask.h>
 #include <linux/kernel.h>

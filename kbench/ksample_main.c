@@ -4,12 +4,8 @@
  * Ref_Rapl_Kernel design): an hrtimer per package reads the energy MSRs
  * into a ring (ksample_sampler.c), and user space collects the records in
  * batches through /proc. The interface, the record layout and the control
- * file's format are in ksample.h.
- *
- * A module of its own, not a part of kbench.ko: loading the timing module
- * (to time an rdmsr with interrupts off) never arms a timer, and a sampler
- * left running never disturbs kbench's timed batches; each can be loaded
- * on a production box without the other.
+ * file's format are in ksample.h; why a module apart from kbench.ko:
+ * kbench/README.md.
  *
  * This file: the two /proc files and the module's life. Every file
  * operation and start/stop run under ksample_lock; unloading removes the
