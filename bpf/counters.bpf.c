@@ -15,14 +15,6 @@
  * Trigger, fallback (older kernels): on_cpu_clock, attached by the loader to
  * a per-CPU perf cpu-clock event. On an idle CPU of some VMs it fires well
  * below the requested rate; the loader measures and reports the real rate.
- *
- * Loader knobs: arm_skip[cpu] keeps a CPU without a timer (the 1 kHz
- * sampler only ticks where its counters live); emit_samples also pushes
- * every sample into the `samples` ring buffer without waking the reader,
- * which drains it in batches. Each slot counts its ticks, the deadlines it
- * had to skip (missed), the ticks whose counter read failed (err_ticks; err
- * holds the last error), the time spent in its own callback (busy_ns) and
- * the samples the ring buffer had no room for (ring_drops).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,7 +33,8 @@ const volatile bool emit_samples = false;   /* also push every sample into `samp
 
 /* Per CPU result of arming, read by the loader. */
 __s32 arm_result[RB_MAX_CPUS];
-/* Per CPU, set by the loader: nonzero means do not arm a timer there. */
+/* Per CPU, set by the loader: nonzero means do not arm a timer there (the
+ * 1 kHz sampler only ticks where its counters live). */
 __u8 arm_skip[RB_MAX_CPUS];
 
 struct {
