@@ -86,10 +86,10 @@ pub struct Args {
           allow_negative_numbers = true)]
     pub window_s: f64,
 
-    /// Only these routes (the help names ROUTE_PATHS, the one list)
+    /// Only these routes (the help names route_paths, the registry's)
     #[arg(long, value_delimiter = ',', conflicts_with = "sampler",
           help = format!("Only these routes: PATH or PATH/OP, comma-separated (paths: {})",
-                         rbench::interfere::route::ROUTE_PATHS.join(", ")))]
+                         rbench::interfere::route::route_paths().join(", ")))]
     pub only: Vec<String>,
 
     /// A raplbench-sample process as the neighbour, with this --mechanism
