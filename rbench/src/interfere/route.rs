@@ -100,8 +100,9 @@ pub fn run_routes(
     let allowed = crate::cpu::allowed_cpus();
     // Every victim CPU is calibrated now, before any path is planned: the
     // eBPF paths' plan arms a bpf_timer, which must not run during a
-    // calibration (150 ms per CPU; a failure is kept and reported by the
-    // experiments that need that CPU).
+    // calibration (150 ms per CPU). A failure is not stored: each experiment
+    // that needs that CPU calibrates it again, by then perhaps with the timer
+    // running, and reports its own failure.
     for &cpu in &allowed {
         let _ = calibrations.of(cpu);
     }
