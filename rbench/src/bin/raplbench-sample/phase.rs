@@ -2,10 +2,10 @@
 //! into the writer thread until its time, COMMAND or a stop signal ends it
 //! (rbench/README.md, "Stop signals and exit status").
 //!
-//! The phase's clock starts once the producer runs (its timer armed, its
-//! ring buffer attached), so neither the threads' start nor loading the BPF
-//! program counts; its CPU time ends once the writer has written the last
-//! sample.
+//! The phase's clock and CPU time start once the producer runs (its timer
+//! armed, its ring buffer attached), so neither the threads' start nor
+//! loading the BPF program counts; its CPU time ends once the writer has
+//! written the last sample.
 
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{WaitPidFlag, WaitStatus};

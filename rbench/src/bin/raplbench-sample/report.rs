@@ -152,9 +152,7 @@ impl Subject {
         })
     }
 
-    /// One line for a person on one window (a run without --report): its
-    /// samples, rate, missed ticks, interval errors (p50, p99, max) and CPU
-    /// per sample.
+    /// One line for a person on the one window of a run without --report.
     pub fn summary(&self, w: &Window) -> String {
         let errors = w.ran.times.errors();
         let q = |p: f64| errors.quantile(p).map_or(f64::NAN, |ns| ns / 1e3);
@@ -239,9 +237,8 @@ fn problems(windows: &[&Window]) -> String {
     line
 }
 
-/// The report of a --report run, one line of JSON: the mechanism, its
-/// rate, what the sampler and the null sampler read, and every window in
-/// the order it ran (results/sampler.py reads it).
+/// The report of a --report run, one line of JSON (results/sampler.py
+/// reads it; rbench/README.md, "The self-report", lists its keys).
 pub fn document(
     mechanism: &str,
     frequency_hz: u32,
