@@ -1,14 +1,10 @@
 // bpf_sampler.h - loads bpf/counters.bpf.c, points it at a set of perf
 // counters, starts it on every online CPU and reads what it publishes.
 //
-// Steps (libbpf-bootstrap style): open one perf event fd per (CPU, counter);
-// open the skeleton, size the maps to the CPU count and set the knobs; load;
-// put the fds in the `counters` map (before any trigger starts, so no tick
-// finds an empty entry); arm a CPU-pinned bpf_timer on each CPU (the thread
-// pins itself to the CPU and makes a syscall, which runs the arm_timer
-// program there); mmap the `slots` array. Where the kernel has no CPU-pinned
-// timers (or BpfOptions asks for it), the program is driven by a per-CPU perf
-// cpu-clock event instead, on a fresh load whose map is filled the same way.
+// libbpf-bootstrap style; start()'s steps are numbered in bpf_sampler.cc.
+// The perf-event map is filled before any trigger starts, so no tick finds
+// an empty entry. Where the kernel has no CPU-pinned timers (or BpfOptions
+// asks for it), a per-CPU perf cpu-clock event drives the program instead.
 //
 // Each descriptor has one owner: the counters' events belong to the sampler
 // (the map takes its own reference to each event); a cpu-clock event belongs

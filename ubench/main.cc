@@ -1,18 +1,9 @@
 // main.cc - raplbench-ubench: the Google Benchmark harness of raplbench.
 //
-// It times the rows of the plan (plan.h) that rbench's discovery made: the
-// file --raplbench_plan names, else what raplbench-plan (kPlanCommand)
-// writes. Each row's benchmark opens what the row names (ubench/paths/*.cc,
-// one per kind, see paths/paths.h); a row that cannot run keeps the plan's
-// reason. Each benchmark runs under its row's id; results/gbench.py joins
-// Google Benchmark's output to the plan's rows by it. The measured TSC
-// frequency goes into the benchmark context ("raplbench_tsc_khz"). The context also
-// says which Google Benchmark library this is ("raplbench_gbench_library",
-// ubench/gbench.cmake) and, when it is Debian's, built without NDEBUG, what
-// its "Library was built as DEBUG" warning means for these figures
-// ("raplbench_gbench_debug_warning"; README, "Google Benchmark"). Usual flags:
-// --benchmark_repetitions=10 --benchmark_min_time=0.1 (Google Benchmark
-// 1.7: a plain number of seconds).
+// It times the rows of the plan (plan.h, flags.h) and adds to the benchmark
+// context the measured TSC frequency and which Google Benchmark library this
+// is (ubench/gbench.cmake). Usual flags: --benchmark_repetitions=10
+// --benchmark_min_time=0.1 (Google Benchmark 1.7: a plain number of seconds).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
