@@ -1,13 +1,11 @@
 //! The neighbour of a route experiment: the calling thread (pinned to the
-//! row's CPU, its reader open) follows the victim's window grid and reads
-//! only inside the on windows, flat out or at a fixed rate, counting the
-//! reads (and, at a rate, the deadlines missed) per window. Between on
-//! windows it sleeps, the reader still open.
+//! row's CPU, its reader open throughout) follows the victim's window grid
+//! and reads only inside the on windows, flat out or at a fixed rate.
 //!
 //! At a rate the deadlines are absolute CLOCK_MONOTONIC times from the
-//! window's start (clock_nanosleep with TIMER_ABSTIME: a fixed grid that
-//! does not drift, as raplbench-sample's ticker); a wake-up past the next
-//! deadline skips the deadlines it missed and counts them.
+//! window's start (TIMER_ABSTIME: a grid that does not drift, as
+//! raplbench-sample's ticker); a wake-up past the next deadline skips the
+//! deadlines it missed and counts them.
 
 use core::arch::x86_64::_rdtsc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -211,7 +209,6 @@ mod tests {
 
     #[test]
     fn reads_only_in_on_windows_at_a_rate() {
-        // windows of 20 ms of CLOCK_MONOTONIC
         let roles = [Role::Settle, Role::Off, Role::On];
         let (d, reads) = drive_fake(0, &roles, 20, Some(1000), false);
         assert_eq!((d.error, d.stopped), (None, false));

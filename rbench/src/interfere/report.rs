@@ -52,8 +52,7 @@ impl Document {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Neighbour {
-    /// A row of the Criterion plan: its path, op, target, cpu, target_cpu,
-    /// stand_in, liveness and liveness_note.
+    /// A row of the Criterion plan, as its meta.
     Route(RowMeta),
     /// A raplbench-sample child process.
     Sampler(SamplerNeighbour),

@@ -1,7 +1,6 @@
-//! Route experiments: every planned row of the Criterion plan's paths
-//! (powercap, msr-dev, perf, ebpf-lookup, ebpf-mmap) at each rate, read by
-//! the calling thread (pinned to the row's CPU) while the victim measures
-//! its CPU.
+//! Route experiments: every planned row of the [`route_paths`] at each
+//! rate, read by the calling thread (pinned to the row's CPU) while the
+//! victim measures its CPU.
 //!
 //! The plan is built path by path (each path's planner of
 //! [`crate::paths::PATHS`] on one [`Machine`], as
@@ -121,7 +120,7 @@ pub fn run_routes(
                 if stop.load(Ordering::Relaxed) {
                     return selected_rows;
                 }
-                // the next path's plan reads this thread's CPU mask: restored
+                // the next path's plan reads this thread's CPU mask
                 let _restore = AffinityGuard::save();
                 done(experiment(
                     row,

@@ -1,10 +1,7 @@
 //! Sampler experiments: the neighbour is a `raplbench-sample` child
 //! process, started and stopped by the calling thread on the victim's
-//! window grid ([`sampler_windows`]): per pair an off window, a settle
-//! window that starts it (lengthened until it prints its "sampling ..."
-//! banner), the on window, a teardown window that stops it with SIGINT
-//! (lengthened until it has exited). Its ticks in the on window are the
-//! distinct times in its CSV ([`super::ticks`]).
+//! window grid (which windows: [`sampler_windows`]). Its ticks in the on
+//! window are the distinct times in its CSV ([`super::ticks`]).
 //!
 //! raplbench-sample stopped by SIGINT writes every sample, renames its CSV
 //! into place and exits with 130 (128 + the signal, the shell's
@@ -124,8 +121,6 @@ impl Running {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        // not this process's mask (SIGINT, SIGTERM and SIGCHLD blocked in
-        // every thread) nor its handlers: a fresh process's signals
         crate::child::default_signals(&mut command);
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };

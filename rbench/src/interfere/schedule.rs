@@ -8,11 +8,8 @@
 //! at or past `start + (k + 1) × W` ([`crate::victim::gaps`]); the reader
 //! and the sampler's controller follow the same boundaries.
 //!
-//! **Pairs**: each pair is two windows, one with the neighbour reading (on)
-//! and one without (off), the order alternating pair by pair (off-on,
-//! on-off, off-on, ...) so that a drift linear in time weighs on both
-//! sides alike. One leading window settles each experiment and is
-//! discarded.
+//! **Pairs**: a pair's on and off windows alternate their order pair by
+//! pair, so that a drift linear in time weighs on both sides alike.
 
 use serde::Serialize;
 

@@ -1,6 +1,5 @@
-//! The sampler's ticks in a window, from its CSV
-//! (`time_ns,source,domain,raw,delta_j`, one line per sample and counter):
-//! the distinct `time_ns` values within the window. `time_ns` is
+//! The sampler's ticks in a window, from its CSV (one line per sample and
+//! counter): the distinct `time_ns` values within the window. `time_ns` is
 //! CLOCK_MONOTONIC ([`crate::clock`]; for the in-kernel mechanisms the
 //! kernel's `ktime_get_ns`, the same clock), so the window's TSC bounds are
 //! converted to it first ([`TscClock`]).

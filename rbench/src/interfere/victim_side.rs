@@ -39,7 +39,8 @@ pub struct Calibrations {
 
 impl Calibrations {
     /// `cpu`'s calibration, made now if it is the first time (a thread
-    /// pinned there, for [`CALIBRATION_WINDOW`]).
+    /// pinned there, for [`CALIBRATION_WINDOW`]). A failure is not kept:
+    /// the next call tries again.
     pub fn of(&mut self, cpu: usize) -> Result<CpuCalibration, String> {
         if let Some(c) = self.by_cpu.get(&cpu) {
             return Ok(*c);
