@@ -13,10 +13,9 @@
 //! the read ending it closes (which is longer than 1 s by as much).
 //!
 //! [`Gaps::step`] runs in the hot loop: no allocation, no formatting, no
-//! system call. The gap buffer is allocated and written once before the
-//! loop (so its pages are faulted in then, not while measuring); a gap that
-//! finds it full is still counted, summed and maxed, and counted again as
-//! not kept (its length is missing only from the percentiles).
+//! system call. A gap that finds the preallocated buffer full is still
+//! counted, summed and maxed, and counted as not kept (its length is
+//! missing only from the percentiles).
 
 use crate::summary::quantile_sorted;
 
@@ -107,7 +106,7 @@ impl Gaps {
         self.deadline = tsc.saturating_add(self.per_second);
     }
 
-    /// One iteration: the read `now` after `prev`. Neither allocates.
+    /// One iteration: the read `now` after `prev`.
     #[inline(always)]
     pub fn step(&mut self, prev: u64, now: u64) {
         let delta = now.saturating_sub(prev); // never negative on a stable TSC
@@ -144,9 +143,8 @@ impl Gaps {
         self.deadline = self
             .deadline
             .saturating_add(behind.saturating_mul(self.per_second));
-        // the last slot is the one finish fills
         if self.seconds.len() + 1 >= self.max_seconds {
-            return; // no room: the last second runs on (finish closes it)
+            return; // the last slot is finish's: this second runs on
         }
         self.cur.end_tsc = now;
         self.seconds.push(self.cur);

@@ -4,17 +4,9 @@
 //! gap between consecutive reads above a threshold, as hiccup and jitter
 //! detectors do (sysjitter, hwlatdetect, cyclictest's measuring loop): an
 //! interrupt, an IPI, a VM exit or a preemption on that CPU shows up as a
-//! gap; the loop itself never leaves user space.
-//!
-//! - [`calibrate`]: the TSC frequency against CLOCK_MONOTONIC, the loop's
-//!   own iteration time on this CPU (p50, p99, p99.9) and the threshold
-//!   rule, `max(4 × p99, 200 ns)`.
-//! - [`gaps`]: the accounting per second of wall time (cut by TSC
-//!   deadline): stolen time (each gap minus one normal iteration), count,
-//!   p50, p99 and max of the gaps; a bounded, preallocated gap buffer whose
-//!   overflow is counted.
-//! - [`run`] (here): calibration then measurement on the calling thread,
-//!   until the duration has passed or `stop` is set.
+//! gap; the loop itself never leaves user space. The threshold is in
+//! [`calibrate`], the accounting in [`gaps`]; the report: rbench/README.md,
+//! "The victim probe: `raplbench-victim`".
 //!
 //! **RDTSC, not RDTSCP or LFENCE;RDTSC.** The loop times itself: between
 //! two reads there is nothing to keep in order but the reads, so a
