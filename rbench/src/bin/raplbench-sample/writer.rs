@@ -1,8 +1,5 @@
-//! The writer thread: everything off the sampling thread's hot path. It
-//! turns raw batches into CSV lines (unit conversion and wrap correction
-//! happen here), and keeps what the statistics need: the samples' times (in
-//! bounded memory, sample_times.rs), the missed ticks, and the CPU time of
-//! the whole process once the last sample is written.
+//! The writer thread: everything off the sampling thread's hot path (CSV
+//! lines, unit conversion, wrap correction, the window's statistics).
 
 use rbench::delta::{CounterDiff, GapCheck};
 use rbench::Domain;
