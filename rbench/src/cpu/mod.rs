@@ -39,8 +39,8 @@ pub fn allowed_cpus() -> Vec<usize> {
 }
 
 /// A CPU number given on the command line (`--cpu`, `--victim-cpu`), for
-/// clap's value_parser: the message of a bad one says what a CPU number is.
-/// Whether it is online and allowed is [`cpu_problem`]'s to say.
+/// clap's value_parser; whether it is online and allowed is
+/// [`cpu_problem`]'s to say.
 pub fn parse_cpu_arg(text: &str) -> Result<usize, String> {
     text.parse::<usize>()
         .map_err(|_| format!("'{text}' is not a CPU number: an integer, 0 or more"))
@@ -48,7 +48,7 @@ pub fn parse_cpu_arg(text: &str) -> Result<usize, String> {
 
 /// Why `cpu`, given by the option `flag` (`--cpu`, `--victim-cpu`), cannot
 /// be pinned to: not online, or outside this process's affinity mask;
-/// None when it can. The message names the CPUs that would do.
+/// None when it can.
 pub fn cpu_problem(flag: &str, cpu: usize, online: &[usize], allowed: &[usize]) -> Option<String> {
     let list = |cpus: &[usize]| {
         cpus.iter()
