@@ -1,11 +1,9 @@
-//! Paths "ebpf-lookup" and "ebpf-mmap": polling the counters that
-//! bpf/counters.bpf.c (shared with ubench) samples in the kernel at 1 kHz on
-//! every CPU, published in one 128-byte slot per CPU:
-//!
-//! * [`BpfSampler::lookup`]: one bpf(BPF_MAP_LOOKUP_ELEM) syscall copying a
-//!   CPU's slot (op "lookup");
-//! * [`BpfSampler::load`]: a plain load of the slot from the mmapped
-//!   BPF_F_MMAPABLE array, under the seqlock (op "load").
+//! The BPF counter sampler of paths "ebpf-lookup" and "ebpf-mmap":
+//! bpf/counters.bpf.c (shared with ubench) samples the counters in the
+//! kernel at 1 kHz on every CPU into one 128-byte slot per CPU, which a
+//! poller copies with a bpf(BPF_MAP_LOOKUP_ELEM) syscall
+//! ([`BpfSampler::lookup`]) or loads from the mmapped BPF_F_MMAPABLE array
+//! under its seqlock ([`BpfSampler::load`]).
 //!
 //! The program is driven by a CPU-pinned bpf_timer (Linux 6.7), or else by a
 //! perf cpu-clock event; [`BpfSampler::trigger`] says which. Where the crate
