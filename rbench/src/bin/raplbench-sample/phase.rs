@@ -146,12 +146,10 @@ fn wait(until: &Until) -> Result<i32, Fail> {
 pub type Started = std::sync::mpsc::SyncSender<Result<(), String>>;
 
 /// The common run of a phase: the writer (`setup`) and the producer thread
-/// `name` running `body` (given the stop flag, the batches and the start-up
-/// channel) until `until`, the banner printed on stderr once it has started
-/// (other programs wait for it; None: a later window of a --report run).
-/// `timer` is the ticker's, woken when the phase stops (a drain sleeps
-/// parked). What `body` returned, what was measured (trigger None), and
-/// the output.
+/// `name` running `body` until `until`, the banner printed on stderr once
+/// it has started (other programs wait for it; None: a later window of a
+/// --report run). `timer` is the ticker's, woken when the phase stops.
+/// What `body` returned, what was measured (trigger None), and the output.
 fn run_phase<P: Send + 'static>(
     name: &str,
     setup: writer::WriterSetup,
