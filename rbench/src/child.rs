@@ -1,13 +1,10 @@
 //! What a child process of the suite's binaries starts with: the signal
-//! state of a fresh process, not the parent's.
-//!
-//! The binaries block SIGINT, SIGTERM and SIGCHLD in every thread (they
-//! take them with sigtimedwait), install a handler for SIGINT and SIGTERM,
-//! and Rust's runtime ignores SIGPIPE. A child inherits the blocked mask
-//! and every ignored signal across fork and exec (std::process::Command
-//! does not reset the mask), so a workload started by `raplbench-sample --
-//! COMMAND` would have SIGINT and SIGTERM blocked and ignore a forwarded
-//! stop signal (issue 30). [`default_signals`] resets them in the child.
+//! state of a fresh process, not the parent's ([`crate::signals`] blocks
+//! the stop signals in every thread; Rust's runtime ignores SIGPIPE). A
+//! child inherits the blocked mask and every ignored signal across fork
+//! and exec (std::process::Command does not reset the mask), so a workload
+//! started by `raplbench-sample -- COMMAND` would ignore a forwarded stop
+//! signal (issue 30).
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;

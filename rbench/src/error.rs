@@ -78,8 +78,7 @@ pub enum Error {
         path: String,
     },
 
-    /// perf_event_open was refused: not root, no CAP_PERFMON, and a paranoid
-    /// setting that forbids system-wide counting.
+    /// perf_event_open was refused for lack of privilege.
     #[error(
         "perf_event_open({event}) denied: perf_event_paranoid={paranoid} and no CAP_PERFMON: \
          run as root or set kernel.perf_event_paranoid=0"

@@ -14,8 +14,8 @@
 
 /// Makes the compiler assume that `value`, and any memory, is read and
 /// written here: what precedes it cannot be optimized away, and nothing
-/// is stored for it. The equivalent of Google Benchmark's
-/// `DoNotOptimize(value)` (an empty `asm volatile` with a "memory" clobber).
+/// is stored for it (an empty asm with a memory clobber, as
+/// `DoNotOptimize`).
 #[inline(always)]
 pub fn do_not_optimize<T: ?Sized>(value: &T) {
     let address = (value as *const T).cast::<u8>();

@@ -1,18 +1,11 @@
 //! The stop signals of the binaries (raplbench-sample, -interfere,
 //! -victim). SIGINT, SIGTERM and SIGCHLD stay blocked in every thread
-//! (threads inherit the mask of main, which blocks them first: [`take`]).
-//! One thread takes them with sigtimedwait ([`wait`], [`watch`]), which
-//! unblocks and waits in one system call: a signal that arrives just
-//! before the wait is still pending and ends it at once.
-//! (A flag set by a handler and checked before sleeping loses a signal that
-//! lands between the check and the sleep.) A handler is still installed so
-//! that a SIG_IGN inherited from the parent (a background job of a script)
-//! does not discard the stop signals, and SIGCHLD is set to its default:
-//! inherited as SIG_IGN, it would have children reaped unseen.
-//!
-//! A child inherits the blocked mask (std::process::Command does not reset
-//! it) and every ignored signal: a command is spawned through
-//! `rbench::child::default_signals`, which resets both in the child.
+//! ([`take`]); one thread takes them with sigtimedwait ([`wait`],
+//! [`watch`]), which unblocks and waits in one system call: a signal that
+//! arrives just before the wait is still pending and ends it at once (a
+//! flag set by a handler and checked before sleeping loses a signal that
+//! lands between the check and the sleep). A child inherits the blocked
+//! mask: spawn it through [`crate::child::default_signals`].
 
 use nix::sys::signal::{
     pthread_sigmask, sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal,
@@ -35,9 +28,10 @@ fn waited_signals() -> SigSet {
 }
 
 /// Installs a handler for SIGINT and SIGTERM (never run while they are
-/// blocked; it only replaces an inherited SIG_IGN), and SIGCHLD's default
-/// disposition (an inherited SIG_IGN would reap a command before
-/// waitpid sees its exit status).
+/// blocked; it only replaces a SIG_IGN inherited from the parent, as a
+/// script's background job has), and SIGCHLD's default disposition (an
+/// inherited SIG_IGN would reap a command before waitpid sees its exit
+/// status).
 fn install() -> nix::Result<()> {
     let action = SigAction::new(
         SigHandler::Handler(ignore),
@@ -54,10 +48,9 @@ fn install() -> nix::Result<()> {
     Ok(())
 }
 
-/// Blocks SIGINT, SIGTERM and SIGCHLD in the calling thread (first, so
-/// that threads spawned afterwards inherit the mask and none reaches the
-/// handler and is lost; a spawned process would inherit it too, so spawn
-/// through `rbench::child::default_signals`), then [`install`]s.
+/// Blocks SIGINT, SIGTERM and SIGCHLD in the calling thread, then
+/// [`install`]s: call it before spawning threads, which inherit the mask,
+/// so that no stop signal reaches the handler and is lost.
 pub fn take() -> Result<(), String> {
     pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&waited_signals()), None).ok();
     install().map_err(|e| format!("cannot install signal handlers: {e}"))
