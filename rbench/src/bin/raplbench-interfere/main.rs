@@ -1,14 +1,11 @@
 //! raplbench-interfere: what a neighbour's reads of an energy counter cost
 //! another CPU, measured with the victim probe (rbench::interfere).
 //!
-//! Threads: the main thread checks the options, then runs the experiments
-//! one by one (for a route it is the reader, pinned to the row's CPU: plan
-//! rows are not Send; for the sampler it starts and stops the child); the
-//! victim runs on its own pinned thread per experiment. SIGINT and SIGTERM
-//! stay blocked in every thread; a watcher thread takes them with
-//! sigtimedwait (rbench::signals) and sets the stop flag
-//! that every loop looks at. What was measured is then written, with
-//! `stopped_by`, and the status is 128 + the signal.
+//! Threads: the main thread runs the experiments one by one (for a route
+//! it is the reader, pinned to the row's CPU: plan rows are not Send; for
+//! the sampler it starts and stops the child); the victim runs on its own
+//! pinned thread per experiment; a watcher thread takes SIGINT and SIGTERM
+//! (rbench::signals) and sets the stop flag that every loop looks at.
 
 mod cli;
 
@@ -58,7 +55,6 @@ fn experiments(args: &Args, doc: &mut Document, stop: &AtomicBool) -> Result<(),
             }
         }
         Some(mechanism) => {
-            // default: the raplbench-sample beside this program
             let bin = match &args.sampler_bin {
                 Some(b) => b.clone(),
                 None => std::env::current_exe()

@@ -2,12 +2,10 @@
 //! rest of the machine steals from it, per second, as gaps in a pinned loop
 //! of TSC reads.
 //!
-//! Threads: the main thread checks the options, opens the JSON file, then
-//! waits in sigtimedwait (rbench::signals) for
-//! SIGINT/SIGTERM, which stay blocked in every thread; the probe thread
-//! pins itself to --cpu, calibrates and spins. A stop signal sets a flag
-//! the spinning loop reads every iteration; the run then ends within one
-//! iteration and what it measured is reported and written.
+//! Threads: the main thread waits for SIGINT/SIGTERM (rbench::signals);
+//! the probe thread pins itself to --cpu, calibrates and spins. A stop
+//! signal sets a flag the loop reads every iteration, so the run ends
+//! within one iteration and what it measured is still reported.
 
 mod cli;
 
