@@ -1,12 +1,6 @@
 """The gate's second question: did an energy counter die (or come alive)
-between the baseline and the current run?
-
-Rows pair as for the latency comparison (the liveness verdict is not part of
-the key, so a schema 1 baseline pairs with a schema 2 run). Live -> frozen or
-no-unit DIED (fails unless [liveness] counter_died = "warn"); dead -> live
-came alive; frozen <-> no-unit is still dead; pairs with a schema 1 row
-("unknown") are counted, not compared. Why: ci/README.md, "How it decides",
-7. Counters that died.
+between the baseline and the current run? The changes, what fails and
+why: ci/README.md, "How it decides", 7. Counters that died.
 """
 
 import dataclasses
