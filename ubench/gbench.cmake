@@ -3,11 +3,9 @@
 # its output (context "raplbench_gbench_library") to say which library it is.
 #
 # By default ubench builds Google Benchmark 1.7.1 here, static, with NDEBUG,
-# from Debian's source package of the library Debian ships (the file and its
-# sha256 are pinned in ci/gbench-source.txt; ci/gbench-source, run by make
-# deps, fetches it into .cache/gbench/). Debian's libbenchmark-dev is built
-# without NDEBUG: its checks are on and it prints "***WARNING*** Library was
-# built as DEBUG" on every run (README, "Google Benchmark").
+# from Debian's source package, which ci/gbench-source (make deps) fetches
+# into .cache/gbench/; why not Debian's libbenchmark-dev, built without
+# NDEBUG: README, "Google Benchmark".
 #
 # RAPLBENCH_GBENCH selects:
 #   auto    (default) the source when .cache/gbench/ holds it with the pinned
