@@ -88,13 +88,10 @@ class Config:
     source: str         # the file it came from
 
     def rule_for(self, row) -> Rule:
-        """[defaults], overridden key by key by the built-in rule of the
-        metric (gate_stats.METRIC_RULES), then for the sampler's `above
-        null` rows gate_stats.ABOVE_NULL_RULES, then [metrics.<metric>], then
-        [paths.<path>], then [cross_cpu] (for a latency or cycles row reading
-        another CPU's counter: the reader's own time of an IPI route; not the
-        victim's rows of the same placement, judged in their unit), then every [rows."<pattern>"] matching its id, in file
-        order: the last setting of a key wins."""
+        """[defaults], overridden key by key by the layers below, in order
+        (ci/README.md, "Configuration"): the last setting of a key wins.
+        [cross_cpu] is for the reader's own time of an IPI route, not for the
+        victim's rows of the same placement, judged in their unit."""
         layers = [METRIC_RULES.get(row["metric"], {})]
         if row["role"] == rows.ABOVE_NULL:
             layers.append(ABOVE_NULL_RULES.get(row["metric"], {}))
