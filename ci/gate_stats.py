@@ -167,15 +167,14 @@ def compare(baseline, current) -> Comparison:
 
 def compare_rounds(baseline, current, metric: str, rule: Rule) -> Comparison:
     """Interleaved rounds: baseline[i] and current[i] are one row's value
-    (its median) in round i of each side, measured back to back. The unit of
-    the test is the round, not the samples inside one run: on a VM whose
-    speed drifts between runs, samples of one run share that run's state.
-    Ratio metrics are judged on log(current / baseline) per round: change_pct
-    is the geometric mean ratio's change, its CI a paired t interval. PAIRS
-    metrics (values near 0), rows whose rule has no threshold_pct (judged in
-    their unit only) and any value <= 0 are judged on the difference
-    current - baseline in the metric's unit. The CI is at 1 - rule.alpha.
-    Cliff's delta is over the rounds' values."""
+    (its median) in round i of each side, measured back to back; why the
+    round is the unit: ci/README.md, "Interleaved rounds". Ratio metrics are
+    judged on log(current / baseline) per round: change_pct is the geometric
+    mean ratio's change, its CI a paired t interval. PAIRS metrics (values
+    near 0), rows whose rule has no threshold_pct (judged in their unit
+    only) and any value <= 0 are judged on the difference current - baseline
+    in the metric's unit. The CI is at 1 - rule.alpha. Cliff's delta is over
+    the rounds' values."""
     b = np.asarray(baseline, dtype=float)
     c = np.asarray(current, dtype=float)
     if b.size != c.size or b.size < 2:
