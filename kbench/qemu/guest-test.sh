@@ -5,17 +5,13 @@
 #   machine  `kbench-read machine`: what the guest CPU and kernel are
 #   checks   one "<check>: <result>" line per safety check
 #   report   `kbench-read report`: every operation and the round trips
-#   stress   offline CPU, concurrent and interrupted writers, 100 load/unload
+#   stress   offline CPU, concurrent and interrupted writers, load/unload
 #            cycles, readers racing rmmod
-#   ksample  the in-kernel sampler module: modes, bad control writes,
-#            non-root opens, a second start (EBUSY while its starter lives,
-#            a takeover once it is gone), drains at 1 and 10 kHz and of the null mode
-#            (ksample-check), a slow reader on a small ring, raplbench-sample
-#            --mechanism kernel at 1 and 10 kHz (as root and as nobody), a
-#            bad module parameter, rmmod while sampling with a reader polling
+#   ksample  the in-kernel sampler module
 #   sampler-rows-1000, sampler-rows-10000
-#            the --report rows of those two runs (JSON Lines)
+#            the --report rows of raplbench-sample --mechanism kernel (JSON Lines)
 #   unload   whether rmmod removed every file, and the kernel log
+# What each part checks: kbench/README.md, "The boot test";
 # kbench/test_kbench_qemu.py asserts on them.
 K=/kbench
 check() { echo "$1: $2"; }
