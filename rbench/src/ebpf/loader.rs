@@ -1,26 +1,25 @@
 //! Loading bpf/counters.bpf.c through its libbpf-rs skeleton and starting
-//! it on the CPUs, step by step as ubench/bpf_sampler.cc does:
+//! it on the CPUs, step by step as ubench/bpf_sampler.cc does (the steps
+//! are numbered in `Loaded::start`):
 //!
 //! 1. open one perf event fd per (CPU, counter), on the CPUs the counter
 //!    lives on (before any load: a reload reuses them);
 //! 2. open the skeleton, size the maps to the possible CPUs, set the knobs
-//!    (target_tgid, period_ns, ncounters, emit_samples, arm_skip) and load
-//!    (a kernel that cannot load the timer program gets the fallback only);
-//! 3. put the fds of step 1 in `counters` at index cpu * RB_MAX_COUNTERS + i,
-//!    so the first tick already finds them (an empty entry reads -ENOENT);
+//!    and load (a kernel that cannot load the timer program gets the
+//!    fallback only);
+//! 3. put the fds of step 1 in the `counters` map, so the first tick
+//!    already finds them (an empty entry reads -ENOENT);
 //! 4. start it: arm the CPU-pinned timers (pin this thread to each CPU and
-//!    make syscalls until arm_result[cpu] != 0, then detach the arming
-//!    program and restore the affinity), or else attach the perf cpu-clock
-//!    program to a per-CPU cpu-clock event (with fresh maps, so no timer is
-//!    left running, filled again as in step 3);
+//!    make syscalls until arm_result[cpu] != 0), or else attach the perf
+//!    cpu-clock program to a per-CPU cpu-clock event (on fresh maps, so no
+//!    timer is left running);
 //! 5. mmap the `slots` array.
 //!
 //! Every descriptor has one owner: the counters' perf events belong to
-//! `Loaded::counter_fds` (the `counters` map takes its own reference to each
-//! event, so lending it the fd number is enough); a cpu-clock event belongs
-//! to its libbpf perf link from the moment the attach succeeds, because
-//! destroying the link closes it (libbpf's bpf_link_perf_detach); before
-//! that, and if the attach fails, it is still an `OwnedFd` here.
+//! `Loaded::_counter_fds` (the `counters` map takes its own reference to
+//! each event, so lending it the fd number is enough); a cpu-clock event
+//! belongs to its libbpf perf link once the attach succeeds (see
+//! `attach_cpu_clock`).
 
 #![allow(clippy::needless_lifetimes)]
 
@@ -157,7 +156,7 @@ pub(super) struct Loaded {
     slots: MappedSlots,
     /// The cpu-clock fallback's attachments; each owns its cpu-clock event.
     _links: Vec<Link>,
-    /// The counters' perf events, lent to the `counters` map (kept alive only).
+    /// The counters' perf events, lent to the `counters` map.
     _counter_fds: Vec<CounterFd>,
     /// The loaded program and its maps.
     skel: CountersSkel<'static>,
