@@ -8,13 +8,12 @@
 //   ns per instruction = ((t2 - t1) - (t1 - t0)) / (LARGE - SMALL)
 //
 // Both intervals contain one clock read and the same loop bookkeeping, so
-// those cancel; what remains is LARGE - SMALL instructions. The result is
-// reported in the user counter "latency" (one value per repetition). The
-// copies are emitted with the assembler's .rept, so the compiler cannot
-// reorder or drop them. nop and mov measure throughput (independent
-// instructions); cpuid is serializing, so it measures latency; on a VM it
-// traps to the hypervisor. cpuid is preceded by the two instructions that
-// load its leaf and subleaf (a fraction of a nanosecond next to cpuid).
+// those cancel; what remains is LARGE - SMALL instructions. The copies are
+// emitted with the assembler's .rept, so the compiler cannot reorder or
+// drop them. nop and mov measure throughput (independent instructions);
+// cpuid is serializing, so it measures latency; on a VM it traps to the
+// hypervisor. cpuid is preceded by the two instructions that load its leaf
+// and subleaf (a fraction of a nanosecond next to cpuid).
 // The plan (rbench/src/paths/uinsn.rs) names the instruction of each row.
 #include <benchmark/benchmark.h>
 
