@@ -1,25 +1,13 @@
 //! When the Criterion harness (`benches/paths.rs`) times the plan's rows:
 //! in rounds, the way ubench's Google Benchmark times its repetitions, so
 //! that a row of either harness is the same statistic of the same kind of
-//! blocks.
-//!
-//! ubench (results/latency_steps.py) runs each benchmark's repetitions randomly
-//! interleaved with every other benchmark's: a repetition is one block of
-//! operations, timed right after its thread was pinned and its operation
-//! warmed up (`--raplbench_warmup`), and the row's samples are the blocks'
-//! means. Criterion times a benchmark in one go, so one Criterion
-//! measurement is one block here: each of [`Schedule::rounds`] rounds times
-//! every row once ([`round_order`]: shuffled anew each round), each row
-//! pinned, warmed up for [`Schedule::warm_up`] and measured for
-//! [`Schedule::block`], into `<criterion home>/round-NN/`. The row's samples
-//! are the rounds' ns per operation (results/criterion.py).
-//!
-//! Why: this VM's speed drifts between states up to 2x apart that last
-//! seconds. One contiguous measurement lands in one state, so its samples
-//! agree among themselves far better than with the next run: its 95%
-//! interval was 2–5% wide where the medians of consecutive runs moved
-//! 10–30%. Blocks spread over the run see the states the run saw, so the
-//! spread of the samples is the run-to-run spread, in both harnesses.
+//! blocks. One Criterion measurement is one block: each of
+//! [`Schedule::rounds`] rounds times every row once ([`round_order`]:
+//! shuffled anew each round), each row pinned, warmed up for
+//! [`Schedule::warm_up`] and measured for [`Schedule::block`], into
+//! `<criterion home>/round-NN/`; the row's samples are the rounds' ns per
+//! operation (results/criterion.py). Why blocks spread over the run:
+//! results/README.md, "Agreement between the harnesses".
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
