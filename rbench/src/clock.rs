@@ -1,6 +1,7 @@
 //! CLOCK_MONOTONIC, the clock every timestamp of the suite is on (the
 //! samplers' deadlines and samples, the kernel's ktime_get_ns, the victim
-//! probe's TSC calibration), and the binaries' --duration in seconds.
+//! probe's TSC calibration), and the parsing of the binaries' numeric
+//! options (--duration in seconds).
 
 /// CLOCK_MONOTONIC now, in ns.
 pub fn monotonic_ns() -> u64 {
@@ -21,8 +22,8 @@ pub fn timespec(ns: u64) -> libc::timespec {
     }
 }
 
-/// `text` as a finite number for which `fits` holds, else None: the check
-/// behind the binaries' numeric options, each with its own message.
+/// `text` as a finite number for which `fits` holds, else None (each
+/// option gives its own message).
 pub fn parse_finite(text: &str, fits: impl Fn(f64) -> bool) -> Option<f64> {
     text.parse::<f64>()
         .ok()
