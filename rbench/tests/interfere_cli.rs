@@ -1,9 +1,7 @@
 //! raplbench-interfere end to end on this machine (and on fixture roots):
-//! a short route run's document follows the contract, a planned row that
-//! cannot run becomes an unavailable experiment with its reason, a sampler
-//! neighbour's ticks are counted, bad options exit 2, SIGINT stops it and
-//! it still writes, SIGINT or SIGTERM stop a sampler neighbour at once. Whatever a route needs that this machine (or this
-//! user) lacks is skipped with the reason printed.
+//! routes, an unavailable row, a sampler neighbour, bad options, stop
+//! signals. Whatever a route needs that this machine (or this user) lacks
+//! is skipped with the reason printed.
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
