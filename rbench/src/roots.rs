@@ -1,8 +1,7 @@
 //! Where rbench finds the kernel's interfaces, and the test hooks that move
 //! them to a fixture tree. Each root, its variable and its real directory
 //! are listed once, in results/fixture_hooks.json, which bench-all reads
-//! too (it refuses to run while a hook is set). Unset or empty: the real
-//! directory.
+//! too (it refuses to run while a hook is set).
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
