@@ -126,12 +126,9 @@ def dead_handle(marker=False):
                  label=DEAD_LABEL)
 
 
-def legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, points=True,
-                    dead=False):
+def legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, dead=False):
     handles = [Patch(facecolor=PLACEMENT_COLORS[p], edgecolor="0.3", label=p) for p in placements]
-    if points:
-        handles.append(Line2D([], [], ls="", marker="o", ms=4, color="0.25",
-                              label="one repetition"))
+    handles.append(Line2D([], [], ls="", marker="o", ms=4, color="0.25", label="one repetition"))
     if stand_in:
         handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=STAND_IN_HATCH,
                              label="stand-in (substitute measured)"))
@@ -141,9 +138,42 @@ def legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, 
         handles.append(Patch(facecolor=EMULATED_FACE, edgecolor=EMULATED_COLOR,
                              hatch=EMULATED_HATCH, label="emulated CPU (qemu-tcg): not hardware"))
     if not_ok:
-        handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
-                              label="unavailable / error (reason in the table)"))
+        handles.append(not_ok_handle())
     return handles
+
+
+def not_ok_handle(label="unavailable / error (reason in the table)"):
+    return Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR, label=label)
+
+
+def hollow_handle(label, color="0.3", marker="o"):
+    """A hollow marker with its bar: a stand-in, or a user-space stand-in for a kernel loop."""
+    return Line2D([], [], marker=marker, ms=6, mfc="white", color=color, lw=2, label=label)
+
+
+def not_ok_mark(ax, x, y, transform, zorder=4):
+    """A grey x where a row that is not ok would be (the tables give the reason)."""
+    ax.plot([x], [y], marker="x", ms=7, mew=2, color=NOT_OK_COLOR, transform=transform,
+            clip_on=False, zorder=zorder)
+
+
+def dodged_x(slot: int, hue: int, n_hues: int) -> float:
+    """The x of the hue-th of n_hues dodged boxes in a slot (seaborn's width 0.8)."""
+    return slot - 0.4 + 0.8 / n_hues * (hue + 0.5)
+
+
+def boxes_and_points(df, palette, common, hatched_linewidth=0.9) -> set[str]:
+    """Boxes of df's values, one seaborn call per hatch (a box's edge says
+    which), each repetition a point over them; returns the hatches drawn."""
+    for hatch, sub in df.groupby("hatch"):
+        sns.boxplot(data=sub, palette=palette, showfliers=False, width=0.8, gap=0.1,
+                    linewidth=hatched_linewidth if hatch else 0.9,
+                    boxprops={"hatch": hatch or None, "alpha": 0.85,
+                              "linestyle": edge_style(hatch)}, **common)
+    if not df.empty:
+        sns.stripplot(data=df, palette={k: darker(c) for k, c in palette.items()}, size=2.6,
+                      alpha=0.8, jitter=0.12, zorder=3, **common)
+    return set(df["hatch"])
 
 
 def figure_legend(fig, handles, ncols=None):

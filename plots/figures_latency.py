@@ -3,13 +3,13 @@ the repetitions per operation, same CPU and other CPU side by side.
 """
 
 from plots.figures_common import (DEAD_HATCH, EMULATED_FACE, EMULATED_HATCH, LATENCY_AXIS,
-                                  NOT_OK_COLOR, PLACEMENT_COLORS, STAND_IN_HATCH, darker,
-                                  edge_style, figure_legend, latency_size, legend_handles,
-                                  log_ticks, row_hatch, title_run, wrap)
+                                  NOT_OK_COLOR, PLACEMENT_COLORS, STAND_IN_HATCH,
+                                  boxes_and_points, dodged_x, figure_legend, latency_size,
+                                  legend_handles, log_ticks, not_ok_mark, row_hatch, title_run,
+                                  wrap)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
 import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
 
 from results import liveness  # noqa: E402
 from results import table as text_table  # noqa: E402
@@ -129,8 +129,7 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
     for r in all_rows:
         if r["status"] == "ok":
             fastest[cat(r)] = min(fastest.get(cat(r), r["median"]), r["median"])
-    path_order = [p for p in paths]
-    ranked = sorted(all_rows, key=lambda r: (path_order.index(r["path"]),
+    ranked = sorted(all_rows, key=lambda r: (paths.index(r["path"]),
                                              fastest.get(cat(r), float("inf")),
                                              text_table.sort_key(r)))
     order = list(dict.fromkeys(cat(r) for r in ranked))
@@ -177,25 +176,16 @@ def _latency_panel(ax, run, rows, cat, order, places, flags):
     ax.set_yscale("log")
     common = dict(x="cat", y="ns", hue="placement", order=order, hue_order=places, dodge=True,
                   ax=ax, legend=False, log_scale=True)
-    for hatch, sub in df.groupby("hatch"):
-        sns.boxplot(data=sub, palette=PLACEMENT_COLORS, showfliers=False, width=0.8, gap=0.1,
-                    linewidth=1.2 if hatch else 0.9,
-                    boxprops={"hatch": hatch or None, "alpha": 0.85,
-                              "linestyle": edge_style(hatch)}, **common)
-        flags["stand_in"] |= STAND_IN_HATCH in hatch
-        flags["emulated"] |= EMULATED_HATCH in hatch
-        flags["dead"] |= DEAD_HATCH in hatch
-    if not df.empty:
-        sns.stripplot(data=df, palette={p: darker(c) for p, c in PLACEMENT_COLORS.items()},
-                      size=2.6, alpha=0.8, jitter=0.12, zorder=3, **common)
+    hatches = boxes_and_points(df, PLACEMENT_COLORS, common, hatched_linewidth=1.2)
+    for flag, hatch in (("stand_in", STAND_IN_HATCH), ("emulated", EMULATED_HATCH),
+                        ("dead", DEAD_HATCH)):
+        flags[flag] |= any(hatch in h for h in hatches)
     # rows that are not ok: a grey x at the foot of their slot
-    slot = 0.8 / len(places)
     for r in rows:
         if r["status"] == "ok" or r["op"] == "*":
             continue
-        x = order.index(cat(r)) - 0.4 + slot * (places.index(labels.placement(r)) + 0.5)
-        ax.plot([x], [0.04], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
-                transform=ax.get_xaxis_transform(), clip_on=False, zorder=4)
+        not_ok_mark(ax, dodged_x(order.index(cat(r)), places.index(labels.placement(r)),
+                                 len(places)), 0.04, ax.get_xaxis_transform())
         flags["not_ok"] = True
     if run.emulated:
         ax.set_facecolor(EMULATED_FACE)

@@ -6,8 +6,9 @@ with their ratio to a reference machine.
 
 from plots.figures_common import (DEAD_MARKER, EMULATED_FACE, LADDER_SIZE, LATENCY_AXIS,
                                   NOT_OK_COLOR, PUBLISHED_STYLE, darker, dead_handle,
-                                  figure_legend, log_ticks, machine_color, machines_size,
-                                  ratio_ticks, reference_size, rung_bands, title_run, wrap)
+                                  figure_legend, hollow_handle, log_ticks, machine_color,
+                                  machines_size, ratio_ticks, reference_size, rung_bands,
+                                  title_run, wrap)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
 import numpy as np  # noqa: E402
@@ -78,7 +79,7 @@ def _published_styles(refs):
     return {s: PUBLISHED_STYLE[i % len(PUBLISHED_STYLE)] for i, s in enumerate(sources)}
 
 
-def _plot_published(ax, ref, y, style, horizontal=True):
+def _plot_published(ax, ref, y, style):
     color, marker = style
     value = pairing.published_value(ref)
     if ref.get("median") is not None or ref.get("mean") is not None:
@@ -93,7 +94,7 @@ def _plot_published(ax, ref, y, style, horizontal=True):
 def _plot_local(ax, row, y, color, rng, marker="o", hollow=False, points=True):
     if points:
         ys = y + rng.uniform(-0.1, 0.1, len(row["samples"]))
-        xs = [v for v in row["samples"]]
+        xs = row["samples"]
         keep = [i for i, v in enumerate(xs) if v > 0]
         ax.scatter([xs[i] for i in keep], [ys[i] for i in keep], s=9, alpha=0.55,
                    color=color, edgecolors="none" if not hollow else color,
@@ -167,8 +168,7 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
                Line2D([], [], marker="o", ms=6, color=color, lw=2,
                       label="this machine: median, 95% CI")]
     if flags["stand_in"]:
-        handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color=color, lw=2,
-                              label="stand-in (hollow)"))
+        handles.append(hollow_handle("stand-in (hollow)", color))
     if flags["dead"]:
         handles.append(dead_handle(marker=True))
     handles += [Line2D([], [], ls="", marker=m, ms=6, mfc="white", mec=c, mew=1.6,
@@ -238,13 +238,12 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
                                   + (" (emulated CPU: not hardware figures)" if run.emulated else ""),
                                   60)) for j, run in enumerate(runs)]
     if flags["stand_in"]:
-        handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color="0.3", lw=2,
-                              label="stand-in (hollow)"))
+        handles.append(hollow_handle("stand-in (hollow)"))
     if flags["dead"]:
         handles.append(dead_handle(marker=True))
     if flags["user"]:
-        handles.append(Line2D([], [], marker="s", ms=6, mfc="white", color="0.3", lw=2,
-                              label="user-space instruction for the paper's kernel loop"))
+        handles.append(hollow_handle("user-space instruction for the paper's kernel loop",
+                                     marker="s"))
     handles += [Line2D([], [], ls="", marker=m, ms=6, mfc="white", mec=c, mew=1.6,
                        label=wrap(f"published: {s}", 60)) for s, (c, m) in styles.items()]
     figure_legend(fig, handles, ncols=3)
@@ -312,8 +311,7 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
                                            for p in labels.other_cpu_pairs(run.rows)[:1]), 50))
                for j, run in enumerate(runs)]
     if any(labels.is_stand_in(f[k]) for f in per_run for k in keys if k in f):
-        handles.append(Line2D([], [], marker="o", ms=6, mfc="white", color="0.3", lw=2,
-                              label="stand-in (hollow)"))
+        handles.append(hollow_handle("stand-in (hollow)"))
     if any(liveness.is_dead(f[k]) for f in per_run for k in keys if k in f):
         handles.append(dead_handle(marker=True))
     figure_legend(fig, handles, ncols=min(len(handles), 4))

@@ -4,8 +4,9 @@ published tool overheads.
 """
 
 from plots.figures_common import (NOT_OK_COLOR, OVERHEAD_SIZE, SAMPLER_SIZE, STAND_IN_HATCH,
-                                  darker, dead_handle, edge_style, figure_legend, log_ticks,
-                                  machine_color, row_hatch, wrap)
+                                  boxes_and_points, darker, dead_handle, dodged_x, figure_legend,
+                                  log_ticks, machine_color, not_ok_handle, not_ok_mark, row_hatch,
+                                  wrap)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
 import numpy as np  # noqa: E402
@@ -42,19 +43,12 @@ def _sampler_panel(ax, pairs, metric, ylabel, log, hue_order, colors, order):
         ax.set_yscale("log")
     common = dict(x="mechanism", y="value", hue="machine", order=order, hue_order=hue_order,
                   dodge=True, ax=ax, legend=False, log_scale=log or None)
-    for hatch, sub in df.groupby("hatch"):
-        sns.boxplot(data=sub, palette=colors, showfliers=False, width=0.8, gap=0.1, linewidth=0.9,
-                    boxprops={"hatch": hatch or None, "alpha": 0.85,
-                              "linestyle": edge_style(hatch)}, **common)
-    if not df.empty:
-        sns.stripplot(data=df, palette={k: darker(c) for k, c in colors.items()}, size=2.6,
-                      alpha=0.8, jitter=0.12, zorder=3, **common)
-    slot = 0.8 / len(hue_order)
+    boxes_and_points(df, colors, common)
     for run, r in pairs:
         if r["metric"] == metric and r["status"] != "ok" and sampler_category(r) in order:
-            x = order.index(sampler_category(r)) - 0.4 + slot * (hue_order.index(run.label) + 0.5)
-            ax.plot([x], [0.04], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
-                    transform=ax.get_xaxis_transform(), clip_on=False, zorder=4)
+            not_ok_mark(ax, dodged_x(order.index(sampler_category(r)),
+                                     hue_order.index(run.label), len(hue_order)),
+                        0.04, ax.get_xaxis_transform())
     ax.set_xlim(-0.5, len(order) - 0.5)
     if log and not df.empty:
         log_ticks(ax, "y")
@@ -98,9 +92,8 @@ def _sampler_legend(fig, runs, pairs):
     if any(meaning.of(r).dead for _, r in pairs):
         handles.append(dead_handle())
     if any(r["status"] != "ok" for _, r in pairs):
-        handles.append(Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
-                              label="unavailable / error (reason in the table)"))
-    figure_legend(fig, handles, ncols=min(len(handles), 5))
+        handles.append(not_ok_handle())
+    figure_legend(fig, handles)
 
 
 def sampler_figure(runs: list[Run]) -> plt.Figure | None:
@@ -153,10 +146,9 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
                       jitter=0.1, legend=False, ax=ax)
     slot = 0.8 / len(hue_order)
     for run, r in pairs:
-        x = order.index(overhead_category(r)) - 0.4 + slot * (hue_order.index(run.label) + 0.5)
+        x = dodged_x(order.index(overhead_category(r)), hue_order.index(run.label), len(hue_order))
         if r["status"] != "ok":
-            ax.plot([x], [0.04], marker="x", ms=7, mew=2, color=NOT_OK_COLOR,
-                    transform=ax.get_xaxis_transform(), clip_on=False)
+            not_ok_mark(ax, x, 0.04, ax.get_xaxis_transform(), zorder=None)
             continue
         med = r["median"]
         hollow = labels.is_stand_in(r)

@@ -125,10 +125,6 @@ def _routes(run: Run) -> list[tuple[tuple, list[vr.Experiment]]]:
     return list(found.items())
 
 
-def victim_runs(runs: list[Run]) -> list[tuple[Run, list]]:
-    return [(run, routes) for run in runs if (routes := _routes(run))]
-
-
 def _rate_style(label: str):
     return RATE_STYLE.get(label, OTHER_RATE_STYLE)
 
@@ -136,7 +132,7 @@ def _rate_style(label: str):
 def victim_figure(runs: list[Run]) -> plt.Figure | None:
     """Reader-side latency and victim-side stolen time per read, a row per
     route and victim placement, a pair of panels per machine."""
-    drawn = victim_runs(runs)
+    drawn = [(run, routes) for run in runs if (routes := _routes(run))]
     if not drawn:
         return None
     sizes = [len(routes) for _, routes in drawn]
@@ -259,23 +255,18 @@ IDLE_PANELS = ((vr.WAKEUPS, "wakeups per second above baseline",
                 "Deep idle (C-state residency)"))
 
 
-def idle_runs(runs: list[Run]) -> list[tuple[Run, list[vr.Experiment]]]:
-    return [(run, exps) for run in runs if (exps := vr.idle_experiments(run.rows))]
-
-
 def _baseline_text(exps, metric) -> str:
-    values = [vr.baseline(e.get(metric)) for e in exps]
-    values = [v for v in values if v is not None]
-    if not values:
+    based = [e.get(metric) for e in exps if vr.baseline(e.get(metric)) is not None]
+    if not based:
         return ""
-    unit = next(e.get(metric)["unit"] for e in exps if vr.baseline(e.get(metric)) is not None)
-    return f" (baseline {plain(float(np.median(values)))} {unit})"
+    median = float(np.median([vr.baseline(r) for r in based]))
+    return f" (baseline {plain(median)} {based[0]['unit']})"
 
 
 def idle_figure(runs: list[Run]) -> plt.Figure | None:
     """Wakeups and busy % above baseline against the sampling frequency, a
     line per mechanism, a row of panels per machine."""
-    drawn = idle_runs(runs)
+    drawn = [(run, exps) for run in runs if (exps := vr.idle_experiments(run.rows))]
     if not drawn:
         return None
     deep = any(e.get(vr.DEEP_IDLE) is not None for _, exps in drawn for e in exps)
