@@ -53,14 +53,7 @@ SOURCE_NOTES = {
 
 
 def source_note(label: str) -> str | None:
-    for prefix, note in SOURCE_NOTES.items():
-        if label.startswith(prefix):
-            return note
-    return None
-
-
-def is_latency(row) -> bool:
-    return row["metric"] == "latency"
+    return next((note for prefix, note in SOURCE_NOTES.items() if label.startswith(prefix)), None)
 
 
 def is_package_counter(target: str | None) -> bool:
@@ -104,14 +97,14 @@ def best_local(ref: dict, rows: list[dict]) -> tuple[dict | None, str]:
     path and op), "user-space" (uinsn for the paper's kernel loop) or "none"
     (nothing measured, not even a reason)."""
     key = (ref["path"], ref["op"])
-    candidates = [r for r in rows if is_latency(r) and r["path"] == key[0]
+    candidates = [r for r in rows if r["metric"] == "latency" and r["path"] == key[0]
                   and r["op"] in (key[1], "*")]
     best = preferred(candidates, key)
     if best is not None and best["status"] == "ok":
         return best, "same"
     user_op = USER_SPACE_FALLBACK.get(key)
     if user_op:
-        user = [r for r in rows if is_latency(r) and r["path"] == "uinsn"
+        user = [r for r in rows if r["metric"] == "latency" and r["path"] == "uinsn"
                 and r["op"] == user_op and r["status"] == "ok"]
         if user:
             return preferred(user, ("uinsn", user_op)), "user-space"

@@ -44,8 +44,7 @@ def pick_reference(runs: list[Run], wanted: str | None) -> int:
 
 def write_tables(out: Path, all_tables: list[tables.Table]) -> list[str]:
     written = []
-    names = list(dict.fromkeys(t.name for t in all_tables))
-    for name in names:
+    for name in dict.fromkeys(t.name for t in all_tables):
         group = [t for t in all_tables if t.name == name]
         for ext, render in (("md", tables.to_markdown), ("csv", tables.to_csv),
                             ("tex", tables_latex.to_latex)):

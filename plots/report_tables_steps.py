@@ -38,10 +38,8 @@ def n_cell(*ns: int) -> str:
 
 
 def record(table: str, run: Run | None, **fields) -> dict:
-    out = {"table": table, "machine": run.label if run else None,
-           "run_id": run.run_id if run else None}
-    out.update(fields)
-    return out
+    return {"table": table, "machine": run.label if run else None,
+            "run_id": run.run_id if run else None, **fields}
 
 
 def normality_sentence(groups: list[list[float]]) -> str:
