@@ -75,7 +75,7 @@ impl Liveness {
         }
     }
 
-    /// A counter whose unit is not energy: "<what>: <why>".
+    /// A counter whose unit is not energy: `"<what>: <why>"`.
     pub fn no_unit(what: &str, why: &str) -> Liveness {
         Liveness {
             verdict: Verdict::NoUnit,

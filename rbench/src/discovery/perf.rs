@@ -43,7 +43,7 @@ pub(crate) fn fixture_energy_events(sys: &Path) -> EnergyEvents {
 /// or, where there are none, the `msr` PMU's tsc event as a labeled
 /// stand-in; only events that open are kept (ubench's energy_counters()).
 /// A RAPL event must open on every CPU of its cpumask: the first that does
-/// not makes them all unavailable, the error naming "<event> on CPU <n>".
+/// not makes them all unavailable, the error naming `"<event> on CPU <n>"`.
 /// A PMU without a cpumask counts on the online CPUs under `cpu_root`.
 pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error> {
     let mut rapl = discover_pmu_events("power", "energy-", root, cpu_root);

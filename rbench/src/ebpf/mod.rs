@@ -179,7 +179,7 @@ impl BpfSampler {
     }
 
     /// What drives it: "bpf_timer (CPU-pinned, absolute deadlines)" or
-    /// "perf cpu-clock event (fallback: <why>)" (why: the kernel's refusal,
+    /// `"perf cpu-clock event (fallback: <why>)"` (why: the kernel's refusal,
     /// or "forced by BpfConfig::trigger").
     pub fn trigger(&self) -> &str {
         &self.trigger

@@ -10,7 +10,7 @@ pub const RB_MAX_COUNTERS: usize = 8;
 pub const RB_MAX_CPUS: usize = 1024;
 /// RB_MIN_PERIOD_NS of counters.h: the shortest timer period a loader accepts.
 pub const RB_MIN_PERIOD_NS: u64 = 10_000;
-/// RB_ARM_NOT_TRIED of counters.h: arm_result[cpu] before arming.
+/// RB_ARM_NOT_TRIED of counters.h: `arm_result[cpu]` before arming.
 pub const RB_ARM_NOT_TRIED: i32 = 0;
 /// RB_ARM_OK of counters.h: the CPU's timer is armed (negative: -errno).
 pub const RB_ARM_OK: i32 = 1;

@@ -17,7 +17,7 @@ use nix::errno::Errno;
 use crate::sysfs::read_first_line;
 use crate::{CounterSource, Domain, Error};
 
-/// read_format: one read() returns {nr, value[nr]} for the whole group.
+/// read_format: one read() returns `{nr, value[nr]}` for the whole group.
 pub const PERF_FORMAT_GROUP: u64 = 1 << 3;
 /// perf_event_attr.type of software events.
 pub const PERF_TYPE_SOFTWARE: u32 = 1;
