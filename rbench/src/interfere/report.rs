@@ -171,9 +171,8 @@ pub fn pairs(at: &[PairAt], victim: &[Option<GapStats>], counts: &[Count]) -> Ve
         .collect()
 }
 
-/// The experiment's line on stderr: who read, at what rate, against which
-/// CPU, and the medians over its pairs (reads per second, stolen ms per
-/// s with and without, stolen per read), or why it did not run.
+/// The experiment's line on stderr: the medians over its pairs, or why it
+/// did not run.
 pub fn summary_line(e: &Experiment) -> String {
     let rate = (e.rate_hz).map_or(" @ flat out".into(), |r| format!(" @ {r} Hz"));
     let who = match &e.neighbour {

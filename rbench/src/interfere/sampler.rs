@@ -323,8 +323,7 @@ impl SamplerControl for Control<'_> {
     }
 }
 
-/// One sampler experiment with the victim on `victim_cpu` (calibrated
-/// there first if it is the first time).
+/// One sampler experiment with the victim on `victim_cpu`.
 pub fn run_sampler(
     settings: &SamplerSettings,
     victim_cpu: usize,

@@ -29,8 +29,7 @@ pub struct CpuCalibration {
     pub normal_iteration_ns: f64,
 }
 
-/// The calibrations of this process, one per victim CPU, each made the
-/// first time it is asked for.
+/// The calibrations of this process, one per victim CPU.
 #[derive(Debug, Default)]
 pub struct Calibrations {
     /// By CPU.
