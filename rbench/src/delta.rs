@@ -114,8 +114,7 @@ impl CounterDiff {
 /// to wrap twice, which no difference can see (it assumes at most one wrap):
 /// judged at the fastest advance seen so far, against half the range (the
 /// margin [`CounterDiff`] keeps). A VM paused, a suspended process or a
-/// sampling thread starved for minutes makes such gaps; at 1 kHz a 32-bit
-/// RAPL counter wraps after about a minute under heavy load.
+/// sampling thread starved for minutes makes such gaps.
 ///
 /// ```
 /// use rbench::delta::GapCheck;
