@@ -59,11 +59,10 @@ fn parse_window(text: &str) -> Result<f64, String> {
 /// CPU, with the victim probe: per route of this machine's plan, or for a
 /// raplbench-sample process.
 //
-// Numeric options take allow_negative_numbers: a value such as -1 reaches
-// the value parser, whose message names the option and its valid values
-// (else clap took it for a flag and suggested `-- -1`, issue 30). The
-// comma-separated lists take allow_hyphen_values: clap sees no number in
-// "-1,max" (the price: `--rates --pairs 2` takes "--pairs" for a rate).
+// Numeric options take allow_negative_numbers, so that -1 gets the value
+// parser's message (else clap took it for a flag and suggested `-- -1`);
+// comma-separated lists take allow_hyphen_values ("-1,max" is no number to
+// clap; the price: `--rates --pairs 2` takes "--pairs" for a rate).
 #[derive(Debug, Parser)]
 #[command(name = "raplbench-interfere", version, after_help = EXAMPLES)]
 pub struct Args {

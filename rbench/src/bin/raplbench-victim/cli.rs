@@ -40,9 +40,8 @@ stop the run cleanly: what was measured is reported and written.";
 /// Measures what the rest of the machine steals from one CPU: a pinned
 /// loop of TSC reads, every gap above a calibrated threshold.
 //
-// Numeric options take allow_negative_numbers: a value such as -1 reaches
-// the value parser, whose message names the option and its valid values
-// (else clap took it for a flag and suggested `-- -1`, issue 30).
+// Numeric options take allow_negative_numbers, so that -1 gets the value
+// parser's message (else clap took it for a flag and suggested `-- -1`).
 #[derive(Debug, Parser)]
 #[command(name = "raplbench-victim", version, after_help = EXAMPLES)]
 pub struct Args {
