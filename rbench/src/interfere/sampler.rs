@@ -4,13 +4,11 @@
 //! window are the distinct times in its CSV ([`super::ticks`]).
 //!
 //! raplbench-sample stopped by SIGINT writes every sample, renames its CSV
-//! into place and exits with 130 (128 + the signal, the shell's
-//! convention), or 0 if its duration ended first. Any other status, or an
-//! exit before it was stopped, ends the experiment: status 2 (it could not
-//! start sampling) makes it unavailable, anything else an error, with the
-//! last line of its stderr. When the run is stopped (the stop flag), a
-//! running sampler is sent SIGINT and killed at once: its CSV is not
-//! needed, and nothing is left running.
+//! into place and exits with 130, or 0 if its duration ended first
+//! ([`clean_exit`]); any other exit, or one before it was stopped, ends
+//! the experiment (`child_reason`).
+//! When the run is stopped, a running sampler is sent SIGINT and killed at
+//! once: its CSV is not needed, and nothing is left running.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
