@@ -1,7 +1,6 @@
-//! The windows of an experiment: what each window of the victim's grid is
-//! for (settle, off, on, teardown), the order of each pair, and which grid
-//! window a window the victim closed covers. Pure functions and a state
-//! machine, no clock.
+//! The windows of an experiment: each window's [`Role`], the order of each
+//! pair, and which grid window a window the victim closed covers. Pure
+//! functions and a state machine, no clock.
 //!
 //! **The grid**: the victim opens its first window at its first TSC read
 //! (published to the other threads) and closes window k at the first read
