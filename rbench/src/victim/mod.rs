@@ -125,7 +125,7 @@ pub struct Report {
     pub calibration: Calibration,
     /// The threshold applied to the delta between reads, ns.
     pub threshold_ns: f64,
-    /// "rule: max(4 x p99, 200 ns)" or "--threshold-ns".
+    /// "rule: " and [`calibrate::rule_text`], or "--threshold-ns".
     pub threshold_source: String,
     /// One normal iteration, subtracted from each gap, ns.
     pub normal_iteration_ns: f64,
