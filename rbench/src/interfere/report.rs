@@ -64,7 +64,7 @@ pub struct SamplerNeighbour {
     /// Its --mechanism.
     pub mechanism: String,
     /// The CPU its sampling thread is pinned to (from its banner); None
-    /// for the in-kernel mechanisms (ebpf, kernel) or before it sampled.
+    /// for the in-kernel mechanisms (the registry's) or before it sampled.
     pub cpu: Option<usize>,
     /// Its command line (the CSV path of each pair stands as `<tmp csv>`).
     pub sampler_args: Vec<String>,
