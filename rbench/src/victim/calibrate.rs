@@ -118,8 +118,7 @@ pub struct Calibration {
     /// The rule's threshold, ns (`--threshold-ns` may replace it).
     pub rule_threshold_ns: f64,
     /// The share of the calibration's iterations above the rule's
-    /// threshold: gaps while calibrating (above 0.01 the rule's p99 may
-    /// itself hold interruptions).
+    /// threshold: gaps while calibrating (see the module's description).
     pub interrupted_share: f64,
 }
 
