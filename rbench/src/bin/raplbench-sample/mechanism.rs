@@ -235,9 +235,6 @@ impl CounterSource for NullSource {
     fn read(&mut self, _out: &mut [u64]) -> Result<(), rbench::Error> {
         Ok(())
     }
-    fn stand_in(&self) -> Option<&str> {
-        None
-    }
 }
 
 #[cfg(test)]
