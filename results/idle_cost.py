@@ -190,9 +190,8 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
     (results/sampler.stand_ins). Every registered mechanism gets rows:
     measured per frequency, or one row per metric saying why not."""
     def unavailable(op, why, status="unavailable"):
-        return [rows.not_ok_row(common, harness=HARNESS, path=PATH, op=op, target=None,
-                                cpu=None, target_cpu=None, metric=metric, unit=unit,
-                                reason=why, status=status) for metric, unit in METRICS]
+        return [rows.not_ok_row(common, harness=HARNESS, path=PATH, op=op, metric=metric,
+                                reason=why, status=status) for metric, _ in METRICS]
 
     if not sampler_step.BINARY.exists():
         return [r for m in MECHANISMS

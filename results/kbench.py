@@ -126,7 +126,7 @@ def _two_rows(common, path, op, target, cpu, target_cpu, cycles, tsc_khz, iterat
 def _not_ok_rows(common, path, op, target, cpu, target_cpu, reason, status):
     """One latency row says why nothing was measured (no cycles twin)."""
     return [rows.not_ok_row(common, harness=HARNESS, path=path, op=op, target=target,
-                            cpu=cpu, target_cpu=target_cpu, metric="latency", unit="ns",
+                            cpu=cpu, target_cpu=target_cpu, metric="latency",
                             reason=reason, status=status)]
 
 

@@ -215,9 +215,8 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
     """`mechanisms`: {mechanism: stand_in} of those that sample here. Every
     registered mechanism gets rows: measured, or one row saying why not."""
     def unavailable(op, why, status="unavailable"):
-        return rows.not_ok_row(common, harness=HARNESS, path="sampler", op=op, target=None,
-                               cpu=None, target_cpu=None, metric="overhead_pct", unit="%",
-                               reason=why, status=status)
+        return rows.not_ok_row(common, harness=HARNESS, path="sampler", op=op,
+                               metric="overhead_pct", reason=why, status=status)
 
     missing = [tool for tool in ("hyperfine", "stress-ng", "taskset") if shutil.which(tool) is None]
     if missing:

@@ -115,13 +115,15 @@ def measured_row(common: dict, *, harness: str, path: str, op: str, target,
                 "ok", None, {"parameters": parameters, "resolution": resolution})
 
 
-def not_ok_row(common: dict, *, harness: str, path: str, op: str, target,
-               cpu, target_cpu, metric: str, unit: str, reason: str,
+def not_ok_row(common: dict, *, harness: str, path: str, op: str, metric: str,
+               reason: str, target=None, cpu=None, target_cpu=None, unit: str | None = None,
                status: str = "unavailable", stand_in=None, liveness=None,
                liveness_note=None, role=MEASURED) -> dict:
     """A row for a quantity that could not be measured ("unavailable": the
     machine lacks something; "error": it failed), with a reason a person can
-    act on. No samples, n = 0, every summary value null."""
+    act on. No samples, n = 0, every summary value null. unit: the metric's
+    (METRIC_UNITS) unless given."""
+    unit = METRIC_UNITS[metric] if unit is None else unit
     return _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in,
                 liveness, liveness_note, metric, unit, [], None, stats.summarize([]), status, reason)
 

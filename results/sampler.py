@@ -175,8 +175,7 @@ def run_one(mechanism: str, common: dict, raw_dir: Path, quick: bool) -> list[di
         return got
     print(f"  {mechanism}: {status}: {why}", flush=True)
     return [rows.not_ok_row(common, harness=HARNESS, path="sampler", op=mechanism,
-                            target=None, cpu=None, target_cpu=None, metric="rate_hz",
-                            unit="Hz", reason=why, status=status)]
+                            metric="rate_hz", reason=why, status=status)]
 
 
 def run_all(common: dict, raw_dir: Path, quick: bool) -> list[dict]:

@@ -26,8 +26,7 @@ class Run:
 
 def failed_rows(run: Run, harness: str, paths, reason: str, status="error") -> list[dict]:
     """One row per path of a harness that could not produce its own rows."""
-    return [rows.not_ok_row(run.common, harness=harness, path=p, op="*", target=None,
-                            cpu=None, target_cpu=None, metric="latency", unit="ns",
+    return [rows.not_ok_row(run.common, harness=harness, path=p, op="*", metric="latency",
                             reason=reason, status=status) for p in paths]
 
 

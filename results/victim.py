@@ -152,8 +152,7 @@ def experiment_rows(common: dict, experiment: dict, key: dict) -> list[dict]:
     where = dict(harness=HARNESS, **key)
 
     def not_ok(reason, status="unavailable"):
-        return [rows.not_ok_row(common, **where, metric=STOLEN, unit=rows.METRIC_UNITS[STOLEN],
-                                reason=reason, status=status)]
+        return [rows.not_ok_row(common, **where, metric=STOLEN, reason=reason, status=status)]
 
     status = experiment.get("status", "error")
     if status != "ok":
@@ -233,9 +232,8 @@ def run_routes(common: dict, raw_dir: Path, quick: bool) -> list[dict]:
     why = _run_tool(["--pairs", str(s.pairs), "--window-s", str(s.window_s),
                      "--rates", ",".join(s.rates)], out, log)
     if why is not None:
-        return [rows.not_ok_row(common, harness=HARNESS, path=p, op="*", target=None, cpu=None,
-                                target_cpu=None, metric=STOLEN, unit="ns", reason=why,
-                                status="error")
+        return [rows.not_ok_row(common, harness=HARNESS, path=p, op="*", metric=STOLEN,
+                                reason=why, status="error")
                 for p in ROUTE_PATHS]
     return document_rows(common, load(out))
 
@@ -264,8 +262,8 @@ def run_samplers(common: dict, raw_dir: Path, quick: bool,
 
 def sampler_not_ok(common: dict, mechanism: str, reason: str, status="unavailable") -> dict:
     return rows.not_ok_row(common, harness=HARNESS, path="sampler", op=mechanism,
-                           target=f"@ {SAMPLER_RATE_HZ} Hz", cpu=None, target_cpu=None,
-                           metric=STOLEN, unit="ns", reason=reason, status=status)
+                           target=f"@ {SAMPLER_RATE_HZ} Hz", metric=STOLEN, reason=reason,
+                           status=status)
 
 
 # the route paths raplbench-interfere reads: the registry's paths of this
