@@ -24,6 +24,7 @@ import numpy as np
 from scipy import stats
 
 from results import liveness, runfile
+from results.checks import fmt_ns
 from results import significance as sig
 from results.table import cpus
 
@@ -179,10 +180,6 @@ def pairs(all_rows):
     return [(by["gbench"][k], by["criterion"][k]) for k in common_keys]
 
 
-def _fmt(ns: float) -> str:
-    return f"{ns / 1000:.3g} µs" if ns >= 1000 else f"{ns:.3g} ns"
-
-
 HOW = [
     "How both harnesses time a row (results/schedule.py, `Schedule`): blocks of the "
     "operation, each right after the thread was pinned to the row's CPU and the operation "
@@ -244,7 +241,7 @@ def report(all_rows, run_id: str = "") -> str:
         verdict = f"**{v.text()}**" if v.kind == DIFFER else v.text()
         ci = f"{v.ci[0]:.2f}–{v.ci[1]:.2f}" if v.ci else "—"
         lines.append(f"| {g['path']} | {g['op']} | {g['target'] or '—'} | {cpus(g)} | "
-                     f"{_fmt(g['median'])} | {_fmt(c['median'])} | {v.ratio:.2f} | {ci} | "
+                     f"{fmt_ns(g['median'])} | {fmt_ns(c['median'])} | {v.ratio:.2f} | {ci} | "
                      f"{verdict} | {'; '.join(marks)} |")
     lines += ["", f"{counts[AGREE]} of {len(found)} pairs agree within {PERCENT}%; "
                   f"{counts[DIFFER]} differ beyond noise ({counts[DIFFER] - unexplained} with a "
@@ -363,7 +360,7 @@ def report_over_runs(runs, title: str = "") -> str:
         verdict = f"**{v.text()}**" if v.kind == DIFFER else v.text()
         ci = f"{v.ci[0]:.3f}–{v.ci[1]:.3f}" if v.ci else "—"
         lines.append(f"| {g0['path']} | {g0['op']} | {g0['target'] or '—'} | {cpus(g0)} | "
-                     f"{len(found)} | {_fmt(g_med)} | {_fmt(c_med)} | {v.ratio:.3f} | {ci} | "
+                     f"{len(found)} | {fmt_ns(g_med)} | {fmt_ns(c_med)} | {v.ratio:.3f} | {ci} | "
                      f"{p10:.2f}–{p90:.2f} | {verdict} | {'; '.join(marks)} |")
     lines += ["", f"{counts[AGREE]} of {len(per_key)} pairs agree within {PERCENT}%; "
                   f"{counts[DIFFER]} differ beyond noise ({counts[DIFFER] - unexplained} with a "

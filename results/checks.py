@@ -80,7 +80,7 @@ def is_msr_backed_zone(row) -> bool:
     return not row.get("stand_in")
 
 
-def _ns(x: float) -> str:
+def fmt_ns(x: float) -> str:
     return f"{x / 1000:.3g} µs" if x >= 1000 else f"{x:.3g} ns"
 
 
@@ -88,8 +88,8 @@ def _pair_check(name, pair, expected, judge) -> Check:
     if pair is None:
         return Check(name, "—", expected, None)
     same, other = pair
-    return Check(name, f"{_ns(same)} same vs {_ns(other)} other (other/same {other / same:.2f})"
-                 if same else f"{_ns(same)} vs {_ns(other)}", expected, judge(same, other))
+    return Check(name, f"{fmt_ns(same)} same vs {fmt_ns(other)} other (other/same {other / same:.2f})"
+                 if same else f"{fmt_ns(same)} vs {fmt_ns(other)}", expected, judge(same, other))
 
 
 def _no_ipi(same, other) -> bool:

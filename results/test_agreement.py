@@ -176,7 +176,7 @@ def test_frozen_pairs_are_marked_and_their_notes_listed():
 
 
 def _fmt_ok(ns):
-    return agreement._fmt(ns)
+    return agreement.fmt_ns(ns)
 
 
 def test_schema_1_pairs_say_once_that_the_verdict_is_unknown():
