@@ -246,25 +246,16 @@ fn open_run(run: &[Counter]) -> Result<Box<dyn CounterSource + Send>, Error> {
     match &run[0].route {
         Route::File { .. } => {
             let files: Vec<CounterFile> = run.iter().filter_map(Counter::file).collect();
-            Ok(Box::new(PowercapSource::open(
-                &files,
-                PowercapMode::Pread,
-                None,
-            )?))
+            Ok(Box::new(PowercapSource::open(&files, PowercapMode::Pread)?))
         }
         Route::Register { .. } => {
             let reads: Vec<RegisterRead> = run.iter().filter_map(Counter::register_read).collect();
-            Ok(Box::new(MsrSource::open(&reads, None)?))
+            Ok(Box::new(MsrSource::open(&reads)?))
         }
         Route::PerfEvent { cpu, .. } => {
             let events: Vec<PerfEventSpec> =
                 run.iter().filter_map(|c| c.perf_event().cloned()).collect();
-            Ok(Box::new(PerfSource::open(
-                &events,
-                *cpu,
-                PerfMode::Group,
-                None,
-            )?))
+            Ok(Box::new(PerfSource::open(&events, *cpu, PerfMode::Group)?))
         }
         Route::Ksample { root, .. } => {
             let wanted: Vec<(u32, u32)> = run

@@ -424,7 +424,7 @@ mod tests {
     fn the_cpuid_stand_in_reads_leaf_0_where_the_device_opens() {
         // /dev/cpu/0/cpuid is root-only: probe by opening it
         let read = cpuid_stand_in_read(Path::new(crate::roots::DEV_CPU.real()), 0);
-        let mut source = match crate::msr::MsrSource::open(&[read], None) {
+        let mut source = match crate::msr::MsrSource::open(&[read]) {
             Ok(source) => source,
             Err(e) => return eprintln!("skipped: {e}"),
         };

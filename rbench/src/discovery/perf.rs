@@ -26,15 +26,16 @@ pub struct EnergyEvents {
 /// discovery finds them where they open.
 #[cfg(test)]
 pub(crate) fn fixture_energy_events(sys: &Path) -> EnergyEvents {
-    let mut power = discover_pmu_events(
+    let mut events = discover_pmu_events(
         "power",
         "energy-",
         &sys.join("bus/event_source/devices"),
         &sys.join("devices/system/cpu"),
-    );
-    power.events.sort_by_key(|e| e.name != "power/energy-pkg/");
+    )
+    .unwrap_or_default();
+    events.sort_by_key(|e| e.name != "power/energy-pkg/");
     EnergyEvents {
-        events: power.events,
+        events,
         stand_in: None,
     }
 }
@@ -46,31 +47,29 @@ pub(crate) fn fixture_energy_events(sys: &Path) -> EnergyEvents {
 /// not makes them all unavailable, the error naming `"<event> on CPU <n>"`.
 /// A PMU without a cpumask counts on the online CPUs under `cpu_root`.
 pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error> {
-    let mut rapl = discover_pmu_events("power", "energy-", root, cpu_root);
-    if !rapl.events.is_empty() {
-        // stable: energy-pkg first, the others in name order
-        rapl.events.sort_by_key(|e| e.name != "power/energy-pkg/");
-        for event in &rapl.events {
-            for &cpu in &event.cpus {
-                let name = format!("{} on CPU {cpu}", event.name);
-                open_named(event, &name, cpu, None, 0)?;
+    let no_rapl = match discover_pmu_events("power", "energy-", root, cpu_root) {
+        Ok(mut events) => {
+            // stable: energy-pkg first, the others in name order
+            events.sort_by_key(|e| e.name != "power/energy-pkg/");
+            for event in &events {
+                for &cpu in &event.cpus {
+                    let name = format!("{} on CPU {cpu}", event.name);
+                    open_named(event, &name, cpu, None, 0)?;
+                }
             }
+            return Ok(EnergyEvents {
+                events,
+                stand_in: None,
+            });
         }
-        return Ok(EnergyEvents {
-            events: rapl.events,
-            stand_in: None,
-        });
-    }
+        Err(missing) => format!("{missing}: no RAPL energy events on this machine"),
+    };
     // msr/tsc/ only: it reads the TSC, which does not trap in a VM, where the
     // other msr events (smi, aperf, ...) would add a trapping rdmsr per read
-    let no_rapl = format!(
-        "{}: no RAPL energy events on this machine",
-        rapl.missing.unwrap_or_default()
-    );
     let msr = discover_pmu_events("msr", "tsc", root, cpu_root);
-    let mut why = msr.missing.unwrap_or_default();
+    let mut why = msr.as_ref().err().cloned().unwrap_or_default();
     let mut events = Vec::new();
-    for event in msr.events {
+    for event in msr.unwrap_or_default() {
         match open_counter(&event, event.cpus.first().copied().unwrap_or(0), None, 0) {
             Ok(_) => events.push(event),
             Err(e) => why = e.to_string(),
@@ -180,8 +179,7 @@ mod tests {
         }
         let cpu = found.events[0].cpus[0];
         for mode in [PerfMode::EachEvent, PerfMode::Group] {
-            let mut source =
-                PerfSource::open(&found.events, cpu, mode, found.stand_in.clone()).unwrap();
+            let mut source = PerfSource::open(&found.events, cpu, mode).unwrap();
             let names: Vec<&str> = source.domains().iter().map(|d| d.name.as_str()).collect();
             let events: Vec<&str> = found.events.iter().map(PerfEventSpec::short_name).collect();
             assert_eq!(names, events);

@@ -18,15 +18,6 @@ use crate::cpu::{parse_cpu_list, Cpus};
 use crate::perf::PerfEventSpec;
 use crate::sysfs::{entry_names, read_first_line};
 
-/// The events a PMU offers, or why there are none.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PmuEvents {
-    /// Sorted by name.
-    pub events: Vec<PerfEventSpec>,
-    /// Why there are none; None when events were found.
-    pub missing: Option<String>,
-}
-
 /// strtoull with base 0: "0x1f" (hex), "017" (octal), "23" (decimal); the
 /// whole string must be a number.
 fn parse_number(text: &str) -> Option<u64> {
@@ -82,15 +73,17 @@ fn place_bits(ranges: &str, value: u64) -> Option<u64> {
 /// Events of PMU `pmu` under `root` whose names start with `prefix` ("" for
 /// all), sorted by name, on the CPUs of the PMU's cpumask (every online CPU
 /// under `cpu_root` where it has none). Malformed sysfs files leave the
-/// event out, and say why in `missing` when nothing is left.
-pub fn discover_pmu_events(pmu: &str, prefix: &str, root: &Path, cpu_root: &Path) -> PmuEvents {
+/// event out, and say why in the error when nothing is left.
+pub fn discover_pmu_events(
+    pmu: &str,
+    prefix: &str,
+    root: &Path,
+    cpu_root: &Path,
+) -> Result<Vec<PerfEventSpec>, String> {
     let dir = format!("{}/{pmu}", root.display());
     let dir = Path::new(&dir);
     let Some(type_) = read_first_line(dir.join("type")).and_then(|t| parse_number(&t)) else {
-        return PmuEvents {
-            events: Vec::new(),
-            missing: Some(format!("no '{pmu}' PMU ({}/type missing)", dir.display())),
-        };
+        return Err(format!("no '{pmu}' PMU ({}/type missing)", dir.display()));
     };
     let mut cpus = read_first_line(dir.join("cpumask"))
         .map(|m| parse_cpu_list(&m))
@@ -129,20 +122,20 @@ pub fn discover_pmu_events(pmu: &str, prefix: &str, root: &Path, cpu_root: &Path
             cpus: cpus.clone(),
         });
     }
-    let missing = events.is_empty().then(|| {
-        let which = if prefix.is_empty() {
-            String::new()
-        } else {
-            format!("{prefix}* ")
-        };
-        let bad = if unparsable.is_empty() {
-            String::new()
-        } else {
-            format!(" (unparsable:{unparsable})")
-        };
-        format!("the '{pmu}' PMU has no {which}events{bad}")
-    });
-    PmuEvents { events, missing }
+    if !events.is_empty() {
+        return Ok(events);
+    }
+    let which = if prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{prefix}* ")
+    };
+    let bad = if unparsable.is_empty() {
+        String::new()
+    } else {
+        format!(" (unparsable:{unparsable})")
+    };
+    Err(format!("the '{pmu}' PMU has no {which}events{bad}"))
 }
 
 #[cfg(test)]
@@ -162,9 +155,8 @@ mod tests {
 
     #[test]
     fn discovers_rapl_events_with_scale_and_cpumask() {
-        let power = discover_pmu_events("power", "energy-", &root(), &cpu_root());
-        assert_eq!(power.missing, None);
-        let names: Vec<&str> = power.events.iter().map(|e| e.name.as_str()).collect();
+        let power = discover_pmu_events("power", "energy-", &root(), &cpu_root()).unwrap();
+        let names: Vec<&str> = power.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(
             names,
             [
@@ -175,7 +167,7 @@ mod tests {
                 "power/energy-ram/"
             ]
         );
-        let pkg = &power.events[2];
+        let pkg = &power[2];
         assert_eq!((pkg.type_, pkg.config), (23, 0x02));
         assert_eq!(pkg.scale, 2.328_306_436_538_696_3e-10); // 2^-32 J
         assert_eq!(pkg.unit, "Joules");
@@ -185,27 +177,26 @@ mod tests {
 
     #[test]
     fn msr_pmu_tsc_event() {
-        let msr = discover_pmu_events("msr", "tsc", &root(), &cpu_root());
-        assert_eq!(msr.events.len(), 1);
-        assert_eq!((msr.events[0].type_, msr.events[0].config), (9, 0));
-        assert_eq!(msr.events[0].cpus, [0, 1, 2, 3]); // no cpumask: every online CPU
+        let msr = discover_pmu_events("msr", "tsc", &root(), &cpu_root()).unwrap();
+        assert_eq!(msr.len(), 1);
+        assert_eq!((msr[0].type_, msr[0].config), (9, 0));
+        assert_eq!(msr[0].cpus, [0, 1, 2, 3]); // no cpumask: every online CPU
     }
 
     #[test]
     fn missing_pmu_says_so() {
         let none = discover_pmu_events("nope", "", &root(), &cpu_root());
-        assert!(none.events.is_empty());
         assert_eq!(
-            none.missing,
-            Some(format!(
+            none,
+            Err(format!(
                 "no 'nope' PMU ({}/nope/type missing)",
                 root().display()
             ))
         );
         let no_match = discover_pmu_events("msr", "energy-", &root(), &cpu_root());
         assert_eq!(
-            no_match.missing.as_deref(),
-            Some("the 'msr' PMU has no energy-* events")
+            no_match.unwrap_err(),
+            "the 'msr' PMU has no energy-* events"
         );
     }
 

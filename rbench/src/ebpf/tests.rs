@@ -229,7 +229,7 @@ fn loads_publishes_and_ticks_on_the_cpus_it_may_run_on() {
         assert_eq!(l.ncounters as usize, counters.len());
         // what a direct perf read of the same events on that CPU gives:
         // counts that read without error and never decrease
-        let mut direct = PerfSource::open(counters, cpu, PerfMode::EachEvent, None).unwrap();
+        let mut direct = PerfSource::open(counters, cpu, PerfMode::EachEvent).unwrap();
         let mut first = vec![0u64; counters.len()];
         let mut second = vec![0u64; counters.len()];
         direct.read(&mut first).unwrap();

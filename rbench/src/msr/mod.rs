@@ -153,13 +153,11 @@ pub struct MsrSource {
     reads: Vec<(usize, Register)>,
     /// What each read measures.
     domains: Vec<Domain>,
-    /// Why a substitute is read, if it is.
-    stand_in: Option<String>,
 }
 
 impl MsrSource {
     /// Opens the devices of `reads` (each once).
-    pub fn open(reads: &[RegisterRead], stand_in: Option<String>) -> Result<MsrSource, Error> {
+    pub fn open(reads: &[RegisterRead]) -> Result<MsrSource, Error> {
         let mut devices: Vec<MsrDevice> = Vec::new();
         let mut indexed = Vec::with_capacity(reads.len());
         for read in reads {
@@ -177,7 +175,6 @@ impl MsrSource {
             devices,
             reads: indexed,
             domains: reads.iter().map(|r| r.domain.clone()).collect(),
-            stand_in,
         })
     }
 }
@@ -197,10 +194,6 @@ impl CounterSource for MsrSource {
             };
         }
         Ok(())
-    }
-
-    fn stand_in(&self) -> Option<&str> {
-        self.stand_in.as_deref()
     }
 }
 

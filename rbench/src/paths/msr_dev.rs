@@ -23,7 +23,7 @@ pub struct MsrReads {
 
 impl Reads for MsrReads {
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
-        MsrSource::open(std::slice::from_ref(&self.read), None).map(SourceReader::boxed)
+        MsrSource::open(std::slice::from_ref(&self.read)).map(SourceReader::boxed)
     }
 
     /// A pread of `bytes` at `offset`: 8 at the MSR's address, or the 16

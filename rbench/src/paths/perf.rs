@@ -25,7 +25,7 @@ pub struct PerfReads {
 
 impl Reads for PerfReads {
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
-        PerfSource::open(&self.events, self.cpu, self.mode, None).map(SourceReader::boxed)
+        PerfSource::open(&self.events, self.cpu, self.mode).map(SourceReader::boxed)
     }
 
     fn spec(&self) -> Value {

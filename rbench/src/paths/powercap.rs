@@ -25,8 +25,7 @@ pub struct PowercapReads {
 
 impl Reads for PowercapReads {
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
-        PowercapSource::open(std::slice::from_ref(&self.file), self.mode, None)
-            .map(SourceReader::boxed)
+        PowercapSource::open(std::slice::from_ref(&self.file), self.mode).map(SourceReader::boxed)
     }
 
     fn spec(&self) -> Value {

@@ -163,18 +163,11 @@ pub struct PerfSource {
     domains: Vec<Domain>,
     /// The events' label, for errors.
     label: String,
-    /// Why a substitute is read, if it is.
-    stand_in: Option<String>,
 }
 
 impl PerfSource {
     /// Opens `events` on `cpu` (as one group in [`PerfMode::Group`]).
-    pub fn open(
-        events: &[PerfEventSpec],
-        cpu: usize,
-        mode: PerfMode,
-        stand_in: Option<String>,
-    ) -> Result<PerfSource, Error> {
+    pub fn open(events: &[PerfEventSpec], cpu: usize, mode: PerfMode) -> Result<PerfSource, Error> {
         let read_format = if mode == PerfMode::Group {
             PERF_FORMAT_GROUP
         } else {
@@ -200,7 +193,6 @@ impl PerfSource {
             group_buf: vec![0; 1 + events.len()],
             domains,
             label: events_label(events),
-            stand_in,
         })
     }
 
@@ -239,10 +231,6 @@ impl CounterSource for PerfSource {
             }
         }
         Ok(())
-    }
-
-    fn stand_in(&self) -> Option<&str> {
-        self.stand_in.as_deref()
     }
 }
 

@@ -120,17 +120,11 @@ pub struct PowercapSource {
     files: Vec<OpenFile>,
     /// What each file measures.
     domains: Vec<Domain>,
-    /// Why a substitute is read, if it is.
-    stand_in: Option<String>,
 }
 
 impl PowercapSource {
     /// Opens `files` (checking that each can be opened, in both modes).
-    pub fn open(
-        files: &[CounterFile],
-        mode: PowercapMode,
-        stand_in: Option<String>,
-    ) -> Result<Self, Error> {
+    pub fn open(files: &[CounterFile], mode: PowercapMode) -> Result<Self, Error> {
         let mut opened = Vec::with_capacity(files.len());
         for file in files {
             let c_path = CString::new(file.path.as_str()).map_err(|_| {
@@ -146,7 +140,6 @@ impl PowercapSource {
         Ok(PowercapSource {
             files: opened,
             domains: files.iter().map(|f| f.domain.clone()).collect(),
-            stand_in,
         })
     }
 }
@@ -167,10 +160,6 @@ impl CounterSource for PowercapSource {
             };
         }
         Ok(())
-    }
-
-    fn stand_in(&self) -> Option<&str> {
-        self.stand_in.as_deref()
     }
 }
 
@@ -198,7 +187,7 @@ mod tests {
                 },
             })
             .collect();
-        PowercapSource::open(&files, mode, None)
+        PowercapSource::open(&files, mode)
     }
 
     #[test]
