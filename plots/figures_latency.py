@@ -107,17 +107,13 @@ def slots(per_run: list[list[dict]], multi_path: bool):
     return (lambda r: shared[id(r)]), annotations
 
 
-def family_rows(runs: list[Run], paths) -> list[list[dict]]:
-    return [[r for r in run.rows if r["metric"] == "latency" and r["path"] in paths]
-            for run in runs]
-
-
 def latency_figure(runs: list[Run], family) -> plt.Figure | None:
     """One latency figure for a path family: a panel per machine, a slot per
     route (slots), boxes of the repetitions, same CPU and other CPU side by
     side."""
     fam_id, title, paths = family
-    per_run = family_rows(runs, paths)
+    per_run = [[r for r in run.rows if r["metric"] == "latency" and r["path"] in paths]
+               for run in runs]
     if not any(r["status"] == "ok" for rows in per_run for r in rows):
         return None
     all_rows = [r for rows in per_run for r in rows if r["op"] != "*"]

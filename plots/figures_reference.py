@@ -180,10 +180,6 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
 
 # ---- published figures beside the local ones --------------------------------------------------
 
-def _ref_quantity(ref) -> tuple[str, str]:
-    return ref["path"], ref["op"]
-
-
 def _quantity_text(key) -> str:
     path, op = key
     if op.startswith("rdmsr:"):
@@ -208,7 +204,7 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     for i, key in enumerate(keys):
         for j, run in enumerate(runs):
             color = machine_color(run, j)
-            ref = next(r for r in refs if _ref_quantity(r) == key)
+            ref = next(r for r in refs if (r["path"], r["op"]) == key)
             local, how = pairing.best_local(ref, run.rows)
             if local is None or local["status"] != "ok":
                 continue
@@ -221,7 +217,7 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
             _plot_local(ax, local, i - 0.45 + step * (j + 0.5), color, rng, marker=marker,
                         hollow=hollow or dead or how == "user-space", points=False)
             xs += [local["ci95_low"], local["ci95_high"]]
-        on_rung = [r for r in refs if r["metric"] == "latency" and _ref_quantity(r) == key]
+        on_rung = [r for r in refs if r["metric"] == "latency" and (r["path"], r["op"]) == key]
         for k, ref in enumerate(on_rung):
             _plot_published(ax, ref, i + 0.08 + 0.12 * k, styles[source_label(ref)])
             xs += [v for v in (pairing.published_value(ref), ref.get("ci95_low"),

@@ -60,9 +60,6 @@ def _machine_colors(runs):
     return {run.label: machine_color(run, j) for j, run in enumerate(runs)}
 
 
-MECHANISM_ORDER = registry.MECHANISMS
-
-
 def overhead_category(row: dict) -> str:
     """The x category of an overhead row: its mechanism and where the
     sampler ran ("perf\nsame": the workload's CPU, "perf\nother"); the
@@ -77,7 +74,8 @@ def _mechanisms(pairs, category=sampler_category):
 
     def key(category):
         op = category.split("\n")[0]
-        return (MECHANISM_ORDER.index(op) if op in MECHANISM_ORDER else 99, op, category)
+        order = registry.MECHANISMS
+        return (order.index(op) if op in order else len(order), op, category)
     return sorted(found, key=key)
 
 

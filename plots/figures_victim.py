@@ -64,11 +64,10 @@ def scale_axis(ax, values: list[float], resolved: list[float], axis: str = "x",
     hi = max(abs(v) for v in values)
     positive = [abs(v) for v in resolved if v is not None and v != 0] or [hi]
     floor = 10 ** math.floor(math.log10(min(positive))) if min(positive) > 0 else 1.0
-    set_scale = ax.set_xscale if axis == "x" else ax.set_yscale
-    target = ax.xaxis if axis == "x" else ax.yaxis
     if hi <= 0 or hi / floor < 30:
         return ""
-    set_lim = ax.set_xlim if axis == "x" else ax.set_ylim
+    set_scale, set_lim = getattr(ax, f"set_{axis}scale"), getattr(ax, f"set_{axis}lim")
+    target = getattr(ax, f"{axis}axis")
     if min(values) > 0:
         set_scale("log")
         set_lim(min(values) / 1.6, hi * 1.6)

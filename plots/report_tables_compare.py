@@ -1,12 +1,8 @@
-"""The report's tables that compare (plots/tables.py renders them):
-
-- reference: the published latency figures of the papers beside each
-  machine's own;
-- machines: one table keyed by machine, with ratios to a reference machine.
-
-The overhead tables, published and local, are in report_tables_overhead.py.
-Cells, captions and footnotes are those of the other tables
-(report_tables.py).
+"""The report's tables that compare: reference (the papers' latency
+figures beside each machine's own) and machines (one table keyed by
+machine, ratios to a reference machine); the overhead tables are in
+report_tables_overhead.py. Cells, captions and footnotes are those of the
+other tables (report_tables.py).
 """
 
 import math

@@ -151,11 +151,6 @@ def overhead_conditions(run: Run) -> dict[tuple, list[dict]]:
     return out
 
 
-def condition_label(key: tuple) -> str:
-    _, placement, measure = key
-    return f"{placement or 'not pinned'} · {measure}"
-
-
 def overhead_table(run: Run) -> Table | None:
     conditions = overhead_conditions(run)
     if not conditions:
@@ -164,7 +159,8 @@ def overhead_table(run: Run) -> Table | None:
     body, records, all_groups, bests, nss = [], [], [], [], []
     has_null = any(is_null_loop(r) for rows in conditions.values() for r in rows)
     for key, rows in sorted(conditions.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
-        cond = condition_label(key)
+        _, placement, measure = key
+        cond = f"{placement or 'not pinned'} · {measure}"
         rows = sorted(rows, key=lambda r: (r["median"], r["op"]))
         groups = [samples(r) for r in rows]
         all_groups += groups

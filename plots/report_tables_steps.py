@@ -87,15 +87,6 @@ def small_n_sentence(bests: list[list[float]], nss: list[list[int]], noun: str) 
     return ""
 
 
-def step_verdict(p_dunn: float | None, p_u: float | None) -> str:
-    """Dunn's verdict; "significant (U test)" where only the pair's own test is."""
-    if sig.verdict(p_dunn) == "significant":
-        return "significant"
-    if sig.verdict(p_u) == "significant":
-        return "significant (U test)"
-    return "not significant" if p_dunn is not None or p_u is not None else "not tested"
-
-
 @dataclasses.dataclass(frozen=True)
 class Steps:
     """The tests of a family of groups in median order (a ladder, an overhead
@@ -110,7 +101,14 @@ class Steps:
     u_adj: list[float | None]
 
     def verdict(self, i: int) -> str:
-        return step_verdict(self.dunn.p(i, i + 1), self.u_adj[i])
+        """Step i's verdict: Dunn's; "significant (U test)" where only the
+        pair's own test is."""
+        p_dunn, p_u = self.dunn.p(i, i + 1), self.u_adj[i]
+        if sig.verdict(p_dunn) == "significant":
+            return "significant"
+        if sig.verdict(p_u) == "significant":
+            return "significant (U test)"
+        return "not significant" if p_dunn is not None or p_u is not None else "not tested"
 
 
 def neighbour_steps(groups: list[list[float]]) -> Steps:
