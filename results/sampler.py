@@ -186,11 +186,16 @@ def run_all(common: dict, raw_dir: Path, quick: bool) -> list[dict]:
     return out
 
 
+def own_rate_rows(sampler_rows) -> list[dict]:
+    """The sampler's own ok rate_hz rows: one per mechanism that sampled here
+    (not the null sampler's, nor those above it)."""
+    return [r for r in sampler_rows
+            if r["status"] == "ok" and r["metric"] == "rate_hz" and r["role"] == rows.MEASURED]
+
+
 def stand_ins(sampler_rows) -> dict[str, str | None]:
-    """{mechanism: stand_in} of the mechanisms that sampled here (from the
-    sampler's own rate rows: not the null sampler's, nor those above it)."""
-    return {r["op"]: r["stand_in"] for r in sampler_rows
-            if r["status"] == "ok" and r["metric"] == "rate_hz" and r["role"] == rows.MEASURED}
+    """{mechanism: stand_in} of the mechanisms that sampled here."""
+    return {r["op"]: r["stand_in"] for r in own_rate_rows(sampler_rows)}
 
 
 # --- raplbench-sample in the background (the overhead and idle-cost steps) --------------------

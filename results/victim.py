@@ -20,7 +20,7 @@ import json
 import statistics
 from pathlib import Path
 
-from results import child, ksample_module, registry, rows
+from results import child, ksample_module, registry, rows, sampler
 
 HARNESS = "victim"
 REPO = Path(__file__).resolve().parent.parent
@@ -108,16 +108,10 @@ class SamplerTarget:
 
 
 def sampler_targets(sampler_rows) -> dict[str, SamplerTarget]:
-    """{mechanism: SamplerTarget} from the sampler step's rows (its own
-    rate_hz row: not the null timer's, not the 'above null' one)."""
-    found = {}
-    for r in sampler_rows:
-        if (r.get("harness") == "sampler" and r.get("status") == "ok"
-                and r.get("metric") == "rate_hz" and r["role"] == rows.MEASURED):
-            found[r["op"]] = SamplerTarget(target=r["target"].rsplit(" @ ", 1)[0], cpu=r.get("cpu"),
-                                           target_cpu=r.get("target_cpu"),
-                                           stand_in=r.get("stand_in"))
-    return found
+    """{mechanism: SamplerTarget} from the sampler step's rows (sampler.own_rate_rows)."""
+    return {r["op"]: SamplerTarget(target=r["target"].rsplit(" @ ", 1)[0], cpu=r.get("cpu"),
+                                   target_cpu=r.get("target_cpu"), stand_in=r.get("stand_in"))
+            for r in sampler.own_rate_rows(sampler_rows)}
 
 
 def sampler_key(experiment: dict, known: SamplerTarget | None) -> dict:
