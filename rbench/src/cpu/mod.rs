@@ -9,7 +9,7 @@ use crate::Error;
 
 mod topology;
 
-pub use topology::{package_of_in, Cpus};
+pub use topology::Cpus;
 
 /// CPU numbers from this one up are no CPU: far above any kernel's NR_CPUS
 /// (x86's largest, MAXSMP, is 8192). A list that names them is malformed.

@@ -19,14 +19,6 @@ pub struct Cpus {
     root: PathBuf,
 }
 
-/// The physical package of `cpu`, from the CPU topology under `cpu_root`.
-pub fn package_of_in(cpu_root: &Path, cpu: usize) -> Option<u32> {
-    read_first_line(cpu_root.join(format!("cpu{cpu}/topology/physical_package_id")))?
-        .trim()
-        .parse()
-        .ok()
-}
-
 /// The CPUs of this thread's affinity mask, ascending; None if unreadable.
 fn affinity_cpus() -> Option<Vec<usize>> {
     let set = sched_getaffinity(Pid::from_raw(0)).ok()?;
@@ -92,7 +84,13 @@ impl Cpus {
 
     /// The physical package of `cpu`, from the topology under the root.
     pub fn package_of(&self, cpu: usize) -> Option<u32> {
-        package_of_in(&self.root, cpu)
+        read_first_line(
+            self.root
+                .join(format!("cpu{cpu}/topology/physical_package_id")),
+        )?
+        .trim()
+        .parse()
+        .ok()
     }
 
     /// The "other CPU" of a same-CPU/other-CPU pair: the highest-numbered
@@ -238,7 +236,7 @@ mod tests {
     #[test]
     fn packages_from_a_fixture_topology() {
         let cpus = crate::testutil::two_packages_sys().join("devices/system/cpu");
-        let ids: Vec<Option<u32>> = (0..5).map(|c| package_of_in(&cpus, c)).collect();
+        let ids: Vec<Option<u32>> = (0..5).map(|c| Cpus::at(&cpus).package_of(c)).collect();
         assert_eq!(ids, [Some(0), Some(0), Some(1), Some(1), None]);
     }
 

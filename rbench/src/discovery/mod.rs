@@ -24,7 +24,7 @@ mod powercap_zones;
 pub use ksample::ksample_counters;
 pub use msr::{msr_counters, no_rapl_msr_message};
 #[cfg(test)]
-pub(crate) use perf::fixture_energy_events;
+pub(crate) use perf::tests::fixture_energy_events;
 pub use perf::{energy_events, perf_counters, perf_counters_of, EnergyEvents};
 pub use powercap::{powercap_counters, powercap_stand_in_text, POWERCAP_STAND_IN_FILE};
 
@@ -181,26 +181,24 @@ impl Counters {
         if self.stand_in.is_some() {
             return;
         }
-        let idx: Vec<usize> = (0..self.counters.len())
-            .filter(|&i| self.counters[i].readable.is_ok())
-            .collect();
-        if idx.is_empty() {
+        let chosen: Vec<Counter> = self.readable().cloned().collect();
+        if chosen.is_empty() {
             return;
         }
-        let chosen: Vec<Counter> = idx.iter().map(|&i| self.counters[i].clone()).collect();
         let names: Vec<String> = chosen.iter().map(|c| c.name.clone()).collect();
         let problems: Vec<Option<String>> = chosen.iter().map(|c| c.unit_problem.clone()).collect();
         let verdicts = open_counters(&chosen, None)
             .and_then(|mut source| probe(&mut *source, &names, &problems, window));
+        let probed = self.counters.iter_mut().filter(|c| c.readable.is_ok());
         match verdicts {
             Ok(verdicts) => {
-                for (i, v) in idx.into_iter().zip(verdicts) {
-                    self.counters[i].liveness = Some(v);
+                for (c, v) in probed.zip(verdicts) {
+                    c.liveness = Some(v);
                 }
             }
             Err(e) => {
-                for i in idx {
-                    self.counters[i].readable = Err(e.to_string());
+                for c in probed {
+                    c.readable = Err(e.to_string());
                 }
             }
         }
@@ -213,9 +211,7 @@ impl Counters {
 
     /// The worst verdict of `counters` and the note naming each dead one.
     pub fn liveness_of<'a>(counters: impl IntoIterator<Item = &'a Counter>) -> Option<Liveness> {
-        let each: Vec<Option<Liveness>> =
-            counters.into_iter().map(|c| c.liveness.clone()).collect();
-        worst_of(&each)
+        worst_of(counters.into_iter().map(|c| &c.liveness))
     }
 }
 

@@ -12,7 +12,7 @@ use crate::cpu::{CpuSignature, Package};
 use crate::liveness::msr_unit_problem;
 use crate::msr::{
     cpuid_device_path, domain_joules_per_unit, msr_device_path, msr_hex, rapl_energy_msrs,
-    unit_msr, MsrDevice, Register, RegisterRead, ENERGY_COUNTER_MAX,
+    unit_msr, MsrDevice, Register, ENERGY_COUNTER_MAX,
 };
 use crate::{Domain, Error};
 
@@ -29,24 +29,11 @@ fn cpuid_stand_in_text(missing: &Error, cpuid_path: &Path) -> String {
     )
 }
 
-/// The stand-in read: cpuid leaf 0 through /dev/cpu/<cpu>/cpuid.
-fn cpuid_stand_in_read(dev_root: &Path, cpu: usize) -> RegisterRead {
-    RegisterRead {
-        device: cpuid_device_path(dev_root, cpu),
-        register: Register::CpuidLeaf(0),
-        domain: Domain {
-            source: format!("cpu{cpu}"),
-            name: "cpuid:0x0".into(),
-            joules_per_unit: 0.0,
-            max: 0xFFFF_FFFF,
-        },
-    }
-}
-
-/// The cpuid stand-in on `cpu`, or why it cannot be used either.
+/// The cpuid stand-in on `cpu`: leaf 0 through /dev/cpu/<cpu>/cpuid, or
+/// why it cannot be used either.
 fn cpuid_stand_in(dev_root: &Path, cpu: usize, missing: Error) -> Result<Counters, Error> {
-    let read = cpuid_stand_in_read(dev_root, cpu);
-    if let Err(e) = MsrDevice::open(&read.device) {
+    let device = cpuid_device_path(dev_root, cpu);
+    if let Err(e) = MsrDevice::open(&device) {
         // after "stand-in <path>: ", what went wrong (the path once, and
         // none of the msr device's advice: the cpuid device needs no
         // CAP_SYS_RAWIO)
@@ -67,18 +54,23 @@ fn cpuid_stand_in(dev_root: &Path, cpu: usize, missing: Error) -> Result<Counter
         };
         return Err(Error::Unavailable(format!(
             "{missing}; stand-in {}: {why}",
-            read.device.display()
+            device.display()
         )));
     }
     Ok(Counters {
-        stand_in: Some(cpuid_stand_in_text(&missing, &read.device)),
+        stand_in: Some(cpuid_stand_in_text(&missing, &device)),
         counters: vec![Counter {
             name: format!("cpuid leaf 0x0 on CPU {cpu}"),
             route: Route::Register {
-                device: read.device,
-                register: read.register,
+                device,
+                register: Register::CpuidLeaf(0),
             },
-            domain: read.domain,
+            domain: Domain {
+                source: format!("cpu{cpu}"),
+                name: "cpuid:0x0".into(),
+                joules_per_unit: 0.0,
+                max: 0xFFFF_FFFF,
+            },
             package: None,
             cpu: Some(cpu),
             readable: Ok(()),
@@ -423,8 +415,13 @@ mod tests {
     #[test]
     fn the_cpuid_stand_in_reads_leaf_0_where_the_device_opens() {
         // /dev/cpu/0/cpuid is root-only: probe by opening it
-        let read = cpuid_stand_in_read(Path::new(crate::roots::DEV_CPU.real()), 0);
-        let mut source = match crate::msr::MsrSource::open(&[read]) {
+        let root = Path::new(crate::roots::DEV_CPU.real());
+        let missing = Error::Unavailable("no msr".into());
+        let found = match cpuid_stand_in(root, 0, missing) {
+            Ok(found) => found,
+            Err(e) => return eprintln!("skipped: {e}"),
+        };
+        let mut source = match open_counters(&found.counters, found.stand_in) {
             Ok(source) => source,
             Err(e) => return eprintln!("skipped: {e}"),
         };

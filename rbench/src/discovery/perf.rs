@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::perf_events::discover_pmu_events;
 use super::{Counter, Counters, Route};
-use crate::cpu::package_of_in;
+use crate::cpu::Cpus;
 use crate::liveness::perf_unit_problem;
 use crate::perf::{events_label, open_counter, open_named, PerfEventSpec};
 use crate::Error;
@@ -19,25 +19,6 @@ pub struct EnergyEvents {
     pub events: Vec<PerfEventSpec>,
     /// None for real RAPL events; else why a substitute is measured.
     pub stand_in: Option<String>,
-}
-
-/// The `power` PMU's energy events of the fixture tree `sys` (its
-/// bus/event_source/devices and devices/system/cpu), package first, as
-/// discovery finds them where they open.
-#[cfg(test)]
-pub(crate) fn fixture_energy_events(sys: &Path) -> EnergyEvents {
-    let mut events = discover_pmu_events(
-        "power",
-        "energy-",
-        &sys.join("bus/event_source/devices"),
-        &sys.join("devices/system/cpu"),
-    )
-    .unwrap_or_default();
-    events.sort_by_key(|e| e.name != "power/energy-pkg/");
-    EnergyEvents {
-        events,
-        stand_in: None,
-    }
 }
 
 /// The RAPL `power` PMU's energy-* events (energy-pkg first) under `root`,
@@ -101,9 +82,10 @@ pub fn perf_counters_of(found: &EnergyEvents, cpu_root: &Path) -> Counters {
         Some(_) => cpus.into_iter().take(1).collect(),
         None => cpus,
     };
+    let topology = Cpus::at(cpu_root);
     let mut counters = Vec::new();
     for (position, &cpu) in cpus.iter().enumerate() {
-        let package = package_of_in(cpu_root, cpu).unwrap_or(position as u32);
+        let package = topology.package_of(cpu).unwrap_or(position as u32);
         for event in &found.events {
             let real = found.stand_in.is_none();
             counters.push(Counter {
@@ -143,13 +125,31 @@ pub fn perf_counters(pmu_root: &Path, cpu_root: &Path) -> Result<Counters, Error
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::liveness::Verdict;
     use crate::perf::{PerfMode, PerfSource};
     use crate::roots::{CPU, PMU};
     use crate::testutil::{testdata_sys, two_packages_sys};
     use crate::CounterSource;
+
+    /// The `power` PMU's energy events of the fixture tree `sys` (its
+    /// bus/event_source/devices and devices/system/cpu), package first, as
+    /// discovery finds them where they open.
+    pub(crate) fn fixture_energy_events(sys: &Path) -> EnergyEvents {
+        let mut events = discover_pmu_events(
+            "power",
+            "energy-",
+            &sys.join("bus/event_source/devices"),
+            &sys.join("devices/system/cpu"),
+        )
+        .unwrap_or_default();
+        events.sort_by_key(|e| e.name != "power/energy-pkg/");
+        EnergyEvents {
+            events,
+            stand_in: None,
+        }
+    }
 
     #[test]
     fn fixture_rapl_events_come_energy_pkg_first_or_fail_to_open_here() {

@@ -3,41 +3,14 @@
 
 use std::path::Path;
 
-use super::powercap_zones::{discover_powercap_zones, PowercapZone};
+use super::powercap_zones::discover_powercap_zones;
 use super::{Counter, Counters, Route};
 use crate::cpu::Cpus;
-use crate::powercap::{unreadable_reason, CounterFile};
+use crate::powercap::unreadable_reason;
 use crate::{Domain, Error};
 
 /// The stand-in where there is no powercap zone: a live sysfs counter.
 pub const POWERCAP_STAND_IN_FILE: &str = "/sys/class/net/lo/statistics/rx_bytes";
-
-/// The energy_uj of a zone: microjoules, wrapping at max_energy_range_uj.
-fn zone_file(zone: &PowercapZone) -> CounterFile {
-    CounterFile {
-        path: zone.energy_path.clone(),
-        domain: Domain {
-            source: zone.id.clone(),
-            name: zone.name.clone(),
-            joules_per_unit: 1e-6,
-            max: zone.max_energy_range_uj.unwrap_or(u64::MAX),
-        },
-    }
-}
-
-/// The target of a zone's result rows: "<zone id>/energy_uj".
-fn zone_target(zone: &PowercapZone) -> String {
-    format!("{}/energy_uj", zone.id)
-}
-
-/// The CPU whose MSR the driver reads for `zone`: the package's lead CPU
-/// among `cpus`; None for MMIO and platform-wide zones.
-fn zone_target_cpu(zone: &PowercapZone, cpus: &Cpus) -> Option<usize> {
-    match zone.package {
-        Some(package) if !zone.mmio => cpus.package_lead_cpu(package),
-        _ => None,
-    }
-}
 
 /// Why there is no zone under `root` (the first half of the stand-in text).
 fn no_zone_reason(root: &Path) -> String {
@@ -94,19 +67,29 @@ pub fn powercap_counters(root: &Path, cpu_root: &Path) -> Result<Counters, Error
         });
     }
     let counters = zones
-        .iter()
-        .map(|zone| {
-            let file = zone_file(zone);
-            Counter {
-                readable: unreadable_reason(&file.path).map_or(Ok(()), |e| Err(e.to_string())),
-                domain: file.domain,
-                route: Route::File { path: file.path },
-                package: zone.package,
-                cpu: zone_target_cpu(zone, &cpus),
-                name: zone_target(zone),
-                unit_problem: None,
-                liveness: None,
-            }
+        .into_iter()
+        .map(|zone| Counter {
+            readable: unreadable_reason(&zone.energy_path).map_or(Ok(()), |e| Err(e.to_string())),
+            // microjoules, wrapping at max_energy_range_uj
+            domain: Domain {
+                source: zone.id.clone(),
+                name: zone.name,
+                joules_per_unit: 1e-6,
+                max: zone.max_energy_range_uj.unwrap_or(u64::MAX),
+            },
+            route: Route::File {
+                path: zone.energy_path,
+            },
+            package: zone.package,
+            // the CPU whose MSR the driver reads: the package's lead CPU;
+            // none for MMIO and platform-wide zones
+            cpu: zone
+                .package
+                .filter(|_| !zone.mmio)
+                .and_then(|package| cpus.package_lead_cpu(package)),
+            name: format!("{}/energy_uj", zone.id),
+            unit_problem: None,
+            liveness: None,
         })
         .collect();
     Ok(Counters {
@@ -258,16 +241,26 @@ mod tests {
 
     #[test]
     fn zone_files_targets_and_cpus() {
-        let zones = discover_powercap_zones(&testdata_sys().join("class/powercap"));
-        let package = zone_file(&zones[0]).domain;
+        let root = testdata_sys().join("class/powercap");
+        let found = powercap_counters(&root, Path::new(CPU.real())).unwrap();
+        let package = &found.counters[0].domain;
         assert_eq!(
             (package.max, package.joules_per_unit),
             (262_143_328_850, 1e-6)
         );
-        assert_eq!(zone_target(&zones[1]), "intel-rapl:0:0/energy_uj");
+        assert_eq!(
+            found.counters[1].route,
+            Route::File {
+                path: root
+                    .join("intel-rapl:0:0/energy_uj")
+                    .to_string_lossy()
+                    .into_owned()
+            }
+        );
+        assert_eq!(found.counters[1].name, "intel-rapl:0:0/energy_uj");
         let cpus = Cpus::at(CPU.real());
-        assert_eq!(zone_target_cpu(&zones[0], &cpus), cpus.package_lead_cpu(0));
-        assert_eq!(zone_target_cpu(&zones[3], &cpus), None); // psys
-        assert_eq!(zone_target_cpu(&zones[4], &cpus), None); // mmio
+        assert_eq!(found.counters[0].cpu, cpus.package_lead_cpu(0));
+        assert_eq!(found.counters[3].cpu, None); // psys
+        assert_eq!(found.counters[4].cpu, None); // mmio
     }
 }

@@ -21,16 +21,6 @@ pub struct PerfEventSpec {
 }
 
 impl PerfEventSpec {
-    /// Joules per count: the scale of an event counted in Joules, else 0.0
-    /// (not energy).
-    pub fn joules_per_unit(&self) -> f64 {
-        if self.unit == "Joules" {
-            self.scale
-        } else {
-            0.0
-        }
-    }
-
     /// The event name without its PMU: "energy-pkg" for "power/energy-pkg/".
     pub fn short_name(&self) -> &str {
         let inner = self.name.trim_end_matches('/');
@@ -38,12 +28,18 @@ impl PerfEventSpec {
     }
 
     /// The counter this event is as read at `source` ("cpu0", "package-0"):
-    /// named by its short name, never wrapping before u64::MAX.
+    /// named by its short name, never wrapping before u64::MAX, in joules
+    /// per count the scale of an event counted in Joules, else 0.0 (not
+    /// energy).
     pub fn domain(&self, source: String) -> Domain {
         Domain {
             source,
             name: self.short_name().to_string(),
-            joules_per_unit: self.joules_per_unit(),
+            joules_per_unit: if self.unit == "Joules" {
+                self.scale
+            } else {
+                0.0
+            },
             max: u64::MAX,
         }
     }

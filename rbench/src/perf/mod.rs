@@ -168,20 +168,12 @@ pub struct PerfSource {
 impl PerfSource {
     /// Opens `events` on `cpu` (as one group in [`PerfMode::Group`]).
     pub fn open(events: &[PerfEventSpec], cpu: usize, mode: PerfMode) -> Result<PerfSource, Error> {
-        let read_format = if mode == PerfMode::Group {
-            PERF_FORMAT_GROUP
-        } else {
-            0
-        };
+        let group = mode == PerfMode::Group;
+        let read_format = if group { PERF_FORMAT_GROUP } else { 0 };
         let mut fds: Vec<OwnedFd> = Vec::with_capacity(events.len());
         for event in events {
-            let leader = if mode == PerfMode::Group {
-                fds.first().map(|fd| fd.as_fd())
-            } else {
-                None
-            };
-            let fd = open_counter(event, cpu, leader, read_format)?;
-            fds.push(fd);
+            let leader = fds.first().filter(|_| group).map(|fd| fd.as_fd());
+            fds.push(open_counter(event, cpu, leader, read_format)?);
         }
         let domains = events
             .iter()
