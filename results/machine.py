@@ -118,7 +118,6 @@ def _hypervisor(root, flag: bool) -> str | None:
     for prefix, name in DMI_VENDOR_HINTS.items():
         if vendor.startswith(prefix):
             return name
-    # The CPU says it runs under a hypervisor but not which one.
     return "unknown" if flag else None
 
 

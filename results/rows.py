@@ -22,8 +22,7 @@ SCHEMA_VERSION = "3"
 # What a row is (its `role`, schema 3): measured; the null loop a sampler is
 # judged against; the sampler above it, pair by pair.
 MEASURED, NULL, ABOVE_NULL = "measured", "null", "above-null"
-# the words before the target that said the role in rows of versions 1 and 2,
-# and say it in every table now
+# the words before the target that say the role in every table
 ROLE_WORDS = {NULL: "null: ", ABOVE_NULL: "above null: "}
 
 FIELDS = (

@@ -148,9 +148,8 @@ class _QuotedDict(dict):
 
 def _quotable(value):
     """`value` for jsonschema: equal to it, but every list, dict and long
-    string in it has a bounded repr(). jsonschema builds each message with
-    repr() of the instance at fault, which for a big one took seconds and
-    hundreds of megabytes before a word of it was shown."""
+    string in it has a bounded repr() (jsonschema's messages quote the
+    instance at fault: see the module docstring)."""
     if isinstance(value, str):
         return _QuotedStr(value) if len(value) > EXCERPT_CHARS and type(value) is str else value
     if type(value) is dict:
@@ -301,8 +300,7 @@ _JSON_SPACE = re.compile(r"[ \t\r\n]*")
 def parse_row(raw: bytes):
     """One line of a JSON Lines file: (row, None) for a JSON object, else
     (None, (field, message)) saying why it is no row. A line that does not
-    start with "{" is not parsed at all (a line of megabytes holding an
-    array once took seconds to parse and to quote)."""
+    start with "{" is not parsed at all (a huge array is slow to parse)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
