@@ -5,10 +5,6 @@ order, nulls and the summary statistics are the same whatever the harness.
 Rows are plain dicts whose key order is the schema's field order (it keeps
 JSON Lines files readable and diffable); rows are not checked here, the
 schema is the single judge (results/schema.py).
-
-rbench/src/schema_row.rs copies these rules for the sampler's own report;
-results/golden/rows.json pins the two together: after a change here, run
-`python -m results.golden` and make the Rust agree (its tests say where).
 """
 
 import json
@@ -51,9 +47,6 @@ def _metric_units(node) -> dict:
     return units
 
 
-# Each metric has exactly one unit: results/schema.json holds the pairs (its
-# "each metric has exactly one unit" rules), for Python and for rbench's
-# sampler (rbench/src/schema_row.rs, unit_of).
 METRIC_UNITS = _metric_units(schema.SCHEMA)
 
 

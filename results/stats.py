@@ -8,10 +8,6 @@ be recomputed from its `samples` at any time:
 - location: the median, with a distribution-free 95% confidence interval
   taken from order statistics (no normality assumption: latency samples are
   skewed and have outliers). See `median_ci_ranks`.
-
-rbench/src/summary.rs is a Rust copy (the sampler's self-contained report);
-results/golden/summary.json pins the two together: after a change here, run
-`python -m results.golden` and make the Rust agree (its tests say where).
 """
 
 import numpy as np
