@@ -22,8 +22,7 @@ PREDATES_NOTE = ("verdict unknown: schema 1 rows predate liveness probing, so wh
 
 
 def verdict(row: dict) -> str | None:
-    """"live", "frozen", "no-unit", None (no energy counter) or "unknown"
-    (a schema 1 row, written before the probe existed)."""
+    """LIVE, FROZEN, NO_UNIT, None (no energy counter) or UNKNOWN."""
     return row.get("liveness", UNKNOWN)
 
 

@@ -88,11 +88,10 @@ def cpuid(root, leaf: int, cpu: int = 0) -> tuple[int, int, int, int] | None:
 
 def write_cpuid_records(path, leaves: dict[int, tuple[int, int, int, int]]) -> None:
     """Write a stand-in for /dev/cpu/N/cpuid that cpuid() reads like the
-    device: each leaf's (eax, ebx, ecx, edx), little-endian, at offset = leaf
-    of a sparse file. Used for fixture trees and for machines described from
-    afar (a QEMU guest's dump). Records closer than 16 bytes would overwrite
-    each other, so they are refused (the real device has no such limit: the
-    offset is only a key)."""
+    device (the module docstring), for fixture trees and for machines
+    described from afar (a QEMU guest's dump). Records closer than 16 bytes
+    would overwrite each other, so they are refused (the real device has
+    no such limit: the offset is only a key)."""
     ordered = sorted(leaves)
     for a, b in zip(ordered, ordered[1:]):
         if b - a < 16:

@@ -18,10 +18,8 @@ class Schedule:
     of all rows interleaved in a random order. A row's samples are its
     blocks' means (results/criterion.py, rbench/src/schedule.rs).
 
-    When both harnesses run, they take turns in `legs` legs (run_latency):
-    each leg is one run of the harness that times every row for its share
-    of the blocks, so that a stretch of seconds in which the VM runs slow
-    falls on both harnesses, not on whichever ran then."""
+    When both harnesses run, they take turns in `legs` legs (run_latency;
+    why: results/README.md, "Agreement between the harnesses")."""
     blocks: int
     block_s: float
     warmup_s: float
@@ -49,11 +47,9 @@ def schedule(quick: bool) -> Schedule:
 
 def gbench_args(quick: bool, blocks: int | None = None) -> list[str]:
     """Google Benchmark 1.7.1 flags for a leg of `blocks` blocks (default:
-    all of them): times are plain numbers of seconds. Each repetition is
-    one sample; repetitions interleaved in random order so slow drifts of
-    the machine spread over all benchmarks; each repetition warms its
-    operation up first (--raplbench_warmup: Google Benchmark's own warm-up
-    runs before the first repetition only)."""
+    all of them): times are plain numbers of seconds; a repetition is a
+    block and warms its operation up first (--raplbench_warmup: Google
+    Benchmark's own warm-up runs before the first repetition only)."""
     s = schedule(quick)
     return [f"--benchmark_repetitions={s.blocks if blocks is None else blocks}",
             f"--benchmark_min_time={s.block_s}",
