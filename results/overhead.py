@@ -160,8 +160,7 @@ def one_pair(c: Condition, base: list[str], raw_dir: Path, sampled_first: bool,
             times[False] = time_once(base, out)
             continue
         # pinned to the placement's CPU (an in-kernel mechanism's drain thread
-        # only); stop() raises when it died while the workload ran: a dead
-        # sampler would show as an overhead of about 0 %
+        # only); stop() raises when it died while the workload ran (Background.stop)
         background = sampler.Background(c.mechanism, output=raw_dir / f"overhead-{c.tag}.csv",
                                         cpu=c.placement.sampler_cpu)
         try:

@@ -260,8 +260,7 @@ def sampler_not_ok(common: dict, mechanism: str, reason: str, status="unavailabl
                            status=status)
 
 
-# the route paths raplbench-interfere reads: the registry's paths of this
-# harness but the sampler (whose neighbours are the mechanisms)
+# the route paths raplbench-interfere reads (the sampler's neighbours are the mechanisms)
 ROUTE_PATHS = tuple(p for p in registry.paths_of(HARNESS) if p != "sampler")
 
 
