@@ -255,8 +255,9 @@ def run_samplers(common: dict, raw_dir: Path, quick: bool,
 
 
 def sampler_not_ok(common: dict, mechanism: str, reason: str, status="unavailable") -> dict:
-    return rows.not_ok_row(common, harness=HARNESS, path="sampler", op=mechanism, metric=STOLEN,
-                           target=f"@ {SAMPLER_RATE_HZ} Hz", reason=reason, status=status)
+    return rows.not_ok_row(common, harness=HARNESS, path="sampler", op=mechanism,
+                           target=f"@ {SAMPLER_RATE_HZ} Hz", metric=STOLEN, reason=reason,
+                           status=status)
 
 
 # the route paths raplbench-interfere reads (the sampler's neighbours are the mechanisms)
