@@ -9,7 +9,7 @@ use super::perf_events::discover_pmu_events;
 use super::{Counter, Counters, Route};
 use crate::cpu::Cpus;
 use crate::liveness::perf_unit_problem;
-use crate::perf::{events_label, open_counter, open_named, PerfEventSpec};
+use crate::perf::{events_label, open_counter, PerfEventSpec};
 use crate::Error;
 
 /// The energy counters a perf-based path reads, and whether they are a stand-in.
@@ -35,7 +35,7 @@ pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error
             for event in &events {
                 for &cpu in &event.cpus {
                     let name = format!("{} on CPU {cpu}", event.name);
-                    open_named(event, &name, cpu, None, 0)?;
+                    open_counter(event, &name, cpu, None, 0)?;
                 }
             }
             return Ok(EnergyEvents {
@@ -51,7 +51,8 @@ pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error
     let mut why = msr.as_ref().err().cloned().unwrap_or_default();
     let mut events = Vec::new();
     for event in msr.unwrap_or_default() {
-        match open_counter(&event, event.cpus.first().copied().unwrap_or(0), None, 0) {
+        let cpu = event.cpus.first().copied().unwrap_or(0);
+        match open_counter(&event, &event.name, cpu, None, 0) {
             Ok(_) => events.push(event),
             Err(e) => why = e.to_string(),
         }
@@ -77,17 +78,13 @@ pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error
 /// the CPU's position in the cpumask); for the stand-in, its events on
 /// their first CPU, source `cpuN`.
 pub fn perf_counters_of(found: &EnergyEvents, cpu_root: &Path) -> Counters {
-    let cpus = found.events[0].cpus.clone();
-    let cpus = match found.stand_in {
-        Some(_) => cpus.into_iter().take(1).collect(),
-        None => cpus,
-    };
+    let real = found.stand_in.is_none();
+    let ncpus = if real { usize::MAX } else { 1 };
     let topology = Cpus::at(cpu_root);
     let mut counters = Vec::new();
-    for (position, &cpu) in cpus.iter().enumerate() {
+    for (position, &cpu) in found.events[0].cpus.iter().take(ncpus).enumerate() {
         let package = topology.package_of(cpu).unwrap_or(position as u32);
         for event in &found.events {
-            let real = found.stand_in.is_none();
             counters.push(Counter {
                 domain: event.domain(if real {
                     format!("package-{package}")
@@ -102,9 +99,7 @@ pub fn perf_counters_of(found: &EnergyEvents, cpu_root: &Path) -> Counters {
                 cpu: Some(cpu),
                 name: format!("{} on CPU {cpu}", event.name),
                 readable: Ok(()),
-                unit_problem: real
-                    .then(|| perf_unit_problem(&event.unit, event.scale))
-                    .flatten(),
+                unit_problem: perf_unit_problem(&event.unit, event.scale).filter(|_| real),
                 liveness: None,
             });
         }

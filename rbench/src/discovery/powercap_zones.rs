@@ -62,17 +62,12 @@ fn natural_order(a: &str, b: &str) -> Ordering {
 /// "package-3" or "package-3-die-1" -> 3.
 fn package_number(zone_name: &str) -> Option<u32> {
     let rest = zone_name.strip_prefix("package-")?;
-    let (number, die) = match rest.split_once('-') {
+    let (number, die) = match rest.split_once("-die-") {
         Some((n, die)) => (n, Some(die)),
         None => (rest, None),
     };
-    if let Some(die) = die {
-        let die_number = die.strip_prefix("die-")?;
-        if die_number.is_empty() || !die_number.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-    }
-    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(number) || die.is_some_and(|die| !digits(die)) {
         return None;
     }
     number.parse().ok()

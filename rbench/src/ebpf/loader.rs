@@ -309,7 +309,7 @@ fn open_counter_fds(counters: &[PerfEventSpec], cpus: &[usize]) -> Result<Vec<Co
             if counter.cpus.contains(&cpu) {
                 fds.push(CounterFd {
                     key: (cpu * RB_MAX_COUNTERS + i) as u32,
-                    fd: open_counter(counter, cpu, None, 0)?,
+                    fd: open_counter(counter, &counter.name, cpu, None, 0)?,
                 });
             }
         }

@@ -72,18 +72,9 @@ fn perf_event_open(
 }
 
 /// Opens `spec` for counting on `cpu` (all tasks), in `group` (None: a new
-/// group) with `read_format`. No exclude_* bits.
+/// group) with `read_format`, its error naming the event `name`. No
+/// exclude_* bits.
 pub fn open_counter(
-    spec: &PerfEventSpec,
-    cpu: usize,
-    group: Option<BorrowedFd<'_>>,
-    read_format: u64,
-) -> Result<OwnedFd, Error> {
-    open_named(spec, &spec.name, cpu, group, read_format)
-}
-
-/// [`open_counter`], its error naming the event `name`.
-pub fn open_named(
     spec: &PerfEventSpec,
     name: &str,
     cpu: usize,
@@ -173,7 +164,7 @@ impl PerfSource {
         let mut fds: Vec<OwnedFd> = Vec::with_capacity(events.len());
         for event in events {
             let leader = fds.first().filter(|_| group).map(|fd| fd.as_fd());
-            fds.push(open_counter(event, cpu, leader, read_format)?);
+            fds.push(open_counter(event, &event.name, cpu, leader, read_format)?);
         }
         let domains = events
             .iter()
