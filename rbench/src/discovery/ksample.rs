@@ -29,6 +29,7 @@ fn unit_problem(package: &PackageState) -> Option<String> {
 /// The counters of one package: the MSRs it reads, then those that faulted.
 fn package_counters(root: &Path, cpu: &CpuSignature, package: &PackageState) -> Vec<Counter> {
     let problem = unit_problem(package);
+    let unit = package.unit.filter(|_| problem.is_none());
     let read = package.msrs.iter().map(|&m| (m, Ok(())));
     let faulting =
         (package.faulting.iter()).map(|&m| (m, Err(Error::MsrFault { addr: m }.to_string())));
@@ -37,10 +38,7 @@ fn package_counters(root: &Path, cpu: &CpuSignature, package: &PackageState) -> 
             domain: Domain {
                 source: format!("package-{}", package.index),
                 name: rapl_energy_msr(msr).map_or_else(|| msr_hex(msr), |m| m.domain.to_string()),
-                joules_per_unit: match (package.unit, &problem) {
-                    (Some(unit), None) => domain_joules_per_unit(cpu, msr, unit),
-                    _ => 0.0,
-                },
+                joules_per_unit: unit.map_or(0.0, |unit| domain_joules_per_unit(cpu, msr, unit)),
                 max: ENERGY_COUNTER_MAX,
             },
             route: Route::Ksample {

@@ -11,9 +11,7 @@ use crate::liveness::{LIVENESS_POLL, LIVENESS_WINDOW};
 use crate::{CounterSource, Domain, Error};
 
 /// The probe's sampling rate: one record per package per poll.
-fn probe_hz() -> u32 {
-    (Duration::from_secs(1).as_nanos() / LIVENESS_POLL.as_nanos()) as u32
-}
+const PROBE_HZ: u32 = (Duration::from_secs(1).as_nanos() / LIVENESS_POLL.as_nanos()) as u32;
 
 /// The module sampling every package, read back as counters.
 pub struct ProbeSource {
@@ -33,7 +31,7 @@ impl ProbeSource {
         wanted: &[(u32, u32)],
         domains: Vec<Domain>,
     ) -> Result<ProbeSource, Error> {
-        let running = module.start(Mode::Read, probe_hz())?; // stopped on drop, whatever fails next
+        let running = module.start(Mode::Read, PROBE_HZ)?; // stopped on drop, whatever fails next
         let slots = value_slots(&module.status()?, wanted)?;
         Ok(ProbeSource {
             running,
@@ -102,6 +100,6 @@ mod tests {
 
     #[test]
     fn the_probe_samples_at_its_poll_rate() {
-        assert_eq!(probe_hz(), 1000);
+        assert_eq!(PROBE_HZ, 1000);
     }
 }

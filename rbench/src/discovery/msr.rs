@@ -41,13 +41,10 @@ fn cpuid_stand_in(dev_root: &Path, cpu: usize, missing: Error) -> Result<Counter
             Error::MsrMissing { .. } => {
                 "missing too (load the cpuid module: modprobe cpuid)".to_string()
             }
-            Error::MsrPermission { errno, .. } | Error::Os { errno, .. }
-                if matches!(errno, Errno::EACCES | Errno::EPERM) =>
-            {
-                format!("{}{CPUID_DEVICE_IS_ROOTS}", errno.desc())
-            }
             Error::MsrPermission { errno, .. } | Error::Os { errno, .. } => {
-                errno.desc().to_string()
+                let denied = matches!(errno, Errno::EACCES | Errno::EPERM);
+                let advice = if denied { CPUID_DEVICE_IS_ROOTS } else { "" };
+                format!("{}{advice}", errno.desc())
             }
             Error::CpuOffline { .. } => "CPU offline (ENXIO)".to_string(),
             other => other.to_string(),
@@ -102,16 +99,14 @@ fn package_counters(
         },
         None => (None, None),
     };
+    let unit = unit.filter(|_| unit_problem.is_none());
     Ok(rapl_energy_msrs(cpu.vendor)
         .iter()
         .map(|msr| Counter {
             domain: Domain {
                 source: format!("package-{}", package.id),
                 name: msr.domain.to_string(),
-                joules_per_unit: match (unit, &unit_problem) {
-                    (Some(u), None) => domain_joules_per_unit(cpu, msr.addr, u),
-                    _ => 0.0,
-                },
+                joules_per_unit: unit.map_or(0.0, |u| domain_joules_per_unit(cpu, msr.addr, u)),
                 max: ENERGY_COUNTER_MAX,
             },
             route: Route::Register {

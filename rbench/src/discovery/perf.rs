@@ -113,10 +113,8 @@ pub fn perf_counters_of(found: &EnergyEvents, cpu_root: &Path) -> Counters {
 /// The energy events under `pmu_root` that open here (or the stand-in), on
 /// every package of the topology under `cpu_root`; see [`perf_counters_of`].
 pub fn perf_counters(pmu_root: &Path, cpu_root: &Path) -> Result<Counters, Error> {
-    Ok(perf_counters_of(
-        &energy_events(pmu_root, cpu_root)?,
-        cpu_root,
-    ))
+    let found = energy_events(pmu_root, cpu_root)?;
+    Ok(perf_counters_of(&found, cpu_root))
 }
 
 #[cfg(test)]
