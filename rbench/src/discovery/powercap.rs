@@ -35,9 +35,8 @@ pub fn powercap_stand_in_text(root: &Path) -> String {
 /// the stand-in file where there is none; an error if the stand-in cannot
 /// be read either.
 pub fn powercap_counters(root: &Path, cpu_root: &Path) -> Result<Counters, Error> {
-    let cpus = Cpus::at(cpu_root);
-    let zones = discover_powercap_zones(root);
-    if zones.is_empty() {
+    let counters = discover_powercap_zones(root, &Cpus::at(cpu_root));
+    if counters.is_empty() {
         if let Some(e) = unreadable_reason(POWERCAP_STAND_IN_FILE) {
             return Err(Error::Unavailable(format!(
                 "{}; stand-in {POWERCAP_STAND_IN_FILE} unreadable too: {e}",
@@ -66,32 +65,6 @@ pub fn powercap_counters(root: &Path, cpu_root: &Path) -> Result<Counters, Error
             stand_in: Some(powercap_stand_in_text(root)),
         });
     }
-    let counters = zones
-        .into_iter()
-        .map(|zone| Counter {
-            readable: unreadable_reason(&zone.energy_path).map_or(Ok(()), |e| Err(e.to_string())),
-            // microjoules, wrapping at max_energy_range_uj
-            domain: Domain {
-                source: zone.id.clone(),
-                name: zone.name,
-                joules_per_unit: 1e-6,
-                max: zone.max_energy_range_uj.unwrap_or(u64::MAX),
-            },
-            route: Route::File {
-                path: zone.energy_path,
-            },
-            package: zone.package,
-            // the CPU whose MSR the driver reads: the package's lead CPU;
-            // none for MMIO and platform-wide zones
-            cpu: zone
-                .package
-                .filter(|_| !zone.mmio)
-                .and_then(|package| cpus.package_lead_cpu(package)),
-            name: format!("{}/energy_uj", zone.id),
-            unit_problem: None,
-            liveness: None,
-        })
-        .collect();
     Ok(Counters {
         counters,
         stand_in: None,

@@ -12,26 +12,11 @@
 use std::cmp::Ordering;
 use std::path::Path;
 
-use crate::powercap::parse_energy_uj;
+use super::{Counter, Route};
+use crate::cpu::Cpus;
+use crate::powercap::{parse_energy_uj, unreadable_reason};
 use crate::sysfs::{entry_names, read_first_line};
-
-/// One powercap zone with an energy counter.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PowercapZone {
-    /// Directory name, e.g. "intel-rapl:0:1".
-    pub id: String,
-    /// Contents of `name`, e.g. "uncore" (empty if unreadable).
-    pub name: String,
-    /// `<root>/<id>/energy_uj`.
-    pub energy_path: String,
-    /// Contents of `max_energy_range_uj`, where the counter wraps.
-    pub max_energy_range_uj: Option<u64>,
-    /// Physical package of "package-N" zones and their subzones; None for
-    /// platform-wide zones (psys).
-    pub package: Option<u32>,
-    /// An intel-rapl-mmio zone: read without an MSR access or IPI.
-    pub mmio: bool,
-}
+use crate::Domain;
 
 /// "intel-rapl:0:1" -> ["intel-rapl", "0", "1"].
 fn split_id(id: &str) -> Vec<&str> {
@@ -73,9 +58,11 @@ fn package_number(zone_name: &str) -> Option<u32> {
     number.parse().ok()
 }
 
-/// Zones under `root` in natural order (intel-rapl:0, intel-rapl:0:0, ...,
-/// intel-rapl:1, intel-rapl-mmio:0). Empty when the root is missing.
-pub fn discover_powercap_zones(root: &Path) -> Vec<PowercapZone> {
+/// The energy_uj counters of the zones under `root` in natural order
+/// (intel-rapl:0, intel-rapl:0:0, ..., intel-rapl:1, intel-rapl-mmio:0),
+/// each readable or not, with why; a package's zones are on its lead CPU
+/// among `cpus`. Empty when the root is missing.
+pub fn discover_powercap_zones(root: &Path, cpus: &Cpus) -> Vec<Counter> {
     let mut ids: Vec<String> = entry_names(root)
         .filter(|id| !id.starts_with('.') && root.join(id).join("energy_uj").exists())
         .collect();
@@ -92,14 +79,29 @@ pub fn discover_powercap_zones(root: &Path) -> Vec<PowercapZone> {
                 })
                 .flatten()
                 .and_then(|top_name| package_number(&top_name));
-            PowercapZone {
-                name: read_first_line(dir.join("name")).unwrap_or_default(),
-                energy_path: dir.join("energy_uj").to_string_lossy().into_owned(),
-                max_energy_range_uj: read_first_line(dir.join("max_energy_range_uj"))
-                    .and_then(|text| parse_energy_uj(text.as_bytes()).ok()),
+            let path = dir.join("energy_uj").to_string_lossy().into_owned();
+            Counter {
+                readable: unreadable_reason(&path).map_or(Ok(()), |e| Err(e.to_string())),
+                // microjoules, wrapping at max_energy_range_uj
+                domain: Domain {
+                    source: id.clone(),
+                    name: read_first_line(dir.join("name")).unwrap_or_default(),
+                    joules_per_unit: 1e-6,
+                    max: read_first_line(dir.join("max_energy_range_uj"))
+                        .and_then(|text| parse_energy_uj(text.as_bytes()).ok())
+                        .unwrap_or(u64::MAX),
+                },
+                route: Route::File { path },
                 package,
-                mmio: parts[0] == "intel-rapl-mmio",
-                id,
+                // the CPU whose MSR the driver reads: the package's lead CPU;
+                // none for platform-wide zones and intel-rapl-mmio ones
+                // (read without an MSR access or IPI)
+                cpu: package
+                    .filter(|_| parts[0] != "intel-rapl-mmio")
+                    .and_then(|package| cpus.package_lead_cpu(package)),
+                name: format!("{id}/energy_uj"),
+                unit_problem: None,
+                liveness: None,
             }
         })
         .collect()
@@ -108,18 +110,25 @@ pub fn discover_powercap_zones(root: &Path) -> Vec<PowercapZone> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::testdata_sys;
+    use crate::testutil::{testdata_sys, two_packages_sys};
     use std::path::PathBuf;
 
     fn fixture_root() -> PathBuf {
         testdata_sys().join("class/powercap")
     }
 
+    /// The zones of the fixture root, on a topology of two packages (CPUs
+    /// 0-1 and 2-3).
+    fn fixture_zones() -> Vec<Counter> {
+        let cpus = Cpus::at(two_packages_sys().join("devices/system/cpu"));
+        discover_powercap_zones(&fixture_root(), &cpus)
+    }
+
     #[test]
     fn finds_every_zone_in_natural_order_and_skips_control_types() {
-        let ids: Vec<String> = discover_powercap_zones(&fixture_root())
+        let ids: Vec<String> = fixture_zones()
             .into_iter()
-            .map(|z| z.id)
+            .map(|z| z.domain.source)
             .collect();
         assert_eq!(
             ids,
@@ -156,32 +165,49 @@ mod tests {
     }
 
     #[test]
-    fn reads_name_range_and_package() {
+    fn reads_name_range_package_and_cpu() {
         let root = fixture_root();
-        let zones = discover_powercap_zones(&root);
+        let zones = fixture_zones();
         assert_eq!(zones.len(), 5);
         let pkg = &zones[0];
-        assert!(!pkg.mmio);
-        assert_eq!(pkg.name, "package-0");
+        assert_eq!(pkg.cpu, Some(0)); // package 0's lead CPU
+        assert_eq!(pkg.domain.name, "package-0");
+        assert_eq!(pkg.name, "intel-rapl:0/energy_uj");
         assert_eq!(
-            pkg.energy_path,
-            root.join("intel-rapl:0/energy_uj").to_string_lossy()
+            pkg.route,
+            Route::File {
+                path: root
+                    .join("intel-rapl:0/energy_uj")
+                    .to_string_lossy()
+                    .into_owned()
+            }
         );
-        assert_eq!(pkg.max_energy_range_uj, Some(262_143_328_850));
+        assert_eq!(
+            (pkg.domain.max, pkg.domain.joules_per_unit),
+            (262_143_328_850, 1e-6)
+        );
         assert_eq!(pkg.package, Some(0));
         assert_eq!(
-            (zones[1].name.as_str(), zones[1].package),
+            (zones[1].domain.name.as_str(), zones[1].package),
             ("core", Some(0))
         ); // subzone: parent's package
-        assert_eq!(zones[2].name, "uncore");
-        assert_eq!((zones[3].name.as_str(), zones[3].package), ("psys", None)); // platform-wide
-        assert!(zones[4].mmio);
-        assert_eq!(zones[4].name, "package-0");
+        assert_eq!(zones[2].domain.name, "uncore");
+        let psys = &zones[3];
+        assert_eq!(
+            (psys.domain.name.as_str(), psys.package, psys.cpu),
+            ("psys", None, None)
+        ); // platform-wide
+        let mmio = &zones[4];
+        assert_eq!(
+            (mmio.domain.name.as_str(), mmio.package, mmio.cpu),
+            ("package-0", Some(0), None)
+        ); // read without an MSR access
     }
 
     #[test]
     fn missing_root_means_no_zones() {
-        assert!(discover_powercap_zones(Path::new("/nonexistent/powercap")).is_empty());
+        let cpus = Cpus::at(crate::roots::CPU.real());
+        assert!(discover_powercap_zones(Path::new("/nonexistent/powercap"), &cpus).is_empty());
     }
 
     #[test]
