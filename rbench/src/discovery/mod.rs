@@ -262,11 +262,8 @@ fn open_run(run: &[Counter]) -> Result<Box<dyn CounterSource + Send>, Error> {
                 })
                 .collect();
             let domains = run.iter().map(|c| c.domain.clone()).collect();
-            Ok(Box::new(ProbeSource::open(
-                &Module::at(root),
-                &wanted,
-                domains,
-            )?))
+            let module = Module::at(root);
+            Ok(Box::new(ProbeSource::open(&module, &wanted, domains)?))
         }
     }
 }
