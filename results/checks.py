@@ -6,16 +6,11 @@ away loop, a mislabeled CPU pair), they are not pass/fail tests of a machine.
 Each check compares medians of ok latency rows of one harness:
 - uinsn nop is below 2 ns (a loop that measures more times the loop, not nop);
 - ebpf-mmap load is at least 5x below ebpf-lookup (a load versus a syscall);
-- same CPU versus another CPU follows the route (README, "Every package"):
-  - a RAPL `power` perf event is package-scoped: any CPU of the package
-    reads it locally, without an IPI, so the two medians are about equal
-    (other / same within 0.5-2; a VM that traps the MSR read costs the
-    same from either CPU);
-  - the routes that send an IPI to the target CPU are slower from another
-    CPU: the `msr/tsc/` perf stand-in (a CPU-bound event), the msr device
-    and its /dev/cpu/N/cpuid stand-in, MSR-backed powercap zones.
-The same-CPU and other-CPU rows compared read the same target on the same
-target CPU (the first such pair in the run).
+- same CPU versus another CPU follows the route (README, "Every package";
+  PLACEMENT_CHECKS): about equal for a package-scoped RAPL `power` event
+  (a VM that traps the MSR read costs the same from either CPU), slower
+  from another CPU where the read sends an IPI to the target CPU
+  (same_and_other picks the rows compared).
 """
 
 from dataclasses import dataclass

@@ -274,8 +274,7 @@ def paired_t(differences) -> float:
 
 def t_half_width(values, confidence: float) -> float:
     """Half the width of the two-sided t interval of the mean of `values` at
-    `confidence` (Student's t with n - 1 degrees of freedom times the
-    standard error); needs at least 2 values."""
+    `confidence`; needs at least 2 values."""
     a = np.asarray(values, dtype=float)
     return float(stats.t.ppf(0.5 + confidence / 2, a.size - 1) * a.std(ddof=1)
                  / math.sqrt(a.size))
@@ -284,7 +283,7 @@ def t_half_width(values, confidence: float) -> float:
 # ---- wording ----------------------------------------------------------------------------------
 
 def p_text(p: float | None) -> str:
-    """"p < 0.001", "0.012", "1.00", or "—"."""
+    """"< 0.001", "0.012", "1.00", or "—"."""
     if p is None:
         return "—"
     if p < 0.001:
