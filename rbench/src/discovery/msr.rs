@@ -16,8 +16,7 @@ use crate::msr::{
 };
 use crate::{Domain, Error};
 
-/// What an unprivileged reader of /dev/cpu/N/cpuid is told to do (ubench's
-/// kCpuidDeviceIsRoots, word for word).
+/// What an unprivileged reader of /dev/cpu/N/cpuid is told to do.
 pub const CPUID_DEVICE_IS_ROOTS: &str =
     " (the device is root's, mode 0400: run as root, or give this user read access to it)";
 
