@@ -47,9 +47,7 @@ class Where:
 
     @property
     def rate_label(self) -> str:
-        if not self.rate_known:
-            return "—"
-        return victim.rate_label(self.rate_hz)
+        return victim.rate_label(self.rate_hz) if self.rate_known else "—"
 
     @property
     def is_sampler(self) -> bool:
@@ -186,11 +184,8 @@ def baseline(row: dict | None):
 
 
 def reads_per_s(e: Experiment):
-    for r in e.rows.values():
-        value = (r.get("parameters") or {}).get("reads_per_s")
-        if value is not None:
-            return value
-    return None
+    values = ((r.get("parameters") or {}).get("reads_per_s") for r in e.rows.values())
+    return next((v for v in values if v is not None), None)
 
 
 def victim_label(w: Where) -> str:
