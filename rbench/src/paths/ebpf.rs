@@ -90,11 +90,12 @@ impl EbpfReads {
                     cpus: Some(serde_json::from_value(bpf["cpus"].clone()).ok()?),
                     ..BpfConfig::default()
                 };
-                match BpfSampler::start(&events, &config) {
-                    Ok(sampler) => started.push((bpf.clone(), Arc::new(sampler))),
+                let sampler = match BpfSampler::start(&events, &config) {
+                    Ok(sampler) => Arc::new(sampler),
                     Err(e) => return Some(Err(e)),
-                }
-                started.last().expect("just pushed").1.clone()
+                };
+                started.push((bpf.clone(), sampler.clone()));
+                sampler
             }
         };
         let bpf = bpf.clone();
