@@ -241,6 +241,18 @@ mod tests {
         taken: Vec<(Role, Action)>,
     }
 
+    impl Fake {
+        fn new(start: usize, stop: usize) -> Fake {
+            Fake {
+                start,
+                stop,
+                since_start: None,
+                since_stop: None,
+                taken: Vec::new(),
+            }
+        }
+    }
+
     impl SamplerControl for Fake {
         type End = Role;
 
@@ -270,13 +282,7 @@ mod tests {
     /// Runs the sampler's windows with the sampler starting after `start`
     /// settle windows and exiting after `stop` teardown windows.
     fn sampler_run(pairs: usize, start: usize, stop: usize) -> (Vec<(Role, Action)>, Vec<PairAt>) {
-        let mut fake = Fake {
-            start,
-            stop,
-            since_start: None,
-            since_stop: None,
-            taken: Vec::new(),
-        };
+        let mut fake = Fake::new(start, stop);
         let mut done = Vec::new();
         sampler_windows(&mut fake, pairs, 100, &mut done).unwrap();
         (fake.taken, done)
@@ -326,13 +332,7 @@ mod tests {
     #[test]
     fn a_sampler_slower_than_the_timeout_ends_the_experiment() {
         for (start, stop, role) in [(5, 1, Settle), (1, 5, Teardown)] {
-            let mut fake = Fake {
-                start,
-                stop,
-                since_start: None,
-                since_stop: None,
-                taken: Vec::new(),
-            };
+            let mut fake = Fake::new(start, stop);
             let mut done = Vec::new();
             assert_eq!(sampler_windows(&mut fake, 1, 2, &mut done), Err(role));
             assert!(done.is_empty());
