@@ -33,6 +33,8 @@ DEAD_LABEL = "frozen / no-unit counter: route timed, no energy"
 EMULATED_COLOR = "#b00020"
 EMULATED_FACE = "#fbe9eb"  # the background of a panel of emulated figures
 NOT_OK_COLOR = "0.45"
+# the grey x of a row that is not ok, in a figure and in its legend
+NOT_OK_MARKER = {"marker": "x", "ms": 7, "mew": 2, "color": NOT_OK_COLOR}
 _CB = sns.color_palette("colorblind", 10)
 PLACEMENT_COLORS = dict(zip(labels.PLACEMENTS, _CB[:3]))
 MACHINE_COLORS = [_CB[i] for i in (0, 1, 4, 8, 9, 5)]
@@ -143,7 +145,7 @@ def legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, 
 
 
 def not_ok_handle(label="unavailable / error (reason in the table)"):
-    return Line2D([], [], ls="", marker="x", ms=7, mew=2, color=NOT_OK_COLOR, label=label)
+    return Line2D([], [], ls="", label=label, **NOT_OK_MARKER)
 
 
 def hollow_handle(label, color="0.3", marker="o"):
@@ -153,8 +155,7 @@ def hollow_handle(label, color="0.3", marker="o"):
 
 def not_ok_mark(ax, x, y, transform, zorder=4):
     """A grey x where a row that is not ok would be (the tables give the reason)."""
-    ax.plot([x], [y], marker="x", ms=7, mew=2, color=NOT_OK_COLOR, transform=transform,
-            clip_on=False, zorder=zorder)
+    ax.plot([x], [y], **NOT_OK_MARKER, transform=transform, clip_on=False, zorder=zorder)
 
 
 def dodged_x(slot: int, hue: int, n_hues: int) -> float:
