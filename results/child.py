@@ -89,23 +89,6 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-class _Watch:
-    """Kills `proc`'s process group after `limit` seconds; remembers if it did."""
-
-    def __init__(self, proc: subprocess.Popen, limit: float):
-        self.proc, self.fired = proc, threading.Event()
-        self.timer = threading.Timer(limit, self._fire)
-        self.timer.daemon = True
-        self.timer.start()
-
-    def _fire(self) -> None:
-        self.fired.set()
-        _kill_group(self.proc)
-
-    def stop(self) -> None:
-        self.timer.cancel()
-
-
 def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = None,
            **popen) -> int:
     """Runs `cmd` with its stdout and stderr into `log`, line by line,
@@ -114,7 +97,15 @@ def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = Non
     limit = limit_s()
     proc = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
                  **popen)
-    watch = _Watch(proc, limit)
+    fired = threading.Event()  # the limit killed its process group
+
+    def fire() -> None:
+        fired.set()
+        _kill_group(proc)
+
+    watch = threading.Timer(limit, fire)
+    watch.daemon = True
+    watch.start()
     try:
         for line in proc.stdout:
             log.write(line)
@@ -126,9 +117,9 @@ def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = Non
         proc.wait()
         raise
     finally:
-        watch.stop()
+        watch.cancel()
         release(proc)
-    if watch.fired.is_set():
+    if fired.is_set():
         raise TimedOut(cmd, limit)
     return code
 
