@@ -71,12 +71,12 @@ const struct kbench_op *kbench_ops(int *count);
  * The liveness probe of energy counter `msr` whose unit MSR is `unit_msr`,
  * on the calling CPU: process context only (it sleeps, interrupts stay on),
  * never inside a timed batch. Checks the unit first (0, an ESU of 0 or a
- * fault: KB_NO_UNIT), then reads the counter every `poll_us` until it
- * changes (KB_LIVE) or `window_ms` pass (KB_FROZEN). Returns 0, or -EIO if
- * reading the counter faulted (no verdict: the MSR is unsupported).
+ * fault: KB_NO_UNIT), then reads the counter every KBENCH_LIVENESS_POLL_US
+ * until it changes (KB_LIVE) or KBENCH_LIVENESS_WINDOW_MS pass (KB_FROZEN).
+ * Returns 0, or -EIO if reading the counter faulted (no verdict: the MSR is
+ * unsupported).
  */
-int kbench_probe_liveness(u32 msr, u32 unit_msr, unsigned int poll_us,
-			  unsigned int window_ms, struct kbench_probe *probe);
+int kbench_probe_liveness(u32 msr, u32 unit_msr, struct kbench_probe *probe);
 
 /* Reads one counter into *value; 0 or a negative errno. */
 typedef int (*kbench_counter_read)(void *counter, u64 *value);
@@ -88,8 +88,7 @@ int kbench_read_msr_counter(void *counter, u64 *value);
 /* The probe's second half, the unit already checked: polls `read` and fills
  * the live/frozen fields of *probe. Same context rules; returns 0 or the
  * errno of a failed read. A parameter, so the self-test can feed it fakes. */
-int kbench_probe_counter(kbench_counter_read read, void *counter, unsigned int poll_us,
-			 unsigned int window_ms, struct kbench_probe *probe);
+int kbench_probe_counter(kbench_counter_read read, void *counter, struct kbench_probe *probe);
 
 #ifdef KBENCH_SELFTEST
 /* Test builds only (make KBENCH_SELFTEST=1, the QEMU boot test): at load,

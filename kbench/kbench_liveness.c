@@ -37,26 +37,21 @@ int kbench_read_msr_counter(void *msr, u64 *value)
 	return read_msr(*(u32 *)msr, value) ? -EIO : 0;
 }
 
-int kbench_probe_liveness(u32 msr, u32 unit_msr, unsigned int poll_us,
-			  unsigned int window_ms, struct kbench_probe *probe)
+int kbench_probe_liveness(u32 msr, u32 unit_msr, struct kbench_probe *probe)
 {
 	*probe = (struct kbench_probe){};
-	if (read_msr(unit_msr, &probe->unit)) {
-		probe->unit_faults = true;
+	probe->unit_faults = read_msr(unit_msr, &probe->unit) != 0;
+	if (probe->unit_faults || !probe->unit || !RAPL_ESU(probe->unit)) {
 		probe->verdict = KB_NO_UNIT;
 		return 0;
 	}
-	if (!probe->unit || !RAPL_ESU(probe->unit)) {
-		probe->verdict = KB_NO_UNIT;
-		return 0;
-	}
-	return kbench_probe_counter(kbench_read_msr_counter, &msr, poll_us, window_ms, probe);
+	return kbench_probe_counter(kbench_read_msr_counter, &msr, probe);
 }
 
-int kbench_probe_counter(kbench_counter_read read, void *counter, unsigned int poll_us,
-			 unsigned int window_ms, struct kbench_probe *probe)
+int kbench_probe_counter(kbench_counter_read read, void *counter, struct kbench_probe *probe)
 {
-	unsigned int max_reads = 1 + window_ms * 1000 / max(poll_us, 1U);
+	const unsigned int poll_us = KBENCH_LIVENESS_POLL_US;
+	const unsigned int max_reads = 1 + KBENCH_LIVENESS_WINDOW_MS * 1000 / poll_us;
 	u64 start, deadline, now, value;
 	int err;
 
@@ -65,7 +60,7 @@ int kbench_probe_counter(kbench_counter_read read, void *counter, unsigned int p
 	if (err)
 		return err;
 	start = ktime_get_ns();
-	deadline = start + (u64)window_ms * NSEC_PER_MSEC;
+	deadline = start + (u64)KBENCH_LIVENESS_WINDOW_MS * NSEC_PER_MSEC;
 	probe->reads = 1;
 	probe->last = probe->first;
 	probe->verdict = KB_FROZEN;

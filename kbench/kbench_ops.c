@@ -205,8 +205,7 @@ static long run_on_cpu(void *arg)
 	/* an MSR that faults at its first read, or while its liveness is probed
 	 * (which sleeps: here, before any batch, with interrupts and preemption on) */
 	if ((op->kind == KB_RDMSR && rdmsr_once(op->arg)) ||
-	    (op->unit_msr && kbench_probe_liveness(op->arg, op->unit_msr, KBENCH_LIVENESS_POLL_US,
-						   KBENCH_LIVENESS_WINDOW_MS, &res->probe))) {
+	    (op->unit_msr && kbench_probe_liveness(op->arg, op->unit_msr, &res->probe))) {
 		res->unsupported = true;
 		res->probe.verdict = KB_LIVENESS_NONE;
 		res->iterations = 0;

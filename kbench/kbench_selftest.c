@@ -47,8 +47,7 @@ static long probe_one(void *arg)
 {
 	struct selftest_case *c = arg;
 	struct kbench_probe p = {};
-	int err = kbench_probe_counter(c->read, c->counter, KBENCH_LIVENESS_POLL_US,
-				       KBENCH_LIVENESS_WINDOW_MS, &p);
+	int err = kbench_probe_counter(c->read, c->counter, &p);
 
 	if (err)
 		pr_info("kbench: selftest probe %s: error %d\n", c->name, err);
