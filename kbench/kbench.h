@@ -27,13 +27,12 @@
 #define KBENCH_LIVENESS_POLL_US 1000
 #define KBENCH_LIVENESS_WINDOW_MS 100
 
-enum kbench_kind { KB_NOP, KB_MOV, KB_CPUID, KB_RDTSC, KB_RDMSR };
-
 /* One operation, one /proc/kbench file. */
 struct kbench_op {
 	const char *file;	/* file name under /proc/kbench, e.g. "rdmsr_0x611" */
 	const char *name;	/* op as printed, e.g. "rdmsr:0x611" */
-	enum kbench_kind kind;
+	/* one batch (kbench_ops.c: DEFINE_OP_TIMER) */
+	s64 (*time)(u32 arg, unsigned int iterations, u64 deadline, unsigned int *errs);
 	u32 arg;		/* cpuid leaf or MSR address */
 	int small, large;	/* the two unroll factors timed per iteration */
 	u32 unit_msr;		/* an energy-status counter: its vendor's energy unit

@@ -41,52 +41,6 @@
 #define SLOW_SMALL 1
 #define SLOW_LARGE (1 + 8)
 
-#define OP(file_, name_, kind_, arg_, small_, large_) \
-	{ .file = file_, .name = name_, .kind = kind_, .arg = arg_, .small = small_, .large = large_ }
-#define COMMON_OPS \
-	OP("nop", "nop", KB_NOP, 0, FAST_SMALL, FAST_LARGE), \
-	OP("mov", "mov", KB_MOV, 0, FAST_SMALL, FAST_LARGE), \
-	OP("cpuid_0x0", "cpuid:0x0", KB_CPUID, 0x0, SLOW_SMALL, SLOW_LARGE), \
-	OP("cpuid_0x1", "cpuid:0x1", KB_CPUID, 0x1, SLOW_SMALL, SLOW_LARGE), \
-	OP("rdtsc", "rdtsc", KB_RDTSC, 0, TSC_SMALL, TSC_LARGE)
-
-/*
- * The allow-list: the MSRs of rapl_msrs.h of this CPU's vendor, in its
- * order: the energy unit MSR, the energy-status counters (probed for
- * liveness against that unit MSR) and a few cheap reference MSRs. Op names
- * spell the table's address: "rdmsr:0x611", file "rdmsr_0x611".
- */
-#define UNIT_MSR_OF_UNIT(vendor_) 0
-#define UNIT_MSR_OF_ENERGY(vendor_) RAPL_MSR_##vendor_##_UNIT
-#define UNIT_MSR_OF_REFERENCE(vendor_) 0
-#define MSR_OP(addr_, vendor_, kind_) \
-	{ .file = "rdmsr_" #addr_, .name = "rdmsr:" #addr_, .kind = KB_RDMSR, .arg = addr_, \
-	  .small = SLOW_SMALL, .large = SLOW_LARGE, .unit_msr = UNIT_MSR_OF_##kind_(vendor_) },
-#define INTEL_OP(name_, addr_, vendor_, kind_, domain_, reg_, label_) \
-	RAPL_IF_VENDOR(INTEL, vendor_, MSR_OP(addr_, vendor_, kind_))
-#define AMD_OP(name_, addr_, vendor_, kind_, domain_, reg_, label_) \
-	RAPL_IF_VENDOR(AMD, vendor_, MSR_OP(addr_, vendor_, kind_))
-
-static const struct kbench_op intel_ops[] = { COMMON_OPS, RAPL_MSR_TABLE(INTEL_OP) };
-static const struct kbench_op amd_ops[] = { COMMON_OPS, RAPL_MSR_TABLE(AMD_OP) };
-static const struct kbench_op other_ops[] = { COMMON_OPS };
-
-const struct kbench_op *kbench_ops(int *count)
-{
-	switch (boot_cpu_data.x86_vendor) {
-	case X86_VENDOR_INTEL:
-		*count = ARRAY_SIZE(intel_ops);
-		return intel_ops;
-	case X86_VENDOR_AMD:
-	case X86_VENDOR_HYGON:
-		*count = ARRAY_SIZE(amd_ops);
-		return amd_ops;
-	default:
-		*count = ARRAY_SIZE(other_ops);
-		return other_ops;
-	}
-}
-
 /* cpuid through inline asm: the kernel's cpuid() helpers moved between headers */
 static __always_inline void kb_cpuid(u32 leaf)
 {
@@ -150,17 +104,50 @@ DEFINE_OP_TIMER(rdtsc, RDTSCS(TSC_SMALL), RDTSCS(TSC_LARGE))
 DEFINE_OP_TIMER(cpuid, ONE(kb_cpuid(arg);), NINE(kb_cpuid(arg);))
 DEFINE_OP_TIMER(rdmsr, ONE(*errs += !!rdmsr_once(arg);), NINE(*errs += !!rdmsr_once(arg);))
 
-static s64 time_batch(const struct kbench_op *op, unsigned int iterations, u64 deadline,
-		      unsigned int *errs)
+#define OP(file_, name_, kind_, arg_, small_, large_) \
+	{ .file = file_, .name = name_, .time = time_##kind_, .arg = arg_, .small = small_, .large = large_ }
+#define COMMON_OPS \
+	OP("nop", "nop", nop, 0, FAST_SMALL, FAST_LARGE), \
+	OP("mov", "mov", mov, 0, FAST_SMALL, FAST_LARGE), \
+	OP("cpuid_0x0", "cpuid:0x0", cpuid, 0x0, SLOW_SMALL, SLOW_LARGE), \
+	OP("cpuid_0x1", "cpuid:0x1", cpuid, 0x1, SLOW_SMALL, SLOW_LARGE), \
+	OP("rdtsc", "rdtsc", rdtsc, 0, TSC_SMALL, TSC_LARGE)
+
+/*
+ * The allow-list: the MSRs of rapl_msrs.h of this CPU's vendor, in its
+ * order: the energy unit MSR, the energy-status counters (probed for
+ * liveness against that unit MSR) and a few cheap reference MSRs. Op names
+ * spell the table's address: "rdmsr:0x611", file "rdmsr_0x611".
+ */
+#define UNIT_MSR_OF_UNIT(vendor_) 0
+#define UNIT_MSR_OF_ENERGY(vendor_) RAPL_MSR_##vendor_##_UNIT
+#define UNIT_MSR_OF_REFERENCE(vendor_) 0
+#define MSR_OP(addr_, vendor_, kind_) \
+	{ .file = "rdmsr_" #addr_, .name = "rdmsr:" #addr_, .time = time_rdmsr, .arg = addr_, \
+	  .small = SLOW_SMALL, .large = SLOW_LARGE, .unit_msr = UNIT_MSR_OF_##kind_(vendor_) },
+#define INTEL_OP(name_, addr_, vendor_, kind_, domain_, reg_, label_) \
+	RAPL_IF_VENDOR(INTEL, vendor_, MSR_OP(addr_, vendor_, kind_))
+#define AMD_OP(name_, addr_, vendor_, kind_, domain_, reg_, label_) \
+	RAPL_IF_VENDOR(AMD, vendor_, MSR_OP(addr_, vendor_, kind_))
+
+static const struct kbench_op intel_ops[] = { COMMON_OPS, RAPL_MSR_TABLE(INTEL_OP) };
+static const struct kbench_op amd_ops[] = { COMMON_OPS, RAPL_MSR_TABLE(AMD_OP) };
+static const struct kbench_op other_ops[] = { COMMON_OPS };
+
+const struct kbench_op *kbench_ops(int *count)
 {
-	switch (op->kind) {
-	case KB_NOP: return time_nop(op->arg, iterations, deadline, errs);
-	case KB_MOV: return time_mov(op->arg, iterations, deadline, errs);
-	case KB_RDTSC: return time_rdtsc(op->arg, iterations, deadline, errs);
-	case KB_CPUID: return time_cpuid(op->arg, iterations, deadline, errs);
-	case KB_RDMSR: return time_rdmsr(op->arg, iterations, deadline, errs);
+	switch (boot_cpu_data.x86_vendor) {
+	case X86_VENDOR_INTEL:
+		*count = ARRAY_SIZE(intel_ops);
+		return intel_ops;
+	case X86_VENDOR_AMD:
+	case X86_VENDOR_HYGON:
+		*count = ARRAY_SIZE(amd_ops);
+		return amd_ops;
+	default:
+		*count = ARRAY_SIZE(other_ops);
+		return other_ops;
 	}
-	return 0;
 }
 
 struct run_ctx {
@@ -181,7 +168,7 @@ static u64 calibrate(const struct kbench_op *op)
 	for (run = 0; run < 2; run++) {
 		local_irq_save(flags);
 		t0 = rdtsc_ordered();
-		time_batch(op, 1, NO_DEADLINE, &errs);	/* one iteration: bounded by itself */
+		op->time(op->arg, 1, NO_DEADLINE, &errs);	/* one iteration: bounded by itself */
 		t1 = rdtsc_ordered();
 		local_irq_restore(flags);
 	}
@@ -204,7 +191,7 @@ static long run_on_cpu(void *arg)
 	res->probe.verdict = KB_LIVENESS_NONE;
 	/* an MSR that faults at its first read, or while its liveness is probed
 	 * (which sleeps: here, before any batch, with interrupts and preemption on) */
-	if ((op->kind == KB_RDMSR && rdmsr_once(op->arg)) ||
+	if ((op->time == time_rdmsr && rdmsr_once(op->arg)) ||
 	    (op->unit_msr && kbench_probe_liveness(op->arg, op->unit_msr, &res->probe))) {
 		res->unsupported = true;
 		res->probe.verdict = KB_LIVENESS_NONE;
@@ -226,7 +213,7 @@ static long run_on_cpu(void *arg)
 
 		get_cpu();
 		local_irq_save(flags);
-		cycles = time_batch(op, res->iterations, rdtsc() + budget, &errs);
+		cycles = op->time(op->arg, res->iterations, rdtsc() + budget, &errs);
 		local_irq_restore(flags);
 		put_cpu();
 
