@@ -52,10 +52,9 @@ def window_s(quick: bool) -> float:
     return 0.2 if quick else 0.5
 
 
-def settle_s(quick: bool) -> float:
-    """Seconds between a sampler's readiness (or its exit) and the window's
-    first snapshot."""
-    return 0.1
+# Seconds between a sampler's readiness (or its exit) and the window's first
+# snapshot, QUICK or not.
+SETTLE_S = 0.1
 
 
 def frequencies(quick: bool) -> tuple[int, ...]:
@@ -196,7 +195,7 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
     if not sampler_step.BINARY.exists():
         return [r for m in MECHANISMS
                 for r in unavailable(m, f"{sampler_step.BINARY} not built: run make build")]
-    k, seconds, settle = pairs(quick), window_s(quick), settle_s(quick)
+    k, seconds, settle = pairs(quick), window_s(quick), SETTLE_S
     with ksample_module.around_experiment(MECHANISMS, mechanisms,
                                           raw_dir / "ksample.log") as (mechanisms, why_not):
         cells = [Cell(m, hz) for m in MECHANISMS if m in mechanisms for hz in frequencies(quick)]

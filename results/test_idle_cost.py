@@ -329,7 +329,7 @@ def test_run_gives_every_registered_mechanism_rows_and_keeps_the_raw_windows(tmp
     FakeModule(tmp_path, monkeypatch, load="unavailable")
     fake_windows(monkeypatch)
     monkeypatch.setattr(idle_cost, "pairs", lambda quick: 2)
-    monkeypatch.setattr(idle_cost, "settle_s", lambda quick: 0.0)
+    monkeypatch.setattr(idle_cost, "SETTLE_S", 0.0)
     built = tmp_path / "raplbench-sample"
     built.write_text("")  # exists: "built"; Background is faked
     monkeypatch.setattr(sampler, "BINARY", built)
