@@ -153,6 +153,6 @@ def test_a_failing_tool_is_an_error_quoting_its_last_line(tmp_path, monkeypatch)
 
 
 def test_the_quick_settings_are_shorter_than_the_full_ones():
-    q, f = victim.settings(True), victim.settings(False)
+    q, f = victim.QUICK, victim.FULL
     assert q.pairs * q.window_s * len(q.rates) < f.pairs * f.window_s * len(f.rates)
     assert set(q.rates) <= set(f.rates)

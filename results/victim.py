@@ -52,10 +52,6 @@ QUICK = Settings(pairs=3, window_s=0.07, rates=("max",), sampler_pairs=1,
                  sampler_window_s=0.1)
 
 
-def settings(quick: bool) -> Settings:
-    return QUICK if quick else FULL
-
-
 # ---- the tool's JSON document -> rows ----------------------------------------
 
 def _per_ns(window: dict) -> float:
@@ -221,7 +217,7 @@ def _run_tool(args: list[str], out: Path, log: Path) -> str | None:
 
 
 def run_routes(common: dict, raw_dir: Path, quick: bool) -> list[dict]:
-    s = settings(quick)
+    s = QUICK if quick else FULL
     out, log = raw_dir / "victim-routes.json", raw_dir / "victim.log"
     why = _run_tool(["--pairs", str(s.pairs), "--window-s", str(s.window_s),
                      "--rates", ",".join(s.rates)], out, log)
@@ -236,7 +232,7 @@ def run_samplers(common: dict, raw_dir: Path, quick: bool,
                  known: dict[str, SamplerTarget], mechanisms) -> list[dict]:
     """One raplbench-interfere --sampler run per mechanism in `mechanisms`;
     the others' rows say why not (unavailable_mechanisms)."""
-    s = settings(quick)
+    s = QUICK if quick else FULL
     out_rows = []
     for m in mechanisms:
         out, log = raw_dir / f"victim-sampler-{m}.json", raw_dir / "victim.log"
