@@ -180,10 +180,7 @@ def run_one(mechanism: str, common: dict, raw_dir: Path, quick: bool) -> list[di
 
 def run_all(common: dict, raw_dir: Path, quick: bool) -> list[dict]:
     """Every registered mechanism's rows."""
-    out = []
-    for mechanism in MECHANISMS:
-        out += run_one(mechanism, common, raw_dir, quick)
-    return out
+    return [row for m in MECHANISMS for row in run_one(m, common, raw_dir, quick)]
 
 
 def own_rate_rows(sampler_rows) -> list[dict]:
