@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 from results import gbench, plan
-from results.latency_steps import PLANNER
+from results.latency_steps import PLANNER, leg_order
 
 # A trivial instruction (nop, mov: the per-iteration cost is a few clock
 # reads), a plain load (the eBPF mmap path), and system-call paths: a sysfs
@@ -163,18 +163,16 @@ def main(argv=None) -> int:
             parser.error(f"{binary} not found: build it first (make gbench-effect does)")
     runs, names = {"a": [], "b": []}, {}
     with tempfile.TemporaryDirectory(prefix="gbench-effect.") as tmp:
-        for i in range(args.pairs):
-            order = ("a", "b") if i % 2 == 0 else ("b", "a")
-            for label in order:
-                print(f"pair {i + 1}/{args.pairs}: {label.upper()}", file=sys.stderr, flush=True)
-                try:
-                    context, medians = run_once(getattr(args, label), args.filter,
-                                                args.repetitions, args.min_time, Path(tmp))
-                except (RuntimeError, OSError, ValueError) as e:
-                    print(e, file=sys.stderr)
-                    return 2
-                runs[label].append(medians)
-                names[label] = library(context)
+        for pair, label in leg_order(["a", "b"], args.pairs):  # A B, B A, ...
+            print(f"pair {pair}/{args.pairs}: {label.upper()}", file=sys.stderr, flush=True)
+            try:
+                context, medians = run_once(getattr(args, label), args.filter,
+                                            args.repetitions, args.min_time, Path(tmp))
+            except (RuntimeError, OSError, ValueError) as e:
+                print(e, file=sys.stderr)
+                return 2
+            runs[label].append(medians)
+            names[label] = library(context)
     if names["a"] == names["b"]:
         print(f"note: both builds link the same library ({names['a']}): the comparison "
               "shows the noise alone", file=sys.stderr)
