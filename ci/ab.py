@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ci import gate
 from results import rows as rowlib
+from results.latency_steps import leg_order
 
 REPO = gate.REPO
 DEFAULT_ROUNDS = 10
@@ -68,11 +69,7 @@ def bench_run(repo: Path, runs_dir: Path, log: Path, only: str | None, quick: bo
 def abba(rounds: int) -> list[tuple[int, str]]:
     """The order of the runs: (round, side) with side "baseline" or
     "current"; round i runs baseline first when i is even (0-based)."""
-    order = []
-    for i in range(rounds):
-        sides = ("baseline", "current") if i % 2 == 0 else ("current", "baseline")
-        order += [(i, side) for side in sides]
-    return order
+    return [(leg - 1, side) for leg, side in leg_order(["baseline", "current"], rounds)]
 
 
 def run_rounds(baseline_repo: Path, current_repo: Path, rounds: int, runs_dir: Path,
