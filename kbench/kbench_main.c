@@ -118,16 +118,9 @@ static int op_show(struct seq_file *m, void *v)
 	seq_printf(m, "batches_cut: %u\n", res.cut);
 	seq_printf(m, "unroll: %d %d\n", op->small, op->large);
 	show_liveness(m, op, &res.probe);
-	if (res.unsupported) {
-		seq_puts(m, "status: unsupported\n");
-		goto out;
-	}
-	if (!res.batches) {
-		seq_puts(m, "status: cut\n");
-		goto out;
-	}
-	seq_puts(m, "status: ok\n");
-	for (b = 0; b < res.batches; b++) {
+	seq_printf(m, "status: %s\n", res.unsupported ? "unsupported" : res.batches ? "ok" : "cut");
+	/* an MSR that faulted after a good read: the batches before it are not reported */
+	for (b = 0; !res.unsupported && b < res.batches; b++) {
 		s64 v = res.milli_cycles[b];
 		u64 mag = v < 0 ? -v : v;
 		u32 frac;
