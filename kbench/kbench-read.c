@@ -44,21 +44,15 @@
 #define SYS_STAMP "/sys/kernel/kbench/stamp"
 #define SYS_CPU "/sys/kernel/kbench/cpu"
 
+/* The name of an errno the module's files return ("EINVAL"), else its message. */
 static const char *errno_name(int err)
 {
-	switch (err) {
-	case EINVAL: return "EINVAL";
-	case EACCES: return "EACCES";
-	case EPERM: return "EPERM";
-	case ENOENT: return "ENOENT";
-	case EIO: return "EIO";
-	case ENODEV: return "ENODEV";
-	case ERANGE: return "ERANGE";
-	case ENXIO: return "ENXIO";
-	case EINTR: return "EINTR";
-	case EBUSY: return "EBUSY";
-	default: return strerror(err);
-	}
+	static const int named[] = {EINVAL, EACCES, EPERM, ENOENT, EIO, ENODEV, ERANGE, ENXIO, EINTR, EBUSY};
+
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (err == named[i])
+			return strerrorname_np(err);
+	return strerror(err);
 }
 
 /* Write `value` to `path`: 0 or the errno. */
@@ -163,19 +157,18 @@ static void report_roundtrip(const char *path, int reads, int reps)
 
 			if (len <= 0) {
 				printf("error: %s\n", len < 0 ? errno_name(errno) : "empty read");
-				close(fd);
-				return;
+				goto out;
 			}
 			buf[len] = '\0';
 			if (sscanf(buf, "%llu %llu", &enter, &leave) != 2) {
 				printf("error: malformed stamp '%s'\n", buf);
-				close(fd);
-				return;
+				goto out;
 			}
 			sum += (double)(t1 - t0) - (double)(leave - enter);
 		}
 		printf("rep %d: %.3f\n", r, sum / reads);
 	}
+out:
 	close(fd);
 }
 
