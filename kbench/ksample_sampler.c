@@ -239,21 +239,9 @@ int ksample_start(unsigned int hz, bool read)
 	return 0;
 }
 
-/* `label`, then the MSRs comma-separated, or "-" if none. */
-static void show_msrs(struct seq_file *m, const char *label, const u32 *msrs, unsigned int n)
-{
-	unsigned int i;
-
-	seq_puts(m, label);
-	for (i = 0; i < n; i++)
-		seq_printf(m, "%s0x%x", i ? "," : "", msrs[i]);
-	if (!n)
-		seq_putc(m, '-');
-}
-
 void ksample_show(struct seq_file *m)
 {
-	unsigned int i;
+	unsigned int i, j;
 
 	seq_puts(m, KSAMPLE_FORMAT "\n");
 	seq_printf(m, "state: %s\n", running ? "running" : "stopped");
@@ -272,8 +260,16 @@ void ksample_show(struct seq_file *m)
 			seq_puts(m, "unit fault");
 		else
 			seq_printf(m, "unit 0x%llx", p->unit);
-		show_msrs(m, " msrs ", p->msrs, p->nmsrs);
-		show_msrs(m, " faulting ", p->faulting, p->nfaulting);
+		seq_puts(m, " msrs ");
+		for (j = 0; j < p->nmsrs; j++)
+			seq_printf(m, "%s0x%x", j ? "," : "", p->msrs[j]);
+		if (!p->nmsrs)
+			seq_putc(m, '-');
+		seq_puts(m, " faulting ");
+		for (j = 0; j < p->nfaulting; j++)
+			seq_printf(m, "%s0x%x", j ? "," : "", p->faulting[j]);
+		if (!p->nfaulting)
+			seq_putc(m, '-');
 		seq_putc(m, '\n');
 		seq_printf(m, "counters %u fired %llu missed %llu overruns %llu read_faults %llu busy_ns %llu max_busy_ns %llu next_seq %llu queued %llu\n",
 			   p->index, READ_ONCE(c->fired), READ_ONCE(c->missed),
