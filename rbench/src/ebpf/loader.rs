@@ -232,43 +232,36 @@ fn arm_result(skel: &CountersSkel<'static>, cpu: usize) -> i32 {
 /// Arms the CPU-pinned timer of every CPU of `cpus`; the trigger
 /// description, or why not.
 fn arm_timers(skel: &mut CountersSkel<'static>, cpus: &[usize]) -> Result<String, String> {
-    let link = skel
+    // dropped on return (after `_restore`), once every CPU is armed or one
+    // failed: stop watching syscalls
+    let _link = skel
         .progs
         .arm_timer
         .attach()
         .map_err(|e| bpf_error("attaching the timer-arming program", &e).to_string())?;
-    let mut outcome = Ok("bpf_timer (CPU-pinned, absolute deadlines)".to_string());
-    {
-        let _restore = AffinityGuard::save();
-        for &cpu in cpus {
-            if let Err(e) = pin_to_cpu(cpu) {
-                outcome = Err(e.to_string());
+    let _restore = AffinityGuard::save();
+    for &cpu in cpus {
+        pin_to_cpu(cpu).map_err(|e| e.to_string())?;
+        // any syscall made from `cpu` runs arm_timer there
+        for _ in 0..100 {
+            if arm_result(skel, cpu) != RB_ARM_NOT_TRIED {
                 break;
             }
-            // any syscall made from `cpu` runs arm_timer there
-            for _ in 0..100 {
-                if arm_result(skel, cpu) != RB_ARM_NOT_TRIED {
-                    break;
-                }
-                // SAFETY: getppid has no preconditions.
-                unsafe { libc::syscall(libc::SYS_getppid) };
-            }
-            let result = arm_result(skel, cpu);
-            if result != RB_ARM_OK {
-                outcome = Err(if result == RB_ARM_NOT_TRIED {
-                    format!("the timer was not armed on CPU {cpu}")
-                } else {
-                    format!(
-                        "bpf_timer_start(BPF_F_TIMER_CPU_PIN) on CPU {cpu} (needs Linux 6.7): {}",
-                        Errno::from_raw(-result).desc()
-                    )
-                });
-                break;
+            // SAFETY: getppid has no preconditions.
+            unsafe { libc::syscall(libc::SYS_getppid) };
+        }
+        match arm_result(skel, cpu) {
+            RB_ARM_OK => {}
+            RB_ARM_NOT_TRIED => return Err(format!("the timer was not armed on CPU {cpu}")),
+            result => {
+                return Err(format!(
+                    "bpf_timer_start(BPF_F_TIMER_CPU_PIN) on CPU {cpu} (needs Linux 6.7): {}",
+                    Errno::from_raw(-result).desc()
+                ))
             }
         }
     }
-    drop(link); // every CPU is armed (or failed): stop watching syscalls
-    outcome
+    Ok("bpf_timer (CPU-pinned, absolute deadlines)".to_string())
 }
 
 /// Attaches the cpu-clock program to a cpu-clock event on every CPU of
@@ -385,40 +378,34 @@ impl Loaded {
             Ok(skel)
         };
 
-        // 2. open and load, with the timer program if wanted and the kernel takes it
-        let mut timer_why = match config.trigger {
-            TriggerChoice::Auto => "the kernel cannot load the bpf_timer program",
-            TriggerChoice::CpuClock => "forced by BpfConfig::trigger",
-        }
-        .to_string();
-        let (mut skel, mut with_timer) = match config.trigger {
+        // 2. open and load, with the timer program if wanted and the kernel
+        // takes it; 4. start it: timers, or else the cpu-clock fallback (on
+        // fresh maps), saying why
+        let (skel, timers) = match config.trigger {
+            TriggerChoice::CpuClock => (load(false)?, Err("forced by BpfConfig::trigger".into())),
             TriggerChoice::Auto => match load(true) {
-                Ok(skel) => (skel, true),
-                Err(first) => (load(false).map_err(|_| first)?, false),
+                Err(first) => (
+                    load(false).map_err(|_| first)?,
+                    Err("the kernel cannot load the bpf_timer program".into()),
+                ),
+                Ok(mut skel) => match arm_timers(&mut skel, cpus) {
+                    Ok(trigger) => (skel, Ok(trigger)),
+                    Err(why) => {
+                        drop(skel); // freeing its maps cancels the timers armed so far
+                        (load(false)?, Err(why))
+                    }
+                },
             },
-            TriggerChoice::CpuClock => (load(false)?, false),
         };
-
-        // 4. start it: timers, or else the cpu-clock fallback on fresh maps
-        let mut links = Vec::new();
-        let mut trigger = String::new();
-        if with_timer {
-            match arm_timers(&mut skel, cpus) {
-                Ok(t) => trigger = t,
-                Err(why) => {
-                    timer_why = why;
-                    with_timer = false;
-                    drop(skel);
-                    skel = load(false)?;
-                }
-            }
-        }
-        if !with_timer {
-            links = attach_cpu_clock(&skel, cpus, config.period_ns).map_err(|why| {
-                Error::Unavailable(format!("{timer_why}; perf cpu-clock fallback: {why}"))
-            })?;
-            trigger = format!("perf cpu-clock event (fallback: {timer_why})");
-        }
+        let (links, trigger) = match timers {
+            Ok(trigger) => (Vec::new(), trigger),
+            Err(timer_why) => (
+                attach_cpu_clock(&skel, cpus, config.period_ns).map_err(|why| {
+                    Error::Unavailable(format!("{timer_why}; perf cpu-clock fallback: {why}"))
+                })?,
+                format!("perf cpu-clock event (fallback: {timer_why})"),
+            ),
+        };
 
         // 5. map the published slots
         let slots_fd = skel.maps.slots.as_fd().as_raw_fd();
