@@ -115,8 +115,6 @@ pub struct BpfSampler {
     trigger: String,
     /// Its sampling period.
     period_ns: u64,
-    /// Counters sampled per CPU.
-    ncounters: usize,
 }
 
 impl BpfSampler {
@@ -133,7 +131,6 @@ impl BpfSampler {
             cpus,
             trigger,
             period_ns: config.period_ns,
-            ncounters: counters.len().min(RB_MAX_COUNTERS),
         })
     }
 
@@ -188,11 +185,6 @@ impl BpfSampler {
     /// The sampling period.
     pub fn period_ns(&self) -> u64 {
         self.period_ns
-    }
-
-    /// Counters sampled per CPU (valid entries of [`RbSlot::value`]).
-    pub fn ncounters(&self) -> usize {
-        self.ncounters
     }
 
     /// A consumer of the `samples` ring buffer (filled when
