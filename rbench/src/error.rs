@@ -8,21 +8,14 @@
 use nix::errno::Errno;
 
 /// What was wrong with the text of a counter file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BadText {
     /// Nothing but whitespace (or nothing at all) was read.
+    #[error("empty")]
     Empty,
     /// Something other than digits followed by a newline; holds what was read.
+    #[error("malformed: '{}'", .0.escape_debug())]
     Malformed(String),
-}
-
-impl std::fmt::Display for BadText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BadText::Empty => write!(f, "empty"),
-            BadText::Malformed(text) => write!(f, "malformed: '{}'", text.escape_debug()),
-        }
-    }
 }
 
 /// Everything that can go wrong when discovering, opening or reading a counter.
