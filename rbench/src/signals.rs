@@ -20,11 +20,7 @@ static RECEIVED: AtomicI32 = AtomicI32::new(0);
 extern "C" fn ignore(_signal: libc::c_int) {}
 
 fn waited_signals() -> SigSet {
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
-    set.add(Signal::SIGCHLD);
-    set
+    SigSet::from_iter([Signal::SIGINT, Signal::SIGTERM, Signal::SIGCHLD])
 }
 
 /// Installs a handler for SIGINT and SIGTERM (never run while they are
@@ -128,9 +124,7 @@ pub fn wait(deadline_ns: Option<u64>) -> Woken {
 /// now (taken here, so that no window starts after it).
 pub fn received() -> Option<i32> {
     if RECEIVED.load(Ordering::SeqCst) == 0 {
-        let mut stop = SigSet::empty();
-        stop.add(Signal::SIGINT);
-        stop.add(Signal::SIGTERM);
+        let stop = SigSet::from_iter([Signal::SIGINT, Signal::SIGTERM]);
         // SAFETY: valid set and timeout; polls without waiting.
         let s = unsafe { libc::sigtimedwait(stop.as_ref(), std::ptr::null_mut(), &timespec(0)) };
         if s > 0 {
