@@ -16,14 +16,10 @@ pub fn parse_energy_uj(text: &[u8]) -> Result<u64, BadText> {
     if digits == 0 || !rest_is_blank {
         return Err(malformed());
     }
-    let mut value: u64 = 0;
-    for &b in &text[..digits] {
-        value = value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(b - b'0')))
-            .ok_or_else(malformed)?;
-    }
-    Ok(value)
+    // ASCII digits only: parse fails only beyond u64
+    (std::str::from_utf8(&text[..digits]).ok())
+        .and_then(|digits| digits.parse().ok())
+        .ok_or_else(malformed)
 }
 
 #[cfg(test)]
