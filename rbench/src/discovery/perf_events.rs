@@ -58,14 +58,9 @@ fn place_bits(ranges: &str, value: u64) -> Option<u64> {
         if hi < lo || hi > 63 {
             return None;
         }
-        let width = hi - lo + 1;
-        let mask = if width >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << width) - 1
-        };
-        config |= (rest & mask) << lo;
-        rest = if width >= 64 { 0 } else { rest >> width };
+        let width = hi - lo + 1; // 1 to 64
+        config |= (rest & (u64::MAX >> (64 - width))) << lo;
+        rest = rest.checked_shr(width).unwrap_or(0);
     }
     Some(config)
 }
@@ -125,17 +120,13 @@ pub fn discover_pmu_events(
     if !events.is_empty() {
         return Ok(events);
     }
-    let which = if prefix.is_empty() {
-        String::new()
-    } else {
-        format!("{prefix}* ")
-    };
-    let bad = if unparsable.is_empty() {
-        String::new()
-    } else {
-        format!(" (unparsable:{unparsable})")
-    };
-    Err(format!("the '{pmu}' PMU has no {which}events{bad}"))
+    let which = (!prefix.is_empty()).then(|| format!("{prefix}* "));
+    let bad = (!unparsable.is_empty()).then(|| format!(" (unparsable:{unparsable})"));
+    Err(format!(
+        "the '{pmu}' PMU has no {}events{}",
+        which.unwrap_or_default(),
+        bad.unwrap_or_default()
+    ))
 }
 
 #[cfg(test)]
