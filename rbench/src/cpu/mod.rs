@@ -205,10 +205,9 @@ impl CpuSignature {
 /// each one trapping instruction in a VM: call once).
 pub fn cpu_signature() -> CpuSignature {
     let leaf0 = core::arch::x86_64::__cpuid(0);
-    let mut vendor = [0u8; 12];
-    vendor[0..4].copy_from_slice(&leaf0.ebx.to_le_bytes());
-    vendor[4..8].copy_from_slice(&leaf0.edx.to_le_bytes());
-    vendor[8..12].copy_from_slice(&leaf0.ecx.to_le_bytes());
+    let vendor = [leaf0.ebx, leaf0.edx, leaf0.ecx]
+        .map(u32::to_le_bytes)
+        .concat();
     let leaf1 = core::arch::x86_64::__cpuid(1);
     CpuSignature::from_leaf1_eax(CpuVendor::from_vendor_string(&vendor), leaf1.eax)
 }
