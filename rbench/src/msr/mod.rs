@@ -122,14 +122,12 @@ impl MsrDevice {
         Ok(u64::from_ne_bytes(buf))
     }
 
-    /// Runs cpuid `leaf` (subleaf 0) on the device's CPU: EAX, EBX, ECX, EDX.
-    pub fn read_cpuid(&self, leaf: u32) -> Result<[u32; 4], Error> {
+    /// Runs cpuid `leaf` (subleaf 0) on the device's CPU: EAX (the first 4
+    /// of the 16 bytes EAX, EBX, ECX, EDX the device reads).
+    pub fn read_cpuid_eax(&self, leaf: u32) -> Result<u32, Error> {
         let mut buf = [0u8; 16];
         self.pread_exact(&mut buf, u64::from(leaf), leaf)?;
-        let word = |i: usize| {
-            u32::from_ne_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]])
-        };
-        Ok([word(0), word(1), word(2), word(3)])
+        Ok(u32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]))
     }
 }
 
@@ -190,7 +188,7 @@ impl CounterSource for MsrSource {
             *value = match register {
                 // bits 31:0 count energy, 63:32 are reserved
                 Register::Msr(addr) => device.read_msr(addr)? & ENERGY_COUNTER_MAX,
-                Register::CpuidLeaf(leaf) => u64::from(device.read_cpuid(leaf)?[0]),
+                Register::CpuidLeaf(leaf) => u64::from(device.read_cpuid_eax(leaf)?),
             };
         }
         Ok(())
