@@ -30,23 +30,13 @@ impl OutFile {
     /// sampler does not inherit it).
     pub fn create(dest: &Path) -> io::Result<OutFile> {
         let special = std::fs::metadata(dest).is_ok_and(|m| !m.is_file());
-        if special {
-            let file = OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_CLOEXEC)
-                .open(dest)?;
-            return Ok(OutFile { file, rename: None });
-        }
-        let partial = partial_path(dest);
+        let rename = (!special).then(|| (partial_path(dest), dest.to_path_buf()));
         let file = OpenOptions::new()
             .write(true)
-            .create_new(true)
+            .create_new(rename.is_some())
             .custom_flags(libc::O_CLOEXEC)
-            .open(&partial)?;
-        Ok(OutFile {
-            file,
-            rename: Some((partial, dest.to_path_buf())),
-        })
+            .open(rename.as_ref().map_or(dest, |(partial, _)| partial))?;
+        Ok(OutFile { file, rename })
     }
 
     /// A second handle on the same open file (the CSV writer's).
@@ -65,16 +55,13 @@ impl OutFile {
         self.file.sync_all().or_else(ignore_unsupported)?;
         if let Some((partial, dest)) = &self.rename {
             std::fs::rename(partial, dest)?;
-            if let Some(dir) = dest.parent() {
-                let dir = if dir.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    dir
-                };
-                File::open(dir)
-                    .and_then(|d| d.sync_all())
-                    .or_else(ignore_unsupported)?;
-            }
+            let dir = match dest.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir,
+                _ => Path::new("."),
+            };
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .or_else(ignore_unsupported)?;
         }
         Ok(())
     }
