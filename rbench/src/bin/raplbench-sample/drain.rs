@@ -49,6 +49,7 @@ pub struct ValueMap {
 }
 
 /// A key's previous sample.
+#[derive(Default)]
 struct Previous {
     key: u32,
     time_ns: Option<u64>,
@@ -95,19 +96,14 @@ impl Drain {
     /// before it, its values, and a line if it is the lead's. `failure`
     /// says why its read failed, in words (asked only for the first).
     pub fn push(&mut self, s: &KernelSample, failure: impl FnOnce() -> String) {
-        let at = match self.previous.iter().position(|p| p.key == s.key) {
-            Some(at) => at,
-            None => {
-                // the sampler started this window from 0
-                self.previous.push(Previous {
-                    key: s.key,
-                    time_ns: None,
-                    missed: 0,
-                    next_seq: 0,
-                });
-                self.previous.len() - 1
-            }
-        };
+        let at = (self.previous.iter().position(|p| p.key == s.key)).unwrap_or_else(|| {
+            // the sampler started this window from 0
+            self.previous.push(Previous {
+                key: s.key,
+                ..Previous::default()
+            });
+            self.previous.len() - 1
+        });
         let prev = &mut self.previous[at];
         let advanced = prev.time_ns.is_none_or(|t| s.time_ns > t);
         if let Some(ends) = self.ends.as_mut().filter(|_| s.key == self.map.lead) {
@@ -129,9 +125,7 @@ impl Drain {
     fn take(&mut self, s: &KernelSample, advanced: bool, failure: impl FnOnce() -> String) {
         if s.failed {
             self.stats.read_errors += 1;
-            if self.stats.first_error.is_none() {
-                self.stats.first_error = Some(failure());
-            }
+            self.stats.first_error.get_or_insert_with(failure);
             return;
         }
         if !advanced {

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::batch::ProducerEnds;
 use crate::drain::{Drain, KernelSample, ValueMap, DRAIN_EVERY};
-use crate::phase::Started;
+use crate::phase::{tell_started, Started};
 use crate::ticker::TickerStats;
 
 /// A ring buffer sample as the drain takes it.
@@ -46,17 +46,10 @@ pub fn run(
     started: Started,
 ) -> TickerStats {
     let drain = RefCell::new(Drain::new(ends, map));
-    let ring =
-        match sampler.samples_ring_buffer(|s| drain.borrow_mut().push(&sample(s), || failure(s))) {
-            Ok(ring) => {
-                let _ = started.send(Ok(()));
-                ring
-            }
-            Err(e) => {
-                let _ = started.send(Err(e.to_string()));
-                return TickerStats::default();
-            }
-        };
+    let ring = sampler.samples_ring_buffer(|s| drain.borrow_mut().push(&sample(s), || failure(s)));
+    let Some(ring) = tell_started(started, ring.map_err(|e| e.to_string())) else {
+        return TickerStats::default();
+    };
     while !stop.load(Ordering::Relaxed) {
         // parked, not asleep: the phase unparks it when it ends, so it
         // stops at once, not up to DRAIN_EVERY late (a window of a --report

@@ -145,6 +145,13 @@ fn wait(until: &Until) -> Result<i32, Fail> {
 /// The start-up channel of a producer thread: Ok once it samples.
 pub type Started = std::sync::mpsc::SyncSender<Result<(), String>>;
 
+/// Tells the phase through `started` whether the producer started
+/// (`result`'s error says why not); `result`'s value when it did.
+pub fn tell_started<T>(started: Started, result: Result<T, String>) -> Option<T> {
+    let _ = started.send(result.as_ref().map(|_| ()).map_err(String::clone));
+    result.ok()
+}
+
 /// The common run of a phase: the writer (`setup`) and the producer thread
 /// `name` running `body` until `until`, the banner printed on stderr once
 /// it has started (other programs wait for it; None: a later window of a
@@ -230,7 +237,7 @@ pub type Source = Box<dyn CounterSource + Send>;
 /// Samples `source` from a user-space thread until `until`, writing
 /// through `writer`; returns it with what was measured and the output.
 pub fn run_ticked(
-    source: Source,
+    mut source: Source,
     writer: writer::WriterSetup,
     setup: TickerSetup,
     until: &Until,
@@ -246,7 +253,6 @@ pub fn run_ticked(
         banner,
         until,
         move |stop, ends, started| {
-            let mut source = source;
             let stats = ticker::run(&mut *source, setup, &ticker_timer, stop, ends, started);
             (stats, source)
         },

@@ -13,7 +13,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::batch::ProducerEnds;
-use crate::phase::Started;
+use crate::phase::{tell_started, Started};
 
 /// Where and how the thread runs.
 #[derive(Debug, Clone, Copy)]
@@ -117,15 +117,9 @@ pub fn run(
     started: Started,
 ) -> TickerStats {
     let mut stats = TickerStats::default();
-    match place_thread(&setup) {
-        Ok(()) => {
-            let _ = started.send(Ok(()));
-        }
-        Err(why) => {
-            let _ = started.send(Err(why));
-            return stats;
-        }
-    };
+    if tell_started(started, place_thread(&setup)).is_none() {
+        return stats;
+    }
     let mut expirations = 0u64;
 
     while !stop.load(Ordering::Relaxed) {
@@ -143,9 +137,8 @@ pub fn run(
             Ok(false) => stats.dropped += 1,
             Err(e) => {
                 stats.read_errors += 1;
-                if stats.first_error.is_none() {
-                    stats.first_error = Some(e.to_string()); // allocates, once, on failure
-                }
+                // allocates, once, on failure
+                stats.first_error.get_or_insert_with(|| e.to_string());
             }
         }
     }
