@@ -248,13 +248,8 @@ fn run(args: Args) -> Result<i32, Fail> {
         sampler.title.pop(); // "ebpf (label)" becomes "ebpf (label, trigger)"
         sampler.title += &format!(", {trigger})");
     }
-    let of = |kind| {
-        windows
-            .iter()
-            .filter(|w| w.kind == kind)
-            .collect::<Vec<_>>()
-    };
-    let (sampled, nulls) = (of(Kind::Sampler), of(Kind::Null));
+    let (sampled, nulls): (Vec<&Window>, Vec<&Window>) =
+        windows.iter().partition(|w| w.kind == Kind::Sampler);
     let pairs = report::pairs(&windows);
     if reporting {
         say!("{}", sampler.windows_summary(&sampled));
@@ -325,15 +320,11 @@ const EXIT_LOST: i32 = 3;
 
 fn main() {
     let args = Args::parse(); // bad options: clap prints why and exits 2
-    std::process::exit(match run(args) {
-        Ok(code) => code,
-        Err(Fail::Setup(why)) => {
-            say!("{why}");
-            2
-        }
-        Err(Fail::Run(why)) => {
-            say!("{why}");
-            1
-        }
-    });
+    let (why, code) = match run(args) {
+        Ok(code) => std::process::exit(code),
+        Err(Fail::Setup(why)) => (why, 2),
+        Err(Fail::Run(why)) => (why, 1),
+    };
+    say!("{why}");
+    std::process::exit(code);
 }
