@@ -50,8 +50,9 @@ second SIGINT or SIGTERM comes, is killed (SIGKILL).";
 
 /// How the counters are read: the mechanisms of the registry
 /// (results/schema.json, `$defs.mechanism`: rbench::registry, whose titles
-/// --help shows), each with its code here (mechanism.rs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// --help shows), each with its code here (mechanism.rs), under the name
+/// ValueEnum gives its variant (in lowercase).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mechanism {
     /// energy_uj files, kept open (stand-in: a live sysfs counter)
     Powercap,
@@ -65,25 +66,16 @@ pub enum Mechanism {
     Kernel,
 }
 
-impl Mechanism {
-    /// The mechanism the registry names `name`; None for a name without
-    /// code here.
-    pub fn from_name(name: &str) -> Option<Mechanism> {
-        Some(match name {
-            "powercap" => Mechanism::Powercap,
-            "msr" => Mechanism::Msr,
-            "perf" => Mechanism::Perf,
-            "ebpf" => Mechanism::Ebpf,
-            "kernel" => Mechanism::Kernel,
-            _ => return None,
-        })
-    }
+/// The code of the registered mechanism `name`.
+fn code_of(name: &str) -> Mechanism {
+    clap::ValueEnum::from_str(name, false).expect("every registered mechanism has code")
+}
 
+impl Mechanism {
     /// Every registered mechanism, in the registry's order.
     pub fn all() -> Vec<Mechanism> {
-        rbench::registry::mechanism_names()
-            .into_iter()
-            .map(|name| Mechanism::from_name(name).expect("every registered mechanism has code"))
+        (rbench::registry::mechanism_names().into_iter())
+            .map(code_of)
             .collect()
     }
 
@@ -91,7 +83,7 @@ impl Mechanism {
     pub fn name(self) -> &'static str {
         rbench::registry::mechanism_names()
             .into_iter()
-            .find(|&name| Mechanism::from_name(name) == Some(self))
+            .find(|&name| code_of(name) == self)
             .expect("every mechanism is registered")
     }
 
@@ -105,7 +97,7 @@ impl Mechanism {
 fn mechanism_arg() -> impl clap::builder::TypedValueParser<Value = Mechanism> {
     use clap::builder::TypedValueParser as _;
     clap::builder::PossibleValuesParser::new(rbench::registry::mechanism_values())
-        .map(|name| Mechanism::from_name(&name).expect("every registered mechanism has code"))
+        .map(|name| code_of(&name))
 }
 
 /// raplbench-sample: the 1 kHz RAPL energy sampler of raplbench.
@@ -214,10 +206,8 @@ impl Args {
     /// The pairs of windows of a --report run (1 with a command: it runs
     /// once).
     pub fn pairs(&self) -> usize {
-        match self.duration {
-            Some(_) => self.pairs.unwrap_or(DEFAULT_PAIRS) as usize,
-            None => 1,
-        }
+        self.duration
+            .map_or(1, |_| self.pairs.unwrap_or(DEFAULT_PAIRS) as usize)
     }
 
     /// Checks what clap cannot (each error says which rule); the error is
@@ -266,11 +256,7 @@ impl Args {
                     "--duration {seconds} split into {k} windows (--pairs{}) leaves {window} s \
                      per window, shorter than {MIN_WINDOW_PERIODS} sampling periods \
                      ({shortest} s at {} Hz): give fewer --pairs or a longer --duration",
-                    if self.pairs.is_some() {
-                        ""
-                    } else {
-                        ", default 10"
-                    },
+                    self.pairs.map_or(", default 10", |_| ""),
                     self.frequency
                 ));
             }
