@@ -22,17 +22,6 @@ pub struct Batch {
     pub missed: u64,
 }
 
-impl Batch {
-    fn with_capacity(ndomains: usize) -> Batch {
-        Batch {
-            len: 0,
-            times: vec![0; BATCH_SAMPLES],
-            values: vec![0; BATCH_SAMPLES * ndomains.max(1)],
-            missed: 0,
-        }
-    }
-}
-
 /// The producer's ends: full batches out, empty ones back, and the batch
 /// being filled (the sampling thread and the drains fill them alike).
 pub struct ProducerEnds {
@@ -93,9 +82,13 @@ pub fn pool(ndomains: usize) -> (ProducerEnds, WriterEnds) {
     let (full_tx, full_rx) = sync_channel(POOL_BATCHES);
     let (empty_tx, empty_rx) = sync_channel(POOL_BATCHES);
     for _ in 0..POOL_BATCHES {
-        empty_tx
-            .send(Batch::with_capacity(ndomains))
-            .expect("receiver alive");
+        let batch = Batch {
+            len: 0,
+            times: vec![0; BATCH_SAMPLES],
+            values: vec![0; BATCH_SAMPLES * ndomains.max(1)],
+            missed: 0,
+        };
+        empty_tx.send(batch).expect("receiver alive");
     }
     (
         ProducerEnds {

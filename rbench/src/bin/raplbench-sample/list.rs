@@ -47,10 +47,7 @@ fn cells(mechanism: Mechanism, c: &Counter, stand_in: bool) -> [String; 6] {
 
 /// The lines of the mechanisms `args` names (all without --mechanism).
 pub fn lines(args: &Args) -> Vec<[String; 6]> {
-    let mechanisms: Vec<Mechanism> = match args.mechanism {
-        Some(m) => vec![m],
-        None => Mechanism::all(),
-    };
+    let mechanisms = args.mechanism.map_or_else(Mechanism::all, |m| vec![m]);
     let mut out = Vec::new();
     // ebpf reads the perf events: discovered and probed once for both
     let mut perf: Option<Result<Counters, String>> = None;
@@ -97,13 +94,11 @@ pub fn render(lines: &[[String; 6]]) -> String {
     }
     let mut text = String::new();
     for line in all {
-        for (i, cell) in line.iter().enumerate() {
-            if i + 1 == line.len() {
-                text += cell;
-            } else {
-                text += &format!("{cell:<width$}  ", width = widths[i]);
-            }
+        let (last, cells) = line.split_last().expect("six cells");
+        for (cell, width) in cells.iter().zip(widths) {
+            text += &format!("{cell:<width$}  ");
         }
+        text += last;
         text.push('\n');
     }
     text

@@ -156,11 +156,7 @@ impl Subject {
     pub fn summary(&self, w: &Window) -> String {
         let errors = w.ran.times.errors();
         let q = |p: f64| errors.quantile(p).map_or(f64::NAN, |ns| ns / 1e3);
-        let max = w
-            .ran
-            .times
-            .max_error()
-            .map_or(f64::NAN, |ns| ns as f64 / 1e3);
+        let max = (w.ran.times.max_error()).map_or(f64::NAN, |ns| ns as f64 / 1e3);
         let samples = w.ran.times.len();
         format!(
             "{}: {} samples in {:.2} s = {:.1} Hz; missed {} ticks; |interval - period| p50 {:.1} us, \
