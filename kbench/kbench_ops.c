@@ -28,10 +28,6 @@
 #include "kbench.h"
 #include "rapl_msrs.h"
 
-#define REP2(x) x x
-#define REP4(x) REP2(x) REP2(x)
-#define REP8(x) REP4(x) REP4(x)
-
 /* Unroll factors: nop/mov are sub-cycle and need long blocks; cpuid and
  * rdmsr take hundreds of cycles (thousands under emulation). */
 #define FAST_SMALL 32
@@ -60,9 +56,8 @@ static __always_inline int rdmsr_once(u32 msr)
 #define NOPS(n) asm volatile(".rept %c0\n\tnop\n\t.endr" :: "i"(n))
 #define MOVS(n) asm volatile(".rept %c0\n\tmov %%rax, %%rdx\n\t.endr" :: "i"(n) : "rdx")
 #define RDTSCS(n) asm volatile(".rept %c0\n\trdtsc\n\t.endr" :: "i"(n) : "eax", "edx")
-/* SLOW_SMALL (1) and SLOW_LARGE (1 + 8) copies of a C statement */
-#define ONE(x) x
-#define NINE(x) x REP8(x)
+/* SLOW_LARGE (1 + 8) copies of a C statement; SLOW_SMALL is the statement itself */
+#define NINE(x) x x x x x x x x x
 
 /* What a batch returns when the TSC passed its deadline: not a measurement. */
 #define KBENCH_CUT S64_MIN
@@ -101,8 +96,8 @@ static noinline s64 time_##kind(u32 arg, unsigned int iterations,		\
 DEFINE_OP_TIMER(nop, NOPS(FAST_SMALL), NOPS(FAST_LARGE))
 DEFINE_OP_TIMER(mov, MOVS(FAST_SMALL), MOVS(FAST_LARGE))
 DEFINE_OP_TIMER(rdtsc, RDTSCS(TSC_SMALL), RDTSCS(TSC_LARGE))
-DEFINE_OP_TIMER(cpuid, ONE(kb_cpuid(arg);), NINE(kb_cpuid(arg);))
-DEFINE_OP_TIMER(rdmsr, ONE(*errs += !!rdmsr_once(arg);), NINE(*errs += !!rdmsr_once(arg);))
+DEFINE_OP_TIMER(cpuid, kb_cpuid(arg);, NINE(kb_cpuid(arg);))
+DEFINE_OP_TIMER(rdmsr, *errs += !!rdmsr_once(arg);, NINE(*errs += !!rdmsr_once(arg);))
 
 #define OP(file_, name_, kind_, arg_, small_, large_) \
 	{ .file = file_, .name = name_, .time = time_##kind_, .arg = arg_, .small = small_, .large = large_ }
@@ -184,18 +179,14 @@ static long run_on_cpu(void *arg)
 	u64 per_iteration;
 	int b;
 
-	res->cpu = smp_processor_id();
-	res->batches = 0;
-	res->cut = 0;
-	res->unsupported = false;
-	res->probe.verdict = KB_LIVENESS_NONE;
+	/* every count 0, no verdict (KB_LIVENESS_NONE) */
+	*res = (struct kbench_result){ .cpu = smp_processor_id(), .milli_cycles = res->milli_cycles };
 	/* an MSR that faults at its first read, or while its liveness is probed
 	 * (which sleeps: here, before any batch, with interrupts and preemption on) */
 	if ((op->time == time_rdmsr && rdmsr_once(op->arg)) ||
 	    (op->unit_msr && kbench_probe_liveness(op->arg, op->unit_msr, &res->probe))) {
 		res->unsupported = true;
 		res->probe.verdict = KB_LIVENESS_NONE;
-		res->iterations = 0;
 		return 0;
 	}
 
