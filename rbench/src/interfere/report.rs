@@ -93,22 +93,27 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    /// An experiment that did not run, with the reason.
-    pub fn not_run(
+    /// The experiment of `neighbour` at `rate_hz` with the victim where
+    /// `victim` says (None where no placement was possible): ok with its
+    /// pairs, or not run with the reason.
+    pub fn new(
         neighbour: Neighbour,
         rate_hz: Option<u32>,
         victim: Option<(usize, Placement)>,
-        status: Status,
-        reason: String,
+        pairs: Result<Vec<Pair>, (Status, String)>,
     ) -> Experiment {
+        let (status, reason, pairs) = match pairs {
+            Ok(pairs) => (Status::Ok, None, pairs),
+            Err((status, reason)) => (status, Some(reason), Vec::new()),
+        };
         Experiment {
             neighbour,
             rate_hz,
             victim_cpu: victim.map(|v| v.0),
             placement: victim.map(|v| v.1),
             status,
-            reason: Some(reason),
-            pairs: Vec::new(),
+            reason,
+            pairs,
         }
     }
 }
@@ -310,16 +315,13 @@ mod tests {
                 missed: 0,
             },
         };
-        doc.experiments.push(Experiment {
-            neighbour: Neighbour::Route(meta()),
-            rate_hz: None,
-            victim_cpu: Some(0),
-            placement: Some(Placement::VictimIsTarget),
-            status: Status::Ok,
-            reason: None,
-            pairs: vec![pair],
-        });
-        doc.experiments.push(Experiment::not_run(
+        doc.experiments.push(Experiment::new(
+            Neighbour::Route(meta()),
+            None,
+            Some((0, Placement::VictimIsTarget)),
+            Ok(vec![pair]),
+        ));
+        doc.experiments.push(Experiment::new(
             Neighbour::Sampler(SamplerNeighbour {
                 mechanism: "ebpf".into(),
                 cpu: None,
@@ -328,8 +330,7 @@ mod tests {
             }),
             Some(1000),
             Some((1, Placement::VictimElsewhere)),
-            Status::Unavailable,
-            "no BPF".into(),
+            Err((Status::Unavailable, "no BPF".into())),
         ));
         let v = serde_json::to_value(&doc).unwrap();
         let keys =

@@ -13,13 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::placement::victim_cpu;
 use super::reader::drive;
-use super::report::{self, Experiment, Neighbour};
+use super::report::{self, Experiment, Neighbour, Pair};
 use super::schedule::route_windows;
 use super::ticks::TscClock;
 use super::victim_side::{Calibrations, Victim};
 use crate::cpu::{pin_to_cpu, AffinityGuard};
 use crate::paths::PATHS;
-use crate::plan::{Machine, Plan, Planned};
+use crate::plan::{Machine, Plan, Planned, Reads};
 use crate::row_meta::Status;
 
 /// The paths whose rows are neighbours: the registry's paths that the
@@ -145,50 +145,54 @@ fn experiment(
     calibrations: &mut Calibrations,
     stop: &AtomicBool,
 ) -> Experiment {
-    let neighbour = Neighbour::Route(row.meta.clone());
-    let not_run = |victim, status, reason: String| {
-        Experiment::not_run(neighbour.clone(), rate, victim, status, reason)
-    };
     let reader_cpu = row
         .meta
         .cpu
         .or_else(|| allowed.first().copied())
         .unwrap_or(0);
     let victim = victim_cpu(reader_cpu, row.meta.target_cpu, allowed);
-    let reads = match &row.reads {
-        Err(reason) => return not_run(victim.ok(), Status::Unavailable, reason.clone()),
-        Ok(reads) => reads,
+    let pairs = match (&row.reads, &victim) {
+        (Err(reason), _) | (_, Err(reason)) => Err((Status::Unavailable, reason.clone())),
+        (Ok(reads), Ok((victim_cpu, _))) => measure(
+            &**reads,
+            reader_cpu,
+            *victim_cpu,
+            rate,
+            settings,
+            calibrations,
+            stop,
+        ),
     };
-    let (victim_cpu, placement) = match victim {
-        Err(why) => return not_run(None, Status::Unavailable, why),
-        Ok(v) => v,
-    };
-    let v = Some((victim_cpu, placement));
-    let calibration = match calibrations.of(victim_cpu) {
-        Ok(c) => c,
-        Err(e) => return not_run(v, Status::Error, format!("calibrating the victim: {e}")),
-    };
-    if let Err(e) = pin_to_cpu(reader_cpu) {
-        return not_run(v, Status::Unavailable, e.to_string());
-    }
-    let mut reader = match reads.open() {
-        Ok(r) => r,
-        Err(e) => return not_run(v, Status::Unavailable, format!("cannot open it: {e}")),
-    };
-    if let Err(e) = reader.read() {
-        return not_run(v, Status::Unavailable, format!("its first read fails: {e}"));
-    }
+    Experiment::new(Neighbour::Route(row.meta.clone()), rate, victim.ok(), pairs)
+}
+
+/// The pairs of `reads` read on `reader_cpu` at `rate` against the victim
+/// on `victim_cpu`, or why there are none.
+fn measure(
+    reads: &dyn Reads,
+    reader_cpu: usize,
+    victim_cpu: usize,
+    rate: Option<u32>,
+    settings: &RouteSettings,
+    calibrations: &mut Calibrations,
+    stop: &AtomicBool,
+) -> Result<Vec<Pair>, (Status, String)> {
+    let error = |e: String| (Status::Error, e);
+    let calibration =
+        (calibrations.of(victim_cpu)).map_err(|e| error(format!("calibrating the victim: {e}")))?;
+    pin_to_cpu(reader_cpu).map_err(|e| (Status::Unavailable, e.to_string()))?;
+    let mut reader =
+        (reads.open()).map_err(|e| (Status::Unavailable, format!("cannot open it: {e}")))?;
+    (reader.read()).map_err(|e| (Status::Unavailable, format!("its first read fails: {e}")))?;
     let (roles, at) = route_windows(settings.pairs);
-    let victim = match Victim::start(
+    let victim = Victim::start(
         victim_cpu,
         calibration,
         settings.window_s,
         Some(roles.len()),
         0,
-    ) {
-        Ok(victim) => victim,
-        Err(e) => return not_run(v, Status::Error, e),
-    };
+    )
+    .map_err(error)?;
     let clock = TscClock::now(calibration.calibration.tsc_ghz);
     let driven = drive(&mut *reader, &roles, &victim.grid, &clock, rate, stop);
     if driven.error.is_some() || driven.stopped {
@@ -196,29 +200,14 @@ fn experiment(
     }
     let no_data = reader.no_data();
     drop(reader);
-    let windows = match victim.join(roles.len()) {
-        Ok(w) => w,
-        Err(e) => return not_run(v, Status::Error, e),
-    };
+    let windows = victim.join(roles.len()).map_err(error)?;
     if let Some(e) = driven.error {
-        return not_run(
-            v,
-            Status::Error,
-            format!("a read failed while measured: {e}"),
-        );
+        return Err(error(format!("a read failed while measured: {e}")));
     }
     if let Some(e) = no_data {
-        return not_run(v, Status::Error, e);
+        return Err(error(e));
     }
-    Experiment {
-        neighbour,
-        rate_hz: rate,
-        victim_cpu: Some(victim_cpu),
-        placement: Some(placement),
-        status: Status::Ok,
-        reason: None,
-        pairs: report::pairs(&at, &windows, &driven.counts),
-    }
+    Ok(report::pairs(&at, &windows, &driven.counts))
 }
 
 #[cfg(test)]

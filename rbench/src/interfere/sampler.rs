@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::placement::Placement;
-use super::reader::sleep_until;
+use super::reader::{sleep_until, Count};
 use super::report::{self, Experiment, Neighbour, SamplerNeighbour};
 use super::schedule::{sampler_windows, Action, Grid, Role, SamplerControl};
 use super::ticks::{count_ticks, TscClock};
@@ -334,25 +334,16 @@ pub fn run_sampler(
         sampler_args: settings.args("<tmp csv>"),
         target: None,
     };
-    let placement = Some((victim_cpu, Placement::VictimElsewhere));
     let rate = Some(settings.rate_hz);
-    let fail = |n: &SamplerNeighbour, status, reason| {
-        Experiment::not_run(
-            Neighbour::Sampler(n.clone()),
-            rate,
-            placement,
-            status,
-            reason,
-        )
-    };
     let calibration = match calibrations.of(victim_cpu) {
         Ok(c) => c,
         Err(why) => {
             let reason = format!("calibrating the victim on CPU {victim_cpu}: {why}");
             let n = Neighbour::Sampler(neighbour);
-            return Experiment::not_run(n, rate, None, Status::Error, reason);
+            return Experiment::new(n, rate, None, Err((Status::Error, reason)));
         }
     };
+    let elsewhere = Some((victim_cpu, Placement::VictimElsewhere));
     let timeout_windows = (CHILD_TIMEOUT_S / settings.window_s).ceil() as usize;
     let max_windows = 1 + settings.pairs * (4 + 2 * timeout_windows);
     let victim = match Victim::start(
@@ -363,7 +354,10 @@ pub fn run_sampler(
         max_windows,
     ) {
         Ok(v) => v,
-        Err(e) => return fail(&neighbour, Status::Error, e),
+        Err(e) => {
+            let n = Neighbour::Sampler(neighbour);
+            return Experiment::new(n, rate, elsewhere, Err((Status::Error, e)));
+        }
     };
     let mut c = Control {
         settings,
@@ -385,14 +379,13 @@ pub fn run_sampler(
         let _ = r.finish();
     }
     victim.stop();
-    let stats = match victim.join(c.windows) {
-        Ok(s) => s,
-        Err(e) => return fail(&c.neighbour, Status::Error, e),
+    let n = Neighbour::Sampler(c.neighbour);
+    let stats = match (victim.join(c.windows), failure.flatten()) {
+        (Ok(stats), None) => stats,
+        (Err(e), _) => return Experiment::new(n, rate, elsewhere, Err((Status::Error, e))),
+        (Ok(_), Some(failed)) => return Experiment::new(n, rate, elsewhere, Err(failed)),
     };
-    if let Some((status, reason)) = failure.flatten() {
-        return fail(&c.neighbour, status, reason);
-    }
-    let mut counts = vec![super::reader::Count::default(); c.windows];
+    let mut counts = vec![Count::default(); c.windows];
     let expected = (settings.window_s * f64::from(settings.rate_hz)).round() as u64;
     for &(w, ticks) in &c.counted {
         if let Some(count) = counts.get_mut(w) {
@@ -402,15 +395,9 @@ pub fn run_sampler(
     }
     // only pairs whose on window was counted
     done.retain(|p| c.counted.iter().any(|x| x.0 == p.on));
-    Experiment {
-        neighbour: Neighbour::Sampler(c.neighbour),
-        rate_hz: rate,
-        victim_cpu: Some(victim_cpu),
-        placement: Some(sampler_placement(c.tick_cpu, victim_cpu)),
-        status: Status::Ok,
-        reason: None,
-        pairs: report::pairs(&done, &stats, &counts),
-    }
+    let placement = sampler_placement(c.tick_cpu, victim_cpu);
+    let pairs = report::pairs(&done, &stats, &counts);
+    Experiment::new(n, rate, Some((victim_cpu, placement)), Ok(pairs))
 }
 
 #[cfg(test)]
