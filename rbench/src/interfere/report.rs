@@ -196,11 +196,8 @@ pub fn summary_line(e: &Experiment) -> String {
         .map_or("no victim CPU".into(), |v| format!("victim CPU {v}"));
     let head = format!("{who}, {victim}");
     if let Some(reason) = &e.reason {
-        let status = serde_json::to_value(e.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        return format!("{head}: {status}: {reason}");
+        let status = serde_json::to_value(e.status).unwrap_or_default();
+        return format!("{head}: {}: {reason}", status.as_str().unwrap_or_default());
     }
     let per_s = |s: &GapStats| s.stolen_ns as f64 / s.wall_ns.max(1) as f64 * 1e3; // ms per s
     let med = |f: &dyn Fn(&Pair) -> Option<f64>| {

@@ -60,17 +60,13 @@ impl Only {
             op,
         })
     }
-
-    /// Whether it selects the row of `path` and `op`.
-    pub fn selects(&self, path: &str, op: &str) -> bool {
-        self.path == path && self.op.as_deref().is_none_or(|o| o == op)
-    }
 }
 
 /// Whether `only` (empty: every row) selects the row of `path` and `op`,
 /// one the victim harness times.
 pub fn selected(only: &[Only], path: &str, op: &str) -> bool {
-    only.is_empty() || only.iter().any(|o| o.selects(path, op))
+    let selects = |o: &Only| o.path == path && o.op.as_deref().is_none_or(|o_op| o_op == op);
+    only.is_empty() || only.iter().any(selects)
 }
 
 /// What to run.

@@ -173,12 +173,10 @@ impl Running {
         })
     }
 
+    /// None while it runs; once it has exited, its exit code (None: killed
+    /// by a signal, or it could not be waited for).
     fn exited(&mut self) -> Option<Option<i32>> {
-        match self.child.try_wait() {
-            Ok(Some(status)) => Some(status.code()),
-            Ok(None) => None,
-            Err(_) => Some(None),
-        }
+        (self.child.try_wait()).map_or(Some(None), |status| status.map(|s| s.code()))
     }
 
     fn interrupt(&mut self) {
@@ -200,9 +198,7 @@ impl Running {
 /// The reason a sampler ended as it did: its status and its stderr's last
 /// line.
 fn child_reason(code: Option<i32>, lines: &[String], when: &str) -> (Status, String) {
-    let last = lines
-        .last()
-        .map_or("(nothing on stderr)".to_string(), |l| l.clone());
+    let last = lines.last().map_or("(nothing on stderr)", String::as_str);
     let status = match code {
         Some(c) => format!("exit status {c}"),
         None => "killed by a signal".into(),
