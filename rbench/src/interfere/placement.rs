@@ -32,16 +32,11 @@ pub fn victim_cpu(
         ));
     }
     match target {
-        Some(t) if t != reader => {
-            if allowed.contains(&t) {
-                Ok((t, Placement::VictimIsTarget))
-            } else {
-                Err(format!(
-                    "the target CPU {t} is not one this process may run on (allowed: {list}): \
-                     the victim cannot sit there"
-                ))
-            }
-        }
+        Some(t) if t != reader && allowed.contains(&t) => Ok((t, Placement::VictimIsTarget)),
+        Some(t) if t != reader => Err(format!(
+            "the target CPU {t} is not one this process may run on (allowed: {list}): \
+             the victim cannot sit there"
+        )),
         _ => match allowed.iter().copied().filter(|&c| c != reader).min() {
             Some(v) => Ok((v, Placement::VictimElsewhere)),
             None => Err(format!(

@@ -95,14 +95,7 @@ pub fn drive(
             let count = &mut out.counts[k];
             let result = match rate_hz {
                 None => flat_out(reader, end, stop, count),
-                Some(r) => at_rate(
-                    reader,
-                    start_ns,
-                    end_ns,
-                    1_000_000_000 / u64::from(r.max(1)),
-                    stop,
-                    count,
-                ),
+                Some(r) => at_rate(reader, start_ns, end_ns, r, stop, count),
             };
             if let Err(e) = result {
                 out.error = Some(e.to_string());
@@ -132,15 +125,16 @@ fn flat_out(
     Ok(())
 }
 
-/// One read per period from `start_ns` until `end_ns`.
+/// `rate_hz` reads per second, on deadlines from `start_ns` until `end_ns`.
 fn at_rate(
     reader: &mut dyn Reader,
     start_ns: u64,
     end_ns: u64,
-    period_ns: u64,
+    rate_hz: u32,
     stop: &AtomicBool,
     count: &mut Count,
 ) -> Result<(), crate::Error> {
+    let period_ns = 1_000_000_000 / u64::from(rate_hz.max(1));
     let mut next = start_ns;
     while next < end_ns && !stop.load(Ordering::Relaxed) {
         nanosleep_abs(next);
