@@ -40,13 +40,6 @@ pub struct Second {
     pub not_kept: u64,
 }
 
-impl Second {
-    /// Wall cycles: from the read that opened it to the one that closed it.
-    pub fn wall(&self) -> u64 {
-        self.end_tsc - self.start_tsc
-    }
-}
-
 /// The accounting of one run (see the module's description).
 #[derive(Debug)]
 pub struct Gaps {
@@ -191,33 +184,24 @@ pub struct GapStats {
     pub not_kept: u64,
 }
 
-/// Sorts `gaps` (cycles) and gives their p50 and p99 in ns.
-fn percentiles(gaps: &mut [u64], ns_per_cycle: f64) -> (Option<f64>, Option<f64>) {
-    if gaps.is_empty() {
-        return (None, None);
-    }
-    gaps.sort_unstable();
-    let ns: Vec<f64> = gaps.iter().map(|&g| g as f64 * ns_per_cycle).collect();
-    (
-        Some(quantile_sorted(&ns, 0.50)),
-        Some(quantile_sorted(&ns, 0.99)),
-    )
-}
-
-fn to_ns(cycles: u64, ns_per_cycle: f64) -> u64 {
-    (cycles as f64 * ns_per_cycle).round() as u64
-}
-
 impl Second {
+    /// Wall cycles: from the read that opened it to the one that closed it.
+    pub fn wall(&self) -> u64 {
+        self.end_tsc - self.start_tsc
+    }
+
     /// Its statistics, given its kept gaps (sorted here).
     fn stats(&self, gaps: &mut [u64], ns_per_cycle: f64) -> GapStats {
-        let (p50_ns, p99_ns) = percentiles(gaps, ns_per_cycle);
+        gaps.sort_unstable();
+        let ns: Vec<f64> = gaps.iter().map(|&g| g as f64 * ns_per_cycle).collect();
+        let quantile = |q| (!ns.is_empty()).then(|| quantile_sorted(&ns, q));
+        let to_ns = |cycles: u64| (cycles as f64 * ns_per_cycle).round() as u64;
         GapStats {
-            wall_ns: to_ns(self.wall(), ns_per_cycle),
-            stolen_ns: to_ns(self.stolen, ns_per_cycle),
+            wall_ns: to_ns(self.wall()),
+            stolen_ns: to_ns(self.stolen),
             count: self.count,
-            p50_ns,
-            p99_ns,
+            p50_ns: quantile(0.50),
+            p99_ns: quantile(0.99),
             max_ns: (self.count > 0).then_some(self.max as f64 * ns_per_cycle),
             not_kept: self.not_kept,
         }
