@@ -27,20 +27,21 @@
 namespace raplbench {
 namespace {
 
-template <int N>
-inline void nop_block() {
-  asm volatile(".rept %c0\n\tnop\n\t.endr" ::"i"(N));
-}
+// The instructions: Insn::block<N>() runs N copies.
+struct Nop {
+  template <int N>
+  static void block() { asm volatile(".rept %c0\n\tnop\n\t.endr" ::"i"(N)); }
+};
 
-template <int N>
-inline void mov_block() {
-  asm volatile(".rept %c0\n\tmov %%rax, %%rdx\n\t.endr" ::"i"(N) : "rdx");
-}
+struct Mov {
+  template <int N>
+  static void block() { asm volatile(".rept %c0\n\tmov %%rax, %%rdx\n\t.endr" ::"i"(N) : "rdx"); }
+};
 
 template <unsigned Leaf>
 struct Cpuid {
   template <int N>
-  static inline void block() {
+  static void block() {
     asm volatile(
         ".rept %c[n]\n\tmov %[leaf], %%eax\n\txor %%ecx, %%ecx\n\tcpuid\n\t.endr" ::[n] "i"(N),
         [leaf] "i"(Leaf)
@@ -48,30 +49,32 @@ struct Cpuid {
   }
 };
 
-template <int N>
-inline void rdtsc_block() {
-  asm volatile(".rept %c0\n\trdtsc\n\t.endr" ::"i"(N) : "eax", "edx");
-}
+struct Rdtsc {
+  template <int N>
+  static void block() { asm volatile(".rept %c0\n\trdtsc\n\t.endr" ::"i"(N) : "eax", "edx"); }
+};
 
-template <int N>
-inline void rdtscp_block() {
-  asm volatile(".rept %c0\n\trdtscp\n\t.endr" ::"i"(N) : "eax", "ecx", "edx");
-}
+struct Rdtscp {
+  template <int N>
+  static void block() {
+    asm volatile(".rept %c0\n\trdtscp\n\t.endr" ::"i"(N) : "eax", "ecx", "edx");
+  }
+};
 
 using Clock = std::chrono::steady_clock;
 
-template <void (*Small)(), void (*Large)(), int Extra>
+template <class Insn, int Small, int Large>
 void unrolled_difference(benchmark::State& state) {
   double extra_ns = 0;  // sum over iterations of (large block - small block)
   for (auto _ : state) {
     auto t0 = Clock::now();
-    Small();
+    Insn::template block<Small>();
     auto t1 = Clock::now();
-    Large();
+    Insn::template block<Large>();
     auto t2 = Clock::now();
     extra_ns += std::chrono::duration<double, std::nano>((t2 - t1) - (t1 - t0)).count();
   }
-  state.counters["latency"] = extra_ns / (double(state.iterations()) * Extra);
+  state.counters["latency"] = extra_ns / (double(state.iterations()) * (Large - Small));
 }
 
 // SMALL and LARGE per instruction: large enough that LARGE - SMALL copies
@@ -85,20 +88,12 @@ constexpr int kCpuidSmall = 1, kCpuidLarge = 1 + 8;
 
 void add_insn_row(const nlohmann::json& row) {
   const std::pair<const char*, BenchFn> cases[] = {
-      {"nop", unrolled_difference<nop_block<kFastSmall>, nop_block<kFastLarge>,
-                                  kFastLarge - kFastSmall>},
-      {"mov", unrolled_difference<mov_block<kFastSmall>, mov_block<kFastLarge>,
-                                  kFastLarge - kFastSmall>},
-      {"cpuid:0x0",
-       unrolled_difference<Cpuid<0>::block<kCpuidSmall>, Cpuid<0>::block<kCpuidLarge>,
-                           kCpuidLarge - kCpuidSmall>},
-      {"cpuid:0x1",
-       unrolled_difference<Cpuid<1>::block<kCpuidSmall>, Cpuid<1>::block<kCpuidLarge>,
-                           kCpuidLarge - kCpuidSmall>},
-      {"rdtsc", unrolled_difference<rdtsc_block<kTscSmall>, rdtsc_block<kTscLarge>,
-                                    kTscLarge - kTscSmall>},
-      {"rdtscp", unrolled_difference<rdtscp_block<kTscSmall>, rdtscp_block<kTscLarge>,
-                                     kTscLarge - kTscSmall>},
+      {"nop", unrolled_difference<Nop, kFastSmall, kFastLarge>},
+      {"mov", unrolled_difference<Mov, kFastSmall, kFastLarge>},
+      {"cpuid:0x0", unrolled_difference<Cpuid<0>, kCpuidSmall, kCpuidLarge>},
+      {"cpuid:0x1", unrolled_difference<Cpuid<1>, kCpuidSmall, kCpuidLarge>},
+      {"rdtsc", unrolled_difference<Rdtsc, kTscSmall, kTscLarge>},
+      {"rdtscp", unrolled_difference<Rdtscp, kTscSmall, kTscLarge>},
   };
   const nlohmann::json insn = row["open"]["insn"];
   for (const auto& [op, fn] : cases)
