@@ -275,17 +275,9 @@ fn attach_cpu_clock(
     for &cpu in cpus {
         let fd = open_cpu_clock(cpu, period_ns).map_err(|e| e.to_string())?;
         // a failed attach leaves the event to us: `fd` closes it on return
-        let link = skel
-            .progs
-            .on_cpu_clock
-            .attach_perf_event(fd.as_raw_fd())
-            .map_err(|e| {
-                bpf_error(
-                    &format!("attaching to the cpu-clock event on CPU {cpu}"),
-                    &e,
-                )
-                .to_string()
-            })?;
+        let what = format!("attaching to the cpu-clock event on CPU {cpu}");
+        let link = (skel.progs.on_cpu_clock.attach_perf_event(fd.as_raw_fd()))
+            .map_err(|e| bpf_error(&what, &e).to_string())?;
         // attached: destroying the link closes the event (libbpf's
         // bpf_link_perf_detach), so the link becomes its only owner
         let _owned_by_link: RawFd = fd.into_raw_fd();
@@ -318,22 +310,10 @@ fn store_counter_fds(
     counters: &[PerfEventSpec],
 ) -> Result<(), Error> {
     for entry in fds {
-        skel.maps
-            .counters
-            .update(
-                &entry.key.to_ne_bytes(),
-                &entry.fd.as_raw_fd().to_ne_bytes(),
-                MapFlags::ANY,
-            )
-            .map_err(|e| {
-                bpf_error(
-                    &format!(
-                        "storing perf event {} in the BPF map",
-                        counters[entry.key as usize % RB_MAX_COUNTERS].name
-                    ),
-                    &e,
-                )
-            })?;
+        let name = &counters[entry.key as usize % RB_MAX_COUNTERS].name;
+        let (key, fd) = (entry.key.to_ne_bytes(), entry.fd.as_raw_fd().to_ne_bytes());
+        (skel.maps.counters.update(&key, &fd, MapFlags::ANY))
+            .map_err(|e| bpf_error(&format!("storing perf event {name} in the BPF map"), &e))?;
     }
     Ok(())
 }
