@@ -57,25 +57,15 @@ pub fn check_slots(
     window: Duration,
     poll: Duration,
 ) -> Vec<Option<String>> {
-    let slot_name = |cpu: usize| format!("BPF slot of CPU {cpu}");
-    let load_failed = |cpu: usize, e: Error| match e {
-        Error::SlotUnsettled { .. } => {
-            format!(
-                "{}: never settled (its seqlock kept moving)",
-                slot_name(cpu)
-            )
-        }
-        other => format!("{}: {other}", slot_name(cpu)),
+    let load_failed = |e: Error| match e {
+        Error::SlotUnsettled { .. } => "never settled (its seqlock kept moving)".to_string(),
+        other => other.to_string(),
     };
     let mut why: Vec<Option<String>> = cpus
         .iter()
-        .map(|&cpu| {
-            (!armed.contains(&cpu)).then(|| {
-                format!(
-                    "{}: no trigger armed there (outside this process's CPU affinity)",
-                    slot_name(cpu)
-                )
-            })
+        .map(|cpu| {
+            (!armed.contains(cpu))
+                .then(|| "no trigger armed there (outside this process's CPU affinity)".into())
         })
         .collect();
     let start = Instant::now();
@@ -83,7 +73,7 @@ pub fn check_slots(
     for (i, &cpu) in cpus.iter().enumerate() {
         if why[i].is_none() {
             if let Err(e) = load(cpu, &mut first[i]) {
-                why[i] = Some(load_failed(cpu, e));
+                why[i] = Some(load_failed(e));
             }
         }
     }
@@ -98,7 +88,7 @@ pub fn check_slots(
                 continue;
             }
             match load(cpu, &mut now[i]) {
-                Err(e) => why[i] = Some(load_failed(cpu, e)),
+                Err(e) => why[i] = Some(load_failed(e)),
                 Ok(()) if now[i].err != 0 => last_err[i] = now[i].err,
                 Ok(()) => {}
             }
@@ -109,26 +99,23 @@ pub fn check_slots(
     }
     let ms = start.elapsed().as_millis();
     let floor_hz = g_format(1e9 / window.as_nanos().max(1) as f64);
-    for (i, &cpu) in cpus.iter().enumerate() {
-        if why[i].is_some() {
-            continue;
-        }
+    for (i, why) in why.iter_mut().enumerate().filter(|(_, why)| why.is_none()) {
         let seen = now[i].ticks.wrapping_sub(first[i].ticks);
         let with_error = now[i].err_ticks.wrapping_sub(first[i].err_ticks);
         if seen == 0 {
-            why[i] = Some(format!(
-                "{}: no tick in {ms} ms: {trigger} fires below {floor_hz} Hz on this CPU",
-                slot_name(cpu)
+            *why = Some(format!(
+                "no tick in {ms} ms: {trigger} fires below {floor_hz} Hz on this CPU"
             ));
         } else if with_error > 0 {
-            why[i] = Some(format!(
-                "{}: {} on {with_error} of {seen} ticks seen in {ms} ms",
-                slot_name(cpu),
-                slot_error_text(last_err[i])
+            let err = slot_error_text(last_err[i]);
+            *why = Some(format!(
+                "{err} on {with_error} of {seen} ticks seen in {ms} ms"
             ));
         }
     }
-    why
+    (why.into_iter().zip(cpus))
+        .map(|(why, cpu)| why.map(|why| format!("BPF slot of CPU {cpu}: {why}")))
+        .collect()
 }
 
 #[cfg(test)]
