@@ -88,17 +88,15 @@ pub struct WriterSetup {
 /// The CSV header.
 pub const CSV_HEADER: &str = "time_ns,source,domain,raw,delta_j\n";
 
-/// Appends `text` as one CSV field (RFC 4180): as it is, or in double
-/// quotes with its quotes doubled when it holds a comma, a quote or a line
-/// break. Domain names come from sysfs files and fixtures: a comma in one
-/// must not shift the columns.
-fn push_field(line: &mut String, text: &str) {
+/// `text` as one CSV field (RFC 4180): as it is, or in double quotes with
+/// its quotes doubled when it holds a comma, a quote or a line break.
+/// Domain names come from sysfs files and fixtures: a comma in one must not
+/// shift the columns.
+fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
-        line.push('"');
-        line.push_str(&text.replace('"', "\"\""));
-        line.push('"');
+        format!("\"{}\"", text.replace('"', "\"\""))
     } else {
-        line.push_str(text);
+        text.to_string()
     }
 }
 
@@ -128,17 +126,11 @@ pub fn run(
     let mut previous_t: Option<u64> = None;
     let ndom = setup.domains.len();
     let mut columns: Vec<Column> = (setup.domains.iter().zip(&setup.yields_energy))
-        .map(|(d, &energy)| {
-            let mut names = String::new();
-            push_field(&mut names, &d.source);
-            names.push(',');
-            push_field(&mut names, &d.name);
-            Column {
-                names,
-                joules_per_unit: energy.then_some(d.joules_per_unit),
-                diff: CounterDiff::with_max(d.max),
-                gap: GapCheck::with_max(d.max),
-            }
+        .map(|(d, &energy)| Column {
+            names: format!("{},{}", csv_field(&d.source), csv_field(&d.name)),
+            joules_per_unit: energy.then_some(d.joules_per_unit),
+            diff: CounterDiff::with_max(d.max),
+            gap: GapCheck::with_max(d.max),
         })
         .collect();
     let mut line = String::with_capacity(128);
@@ -215,17 +207,12 @@ mod tests {
 
     #[test]
     fn plain_names_are_written_as_they_are() {
-        let mut line = String::new();
-        push_field(&mut line, "package-0");
-        assert_eq!(line, "package-0");
+        assert_eq!(csv_field("package-0"), "package-0");
     }
 
     #[test]
     fn a_comma_or_a_quote_is_quoted() {
-        let mut line = String::new();
-        push_field(&mut line, "dram,1");
-        line.push(',');
-        push_field(&mut line, "say \"hi\"");
+        let line = format!("{},{}", csv_field("dram,1"), csv_field("say \"hi\""));
         assert_eq!(line, "\"dram,1\",\"say \"\"hi\"\"\"");
         assert_eq!(split_fields(&line), ["dram,1", "say \"hi\""]);
     }
@@ -237,11 +224,7 @@ mod tests {
         /// reads back to the same names.
         #[test]
         fn any_names_keep_the_columns(source in "\\PC{0,12}|[,\"\n]{0,4}", name in "\\PC{0,12}|[,\"\r]{0,4}", raw: u64) {
-            let mut line = String::from("123,");
-            push_field(&mut line, &source);
-            line.push(',');
-            push_field(&mut line, &name);
-            line.push_str(&format!(",{raw},0.5"));
+            let line = format!("123,{},{},{raw},0.5", csv_field(&source), csv_field(&name));
             prop_assert_eq!(split_fields(&line), [
                 "123".to_string(), source, name, raw.to_string(), "0.5".to_string()
             ]);
