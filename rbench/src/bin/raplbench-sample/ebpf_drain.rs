@@ -6,7 +6,7 @@
 //! Every package's counters are sampled on that package's CPU of the PMU
 //! cpumask: a sample's key is its CPU.
 
-use rbench::ebpf::{BpfSampler, RbSample};
+use rbench::ebpf::{BpfSampler, RbSample, TickCounts};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -62,13 +62,17 @@ pub fn run(
     let mut drain = drain.into_inner();
     // samples the program had no ring buffer room for: lost in the kernel,
     // counted as dropped (this window's program started with 0)
-    drain.stats.dropped += sampler
-        .cpus()
-        .iter()
-        .filter_map(|&cpu| sampler.tick_counts(cpu).ok())
-        .map(|t| t.ring_drops)
-        .sum::<u64>();
+    drain.stats.dropped += summed(sampler, |t| t.ring_drops);
     drain.finish()
+}
+
+/// `count` of each of `sampler`'s CPUs, summed (a CPU whose counts cannot
+/// be read counts 0).
+pub fn summed(sampler: &BpfSampler, count: fn(TickCounts) -> u64) -> u64 {
+    (sampler.cpus().iter())
+        .filter_map(|&cpu| sampler.tick_counts(cpu).ok())
+        .map(count)
+        .sum()
 }
 
 #[cfg(test)]

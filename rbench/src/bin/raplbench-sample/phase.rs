@@ -340,13 +340,7 @@ fn start_bpf(
         Arc::new(BpfSampler::start(events, &config).map_err(|e| Fail::Setup(e.to_string()))?);
     let trigger = sampler.trigger().to_string();
     let busy = sampler.clone();
-    let busy_cpus = cpus.to_vec();
-    let extra: ExtraCpu = Arc::new(move || {
-        busy_cpus
-            .iter()
-            .map(|&cpu| busy.tick_counts(cpu).map_or(0, |t| t.busy_ns))
-            .sum()
-    });
+    let extra: ExtraCpu = Arc::new(move || ebpf_drain::summed(&busy, |t| t.busy_ns));
     let map = ValueMap {
         domains: map,
         lead: cpus.first().map_or(0, |&c| c as u32),
