@@ -58,10 +58,10 @@ impl Reads for EbpfReads {
     }
 
     fn spec(&self) -> Value {
-        let via = match self.via {
-            SlotRead::Lookup => "lookup",
-            SlotRead::Load => "load",
-        };
+        let (_, via, _) = SLOT_READS
+            .iter()
+            .find(|r| r.2 == self.via)
+            .expect("a slot read");
         json!({"bpf": self.bpf, "cpu": self.cpu, "via": via})
     }
 }
@@ -75,11 +75,7 @@ impl EbpfReads {
         started: &mut Vec<(Value, Arc<BpfSampler>)>,
     ) -> Option<Result<EbpfReads, Error>> {
         let bpf = open.get("bpf")?;
-        let via = match open["via"].as_str()? {
-            "lookup" => SlotRead::Lookup,
-            "load" => SlotRead::Load,
-            _ => return None,
-        };
+        let (_, _, via) = SLOT_READS.into_iter().find(|r| r.1 == open["via"])?;
         let cpu = usize::try_from(open["cpu"].as_u64()?).ok()?;
         let sampler = match started.iter().find(|(b, _)| b == bpf) {
             Some((_, sampler)) => sampler.clone(),
@@ -107,6 +103,13 @@ impl EbpfReads {
         }))
     }
 }
+
+/// How each path reads a slot: its path, its op (also its "via" in the
+/// plan's JSON) and the read.
+const SLOT_READS: [(&str, &str, SlotRead); 2] = [
+    ("ebpf-lookup", "lookup", SlotRead::Lookup),
+    ("ebpf-mmap", "load", SlotRead::Load),
+];
 
 /// One copy of a CPU's slot per operation, by lookup or by load.
 struct SlotReader<'a> {
@@ -189,18 +192,13 @@ pub fn plan(machine: &Machine, plan: &mut Plan) {
 
 /// The rows of the program's firing rate (op "tick", ubench's alone): one
 /// per CPU of `on`, where ubench runs the sampler `bpf` (its events on
-/// those CPUs), with the trigger the plan's sampler got; or one row saying
-/// why none runs.
+/// those CPUs), with the trigger the plan's sampler got.
 fn tick_rows(
     on: &[usize],
-    bpf: Option<(&Value, &BpfSampler)>,
+    bpf: &Value,
+    sampler: &BpfSampler,
     stand_in: Option<&str>,
-    reason: &str,
 ) -> Vec<Planned> {
-    let tick = |target: Option<&str>| meta("ebpf-mmap", "tick", target, None, stand_in, None);
-    let Some((bpf, sampler)) = bpf else {
-        return vec![Planned::unavailable(tick(None), reason).only_for(&["gbench"], RATE)];
-    };
     let hz = 1_000_000_000 / sampler.period_ns().max(1);
     let target = format!("{}, {hz} Hz requested", sampler.trigger());
     let mut bpf = bpf.clone();
@@ -209,7 +207,7 @@ fn tick_rows(
         .map(|&cpu| {
             let meta = RowMeta {
                 target_cpu: Some(cpu),
-                ..tick(Some(&target))
+                ..meta("ebpf-mmap", "tick", Some(&target), None, stand_in, None)
             };
             let open = json!({"bpf": bpf, "cpu": cpu, "via": "tick"});
             Planned::run(meta, ForOthers(open)).only_for(&["gbench"], RATE)
@@ -228,18 +226,14 @@ const RATE: (&str, &str) = ("rate_hz", "Hz");
 /// if none runs).
 pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -> Vec<Planned> {
     let unavailable = |label: &str, stand_in: Option<&str>, reason: &str| {
-        let mut rows = vec![
-            Planned::unavailable(
-                meta("ebpf-lookup", "lookup", Some(label), None, stand_in, None),
-                reason,
-            ),
-            Planned::unavailable(
-                meta("ebpf-mmap", "load", Some(label), None, stand_in, None),
-                reason,
-            ),
-        ];
-        rows.extend(tick_rows(&[], None, stand_in, reason));
-        rows
+        let row = |path, op, target| {
+            Planned::unavailable(meta(path, op, Some(target), None, stand_in, None), reason)
+        };
+        vec![
+            row("ebpf-lookup", "lookup", label),
+            row("ebpf-mmap", "load", label),
+            row("ebpf-mmap", "tick", "").only_for(&["gbench"], RATE),
+        ]
     };
     let found = match perf {
         Ok(found) => found,
@@ -272,10 +266,7 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -
         let (counters, _) = on_cpu(found, cpu);
         let liveness = Counters::liveness_of(counters);
         for p in cpus.package_placements(cpu) {
-            for (path, op, via) in [
-                ("ebpf-lookup", "lookup", SlotRead::Lookup),
-                ("ebpf-mmap", "load", SlotRead::Load),
-            ] {
+            for (path, op, via) in SLOT_READS {
                 let meta = meta(path, op, Some(&label), Some(p), stand_in, liveness.clone());
                 rows.push(match &problem {
                     Some(why) => Planned::unavailable(meta, why),
@@ -292,12 +283,7 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -
             }
         }
     }
-    rows.extend(tick_rows(
-        &cpus.allowed(),
-        Some((&bpf, &sampler)),
-        stand_in,
-        "",
-    ));
+    rows.extend(tick_rows(&cpus.allowed(), &bpf, &sampler, stand_in));
     rows
 }
 
