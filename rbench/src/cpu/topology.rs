@@ -84,13 +84,10 @@ impl Cpus {
 
     /// The physical package of `cpu`, from the topology under the root.
     pub fn package_of(&self, cpu: usize) -> Option<u32> {
-        read_first_line(
-            self.root
-                .join(format!("cpu{cpu}/topology/physical_package_id")),
-        )?
-        .trim()
-        .parse()
-        .ok()
+        let path = self
+            .root
+            .join(format!("cpu{cpu}/topology/physical_package_id"));
+        read_first_line(path)?.trim().parse().ok()
     }
 
     /// The "other CPU" of a same-CPU/other-CPU pair: the highest-numbered
