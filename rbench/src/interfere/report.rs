@@ -180,15 +180,15 @@ pub fn pairs(at: &[PairAt], victim: &[Option<GapStats>], counts: &[Count]) -> Ve
 /// did not run.
 pub fn summary_line(e: &Experiment) -> String {
     let rate = (e.rate_hz).map_or(" @ flat out".into(), |r| format!(" @ {r} Hz"));
-    let who = match &e.neighbour {
+    let (who, unit) = match &e.neighbour {
         Neighbour::Route(m) => {
             let target = m.target.as_deref().unwrap_or("(no target)");
-            format!("{}/{} {target}{rate}", m.path, m.op)
+            (format!("{}/{} {target}{rate}", m.path, m.op), "reads")
         }
         // its target names its rate
         Neighbour::Sampler(s) => match &s.target {
-            Some(t) => format!("sampler {} ({t})", s.mechanism),
-            None => format!("sampler {}{rate}", s.mechanism),
+            Some(t) => (format!("sampler {} ({t})", s.mechanism), "ticks"),
+            None => (format!("sampler {}{rate}", s.mechanism), "ticks"),
         },
     };
     let victim = e
@@ -207,10 +207,6 @@ pub fn summary_line(e: &Experiment) -> String {
     let on = med(&|p| Some(per_s(&p.on.stats)));
     let off = med(&|p| Some(per_s(&p.off)));
     let per_read = med(&Pair::stolen_ns_per_read);
-    let unit = match e.neighbour {
-        Neighbour::Route(_) => "reads",
-        Neighbour::Sampler(_) => "ticks",
-    };
     match (reads, on, off) {
         (Some(r), Some(on), Some(off)) => format!(
             "{head}: {r:.0} {unit}/s, stolen {on:.1} ms/s vs {off:.1} ms/s baseline: {} per read",

@@ -65,14 +65,11 @@ pub fn route_windows(pairs: usize) -> (Vec<Role>, Vec<PairAt>) {
     for p in 0..pairs {
         let first = roles.len();
         let order = order(p);
-        let (off, on) = match order {
-            Order::OffOn => (first, first + 1),
-            Order::OnOff => (first + 1, first),
+        let (pair, off, on) = match order {
+            Order::OffOn => ([Role::Off, Role::On], first, first + 1),
+            Order::OnOff => ([Role::On, Role::Off], first + 1, first),
         };
-        roles.extend(match order {
-            Order::OffOn => [Role::Off, Role::On],
-            Order::OnOff => [Role::On, Role::Off],
-        });
+        roles.extend(pair);
         at.push(PairAt { order, off, on });
     }
     (roles, at)

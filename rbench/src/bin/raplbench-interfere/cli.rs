@@ -39,14 +39,12 @@ measured is written and the status is 130/143.";
 
 /// The rates of --rates: a number of reads per second, or None (max: flat out).
 pub fn parse_rate(text: &str) -> Result<Option<u32>, String> {
-    match text {
-        "max" => Ok(None),
-        _ => match text.parse::<u32>() {
-            Ok(r) if (1..=1_000_000).contains(&r) => Ok(Some(r)),
-            _ => Err(format!(
-                "'{text}' is not a rate: a number of reads per second in 1..=1000000, or max"
-            )),
-        },
+    match (text, text.parse::<u32>()) {
+        ("max", _) => Ok(None),
+        (_, Ok(r)) if (1..=1_000_000).contains(&r) => Ok(Some(r)),
+        _ => Err(format!(
+            "'{text}' is not a rate: a number of reads per second in 1..=1000000, or max"
+        )),
     }
 }
 
