@@ -227,16 +227,12 @@ KBENCH_PARAM_ATTR(cpu, 0, nr_cpu_ids - 1, true);
 
 static struct kobj_attribute stamp_attr = __ATTR(stamp, 0400, stamp_attr_show, NULL);
 
-static struct attribute *kbench_attrs[] = {
+static const struct attribute *const kbench_attrs[] = {
 	&iterations_attr.attr,
 	&batches_attr.attr,
 	&cpu_attr.attr,
 	&stamp_attr.attr,
 	NULL,
-};
-
-static const struct attribute_group kbench_attr_group = {
-	.attrs = kbench_attrs,
 };
 
 /* ---- module ---------------------------------------------------------------- */
@@ -264,7 +260,7 @@ static int __init kbench_init(void)
 	kbench_kobj = kobject_create_and_add("kbench", kernel_kobj);
 	if (!kbench_kobj)
 		goto fail_proc;
-	err = sysfs_create_group(kbench_kobj, &kbench_attr_group);
+	err = sysfs_create_files(kbench_kobj, kbench_attrs);
 	if (err)
 		goto fail_kobj;
 	return 0;
@@ -278,7 +274,7 @@ fail_proc:
 
 static void __exit kbench_exit(void)
 {
-	kobject_put(kbench_kobj);	/* removes the attribute group with it */
+	kobject_put(kbench_kobj);	/* removes its files with it */
 	proc_remove(kbench_proc_dir);	/* waits for readers in progress */
 }
 
