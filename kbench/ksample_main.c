@@ -28,12 +28,6 @@ MODULE_PARM_DESC(ring_records, "records queued per package: a power of two, 64..
 static DEFINE_MUTEX(ksample_lock);
 static struct proc_dir_entry *proc_dir;
 
-/* Both files: root (the mode) with CAP_SYS_RAWIO, as /dev/cpu/N/msr. */
-static int allowed(void)
-{
-	return capable(CAP_SYS_RAWIO) ? 0 : -EPERM;
-}
-
 /* ---- /proc/ksample/control ------------------------------------------------ */
 
 static int control_show(struct seq_file *m, void *v)
@@ -45,11 +39,10 @@ static int control_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+/* Both files: root (the mode) with CAP_SYS_RAWIO, as /dev/cpu/N/msr. */
 static int control_open(struct inode *inode, struct file *file)
 {
-	int err = allowed();
-
-	return err ? err : single_open(file, control_show, NULL);
+	return capable(CAP_SYS_RAWIO) ? single_open(file, control_show, NULL) : -EPERM;
 }
 
 /* "start <hz>", "null <hz>" or "stop"; anything else is -EINVAL. */
@@ -107,9 +100,7 @@ static const struct proc_ops control_ops = {
 
 static int records_open(struct inode *inode, struct file *file)
 {
-	int err = allowed();
-
-	return err ? err : nonseekable_open(inode, file);
+	return capable(CAP_SYS_RAWIO) ? nonseekable_open(inode, file) : -EPERM;
 }
 
 static ssize_t records_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
