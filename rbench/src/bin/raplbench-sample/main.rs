@@ -269,15 +269,10 @@ fn run(args: Args) -> Result<i32, Fail> {
         .as_ref()
         .map(|e| format!("writing --output failed: {e}"));
     if sampled.iter().all(|w| w.ran.times.len() == 0) && signals::received().is_none() {
-        failure.get_or_insert_with(|| {
-            format!(
-                "no sample was taken: {}",
-                sampled
-                    .iter()
-                    .find_map(|w| w.ran.producer.first_error.clone())
-                    .unwrap_or_default()
-            )
-        });
+        let why = sampled
+            .iter()
+            .find_map(|w| w.ran.producer.first_error.clone());
+        failure.get_or_insert_with(|| format!("no sample was taken: {}", why.unwrap_or_default()));
     }
     // the CSV under its name once complete; a failed write keeps it aside
     if let Some(file) = output_file {

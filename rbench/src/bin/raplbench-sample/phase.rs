@@ -310,14 +310,8 @@ pub fn run_in_kernel(
         None => b,
     });
     writer.extra_cpu_ns = Some(extra);
-    let ((), mut ran, output) = run_phase(
-        "drain",
-        writer,
-        None,
-        banner,
-        until,
-        move |stop, ends, started| (body(stop, ends, started), ()),
-    )?;
+    let body = move |stop: &AtomicBool, ends, started| (body(stop, ends, started), ());
+    let ((), mut ran, output) = run_phase("drain", writer, None, banner, until, body)?;
     ran.trigger = trigger;
     Ok((ran, output))
 }
