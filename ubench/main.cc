@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", flags.error.c_str());
     return 1;
   }
-  raplbench::set_warmup_time(std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double>(flags.warmup_seconds)));
+  raplbench::warmup_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(flags.warmup_seconds));
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 

@@ -9,7 +9,7 @@
 // its thread was pinned, often moved from the other CPU, after another
 // benchmark ran. rbench warms each block up on its pinned CPU before timing
 // it (Criterion's warm-up). So every benchmark call here first runs its own
-// operation untimed for warmup_time(), set by --raplbench_warmup (flags.h).
+// operation untimed for warmup_time, set by --raplbench_warmup (flags.h).
 //
 // Use: put the operation in a lambda returning true on success, then
 //
@@ -26,15 +26,13 @@
 namespace raplbench {
 
 // How long each benchmark call runs its operation before timing it (0: not at all).
-inline std::chrono::nanoseconds configured_warmup{0};
-inline std::chrono::nanoseconds warmup_time() { return configured_warmup; }
-inline void set_warmup_time(std::chrono::nanoseconds warmup) { configured_warmup = warmup; }
+inline std::chrono::nanoseconds warmup_time{0};
 
 // Runs op() untimed in doubling batches (1, 2, 4, ...) until `warmup` has
 // passed, as Criterion's warm-up does; nothing when `warmup` is 0. Returns
 // false as soon as op() does.
 template <class Op>
-bool warm_up(Op&& op, std::chrono::nanoseconds warmup = warmup_time()) {
+bool warm_up(Op&& op, std::chrono::nanoseconds warmup = warmup_time) {
   if (warmup.count() <= 0) return true;
   using Clock = std::chrono::steady_clock;
   const Clock::time_point until = Clock::now() + warmup;

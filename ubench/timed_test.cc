@@ -29,17 +29,17 @@ TEST(WarmUp, NoneAtZeroAndStopsAtTheFirstFailure) {
 }
 
 TEST(WarmUp, TheDefaultIsTheConfiguredTime) {
-  const std::chrono::nanoseconds before = warmup_time();
-  set_warmup_time(2ms);
+  const std::chrono::nanoseconds before = warmup_time;
+  warmup_time = 2ms;
   int calls = 0;
   const auto start = std::chrono::steady_clock::now();
   warm_up([&] { return ++calls > 0; });
   EXPECT_GE(std::chrono::steady_clock::now() - start, 2ms);
-  set_warmup_time(0ns);
+  warmup_time = 0ns;
   calls = 0;
   warm_up([&] { return ++calls > 0; });
   EXPECT_EQ(calls, 0);
-  set_warmup_time(before);
+  warmup_time = before;
 }
 
 }  // namespace
