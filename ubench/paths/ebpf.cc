@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -48,7 +49,7 @@ constexpr int kRateWindowMs = 100;
 // What the sampler runs: the plan's events, every CPU its rows name.
 struct SamplerSpec {
   std::vector<PerfEventSpec> events;
-  std::vector<int> cpus;
+  std::set<int> cpus;
   uint64_t period_ns = 0;
 };
 
@@ -64,12 +65,12 @@ const BpfSampler* sampler(benchmark::State& state) {
     tried = true;
     const SamplerSpec& spec = sampler_spec;
     BpfOptions options;
-    options.cpus = spec.cpus;
+    options.cpus.assign(spec.cpus.begin(), spec.cpus.end());
     running = BpfSampler::start(spec.events, spec.period_ns, &failed, options);
     // its first ticks, before any slot is timed (a slot that never ticks
     // fails its row: see fail_if_not_data)
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    for (int cpu : running ? spec.cpus : std::vector<int>{}) {
+    for (int cpu : running ? spec.cpus : std::set<int>{}) {
       rb_slot slot{};
       while (std::chrono::steady_clock::now() < until &&
              !(running->load_slot(cpu, &slot) && slot.ticks > 0))
@@ -193,10 +194,7 @@ void add_bpf_row(const nlohmann::json& row) {
     spec.events = perf_events_of(bpf["events"]);
     spec.period_ns = bpf["period_ns"];
   }
-  for (int cpu : bpf["cpus"])
-    if (std::find(spec.cpus.begin(), spec.cpus.end(), cpu) == spec.cpus.end())
-      spec.cpus.push_back(cpu);
-  std::sort(spec.cpus.begin(), spec.cpus.end());
+  for (int cpu : bpf["cpus"]) spec.cpus.insert(cpu);
 
   const int cpu = open["cpu"];
   const std::string via = open["via"];
