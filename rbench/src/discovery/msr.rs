@@ -11,8 +11,8 @@ use super::{Counter, Counters, Route};
 use crate::cpu::{CpuSignature, Package};
 use crate::liveness::msr_unit_problem;
 use crate::msr::{
-    cpuid_device_path, domain_joules_per_unit, msr_device_path, msr_hex, rapl_energy_msrs,
-    unit_msr, MsrDevice, Register, ENERGY_COUNTER_MAX,
+    domain_joules_per_unit, msr_device_path, msr_hex, rapl_energy_msrs, unit_msr, MsrDevice,
+    Register, ENERGY_COUNTER_MAX,
 };
 use crate::{Domain, Error};
 
@@ -31,7 +31,7 @@ fn cpuid_stand_in_text(missing: &Error, cpuid_path: &Path) -> String {
 /// The cpuid stand-in on `cpu`: leaf 0 through /dev/cpu/<cpu>/cpuid, or
 /// why it cannot be used either.
 fn cpuid_stand_in(dev_root: &Path, cpu: usize, missing: Error) -> Result<Counters, Error> {
-    let device = cpuid_device_path(dev_root, cpu);
+    let device = dev_root.join(cpu.to_string()).join("cpuid");
     if let Err(e) = MsrDevice::open(&device) {
         // after "stand-in <path>: ", what went wrong (the path once, and
         // none of the msr device's advice: the cpuid device needs no

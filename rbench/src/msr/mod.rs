@@ -34,11 +34,6 @@ pub fn msr_device_path(root: &Path, cpu: usize) -> PathBuf {
     root.join(cpu.to_string()).join("msr")
 }
 
-/// `<root>/<cpu>/cpuid`.
-pub fn cpuid_device_path(root: &Path, cpu: usize) -> PathBuf {
-    root.join(cpu.to_string()).join("cpuid")
-}
-
 /// A register read through a per-CPU device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Register {
