@@ -69,14 +69,10 @@ pub fn lines(args: &Args) -> Vec<[String; 6]> {
                     out.push(cells(m, c, found.stand_in.is_some()));
                 }
             }
-            Err(e) => out.push([
-                m.name().to_string(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                format!("unavailable: {e}"),
-            ]),
+            Err(e) => {
+                let why = format!("unavailable: {e}");
+                out.push([m.name(), "-", "-", "-", "-", &why].map(str::to_string));
+            }
         }
     }
     out

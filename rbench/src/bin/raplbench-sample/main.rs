@@ -108,16 +108,12 @@ impl Loops {
         };
         let (ran, out) = match self.opened.sampler {
             Sampler::Ticked(ref mut source) => {
-                let null: Source = Box::new(NullSource);
-                let lent = if reads {
-                    std::mem::replace(source, null)
-                } else {
-                    null
-                };
-                let (lent, ran, out) = run_ticked(lent, writer, self.setup, until, banner)?;
-                if reads {
-                    *source = lent;
-                }
+                // lent to the window (the null loop's a source of nothing), then back
+                let mut null: Source = Box::new(NullSource);
+                let lent = if reads { source } else { &mut null };
+                let taken = std::mem::replace(lent, Box::new(NullSource));
+                let (back, ran, out) = run_ticked(taken, writer, self.setup, until, banner)?;
+                *lent = back;
                 (ran, out)
             }
             _ => run_in_kernel(&self.opened, reads, writer, self.hz, until, banner)?,

@@ -119,10 +119,13 @@ fn readable(mechanism: Mechanism, found: &Counters) -> Result<Vec<Counter>, Stri
         }
         return Ok(ok);
     }
-    match found.counters.iter().find_map(|c| c.readable.clone().err()) {
-        Some(e) => Err(e),
-        None => Ok(found.counters.clone()),
-    }
+    all_readable(&found.counters)?;
+    Ok(found.counters.clone())
+}
+
+/// Err: why the first of `counters` that cannot be read cannot.
+fn all_readable(counters: &[Counter]) -> Result<(), String> {
+    (counters.iter().find_map(|c| c.readable.clone().err())).map_or(Ok(()), Err)
 }
 
 /// The report's label of the counters: zone ids (or the stand-in file),
@@ -170,13 +173,7 @@ pub fn open(args: &Args) -> Result<Opened, String> {
         stand_in: found.stand_in,
     };
     chosen.probe(LIVENESS_WINDOW);
-    if let Some(e) = chosen
-        .counters
-        .iter()
-        .find_map(|c| c.readable.clone().err())
-    {
-        return Err(e);
-    }
+    all_readable(&chosen.counters)?;
     let Counters { counters, stand_in } = chosen;
     let label = label(&counters, stand_in.is_some());
     let sampler = match mechanism {
