@@ -63,26 +63,20 @@ static struct kobject *kbench_kobj;
 static void show_liveness(struct seq_file *m, const struct kbench_op *op,
 			  const struct kbench_probe *p)
 {
-	switch (p->verdict) {
-	case KB_LIVENESS_NONE:
-		return;
-	case KB_NO_UNIT:
+	if (p->verdict == KB_NO_UNIT) {
 		seq_puts(m, "liveness: no-unit\n");
 		if (p->unit_faults)
 			seq_printf(m, "liveness_probe: unit MSR 0x%x faults\n", op->unit_msr);
 		else
 			seq_printf(m, "liveness_probe: unit MSR 0x%x reads 0x%llx\n",
 				   op->unit_msr, p->unit);
-		return;
-	case KB_LIVE:
-	case KB_FROZEN:
+	} else if (p->verdict != KB_LIVENESS_NONE) {	/* live or frozen */
 		seq_printf(m, "liveness: %s\n", p->verdict == KB_LIVE ? "live" : "frozen");
 		seq_printf(m, "liveness_probe: %u reads in %llu ms, value 0x%llx",
 			   p->reads, div_u64(p->elapsed_us + 500, 1000), p->first);
 		if (p->verdict == KB_LIVE)
 			seq_printf(m, " then 0x%llx", p->last);
 		seq_putc(m, '\n');
-		return;
 	}
 }
 
@@ -90,21 +84,15 @@ static int op_show(struct seq_file *m, void *v)
 {
 	const struct kbench_op *op = m->private;
 	struct kbench_result res = {};
-	unsigned int iterations, batches, cpu, b;
+	unsigned int b;
 	int ret;
 
+	/* held to the end: the parameters below stay as they were run */
 	if (mutex_lock_interruptible(&kbench_lock))
 		return -EINTR;
-	iterations = kbench_iterations;
-	batches = kbench_batches;
-	cpu = kbench_cpu;
-
-	res.milli_cycles = kcalloc(batches, sizeof(*res.milli_cycles), GFP_KERNEL);
-	if (!res.milli_cycles) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	ret = kbench_run(op, cpu, iterations, batches, &res);
+	res.milli_cycles = kcalloc(kbench_batches, sizeof(*res.milli_cycles), GFP_KERNEL);
+	ret = res.milli_cycles ? kbench_run(op, kbench_cpu, kbench_iterations, kbench_batches, &res)
+			       : -ENOMEM;
 	if (ret)
 		goto out;
 
@@ -113,8 +101,8 @@ static int op_show(struct seq_file *m, void *v)
 	seq_printf(m, "cpu: %d\n", res.cpu);
 	seq_printf(m, "tsc_khz: %u\n", tsc_khz);
 	seq_printf(m, "iterations: %u\n", res.iterations);
-	seq_printf(m, "iterations_requested: %u\n", iterations);
-	seq_printf(m, "batches: %u\n", batches);
+	seq_printf(m, "iterations_requested: %u\n", kbench_iterations);
+	seq_printf(m, "batches: %u\n", kbench_batches);
 	seq_printf(m, "batches_cut: %u\n", res.cut);
 	seq_printf(m, "unroll: %d %d\n", op->small, op->large);
 	show_liveness(m, op, &res.probe);
