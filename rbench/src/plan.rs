@@ -137,6 +137,18 @@ impl Planned {
         Planned::new(meta, Ok(Box::new(reads)))
     }
 
+    /// A row to measure, unless there is a reason it cannot run (`why`).
+    pub fn run_unless(
+        meta: RowMeta,
+        why: Option<impl Into<String>>,
+        reads: impl Reads + 'static,
+    ) -> Planned {
+        match why {
+            Some(reason) => Planned::unavailable(meta, reason),
+            None => Planned::run(meta, reads),
+        }
+    }
+
     /// A row that cannot run here, with a reason a person can act on.
     pub fn unavailable(meta: RowMeta, reason: impl Into<String>) -> Planned {
         Planned::new(meta, Err(reason.into()))

@@ -268,18 +268,13 @@ pub fn ebpf_rows(perf: &Result<Counters, Error>, cpus: &Cpus, check: Duration) -
         for p in cpus.package_placements(cpu) {
             for (path, op, via) in SLOT_READS {
                 let meta = meta(path, op, Some(&label), Some(p), stand_in, liveness.clone());
-                rows.push(match &problem {
-                    Some(why) => Planned::unavailable(meta, why),
-                    None => Planned::run(
-                        meta,
-                        EbpfReads {
-                            sampler: sampler.clone(),
-                            cpu,
-                            via,
-                            bpf: bpf.clone(),
-                        },
-                    ),
-                });
+                let reads = EbpfReads {
+                    sampler: sampler.clone(),
+                    cpu,
+                    via,
+                    bpf: bpf.clone(),
+                };
+                rows.push(Planned::run_unless(meta, problem.clone(), reads));
             }
         }
     }

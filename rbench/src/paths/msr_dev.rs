@@ -113,10 +113,9 @@ pub fn msr_rows(
                 found.stand_in.as_deref(),
                 counter.liveness.clone(),
             );
-            rows.push(match &counter.readable {
-                Err(e) => Planned::unavailable(meta, e),
-                Ok(()) => Planned::run(meta, MsrReads { read: read.clone() }),
-            });
+            let why = counter.readable.clone().err();
+            let reads = MsrReads { read: read.clone() };
+            rows.push(Planned::run_unless(meta, why, reads));
         }
     }
     rows

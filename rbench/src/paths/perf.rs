@@ -131,17 +131,12 @@ pub fn perf_rows(perf: &Result<Counters, Error>, cpus: &Cpus) -> Vec<Planned> {
                     found.stand_in.as_deref(),
                     liveness.clone(),
                 );
-                rows.push(match &unreadable {
-                    Some(e) => Planned::unavailable(meta, e),
-                    None => Planned::run(
-                        meta,
-                        PerfReads {
-                            events: events.to_vec(),
-                            cpu,
-                            mode,
-                        },
-                    ),
-                });
+                let reads = PerfReads {
+                    events: events.to_vec(),
+                    cpu,
+                    mode,
+                };
+                rows.push(Planned::run_unless(meta, unreadable.clone(), reads));
             }
         }
     }
