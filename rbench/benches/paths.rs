@@ -122,21 +122,14 @@ fn open<'a>(
 /// Times every runnable row in the rounds of `schedule`; one outcome per
 /// row (None: not runnable, the plan says why).
 fn run(rows: &[Row], schedule: &Schedule, home: &Path) -> Vec<Option<Outcome>> {
-    let mut readers: Vec<Option<Box<dyn Reader + '_>>> = Vec::new();
-    let mut outcomes: Vec<Option<Outcome>> = Vec::new();
-    for row in rows {
-        match row.reads.as_ref().map(|reads| open(row, reads)) {
-            None => (readers.push(None), outcomes.push(None)),
-            Some(Ok(reader)) => (
-                readers.push(Some(reader)),
-                outcomes.push(Some(Outcome::Measured)),
-            ),
-            Some(Err(why)) => (
-                readers.push(None),
-                outcomes.push(Some(Outcome::Unavailable(why))),
-            ),
-        };
-    }
+    let (mut readers, mut outcomes): (Vec<_>, Vec<_>) = rows
+        .iter()
+        .map(|row| match row.reads.as_ref().map(|r| open(row, r)) {
+            None => (None, None),
+            Some(Ok(reader)) => (Some(reader), Some(Outcome::Measured)),
+            Some(Err(why)) => (None, Some(Outcome::Unavailable(why))),
+        })
+        .unzip();
     let mut shuffler = Shuffler::from_entropy();
     let mut last = None;
     for round in 0..schedule.rounds {
