@@ -118,14 +118,8 @@ pub fn run_routes(
                 }
                 // the next path's plan reads this thread's CPU mask
                 let _restore = AffinityGuard::save();
-                done(experiment(
-                    row,
-                    rate,
-                    settings,
-                    &allowed,
-                    calibrations,
-                    stop,
-                ));
+                let e = experiment(row, rate, settings, &allowed, calibrations, stop);
+                done(e);
             }
         }
     }
@@ -141,11 +135,7 @@ fn experiment(
     calibrations: &mut Calibrations,
     stop: &AtomicBool,
 ) -> Experiment {
-    let reader_cpu = row
-        .meta
-        .cpu
-        .or_else(|| allowed.first().copied())
-        .unwrap_or(0);
+    let reader_cpu = row.meta.cpu.or(allowed.first().copied()).unwrap_or(0);
     let victim = victim_cpu(reader_cpu, row.meta.target_cpu, allowed);
     let pairs = match (&row.reads, &victim) {
         (Err(reason), _) | (_, Err(reason)) => Err((Status::Unavailable, reason.clone())),
