@@ -62,9 +62,8 @@ impl SamplerSettings {
             "--output",
             csv,
         ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        .map(String::from)
+        .into()
     }
 }
 
@@ -156,14 +155,11 @@ impl Running {
                 }
                 lines
             });
-        let reader = match spawned {
-            Ok(handle) => handle,
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("cannot start a thread to read its stderr: {e}"));
-            }
-        };
+        let reader = spawned.map_err(|e| {
+            let _ = child.kill();
+            let _ = child.wait();
+            format!("cannot start a thread to read its stderr: {e}")
+        })?;
         Ok(Running {
             child,
             sampling,
