@@ -152,7 +152,7 @@ pub fn calibrate(window: Duration) -> Calibration {
     let end_ns = start.0 + window.as_nanos() as u64;
     // the clock is checked every 4096 iterations (vDSO, no system call)
     let mut prev = unsafe { _rdtsc() };
-    'outer: loop {
+    loop {
         for _ in 0..4096 {
             let now = unsafe { _rdtsc() };
             let d = now.saturating_sub(prev) as usize;
@@ -163,7 +163,7 @@ pub fn calibrate(window: Duration) -> Calibration {
             prev = now;
         }
         if monotonic_ns() >= end_ns {
-            break 'outer;
+            break;
         }
     }
     let end = stamp();

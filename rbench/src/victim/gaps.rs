@@ -217,14 +217,13 @@ impl Measured {
             .collect();
         let sum = |f: fn(&Second) -> u64| self.seconds.iter().map(f).sum::<u64>();
         let whole = Second {
-            start_tsc: 0,
             end_tsc: sum(Second::wall),
             count: sum(|s| s.count),
             stolen: sum(|s| s.stolen),
             max: self.seconds.iter().map(|s| s.max).max().unwrap_or(0),
-            first_kept: 0,
             kept: gaps.len(),
             not_kept: sum(|s| s.not_kept),
+            ..Second::default()
         };
         (per_second, whole.stats(&mut gaps, ns_per_cycle))
     }
