@@ -56,9 +56,8 @@ int keep_libbpf_message(enum libbpf_print_level level, const char* format, va_li
 std::string libbpf_said() {
   std::lock_guard<std::mutex> lock(libbpf_mutex);
   std::string text = libbpf_messages;
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  size_t from = text.rfind('\n');
-  text = from == std::string::npos ? text : text.substr(from + 1);
+  text.erase(text.find_last_not_of("\n ") + 1);  // npos + 1 == 0: all blank, all erased
+  text = text.substr(text.rfind('\n') + 1);       // the last line (no newline: npos + 1, all)
   if (text.rfind("libbpf: ", 0) == 0) text = text.substr(8);
   return text.empty() ? "" : " (libbpf: " + text + ")";
 }
