@@ -31,10 +31,9 @@ foreach(_gb_key package version file sha256 dir)
 endforeach()
 set(RAPLBENCH_GBENCH_CACHE ${CMAKE_SOURCE_DIR}/.cache/gbench CACHE PATH
     "where ci/gbench-source puts Google Benchmark's source")
-set(_gb_cache ${RAPLBENCH_GBENCH_CACHE})
-set(_gb_tarball ${_gb_cache}/${_gb_file})
-file(MAKE_DIRECTORY ${_gb_cache})
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_gb_cache} ${_gb_pin})
+set(_gb_tarball ${RAPLBENCH_GBENCH_CACHE}/${_gb_file})
+file(MAKE_DIRECTORY ${RAPLBENCH_GBENCH_CACHE})
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${RAPLBENCH_GBENCH_CACHE} ${_gb_pin})
 
 set(_gb_missing "")
 if(RAPLBENCH_GBENCH STREQUAL "system")
