@@ -91,8 +91,18 @@ def _plot_published(ax, ref, y, style):
                     zorder=5)
 
 
-def _plot_local(ax, row, y, color, rng, marker="o", hollow=False, points=True):
-    if points:
+def _plot_local(ax, row, y, color, rng=None, flags=None, user_space=False):
+    """A local row at y: its repetitions as points (given an rng), its median
+    and 95% CI. Hollow for a stand-in, a dead counter (a pentagon) and a
+    user-space instruction beside the paper's kernel loop (a square); the
+    first two noted in flags. Returns (marker, hollow)."""
+    stand_in, dead = labels.is_stand_in(row), liveness.is_dead(row)
+    marker = "s" if user_space else DEAD_MARKER if dead else "o"
+    hollow = stand_in or dead or user_space
+    if flags is not None:
+        flags["stand_in"] |= stand_in
+        flags["dead"] |= dead
+    if rng is not None:
         ys = y + rng.uniform(-0.1, 0.1, len(row["samples"]))
         xs = row["samples"]
         keep = [i for i, v in enumerate(xs) if v > 0]
@@ -102,10 +112,25 @@ def _plot_local(ax, row, y, color, rng, marker="o", hollow=False, points=True):
     lo, hi, med = row["ci95_low"], row["ci95_high"], row["median"]
     ax.errorbar([med], [y], xerr=[[med - lo], [hi - med]], fmt=marker, ms=6, color=color,
                 mfc="white" if hollow else color, mec=color, capsize=2.5, lw=2, zorder=4)
+    return marker, hollow
+
+
+def _status_handles(stand_in: bool, dead: bool, color="0.3") -> list:
+    """The legend entries of the hollow stand-ins and the dead counters' pentagons."""
+    return ([hollow_handle("stand-in (hollow)", color)] if stand_in else []) \
+        + ([dead_handle(marker=True)] if dead else [])
+
+
+def _published_handles(styles: dict, sources=None) -> list:
+    """A legend entry per published source (those in `sources`, if given)."""
+    return [Line2D([], [], ls="", marker=m, ms=6, mfc="white", mec=c, mew=1.6,
+                   label=wrap(f"published: {s}", 60)) for s, (c, m) in styles.items()
+            if sources is None or s in sources]
 
 
 def _latency_axis(ax, n, xs):
-    """n rungs top down, banded; the log x axis spans the values xs plotted."""
+    """n rungs top down, banded; the log x axis spans the values xs plotted
+    (autoscaled for none)."""
     ax.set_ylim(n - 0.5, -0.5)
     rung_bands(ax, n)
     positive = [x for x in xs if x and x > 0]
@@ -136,14 +161,10 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
             tick_colors.append(NOT_OK_COLOR)
             flags["not_ok"] = True
         else:
-            stand_in, dead = labels.is_stand_in(row), liveness.is_dead(row)
-            flags["stand_in"] |= stand_in
-            flags["dead"] |= dead
-            tags = [t for t, on in (("stand-in", stand_in), (liveness.tag(row), dead)) if on]
+            tags = pairing.status_tags(row)
             ticks.append(f"{label}  [{', '.join(tags)}]" if tags else label)
             tick_colors.append("black")
-            _plot_local(ax, row, i - 0.2, color, rng, marker=DEAD_MARKER if dead else "o",
-                        hollow=stand_in or dead)
+            _plot_local(ax, row, i - 0.2, color, rng, flags)
             xs += row["samples"]
     styles = _published_styles(refs)
     offsets = {}
@@ -167,13 +188,9 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
                       label="this machine: one repetition"),
                Line2D([], [], marker="o", ms=6, color=color, lw=2,
                       label="this machine: median, 95% CI")]
-    if flags["stand_in"]:
-        handles.append(hollow_handle("stand-in (hollow)", color))
-    if flags["dead"]:
-        handles.append(dead_handle(marker=True))
-    handles += [Line2D([], [], ls="", marker=m, ms=6, mfc="white", mec=c, mew=1.6,
-                       label=wrap(f"published: {s}", 60)) for s, (c, m) in styles.items()
-                if any(rung_of(r) is not None for r in refs if source_label(r) == s)]
+    handles += _status_handles(flags["stand_in"], flags["dead"], color)
+    handles += _published_handles(styles, {source_label(r) for r in refs
+                                           if rung_of(r) is not None})
     figure_legend(fig, handles, ncols=3)
     return fig
 
@@ -196,28 +213,21 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
         return None
     fig, ax = plt.subplots(figsize=reference_size(len(keys)), layout="constrained")
     ax.set_xscale("log")
-    rng = np.random.default_rng(1)
     styles = _published_styles([r for r in refs if r["metric"] == "latency"])
     xs, flags = [], {"stand_in": False, "user": False, "dead": False}
     step = 0.45 / max(len(runs), 1)
     measured = set()
     for i, key in enumerate(keys):
+        on_rung = [r for r in refs if r["metric"] == "latency" and (r["path"], r["op"]) == key]
         for j, run in enumerate(runs):
-            color = machine_color(run, j)
-            ref = next(r for r in refs if (r["path"], r["op"]) == key)
-            local, how = pairing.best_local(ref, run.rows)
+            local, how = pairing.best_local(on_rung[0], run.rows)
             if local is None or local["status"] != "ok":
                 continue
-            hollow, dead = labels.is_stand_in(local), liveness.is_dead(local)
-            marker = "s" if how == "user-space" else DEAD_MARKER if dead else "o"
-            flags["stand_in"] |= hollow
-            flags["dead"] |= dead
             flags["user"] |= how == "user-space"
             measured.add(key)
-            _plot_local(ax, local, i - 0.45 + step * (j + 0.5), color, rng, marker=marker,
-                        hollow=hollow or dead or how == "user-space", points=False)
+            _plot_local(ax, local, i - 0.45 + step * (j + 0.5), machine_color(run, j),
+                        flags=flags, user_space=how == "user-space")
             xs += [local["ci95_low"], local["ci95_high"]]
-        on_rung = [r for r in refs if r["metric"] == "latency" and (r["path"], r["op"]) == key]
         for k, ref in enumerate(on_rung):
             _plot_published(ax, ref, i + 0.08 + 0.12 * k, styles[source_label(ref)])
             xs += [v for v in (pairing.published_value(ref), ref.get("ci95_low"),
@@ -233,15 +243,11 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
                       label=wrap(f"this report: {run.label}"
                                   + (" (emulated CPU: not hardware figures)" if run.emulated else ""),
                                   60)) for j, run in enumerate(runs)]
-    if flags["stand_in"]:
-        handles.append(hollow_handle("stand-in (hollow)"))
-    if flags["dead"]:
-        handles.append(dead_handle(marker=True))
+    handles += _status_handles(flags["stand_in"], flags["dead"])
     if flags["user"]:
         handles.append(hollow_handle("user-space instruction for the paper's kernel loop",
                                      marker="s"))
-    handles += [Line2D([], [], ls="", marker=m, ms=6, mfc="white", mec=c, mew=1.6,
-                       label=wrap(f"published: {s}", 60)) for s, (c, m) in styles.items()]
+    handles += _published_handles(styles)
     figure_legend(fig, handles, ncols=3)
     return fig
 
@@ -270,9 +276,7 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
             if row is None or row["status"] != "ok":
                 continue
             y = i - 0.35 + step * (j + 0.5)
-            dead = liveness.is_dead(row)
-            _plot_local(ax, row, y, color, None, marker=DEAD_MARKER if dead else "o",
-                        hollow=labels.is_stand_in(row) or dead, points=False)
+            marker, hollow = _plot_local(ax, row, y, color)
             reads = {pairing.read_mark(f.get(key)) for f in per_run if f.get(key)}
             if len(reads) > 1:  # machines read different targets here: name this one's
                 ax.annotate(pairing.read_mark(row), (row.get("ci95_high") or row["median"], y),
@@ -282,23 +286,19 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
             if j != reference and ref_row is not None and ref_row["status"] == "ok":
                 ratio = row["median"] / ref_row["median"]
                 ratios.append(ratio)
-                rax.plot([ratio], [y], ls="", marker=DEAD_MARKER if dead else "o", ms=6,
-                         color=color, mfc="white" if labels.is_stand_in(row) or dead else color)
+                rax.plot([ratio], [y], ls="", marker=marker, ms=6, color=color,
+                         mfc="white" if hollow else color)
     rax.axvline(1.0, color="0.3", lw=1)
     ax.set_yticks(range(len(keys)), [pairing.quantity_label(k, harness_label) for k in keys])
-    ax.set_ylim(len(keys) - 0.5, -0.5)
-    for a in (ax, rax):
-        rung_bands(a, len(keys))
-    log_ticks(ax, "x")
-    ax.set_xlabel(LATENCY_AXIS)
+    _latency_axis(ax, len(keys), [])
+    rung_bands(rax, len(keys))
     rax.set_xlabel(wrap(f"median ÷ median of {runs[reference].label} (log scale; "
                          f"> 1×: slower)", 34))
     if ratios:
         span = max(max(abs(np.log2(r)) for r in ratios), 1.0) + 0.5
         rax.set_xlim(2 ** -span, 2 ** span)
     ratio_ticks(rax)
-    for a in (ax, rax):
-        a.grid(True, which="minor", axis="x", alpha=0.2)
+    rax.grid(True, which="minor", axis="x", alpha=0.2)
     fig.suptitle("Machines side by side: latency per operation (median, 95% CI)")
     handles = [Line2D([], [], marker="o", ms=6, lw=2, color=machine_color(run, j),
                       label=wrap(run.label + (" (reference)" if j == reference else "")
@@ -306,9 +306,8 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
                                  + "".join(f", other CPU {p}"
                                            for p in labels.other_cpu_pairs(run.rows)[:1]), 50))
                for j, run in enumerate(runs)]
-    if any(labels.is_stand_in(f[k]) for f in per_run for k in keys if k in f):
-        handles.append(hollow_handle("stand-in (hollow)"))
-    if any(liveness.is_dead(f[k]) for f in per_run for k in keys if k in f):
-        handles.append(dead_handle(marker=True))
+    shown = [f[k] for f in per_run for k in keys if k in f]
+    handles += _status_handles(any(labels.is_stand_in(r) for r in shown),
+                               any(liveness.is_dead(r) for r in shown))
     figure_legend(fig, handles, ncols=min(len(handles), 4))
     return fig
