@@ -2,19 +2,24 @@
 #   make bench-all [QUICK=1]   measure every access path on this machine
 #   make test                  the test suite (C++ unit tests, Python tests,
 #                              the kbench boot test under QEMU)
-# Both install what they need first (make deps: Debian packages, .venv).
+# Both install what they need first: make deps (the system packages that
+# building, measuring and drawing need, .venv); make test adds make deps-test
+# (what only the tests need: the browser, TeX, QEMU, GoogleTest).
 
 BUILD ?= build
 PY := .venv/bin/python
 QUICK ?=
 
-.PHONY: all deps venv build ubench gbench-effect bench-all locked-bench-all bench-overhead \
+.PHONY: all deps deps-test venv build ubench gbench-effect bench-all locked-bench-all bench-overhead \
 	locked-bench-overhead soak report test test-ubench test-rbench test-python kbench-test validate gate baseline clean
 
 all: build
 
 deps:
 	@ci/deps
+
+deps-test:
+	@ci/deps --test
 
 # the Python environment alone (make report: drawing needs no apt-get, no root)
 venv:
@@ -77,7 +82,10 @@ report: venv
 
 test: build test-ubench test-rbench test-python
 
-test-ubench: build
+# ubench's unit tests are built once GoogleTest is there (RAPLBENCH_TESTS)
+test-ubench: build deps-test
+	@cmake -S . -B $(BUILD) -DRAPLBENCH_TESTS=ON >/dev/null
+	@cmake --build $(BUILD)
 	@cd $(BUILD) && ctest --output-on-failure
 
 test-rbench: build
@@ -85,11 +93,11 @@ test-rbench: build
 	@$(CARGO) clippy --quiet --workspace --all-targets -- -D warnings
 
 # every Python test, the kbench boot test (kbench/test_kbench_qemu.py) included
-test-python: build
+test-python: build deps-test
 	@$(PY) -m pytest
 
 # the kernel module under QEMU: Debian's headers and kernel, busybox initramfs
-kbench-test: deps
+kbench-test: deps-test
 	@$(PY) -m pytest kbench
 
 # make validate FILE=results/runs/<run_id>/results.jsonl

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
-INSTALL_HINT = "install Debian's chromium, or run make deps as root (it apt-get installs chromium)"
+INSTALL_HINT = "install Debian's chromium, or run make deps-test as root (it apt-get installs chromium)"
 
 
 class Unavailable(Exception):

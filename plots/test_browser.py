@@ -167,7 +167,7 @@ def test_reason_without_chromium(monkeypatch, tmp_path):
     monkeypatch.setattr(browser, "DEBIAN_CHROMIUM", tmp_path / "chromium")
     monkeypatch.setenv("PATH", str(tmp_path))
     assert browser.chromium_path() is None
-    assert "install Debian's chromium, or run make deps as root" in unavailable_reason()
+    assert "install Debian's chromium, or run make deps-test as root" in unavailable_reason()
 
 
 def test_reason_when_the_browser_does_not_start(monkeypatch, tmp_path):

@@ -134,7 +134,7 @@ REPORTS = {
 }
 LAYOUTS = {"one-column": r"\documentclass{article}",
            "two-column": r"\documentclass[twocolumn]{article}"}
-INSTALL = "install texlive-latex-base texlive-latex-recommended, or run make deps"
+INSTALL = "install texlive-latex-base texlive-latex-recommended, or run make deps-test"
 MARKER = "RAPLBENCH-TABLE"
 
 
