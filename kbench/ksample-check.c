@@ -15,7 +15,9 @@
  *       advance, the module's own
  *       counters (fired, overruns, missed, next_seq, summed over packages),
  *       the rate the records' times give, the largest busy_ns, and the
- *       nvalues seen. A failed start prints "LABEL start: <errno name>".
+ *       nvalues seen, and the reads and polls (drains until empty) it took
+ *       with the records the first read of each poll returned. A failed
+ *       start prints "LABEL start: <errno name>".
  *
  * Every seq must be read or counted: never read = overruns, gaps <= overruns.
  */
@@ -43,7 +45,7 @@ struct package_seen {
 };
 
 struct totals {
-	uint64_t reads, records, lost, duplicates, time_regressions, max_busy;
+	uint64_t reads, polls, first_reads, records, lost, duplicates, time_regressions, max_busy;
 	uint64_t first_time, last_time;
 	int nvalues_min, nvalues_max;
 	struct package_seen seen[MAX_PACKAGES];
@@ -86,15 +88,22 @@ static void take(struct totals *t, const struct ksample_record *r)
 		t->nvalues_max = (int)r->nvalues;
 }
 
-/* Reads until the module has nothing queued; 0 or errno. */
+/*
+ * Reads until the module has nothing queued; 0 or errno. The first read
+ * takes what queued since the last poll; later ones only what arrived
+ * during the reads before them, more of them the slower the CPU.
+ */
 static int drain(int fd, struct totals *t, struct ksample_record *buf)
 {
-	for (;;) {
+	t->polls++;
+	for (int first = 1;; first = 0) {
 		ssize_t n = read(fd, buf, BUFFER_RECORDS * sizeof(*buf));
 
 		if (n <= 0)
 			return n < 0 ? errno : 0;
 		t->reads++;
+		if (first)
+			t->first_reads += (size_t)n / sizeof(*buf);
 		for (size_t i = 0; i < (size_t)n / sizeof(*buf); i++)
 			take(t, &buf[i]);
 	}
@@ -170,6 +179,8 @@ static int cmd_drain(const char *label, const char *mode, int hz, int seconds, i
 		close(cfd);
 
 	printf("%s reads: %llu\n", label, (unsigned long long)t.reads);
+	printf("%s polls: %llu\n", label, (unsigned long long)t.polls);
+	printf("%s first reads: %llu\n", label, (unsigned long long)t.first_reads);
 	printf("%s records: %llu\n", label, (unsigned long long)t.records);
 	printf("%s gaps: %llu\n", label, (unsigned long long)t.lost);
 	printf("%s never read: %llu\n", label,

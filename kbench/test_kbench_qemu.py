@@ -237,15 +237,17 @@ def test_ksample_drains_read_every_record_once(boot, label, hz, seconds, values)
     assert "start" not in got, got  # the start did not fail
     n = {k: int(v) for k, v in got.items() if k not in ("rate_hz", "nvalues")}
     print(f"{label} (emulated CPU): {n['records']} records, rate {got['rate_hz']} Hz, "
-          f"{n['missed']} missed periods, {n['reads']} reads, max callback {n['max busy_ns']} ns")
+          f"{n['missed']} missed periods, {n['reads']} reads in {n['polls']} polls "
+          f"(the first of each: {n['first reads']} records), max callback {n['max busy_ns']} ns")
     # contiguous: every seq read exactly once, nothing dropped, nothing left
     assert (n["gaps"], n["duplicates"], n["never read"], n["overruns"]) == (0, 0, 0, 0), got
     assert n["time regressions"] == 0 and n["queued after"] == 0, got
     assert n["records"] == n["next_seq"] == n["fired"], got
-    # batched: a read takes, on average, at least a quarter of the records of
-    # a 100 ms poll (a drain reads until empty, so some reads take the few
-    # records that arrived during the previous one)
-    assert n["records"] / n["reads"] >= hz * 0.1 / 4, got
+    # batched: the first read of a poll takes, on average, at least a quarter
+    # of the records of its 100 ms. Not records per read: a drain reads until
+    # empty, and the slower the emulated CPU the more reads take the few
+    # records that arrived during the one before (221 per read at 10 kHz).
+    assert n["first reads"] / n["polls"] >= hz * 0.1 / 4, got
     # the emulated CPU keeps up with the timer within the periods it counts as missed
     assert n["records"] + n["missed"] >= 0.9 * hz * seconds, got
     lo, hi = (int(x) for x in got["nvalues"].split(".."))
