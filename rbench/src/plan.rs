@@ -50,8 +50,9 @@ pub trait Reader {
 }
 
 /// What a runnable row reads, opened lazily: the benchmark pins its thread
-/// to the row's CPU first.
-pub trait Reads: fmt::Debug + TestDowncast {
+/// to the row's CPU first. `Any`, so that the crate's tests can see what a
+/// row reads ([`Planned::reads_as`]).
+pub trait Reads: fmt::Debug + std::any::Any {
     /// Opens it (an error makes the row unavailable, with the reason).
     fn open(&self) -> Result<Box<dyn Reader + '_>, Error>;
 
@@ -79,18 +80,6 @@ impl Reads for ForOthers {
         self.0.clone()
     }
 }
-
-/// `Any` in the crate's unit tests, so they can see what a row reads
-/// ([`Planned::reads_as`]); in every other build, no bound at all.
-#[cfg(test)]
-pub trait TestDowncast: std::any::Any {}
-#[cfg(test)]
-impl<T: std::any::Any> TestDowncast for T {}
-/// No bound outside the crate's unit tests (there, `Any`).
-#[cfg(not(test))]
-pub trait TestDowncast {}
-#[cfg(not(test))]
-impl<T: ?Sized> TestDowncast for T {}
 
 /// A [`Reader`] of a [`CounterSource`]: one read of every domain per
 /// operation, as the sampler reads.
