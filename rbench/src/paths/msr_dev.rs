@@ -86,16 +86,11 @@ pub fn msr_rows(
     let mut found = match msr_counters(dev_root, cpu, first) {
         Ok(found) => found,
         Err(e) => {
-            return cpus
-                .placements(Some(target))
-                .into_iter()
-                .map(|p| {
-                    Planned::unavailable(
-                        meta("msr-dev", "pread", None, Some(p), None, None),
-                        e.to_string(),
-                    )
-                })
-                .collect();
+            let row = |p| {
+                let meta = meta("msr-dev", "pread", None, Some(p), None, None);
+                Planned::unavailable(meta, e.to_string())
+            };
+            return cpus.placements(Some(target)).into_iter().map(row).collect();
         }
     };
     found.probe(window);

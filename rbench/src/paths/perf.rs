@@ -100,15 +100,10 @@ pub fn perf_rows(perf: &Result<Counters, Error>, cpus: &Cpus) -> Vec<Planned> {
     let found = match perf {
         Ok(found) => found,
         Err(e) => {
-            return ops
-                .iter()
-                .map(|m| {
-                    Planned::unavailable(
-                        meta("perf", m.op(), None, None, None, None),
-                        e.to_string(),
-                    )
-                })
-                .collect();
+            let row = |m: PerfMode| {
+                Planned::unavailable(meta("perf", m.op(), None, None, None, None), e.to_string())
+            };
+            return ops.into_iter().map(row).collect();
         }
     };
     let mut rows = Vec::new();

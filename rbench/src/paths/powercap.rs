@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::cpu::Cpus;
-use crate::discovery::{powercap_counters, Counter};
+use crate::discovery::powercap_counters;
 use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
 use crate::powercap::{CounterFile, PowercapMode, PowercapSource};
 use crate::{Domain, Error};
@@ -57,53 +57,43 @@ pub fn plan(machine: &Machine, plan: &mut Plan) {
     ));
 }
 
-/// Both powercap ops of one counter file at each placement of its CPU.
-fn powercap_file_rows(counter: &Counter, stand_in: Option<&str>, cpus: &Cpus) -> Vec<Planned> {
-    let mut rows = Vec::new();
-    for placement in cpus.placements(counter.cpu) {
-        for mode in [PowercapMode::Pread, PowercapMode::OpenReadClose] {
-            let meta = meta(
-                "powercap",
-                mode.op(),
-                Some(&counter.name),
-                Some(placement),
-                stand_in,
-                counter.liveness.clone(),
-            );
-            rows.push(match (&counter.readable, counter.file()) {
-                (Ok(()), Some(file)) => Planned::run(meta, PowercapReads { file, mode }),
-                (Err(e), _) => Planned::unavailable(meta, e),
-                (Ok(()), None) => Planned::unavailable(meta, "not a file"),
-            });
-        }
-    }
-    rows
-}
-
 /// Path "powercap": every zone under `root`, or the stand-in file, at the
 /// placements among `cpus`; each zone probed for liveness for up to
-/// `window`.
+/// `window`; both ops of each file at each placement of its CPU.
 pub fn powercap_rows(root: &Path, cpus: &Cpus, window: Duration) -> Vec<Planned> {
+    let modes = [PowercapMode::Pread, PowercapMode::OpenReadClose];
     let mut found = match powercap_counters(root, cpus.root()) {
         Ok(found) => found,
         Err(e) => {
-            return [PowercapMode::Pread, PowercapMode::OpenReadClose]
-                .into_iter()
-                .map(|mode| {
-                    Planned::unavailable(
-                        meta("powercap", mode.op(), Some("energy_uj"), None, None, None),
-                        e.to_string(),
-                    )
-                })
-                .collect();
+            let row = |m: PowercapMode| {
+                let meta = meta("powercap", m.op(), Some("energy_uj"), None, None, None);
+                Planned::unavailable(meta, e.to_string())
+            };
+            return modes.into_iter().map(row).collect();
         }
     };
     found.probe(window);
-    found
-        .counters
-        .iter()
-        .flat_map(|c| powercap_file_rows(c, found.stand_in.as_deref(), cpus))
-        .collect()
+    let mut rows = Vec::new();
+    for counter in &found.counters {
+        for placement in cpus.placements(counter.cpu) {
+            for mode in modes {
+                let meta = meta(
+                    "powercap",
+                    mode.op(),
+                    Some(&counter.name),
+                    Some(placement),
+                    found.stand_in.as_deref(),
+                    counter.liveness.clone(),
+                );
+                rows.push(match (&counter.readable, counter.file()) {
+                    (Ok(()), Some(file)) => Planned::run(meta, PowercapReads { file, mode }),
+                    (Err(e), _) => Planned::unavailable(meta, e),
+                    (Ok(()), None) => Planned::unavailable(meta, "not a file"),
+                });
+            }
+        }
+    }
+    rows
 }
 
 #[cfg(test)]
