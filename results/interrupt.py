@@ -66,11 +66,6 @@ def restore(previous: dict) -> None:
         signal.signal(sig, handler)
 
 
-def received() -> int | None:
-    """The first stop signal taken, or None."""
-    return _received
-
-
 def check() -> None:
     """Raises Interrupted when a stop signal was taken: for code that caught
     whatever replaced it."""
