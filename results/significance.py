@@ -76,10 +76,6 @@ class Omnibus:
     p: float | None
     note: str | None = None
 
-    @property
-    def significant(self) -> bool | None:
-        return None if self.p is None else self.p < ALPHA
-
 
 def kruskal_wallis(groups) -> Omnibus:
     """Kruskal–Wallis H across groups (scipy.stats.kruskal), df = k − 1."""
