@@ -6,6 +6,7 @@
 //! Usage: raplbench-plan [FILE] (default: standard output). The fixture
 //! hooks (results/fixture_hooks.json) plan a fixture machine instead.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -17,12 +18,9 @@ fn main() -> ExitCode {
     let json = rbench::paths::plan_this_machine().to_json() + "\n";
     let written = match args.first() {
         Some(file) => std::fs::write(file, json).map_err(|e| format!("{file}: {e}")),
-        None => {
-            use std::io::Write;
-            std::io::stdout()
-                .write_all(json.as_bytes())
-                .map_err(|e| format!("standard output: {e}"))
-        }
+        None => std::io::stdout()
+            .write_all(json.as_bytes())
+            .map_err(|e| format!("standard output: {e}")),
     };
     match written {
         Ok(()) => ExitCode::SUCCESS,
