@@ -94,12 +94,11 @@ impl EbpfReads {
                 sampler
             }
         };
-        let bpf = bpf.clone();
         Some(Ok(EbpfReads {
             sampler,
             cpu,
             via,
-            bpf,
+            bpf: bpf.clone(),
         }))
     }
 }
