@@ -53,10 +53,7 @@ def release(proc: subprocess.Popen) -> None:
 def kill_all() -> None:
     """Kills the process group of every child still running (SIGKILL)."""
     for pgid in list(_running):
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_group(pgid)
         _running.discard(pgid)
 
 
@@ -82,9 +79,9 @@ def limit_s() -> float:
     return value
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(pgid: int) -> None:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pgid, signal.SIGKILL)
     except ProcessLookupError:  # already gone
         pass
 
@@ -101,7 +98,7 @@ def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = Non
 
     def fire() -> None:
         fired.set()
-        _kill_group(proc)
+        _kill_group(proc.pid)
 
     watch = threading.Timer(limit, fire)
     watch.daemon = True
@@ -113,7 +110,7 @@ def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = Non
                 print("  " + line.strip(), flush=True)
         code = proc.wait()
     except BaseException:  # Ctrl-C included: never leave it running
-        _kill_group(proc)
+        _kill_group(proc.pid)
         proc.wait()
         raise
     finally:
@@ -134,11 +131,11 @@ def run(cmd: list[str], check: bool = False, **popen) -> subprocess.CompletedPro
         try:
             out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            _kill_group(proc.pid)
             proc.communicate()
             raise TimedOut(cmd, limit) from None
         except BaseException:
-            _kill_group(proc)
+            _kill_group(proc.pid)
             proc.wait()
             raise
         finally:
