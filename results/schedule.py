@@ -25,12 +25,11 @@ class Schedule:
     warmup_s: float
     legs: int
 
-    def leg_blocks(self, legs: int | None = None) -> list[int]:
-        """The blocks of each of `legs` legs (default self.legs): the
-        blocks shared out as evenly as they go, the larger shares first."""
-        legs = self.legs if legs is None else legs
-        share, extra = divmod(self.blocks, legs)
-        return [share + (i < extra) for i in range(legs)]
+    def leg_blocks(self) -> list[int]:
+        """The blocks of each of the `legs` legs: the blocks shared out as
+        evenly as they go, the larger shares first."""
+        share, extra = divmod(self.blocks, self.legs)
+        return [share + (i < extra) for i in range(self.legs)]
 
 
 # QUICK has 3 legs, not more: each leg is a start of each harness (about
