@@ -118,10 +118,5 @@ def newer_incomplete(latest) -> list[tuple[Path, str]]:
     if not latest.is_symlink():
         return []
     newest_complete = latest.resolve().name
-    out = []
-    for run_dir in sorted(latest.parent.glob("2*")):
-        if run_dir.name > newest_complete and run_dir.is_dir():
-            why = incomplete_reason(run_dir)
-            if why is not None:
-                out.append((run_dir, why))
-    return out
+    newer = [d for d in sorted(latest.parent.glob("2*")) if d.name > newest_complete and d.is_dir()]
+    return [(d, why) for d in newer if (why := incomplete_reason(d)) is not None]
