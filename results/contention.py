@@ -65,13 +65,8 @@ def _stat(pid_dir: Path):
 
 
 def snapshot(proc: Path = PROC) -> Snapshot:
-    ticks = {}
-    for d in proc.iterdir():
-        if d.name.isdigit():
-            got = _stat(d)
-            if got:
-                pid, comm, ppid, start, cpu = got
-                ticks[(pid, start)] = (comm, ppid, cpu)
+    found = [got for d in proc.iterdir() if d.name.isdigit() and (got := _stat(d))]
+    ticks = {(pid, start): (comm, ppid, cpu) for pid, comm, ppid, start, cpu in found}
     try:
         cpu = [int(x) for x in (proc / "stat").read_text().splitlines()[0].split()[1:]]
     except (OSError, ValueError, IndexError):
