@@ -195,9 +195,8 @@ def run_gate(baseline, current, config: Config) -> Verdict:
     first_c = {ident: row["machine"] for (ident, _), (_, row) in reversed(c_index.items())}
     env_fields = MACHINE_FIELDS if config.cross_machine else \
         tuple(f for f in MACHINE_FIELDS if f not in config.identity)
-    environment = []
-    for ident in sorted(b_ids & c_ids, key=repr):
-        environment += environment_changes(first_b[ident], first_c[ident], env_fields)
+    environment = [change for ident in sorted(b_ids & c_ids, key=repr)
+                   for change in environment_changes(first_b[ident], first_c[ident], env_fields)]
     return Verdict(baseline, current, config, results, environment,
                    gate_liveness.compare_pairs(pairs, config.counter_died), run_shifts(results),
                    baselines, currents)
