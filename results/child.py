@@ -13,6 +13,7 @@ every group still running on the way out of an interrupted run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -80,10 +81,8 @@ def limit_s() -> float:
 
 
 def _kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:  # already gone
-        pass
 
 
 def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = None,

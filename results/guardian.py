@@ -22,6 +22,7 @@ its "+PGID" line escapes; nothing else does.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -30,10 +31,8 @@ import sys
 
 def kill_groups(groups) -> None:
     for pgid in groups:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def main() -> int:
@@ -67,11 +66,9 @@ class Guardian:
                                          os.path.abspath(__file__))))
 
     def _say(self, line: str) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):  # the guardian is gone: nothing to tell
             self.proc.stdin.write(line.encode() + b"\n")
             self.proc.stdin.flush()
-        except (OSError, ValueError):  # the guardian is gone: nothing to tell
-            pass
 
     def add(self, pgid: int) -> None:
         self._say(f"+{pgid}")
@@ -81,10 +78,8 @@ class Guardian:
 
     def close(self) -> None:
         """Ends the guardian (it kills what is still added) and waits for it."""
-        try:
+        with contextlib.suppress(OSError):
             self.proc.stdin.close()
-        except OSError:
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

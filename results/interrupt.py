@@ -14,6 +14,7 @@ caught, from what the handler recorded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -41,10 +42,8 @@ def _handler(signum, frame):
     name = signal.Signals(signum).name
     print(f"bench-all: {name} again: stopping at once", file=sys.stderr, flush=True)
     if _last_words is not None:
-        try:
+        with contextlib.suppress(BaseException):  # the process ends whatever happens here
             _last_words(signum)
-        except BaseException:  # noqa: BLE001 - the process ends whatever happens here
-            pass
     os._exit(128 + signum)
 
 

@@ -17,6 +17,7 @@ venv exists.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import json
 import os
@@ -67,12 +68,10 @@ def update(fd: int, **fields) -> None:
     """Adds `fields` to what the lock file says of its holder (best effort:
     a lock file this user may only read keeps what it said)."""
     holder = {**_read_holder(fd), **fields}
-    try:
+    with contextlib.suppress(OSError):
         data = (json.dumps(holder) + "\n").encode("utf-8")
         os.pwrite(fd, data, 0)
         os.ftruncate(fd, len(data))
-    except OSError:
-        pass
 
 
 def _open(path: Path) -> int:

@@ -20,6 +20,7 @@ at it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -44,10 +45,8 @@ def _ended(run_dir: Path, state: dict) -> None:
     """The marker of a run that ended without completing, written on the
     way out: where it cannot be written (a full disk), the "running" one
     stays, whose dead process says as much."""
-    try:
+    with contextlib.suppress(OSError):
         _write(run_dir, state)
-    except OSError:
-        pass
 
 
 def interrupted(run_dir: Path, state: dict, signal_name: str, step: str | None) -> None:
