@@ -150,7 +150,7 @@ def judge_runs(ratios, tolerance: float = TOLERANCE,
                     tolerance)
 
 
-def run_wide_factor(found, tolerance: float = TOLERANCE) -> float | None:
+def run_wide_factor(found) -> float | None:
     """The median ratio (criterion / gbench) of the pairs above LOOP_NS, or
     None with fewer than RUN_WIDE_MIN_PAIRS of them."""
     ratios = [c["median"] / g["median"] for g, c in found
@@ -247,10 +247,10 @@ def report(all_rows, run_id: str = "") -> str:
                   f"{counts[DIFFER]} differ beyond noise ({counts[DIFFER] - unexplained} with a "
                   f"known cause); {counts[UNCLEAR]} too noisy to tell."]
     if factor is not None:
-        near = sum(1 for g, c in found if min(g["median"], c["median"]) >= LOOP_NS
-                   and 1 / TOLERANCE <= (c["median"] / g["median"]) / factor <= TOLERANCE)
-        above = sum(1 for g, c in found if min(g["median"], c["median"]) >= LOOP_NS)
-        lines += ["", f"Run-wide factor (the median ratio of the {above} pairs above "
+        above = [c["median"] / g["median"] for g, c in found
+                 if min(g["median"], c["median"]) >= LOOP_NS]
+        near = sum(1 / TOLERANCE <= ratio / factor <= TOLERANCE for ratio in above)
+        lines += ["", f"Run-wide factor (the median ratio of the {len(above)} pairs above "
                       f"{LOOP_NS:g} ns): {factor:.2f}; {near} of them within {PERCENT}% of it. "
                       "A factor far from 1 is a bias of one harness on every path, or a drift "
                       "of the machine that the harnesses' turns did not even out: compare it "
@@ -323,12 +323,11 @@ def report_over_runs(runs, title: str = "") -> str:
     ratio per pair and run, judged by judge_runs. The known causes that
     apply to a pair as a whole (stand-in, loop) are checked on the pair's
     median values over the runs."""
-    per_key, first = {}, {}
+    per_key = {}
     for run_rows in runs:
         for g, c in pairs(run_rows):
             if g["median"] > 0 and c["median"] > 0:
                 per_key.setdefault(_key(g), []).append((g, c))
-                first.setdefault(_key(g), (g, c))
     lines = [f"# Cross-harness agreement over {len(runs)} runs{f' ({title})' if title else ''}",
              "", "Per run, the ratio of the two harnesses' medians of the same path; over "
              f"the runs, their geometric mean and a {round(CONFIDENCE * 100)}% t interval of "
@@ -346,7 +345,7 @@ def report_over_runs(runs, title: str = "") -> str:
         ratios = [c["median"] / g["median"] for g, c in found]
         v = judge_runs(ratios)
         counts[v.kind] += 1
-        g0, c0 = first[key]
+        g0, c0 = found[0]
         g_med = float(np.median([g["median"] for g, _ in found]))
         c_med = float(np.median([c["median"] for _, c in found]))
         marks = []
