@@ -17,6 +17,7 @@ none could run.
 """
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import json
@@ -90,12 +91,10 @@ def counter_checks(csv_path: Path, range_of: Callable[[str], int]) -> list[Count
 
 def rss_kib(pid: int) -> int | None:
     """VmRSS of process `pid` in KiB, or None once it is gone."""
-    try:
+    with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
-    except OSError:
-        return None
     return None
 
 
@@ -108,10 +107,8 @@ def counter_range(mechanism: str, source: str) -> int:
     if path == "msr-dev":
         return 2**32 - 1
     if path == "powercap":
-        try:
+        with contextlib.suppress(OSError, ValueError):
             return int(Path("/sys/class/powercap", source, "max_energy_range_uj").read_text())
-        except (OSError, ValueError):
-            return 2**64 - 1
     return 2**64 - 1
 
 
