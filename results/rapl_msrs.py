@@ -31,16 +31,11 @@ class RaplMsr:
 
 
 def parse(text: str) -> tuple[RaplMsr, ...]:
-    """The header's rows, in its order."""
-    msrs = []
-    for line in text.splitlines():
-        m = _ROW.match(line)
-        if not m:
-            continue
-        name, addr, vendor, kind, domain, register, label = (f.strip() for f in m.group(1).split(","))
-        msrs.append(RaplMsr(name, int(addr, 16), vendor, kind, domain.strip('"'),
-                            register.strip('"'), label.strip('"')))
-    return tuple(msrs)
+    """The header's rows, in its order (the quotes of its strings taken off)."""
+    rows = ([f.strip().strip('"') for f in m.group(1).split(",")]
+            for m in map(_ROW.match, text.splitlines()) if m)
+    return tuple(RaplMsr(name, int(addr, 16), vendor, kind, domain, register, label)
+                 for name, addr, vendor, kind, domain, register, label in rows)
 
 
 MSRS = parse(HEADER.read_text())
