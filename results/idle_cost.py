@@ -131,13 +131,9 @@ def experiment(cells: list[Cell], k: int, seconds: float, settle: float, seed: s
 
 def differences(cell: Cell, metric: str) -> tuple[list[float], list[float]]:
     """(sampler minus bare per pair, the bare windows' values) of one metric."""
-    diff, base = [], []
-    for with_, without in cell.pairs:
-        if with_[metric] is None or without[metric] is None:
-            continue
-        diff.append(round(with_[metric] - without[metric], 6))
-        base.append(without[metric])
-    return diff, base
+    both = [(w[metric], b[metric]) for w, b in cell.pairs
+            if w[metric] is not None and b[metric] is not None]
+    return [round(w - b, 6) for w, b in both], [b for _, b in both]
 
 
 def cell_rows(common: dict, cell: Cell, stand_in, seconds: float,
