@@ -74,15 +74,10 @@ def cpuid(root, leaf: int, cpu: int = 0) -> tuple[int, int, int, int] | None:
     """(eax, ebx, ecx, edx) of a cpuid leaf, or None when the device (or the
     fixture record) cannot be read."""
     try:
-        fd = os.open(Path(root, f"dev/cpu/{cpu}/cpuid"), os.O_RDONLY)
+        with open(Path(root, f"dev/cpu/{cpu}/cpuid"), "rb", buffering=0) as device:
+            record = os.pread(device.fileno(), 16, leaf)
     except OSError:
         return None
-    try:
-        record = os.pread(fd, 16, leaf)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     return struct.unpack("<4I", record) if len(record) == 16 else None
 
 
