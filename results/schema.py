@@ -188,10 +188,7 @@ def _message(error) -> str:
         # a registry list ($defs.path, $defs.mechanism): name the allowed values
         allowed = [s["const"] for s in error.validator_value]
         message = f"{excerpt(error.instance)} is not one of {allowed}"
-    top = error
-    while top.parent is not None:
-        top = top.parent
-    path = list(top.relative_schema_path)
+    path = list(error.absolute_schema_path)  # from the top error's keyword down
     if len(path) >= 2 and path[0] == "allOf":
         comment = SCHEMA["allOf"][path[1]].get("$comment")
         if comment:
