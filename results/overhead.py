@@ -198,15 +198,12 @@ def condition_rows(common: dict, c: Condition, ops: int, stand_in, quick: bool,
               "elapsed_s": round(elapsed_s, 1),
               "bare_wall_s_median": round(stats.summarize([w for w, _ in c.bare])["median"], 6),
               "bare_cpu_s_median": round(stats.summarize([x for _, x in c.bare])["median"], 6)}
-    out = []
-    for kind, samples in ((WALL, c.wall), (CPU, c.cpu)):
-        row = rows.measured_row(common, harness=HARNESS, path="sampler", op=c.mechanism,
-                                target=f"{workload_text}: {kind}", cpu=c.placement.sampler_cpu,
-                                target_cpu=None, metric="overhead_pct", unit="%",
-                                samples=samples, stand_in=stand_in,
-                                parameters=params, resolution=resolution(c, samples, quick))
-        out.append(row)
-    return out
+    return [rows.measured_row(common, harness=HARNESS, path="sampler", op=c.mechanism,
+                              target=f"{workload_text}: {kind}", cpu=c.placement.sampler_cpu,
+                              target_cpu=None, metric="overhead_pct", unit="%",
+                              samples=samples, stand_in=stand_in,
+                              parameters=params, resolution=resolution(c, samples, quick))
+            for kind, samples in ((WALL, c.wall), (CPU, c.cpu))]
 
 
 def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
