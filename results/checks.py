@@ -129,7 +129,5 @@ def run_checks(rows, harness="gbench") -> list[Check]:
 
 def format_checks(checks) -> str:
     marks = {True: "ok", False: "UNEXPECTED", None: "not measured"}
-    lines = ["Plausibility checks (ratios within this run):"]
-    for c in checks:
-        lines.append(f"  {marks[c.ok]:<12} {c.name}: {c.figure} (expected {c.expected})")
-    return "\n".join(lines)
+    return "\n".join(["Plausibility checks (ratios within this run):"] + [
+        f"  {marks[c.ok]:<12} {c.name}: {c.figure} (expected {c.expected})" for c in checks])
