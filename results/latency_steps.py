@@ -156,11 +156,8 @@ def leg_order(names: list[str], legs: int) -> list[tuple[int, str]]:
     """(leg, harness) in the order they run: the harnesses take turns,
     in ABBA order (a b, b a, a b, ...) so that a drift during the run
     weighs on both alike."""
-    order = []
-    for leg in range(1, legs + 1):
-        turn = names if leg % 2 else names[::-1]
-        order += [(leg, name) for name in turn]
-    return order
+    return [(leg, name) for leg in range(1, legs + 1)
+            for name in (names if leg % 2 else names[::-1])]
 
 
 def run_latency(run: Run, names: list[str]) -> dict[str, list[dict]]:
