@@ -129,11 +129,9 @@ def format_table(rows: list[dict], a_name: str, b_name: str) -> str:
              "| benchmark | figure | A median | B median | B/A median [min, max] "
              "| run-to-run max/min | iterations per batch | verdict |",
              "|---|---|---:|---:|---|---:|---:|---|"]
-    for r in rows:
-        lines.append(
-            f"| {r['bench']} | {r['figure']} | {r['a_median']:.4g} ns | {r['b_median']:.4g} ns "
-            f"| {r['ratio_median']:.3f} [{r['ratio_min']:.3f}, {r['ratio_max']:.3f}] "
-            f"| {r['noise']:.3f} | ≥ {r['iterations']} | {r['verdict']} |")
+    lines += [f"| {r['bench']} | {r['figure']} | {r['a_median']:.4g} ns | {r['b_median']:.4g} ns "
+              f"| {r['ratio_median']:.3f} [{r['ratio_min']:.3f}, {r['ratio_max']:.3f}] "
+              f"| {r['noise']:.3f} | ≥ {r['iterations']} | {r['verdict']} |" for r in rows]
     pairs = rows[0]["pairs"] if rows else 0
     lines += ["", f"{pairs} pairs, order alternating (A B, B A, ...); medians over runs of "
               "each run's median over its repetitions; run-to-run max/min: the larger of "
