@@ -269,8 +269,5 @@ def run(common: dict, raw_dir: Path, quick: bool, sampler_rows, mechanisms: dict
     runnable = [m for m in registry.MECHANISMS
                 if m in mechanisms or m == ksample_module.MECHANISM]
     got += run_samplers(common, raw_dir, quick, known, runnable)
-    for m in registry.MECHANISMS:
-        if m not in runnable:
-            got.append(sampler_not_ok(common, m, "the sampler cannot sample here (see its "
-                                                 "sampler row)"))
-    return got
+    return got + [sampler_not_ok(common, m, "the sampler cannot sample here (see its sampler row)")
+                  for m in registry.MECHANISMS if m not in runnable]
