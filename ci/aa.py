@@ -116,13 +116,11 @@ def describe(report: PairReport) -> list[str]:
         if r.fails or r.decision == IMPROVEMENT:
             change = f"{r.comparison.change_pct:+.1f}%" if r.comparison else r.why
             lines.append(f"    {r.decision}: {label(r.row)}: {change}")
-    for metric, (change, threshold, where) in sorted(report.margins().items()):
-        lines.append(f"    largest move of {metric}: {change:.1f}% (threshold "
-                     f"{threshold:g}%): {where}")
-    for harness, shift in report.verdict.shifts.items():
-        lines.append(f"    whole-run shift of {harness} latency: x{shift.factor:.2f} (median "
-                     f"of {shift.rows} rows; {shift.following} within {WITH_THE_RUN:.0%} of it)")
-    return lines
+    lines += [f"    largest move of {metric}: {change:.1f}% (threshold {threshold:g}%): {where}"
+              for metric, (change, threshold, where) in sorted(report.margins().items())]
+    return lines + [f"    whole-run shift of {harness} latency: x{shift.factor:.2f} (median of "
+                    f"{shift.rows} rows; {shift.following} within {WITH_THE_RUN:.0%} of it)"
+                    for harness, shift in report.verdict.shifts.items()]
 
 
 def separable(samples) -> bool:
