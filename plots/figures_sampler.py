@@ -56,8 +56,11 @@ def _sampler_panel(ax, pairs, metric, ylabel, log, hue_order, colors, order):
     ax.set_xlabel("sampler mechanism")
 
 
-def _machine_colors(runs):
-    return {run.label: machine_color(run, j) for j, run in enumerate(runs)}
+def _machines(runs, pairs):
+    """The labels of the machines with rows among pairs, in order, and each
+    machine's colour."""
+    return ([run.label for run in runs if any(p[0] is run for p in pairs)],
+            {run.label: machine_color(run, j) for j, run in enumerate(runs)})
 
 
 def overhead_category(row: dict) -> str:
@@ -74,15 +77,14 @@ def _mechanisms(pairs, category=sampler_category):
 
     def key(category):
         op = category.split("\n")[0]
-        order = registry.MECHANISMS
-        return (order.index(op) if op in order else len(order), op, category)
+        return (labels.mechanism_rank(op), op, category)
     return sorted(found, key=key)
 
 
 def _sampler_legend(fig, runs, pairs):
-    colors = _machine_colors(runs)
-    handles = [Patch(facecolor=colors[run.label], edgecolor="0.3", label=wrap(run.label, 50))
-               for run in runs if any(p[0] is run for p in pairs)]
+    hue_order, colors = _machines(runs, pairs)
+    handles = [Patch(facecolor=colors[label], edgecolor="0.3", label=wrap(label, 50))
+               for label in hue_order]
     handles.append(Line2D([], [], ls="", marker="o", ms=4, color="0.25", label="one repetition"))
     if any(labels.is_stand_in(r) for _, r in pairs):
         handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=STAND_IN_HATCH,
@@ -102,8 +104,7 @@ def sampler_figure(runs: list[Run]) -> plt.Figure | None:
     if not any(r["metric"] in ("rate_hz", "jitter_us") for _, r in pairs):
         return None
     order = _mechanisms(pairs)
-    hue_order = [run.label for run in runs if any(p[0] is run for p in pairs)]
-    colors = _machine_colors(runs)
+    hue_order, colors = _machines(runs, pairs)
     fig, (ax, jax) = plt.subplots(1, 2, figsize=SAMPLER_SIZE, layout="constrained")
     _sampler_panel(ax, pairs, "rate_hz", "achieved rate (Hz)", False, hue_order, colors, order)
     ax.ticklabel_format(axis="y", style="plain", useOffset=False)
@@ -131,8 +132,7 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     cpu_time = {(run.label, overhead_category(r)): r for run, r in every
                 if labels.overhead_measure(r) == "CPU time"}
     order = _mechanisms(pairs, overhead_category)
-    hue_order = [run.label for run in runs if any(p[0] is run for p in pairs)]
-    colors = _machine_colors(runs)
+    hue_order, colors = _machines(runs, pairs)
     fig, (ax, hax) = plt.subplots(1, 2, figsize=OVERHEAD_SIZE, width_ratios=(1, 1.15),
                                   layout="constrained")
     data = [{"mechanism": overhead_category(r), "machine": run.label, "value": v}

@@ -49,19 +49,20 @@ def idle_size(n_runs: int) -> tuple[float, float]:
 
 # ---- scales --------------------------------------------------------------------------------
 
-def scale_axis(ax, values: list[float], resolved: list[float], axis: str = "x",
-               unit: str = "") -> str:
-    """Set a linear, log or symmetric log scale for `values` (medians and CI
-    bounds); `resolved` are the medians whose CI excludes 0. Log where the
+def scale_axis(ax, rows: list[dict], axis: str = "x", unit: str = "") -> str:
+    """Set a linear, log or symmetric log scale for the medians and CI bounds
+    of the rows drawn; resolved: those whose CI excludes 0. Log where the
     positive values span more than 1.5 decades and none is ≤ 0; symmetric
     log (linear within ±t, t the power of ten at or below the smallest
     resolved median) where they span it and some are ≤ 0. Returns the
     words for the axis label ("", "log scale", "symmetric log scale: linear
     within ±t")."""
-    values = [v for v in values if v is not None and math.isfinite(v)]
+    values = [v for r in rows for v in (r["median"], r["ci95_low"], r["ci95_high"])
+              if v is not None and math.isfinite(v)]
     if not values:
         return ""
     hi = max(abs(v) for v in values)
+    resolved = (r["median"] for r in rows if not meaning.of(r).not_resolved)
     positive = [abs(v) for v in resolved if v is not None and v != 0] or [hi]
     floor = 10 ** math.floor(math.log10(min(positive))) if min(positive) > 0 else 1.0
     if hi <= 0 or hi / floor < 30:
@@ -105,13 +106,11 @@ def _route_label(w: vr.Where, stand_in: bool) -> str:
     first = f"{w.path} {labels.op_label(w.op)}" + (f" · {what}" if what else "")
     if stand_in:
         first += " (stand-in)"
-    place = vr.placement_of(w)
-    cpus = (f"{w.cpu}→{w.target_cpu}" if w.target_cpu is not None
-            else (f"CPU {w.cpu}" if w.cpu is not None else ""))
+    place = vr.placement_of(w)  # same or other CPU: both CPUs known
     if place == labels.NO_TARGET:
         second = place + (f" (reader on CPU {w.cpu})" if w.cpu is not None else "")
     else:
-        second = f"{place} {cpus}"
+        second = f"{place} {w.cpu}→{w.target_cpu}"
     second += f"; {vr.victim_label(w)}"
     return f"{first}\n{second}"
 
@@ -154,8 +153,8 @@ def victim_figure(runs: list[Run]) -> plt.Figure | None:
 def _victim_panels(lat, stolen, run, routes, flags):
     n = len(routes)
     ticks = []
-    values, resolved = [], []
     any_latency = False
+    drawn = []
     for y, (key, exps) in enumerate(routes):
         w = exps[0].where
         stand_in = any(labels.is_stand_in(e.first) for e in exps)
@@ -192,9 +191,7 @@ def _victim_panels(lat, stolen, run, routes, flags):
             _errorbar(stolen, None, y + offset, r, color, marker, noise)
             flags["rates"].add(label)
             flags["noise"] |= noise
-            values += [r["median"], r["ci95_low"], r["ci95_high"]]
-            if not noise:
-                resolved.append(r["median"])
+            drawn.append(r)
         if not_ok:
             flags["not_ok"] = True
             status = sorted({(e.get(vr.STOLEN) or e.first)["status"] for e in exps
@@ -215,7 +212,7 @@ def _victim_panels(lat, stolen, run, routes, flags):
         lat.text(0.5, 0.5, "no latency rows in this run", ha="center", va="center",
                  transform=lat.transAxes, fontsize=9, color=NOT_OK_COLOR)
     lat.set_xlabel(wrap(f"reader side: {LATENCY_AXIS}", 60))
-    words = scale_axis(stolen, values, resolved, unit="ns")
+    words = scale_axis(stolen, drawn, unit="ns")
     stolen.axvline(0, color="0.5", lw=0.8, zorder=1)
     stolen.set_xlabel(wrap(f"victim side: {STOLEN_AXIS}" + (f" ({words})" if words else ""),
                            70))
@@ -294,25 +291,24 @@ def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
     rows = [(e, e.get(metric)) for e in exps if e.get(metric) is not None]
     ok = [(e, r) for e, r in rows if r["status"] == "ok" and e.where.rate_hz]
     if not ok:
-        reasons = list(dict.fromkeys(r["reason"] for _, r in rows if r.get("reason")))
+        reason = next((r["reason"] for _, r in rows if r.get("reason")), None)
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
-        text = ("not measured on this machine: " + reasons[0]) if reasons else "no row"
         if metric == vr.DEEP_IDLE:
-            text = ("No C-state residency to show: " + reasons[0]) if reasons else \
-                "No C-state residency to show: no deep_idle_pct row"
+            text = "No C-state residency to show: " + (reason or "no deep_idle_pct row")
+        else:
+            text = f"not measured on this machine: {reason}" if reason else "no row"
         ax.text(0.5, 0.5, wrap(text, 44), transform=ax.transAxes, ha="center", va="center",
                 fontsize=8, color=NOT_OK_COLOR)
         ax.set_title(title + _baseline_text(exps, metric), fontsize=9)
-        for e, r in rows:
-            flags["unavailable"].add(e.where.op)
+        flags["unavailable"].update(e.where.op for e, _ in rows)
         return
     by_mech: dict[str, list] = {}
     for e, r in ok:
         by_mech.setdefault(e.where.op, []).append((e.where.rate_hz, r, e))
-    values, resolved = [], []
-    for op, points in sorted(by_mech.items(), key=lambda kv: vr._mechanism_rank(kv[0])):
+    drawn = []
+    for op, points in sorted(by_mech.items(), key=lambda kv: labels.mechanism_rank(kv[0])):
         points.sort(key=lambda p: p[0])
         stand_in = any(labels.is_stand_in(r) for _, r, _ in points)
         color = MECHANISM_COLORS.get(op, "0.3")
@@ -322,19 +318,15 @@ def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
             noise = meaning.of(r).not_resolved
             _errorbar(ax, rate, None, r, color, "o", noise, size=5, horizontal=False)
             flags["noise"] |= noise
-            values += [r["median"], r["ci95_low"], r["ci95_high"]]
-            if not noise:
-                resolved.append(r["median"])
+            drawn.append(r)
         flags["mechanisms"][op] = flags["mechanisms"].get(op, False) or stand_in
-    for e, r in rows:
-        if r["status"] != "ok":
-            flags["unavailable"].add(e.where.op)
+    flags["unavailable"].update(e.where.op for e, r in rows if r["status"] != "ok")
     ax.set_xscale("log")
     rates = sorted({p[0] for pts in by_mech.values() for p in pts})
     ax.set_xticks(rates, [plain(r) for r in rates])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlim(rates[0] / 2, rates[-1] * 2)
-    words = scale_axis(ax, values, resolved, axis="y", unit=ok[0][1]["unit"])
+    words = scale_axis(ax, drawn, axis="y", unit=ok[0][1]["unit"])
     if words == "log scale":
         log_ticks(ax, "y")
     ax.axhline(0, color="0.5", lw=0.8, zorder=1)
@@ -348,7 +340,7 @@ def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
 
 def _idle_legend(flags):
     handles = []
-    for op in sorted(flags["mechanisms"], key=vr._mechanism_rank):
+    for op in sorted(flags["mechanisms"], key=labels.mechanism_rank):
         stand_in = flags["mechanisms"][op]
         handles.append(Line2D([], [], ls="--" if stand_in else "-", marker="o", ms=5,
                               color=MECHANISM_COLORS.get(op, "0.3"),
@@ -356,7 +348,7 @@ def _idle_legend(flags):
     if flags["noise"]:
         handles.append(Line2D([], [], ls="--", marker="o", ms=5, mfc="white", color="0.3",
                               label=NOISE_LABEL))
-    missing = sorted(flags["unavailable"] - set(flags["mechanisms"]), key=vr._mechanism_rank)
+    missing = sorted(flags["unavailable"] - set(flags["mechanisms"]), key=labels.mechanism_rank)
     if missing:
         handles.append(not_ok_handle(f"not measured: {', '.join(missing)} (reason in the table)"))
     return handles

@@ -115,9 +115,11 @@ def other_cpu_pairs(rows) -> list[str]:
 
 
 def machine_fields(machine: dict) -> dict:
-    """The machine's CPU facts as CSV columns (None where not recorded)."""
-    return {k: machine.get(k) for k in ("cpu_family", "cpu_model", "cpu_stepping",
-                                         "online_cpus", "packages")}
+    """The machine's CPU facts, kernel and hypervisor as CSV columns (None
+    where not recorded)."""
+    return {k: machine.get(k) for k in ("cpu_vendor", "cpu_model_name", "cpu_family",
+                                         "cpu_model", "cpu_stepping", "online_cpus",
+                                         "packages", "kernel", "hypervisor")}
 
 
 def unique_labels(machines: list[dict], run_ids: list[str]) -> list[str]:
@@ -148,6 +150,16 @@ def slug(text: str) -> str:
 FAMILIES = tuple((figure, title, registry.paths_in_figure(figure))
                  for figure, title in registry.FIGURES.items()
                  if figure != registry.SAMPLER_FIGURE)
+
+def path_rank(path: str) -> int:
+    """A path's place in the registry's order, as in every table (unknown paths last)."""
+    return registry.PATHS.index(path) if path in registry.PATHS else len(registry.PATHS)
+
+
+def mechanism_rank(op: str) -> int:
+    """A sampler mechanism's place in the registry's order (unknown ones last)."""
+    return registry.MECHANISMS.index(op) if op in registry.MECHANISMS else len(registry.MECHANISMS)
+
 
 SAME_CPU, OTHER_CPU, NO_TARGET = "same CPU", "other CPU", "not per-CPU"
 PLACEMENTS = (SAME_CPU, OTHER_CPU, NO_TARGET)

@@ -26,7 +26,7 @@
 
 from typing import NamedTuple
 
-from results import liveness, meaning, rapl_msrs, registry
+from results import liveness, meaning, rapl_msrs
 
 from plots import labels
 
@@ -125,13 +125,12 @@ def published_value(ref: dict) -> float | None:
 def published_order(refs: list[dict]) -> list[tuple[str, str]]:
     """(path, op) of every published latency figure: in the registry's path
     order, then by the published value (a ladder within each path)."""
-    order = registry.PATHS
     value: dict[tuple, float] = {}
     for r in refs:
         if r["metric"] == "latency":
             key, v = (r["path"], r["op"]), published_value(r)
             value[key] = min(value.get(key, v), v)
-    return sorted(value, key=lambda k: (order.index(k[0]) if k[0] in order else 99, value[k], k[1]))
+    return sorted(value, key=lambda k: (labels.path_rank(k[0]), value[k], k[1]))
 
 
 class Route(NamedTuple):
@@ -206,7 +205,5 @@ def quantity_label(key: tuple, with_harness: bool = False) -> str:
 
 def sort_key(key: tuple) -> tuple:
     path, op, what, place, harness = key
-    paths = registry.PATHS  # the registry order, as in every table
-    return (paths.index(path) if path in paths else len(paths), op, what,
-            labels.PLACEMENTS.index(place),
+    return (labels.path_rank(path), op, what, labels.PLACEMENTS.index(place),
             *harness_rank(harness))

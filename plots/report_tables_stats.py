@@ -8,7 +8,6 @@ A group is a row's `samples`: its repetitions (latency) or its pairs
 (overhead), taken as independent.
 """
 
-from results import registry
 from results import significance as sig
 from results.rows import NULL
 from results.table import DASH
@@ -93,8 +92,7 @@ def ladder_table(run: Run) -> Table | None:
         body.append([f"{ladder_label(fast)} ({median_cell(fast)})",
                      f"{ladder_label(slow)} ({median_cell(slow)})",
                      n_cell(ns[i], ns[i + 1]), *step_cells(tested, i)])
-        records += step_records(name, run, tested, i, fast, slow, ladder_label(fast),
-                                ladder_label(slow), **base)
+        records += step_records(name, run, tested, i, rows, ladder_label, **base)
     kw = (f"Kruskal–Wallis across the {len(rows)} rungs: H = {omnibus.h:.1f}, df = {omnibus.df}, "
           f"p {sig.p_text(omnibus.p) if omnibus.p < 0.001 else '= ' + sig.p_text(omnibus.p)} "
           f"({sig.verdict(omnibus.p)}). " if omnibus.h is not None
@@ -144,10 +142,8 @@ def overhead_conditions(run: Run) -> dict[tuple, list[dict]]:
             else None
         key = (workload, labels.overhead_placement(r), labels.overhead_measure(r))
         out.setdefault(key, []).append(r)
-    order = registry.MECHANISMS
     for rows in out.values():
-        rows.sort(key=lambda r: (order.index(r["op"]) if r["op"] in order else len(order),
-                                 r["op"]))
+        rows.sort(key=lambda r: (labels.mechanism_rank(r["op"]), r["op"]))
     return out
 
 
@@ -182,8 +178,7 @@ def overhead_table(run: Run) -> Table | None:
                 body.append([cond, f"{mechanism_label(fast)} ({median_cell(fast)}) < "
                                    f"{mechanism_label(slow)} ({median_cell(slow)})",
                              n_cell(ns[i], ns[i + 1]), "Dunn–Bonferroni", *step_cells(tested, i)])
-                records += step_records(name, run, tested, i, fast, slow, mechanism_label(fast),
-                                        mechanism_label(slow), **base)
+                records += step_records(name, run, tested, i, rows, mechanism_label, **base)
         for r, g in zip(rows, groups):
             zero = sig.wilcoxon_zero(g)
             body.append([cond, f"{mechanism_label(r)} ({median_cell(r)}) vs 0", str(zero.n),
@@ -244,8 +239,7 @@ def machines_table(runs: list[Run]) -> Table | None:
         return tags[i] + (f" {target}" if target else "") + pairing.status_words(row)
 
     for key in keys:
-        found = [(i, per_run[i].get(key)) for i in range(len(runs))]
-        found = [(i, r) for i, r in found if samples(r)]
+        found = [(i, f[key]) for i, f in enumerate(per_run) if samples(f.get(key))]
         if len(found) < 2:
             continue
         quantity = pairing.quantity_label(key, with_harness=True)
@@ -254,15 +248,14 @@ def machines_table(runs: list[Run]) -> Table | None:
         if len(found) == 2:
             pairs = [(found[0], found[1], None)]
         else:
-            idx = [i for i, _ in found]
-            omnibus = sig.kruskal_wallis([groups[i] for i in idx])
-            dunn = sig.dunn_bonferroni([groups[i] for i in idx])
-            ns = [len(groups[i]) for i in idx]
+            omnibus = sig.kruskal_wallis(list(groups.values()))
+            dunn = sig.dunn_bonferroni(list(groups.values()))
+            ns = [len(g) for g in groups.values()]
             lines.append(("kruskal-wallis", omnibus.p,
-                          [quantity, "all " + ", ".join(tags[i] for i in idx), n_cell(*ns),
+                          [quantity, "all " + ", ".join(tags[i] for i in groups), n_cell(*ns),
                            "Kruskal–Wallis", sig.p_text(omnibus.p)],
                           record(name, None, condition=quantity, test="kruskal-wallis",
-                                 group_a=", ".join(runs[i].label for i in idx), n_a=sum(ns),
+                                 group_a=", ".join(runs[i].label for i in groups), n_a=sum(ns),
                                  unit=unit, statistic=omnibus.h, df=omnibus.df, p=omnibus.p,
                                  note=omnibus.note)))
             pairs = [(found[a], found[b], dunn.p(a, b))

@@ -121,11 +121,13 @@ def neighbour_steps(groups: list[list[float]]) -> Steps:
                  pairs, [None if p.p is None else min(1.0, p.p * steps) for p in pairs])
 
 
-def step_records(name: str, run: Run, tested: Steps, i: int, fast: dict, slow: dict,
-                 label_a: str, label_b: str, **base) -> list[dict]:
-    """Step i's two records: Dunn–Bonferroni (with the best p_adj) and the U test."""
+def step_records(name: str, run: Run, tested: Steps, i: int, rows: list[dict], label,
+                 **base) -> list[dict]:
+    """Step i's two records, rows[i] against rows[i + 1] (their groups named by
+    `label`): Dunn–Bonferroni (with the best p_adj) and the U test."""
     pair, dunn, steps = tested.pairs[i], tested.dunn, len(tested.pairs)
-    common = dict(group_a=label_a, group_b=label_b, target_a=fast.get("target"),
+    fast, slow = rows[i], rows[i + 1]
+    common = dict(group_a=label(fast), group_b=label(slow), target_a=fast.get("target"),
                   target_b=slow.get("target"), harness_a=fast["harness"],
                   harness_b=slow["harness"], n_a=pair.n_y, n_b=pair.n_x,
                   median_a=fast["median"], median_b=slow["median"],

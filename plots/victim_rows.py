@@ -13,7 +13,7 @@ target says neither (a whole path that could not run) stands alone.
 import dataclasses
 import re
 
-from results import registry, victim
+from results import victim
 
 from plots import labels
 
@@ -102,14 +102,6 @@ class Experiment:
         return any(r["status"] == "ok" for r in self.rows.values())
 
 
-def _path_rank(path: str) -> int:
-    return registry.PATHS.index(path) if path in registry.PATHS else len(registry.PATHS)
-
-
-def _mechanism_rank(op: str) -> int:
-    return registry.MECHANISMS.index(op) if op in registry.MECHANISMS else len(registry.MECHANISMS)
-
-
 def _nulls_last(value):
     return (value is None, value if value is not None else 0)
 
@@ -118,7 +110,7 @@ def route_sort_key(w: Where) -> tuple:
     """Registry order of paths (mechanisms for the sampler), then op, the
     reader on the counter's CPU before another, the victim on the target
     before elsewhere, flat out before 1 kHz."""
-    return (_path_rank(w.path), _mechanism_rank(w.op) if w.is_sampler else 0, w.op,
+    return (labels.path_rank(w.path), labels.mechanism_rank(w.op) if w.is_sampler else 0, w.op,
             w.route or "", labels.PLACEMENTS.index(placement_of(w)), _nulls_last(w.cpu),
             _nulls_last(w.target_cpu), w.placement != IS_TARGET, _nulls_last(w.victim_cpu),
             not w.rate_known, w.rate_hz is not None, w.rate_hz or 0)
