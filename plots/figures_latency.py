@@ -140,10 +140,8 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
     log_ticks(axes[0, 0], "y")  # shared by every panel, now that all are drawn
     last = axes[-1, 0]
     last.set_xlabel("operation (and what it reads)")
-    for label in last.get_xticklabels():
-        label.set_rotation(30)
-        label.set_horizontalalignment("right")
-        label.set_rotation_mode("anchor")
+    plt.setp(last.get_xticklabels(), rotation=30, horizontalalignment="right",
+             rotation_mode="anchor")
     fig.suptitle(f"{title}: latency per operation")
     figure_legend(fig, legend_handles(places, **flags))
     widen_until_labels_fit(fig)

@@ -149,17 +149,13 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
     rng = np.random.default_rng(0)
     color = machine_color(run, 0)
     ticks, tick_colors, xs = [], [], []
-    flags = {"stand_in": False, "not_ok": False, "dead": False}
+    flags = {"stand_in": False, "dead": False}
     for i, rung in enumerate(RUNGS):
         row = rung_row(run.rows, rung)
         label = rung[0]
-        if row is None:
-            ticks.append(f"{label}  [not measured]")
+        if row is None or row["status"] != "ok":
+            ticks.append(f"{label}  [{'not measured' if row is None else row['status']}]")
             tick_colors.append(NOT_OK_COLOR)
-        elif row["status"] != "ok":
-            ticks.append(f"{label}  [{row['status']}]")
-            tick_colors.append(NOT_OK_COLOR)
-            flags["not_ok"] = True
         else:
             tags = pairing.status_tags(row)
             ticks.append(f"{label}  [{', '.join(tags)}]" if tags else label)

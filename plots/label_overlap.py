@@ -80,9 +80,8 @@ def overlapping_texts(fig, tolerance: float = 1.0,
         for axis in axes_drawn:
             items += [(t.get_text(), _text_polygon(t, renderer), axis)
                       for t in _drawn_tick_labels(axis) if t.get_text().strip()]
-        texts = [axis.label for axis in axes_drawn]
-        texts += [ax.title, ax._left_title, ax._right_title]
-        texts += list(ax.texts)
+        texts = [*(axis.label for axis in axes_drawn), ax.title, ax._left_title,
+                 ax._right_title, *ax.texts]
         items += [(t.get_text(), _text_polygon(t, renderer), None) for t in texts
                   if t.get_visible() and t.get_text().strip()]
     if fig._suptitle is not None:

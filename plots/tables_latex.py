@@ -199,21 +199,17 @@ def _wrapped(t: Table, size: Size, fixed_em: list[float], want_em: list[float],
     for i in order:
         wrap[i] = True
         fixed = sum(f for f, w in zip(fixed_em, wrap) if not w) * size.em_pt
-        if fixed + sum(m for m, w in zip(want_em, wrap) if w) * size.em_pt <= avail:
-            return _shared(t, size, fixed_em, min_em, wrap, avail - fixed, inside_words)
+        if fixed + sum(m for m, w in zip(want_em, wrap) if w) * size.em_pt > avail:
+            continue
+        # the wrapped columns' widths: each its longest piece, and the room
+        # left in proportion to what wrapping took from it
+        room = (avail - fixed) - sum(m for m, w in zip(min_em, wrap) if w) * size.em_pt
+        gain = sum(f - m for f, m, w in zip(fixed_em, min_em, wrap) if w)
+        widths = [(m * size.em_pt + room * (f - m) / gain) if w else f * size.em_pt
+                  for f, m, w in zip(fixed_em, min_em, wrap)]
+        return Layout(size, widths, wrap, [_stack(c, f) for c, f in zip(t.columns, fixed_em)],
+                      plain=False, inside_words=inside_words)
     return None
-
-
-def _shared(t: Table, size: Size, fixed_em: list[float], min_em: list[float],
-            wrap: list[bool], room_pt: float, inside_words: bool) -> Layout:
-    """The wrapped columns' widths: each its longest piece, and the room left
-    in proportion to what wrapping took from it."""
-    room = room_pt - sum(m for m, w in zip(min_em, wrap) if w) * size.em_pt
-    gain = sum(f - m for f, m, w in zip(fixed_em, min_em, wrap) if w)
-    widths = [(m * size.em_pt + room * (f - m) / gain) if w else f * size.em_pt
-              for f, m, w in zip(fixed_em, min_em, wrap)]
-    return Layout(size, widths, wrap, [_stack(c, f) for c, f in zip(t.columns, fixed_em)],
-                  plain=False, inside_words=inside_words)
 
 
 def layout(t: Table, text_width_pt: float = TEXT_WIDTH_PT) -> Layout | None:
@@ -286,17 +282,15 @@ def _wrapped_lines(text: str, width_pt: float, size: Size, inside_words: bool) -
     return lines
 
 
-def _row_lines(row: list[str], lay: Layout) -> int:
-    return max([1] + [_wrapped_lines(cell, w, lay.size, lay.inside_words)
-                      for cell, w, x in zip(row, lay.widths_pt, lay.wrap) if x and cell])
-
-
 def _text_height_pt(text: str, size: Size, width_pt: float = TEXT_WIDTH_PT) -> float:
     return math.ceil(1.05 * text_em(text) * size.em_pt / width_pt) * size.baseline_pt
 
 
 def _row_height_pt(row: list[str], lay: Layout) -> float:
-    return _row_lines(row, lay) * lay.size.baseline_pt + 1
+    """A row as tall as its wrapped cell of most lines."""
+    lines = max([1] + [_wrapped_lines(cell, w, lay.size, lay.inside_words)
+                       for cell, w, x in zip(row, lay.widths_pt, lay.wrap) if x and cell])
+    return lines * lay.size.baseline_pt + 1
 
 
 def float_heights_pt(t: Table, lay: Layout) -> tuple[float, float, float]:

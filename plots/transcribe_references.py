@@ -19,12 +19,11 @@ OUT = Path(__file__).resolve().parent.parent / "results" / "reference"
 
 
 def machine(vendor=None, model_name=None, kernel=None) -> dict:
-    m = {key: None for key in ("hostname", "cpu_vendor", "cpu_family", "cpu_model",
-                               "cpu_stepping", "cpu_model_name", "microcode", "kernel",
-                               "hypervisor", "smt", "governor", "boost", "tsc_khz",
-                               "mitigations")}
-    m.update(cpu_vendor=vendor, cpu_model_name=model_name, kernel=kernel)
-    return m
+    return {**dict.fromkeys(("hostname", "cpu_vendor", "cpu_family", "cpu_model",
+                             "cpu_stepping", "cpu_model_name", "microcode", "kernel",
+                             "hypervisor", "smt", "governor", "boost", "tsc_khz",
+                             "mitigations")),
+            "cpu_vendor": vendor, "cpu_model_name": model_name, "kernel": kernel}
 
 
 def reference_row(*, run_id, timestamp, machine, path, op, target, metric, source,
