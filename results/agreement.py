@@ -2,10 +2,11 @@
 harnesses timed the same thing, do their medians agree, given how much
 each harness's own blocks scatter?
 
-One run (report; agreement.md in the run directory, also printed by
-bench-all): rows pair on (path, op, target, cpu, target_cpu) among ok
-latency rows, and each pair is judged by a 95% bootstrap CI of the ratio
-of medians (criterion / gbench) against a tolerance of 10%. Several runs
+One run (report; agreement.md in the run directory, and each pair's ratio
+and verdict in bench-all's latency table, results/summary.py): rows pair
+on (path, op, target, cpu, target_cpu) among ok latency rows, and each
+pair is judged by a 95% bootstrap CI of the ratio of medians (criterion /
+gbench) against a tolerance of 10%. Several runs
 (report_over_runs; `python -m results.agreement RUN...`, ci/aa --rounds):
 one ratio per pair and run, judged by a t interval of the mean log ratio.
 The verdicts, KNOWN_CAUSES, the run-wide factor, the harnesses' turns and

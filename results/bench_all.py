@@ -1,5 +1,6 @@
 """make bench-all: run every harness, write one validated run directory,
-print the latency table.
+print its summary (results/summary.py: the latency table, the experiment
+tables, the findings).
 
     python -m results.bench_all [--quick] [--only STEP,...] [--runs-dir results/runs]
                                 [--build-dir build]
@@ -15,7 +16,7 @@ and without the sampler).
 
 A run directory results/runs/<run_id>/ holds each harness's raw output
 (raw/), machine.json, results.jsonl (every row, validated), results.parquet
-and agreement.md (results/README.md, "Run directory"), and
+agreement.md and checks.txt (results/README.md, "Run directory"), and
 results/runs/latest points at the newest complete run.
 
 A harness that cannot run, or crashes, never aborts the run: its paths get
@@ -38,7 +39,7 @@ import pandas as pd
 
 from results import (agreement, checks, child, contention, files, guardian, idle_cost,
                      interrupt, kbench, machine, overhead, rows, run_lock, run_state, sampler,
-                     schema, table, victim)
+                     schema, summary, victim)
 from results.latency_steps import STANDS_FOR, run_criterion, run_gbench, run_latency
 from results.schedule import schedule
 from results.steps import Run, failed_rows, run_step
@@ -292,15 +293,13 @@ def finish_run(args, run: Run, the_machine: dict, all_rows: list[dict],
     print()
     if busy:
         print(f"NOTE: {busy}: these figures are not this machine's alone", flush=True)
-    print(table.format_latency_table(all_rows))
-    print()
-    print(checks.format_checks(checks.run_checks(all_rows)))
     agreement_md = agreement.report(all_rows, run.common["run_id"])
     if busy:  # its verdicts too were reached beside other work
         agreement_md = agreement_md.replace("\n", f"\n\n> NOTE: {busy}.\n", 1)
     files.write_atomic(run.run_dir / "agreement.md", agreement_md)
-    print()
-    print(agreement_md)
+    files.write_atomic(run.run_dir / "checks.txt",
+                       checks.format_checks(checks.run_checks(all_rows)) + "\n")
+    print(summary.format_summary(all_rows, run.run_dir))
     print(f"\n{len(all_rows)} rows in {run.run_dir}/results.jsonl (validated) and results.parquet")
     if busy:
         print(f"NOTE: {busy}", flush=True)

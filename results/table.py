@@ -1,19 +1,10 @@
-"""A plain-text table of result rows for the terminal.
-
-    path      op     target    cpu→target  harness   median        95% CI  n  note
-    --------  -----  --------  ----------  -------  -------  ------------  -  ----
-    msr-dev   pread  0x611     0→0         gbench         —             —  —  [1]
-    perf      read   msr/tsc/  0→1         gbench   1.56 µs  1.56–1.59 µs  3  [2]
-
-    [1] unavailable: /dev/cpu/0/msr missing: load the msr module (modprobe msr)
-    [2] stand-in: msr/tsc/ perf event stands in for power/energy-pkg
-
-Values have 3 significant digits; nanoseconds are scaled to µs/ms/s when
-large. Footnotes carry stand-ins, counters that are frozen or have no energy
-unit ("[3] frozen counter: <liveness_note>": the latency is the route's
-cost, the counter yields no energy) and the reasons of rows that are not
-ok; identical texts share one footnote. Rows of schema version 1 predate
-the liveness probe: one line under the table says so.
+"""How a row's cells read in text, for the terminal (results/summary.py),
+the report's tables and the gate: values with 3 significant digits,
+nanoseconds scaled to µs/ms/s when large, a median with its 95% CI, the
+CPUs, a shortened target, the table order, and the notes said beside a
+value (stand-ins; counters that are frozen or have no energy unit, whose
+latency is the route's cost but which yield no energy; the reasons of rows
+that are not ok; why a row is not resolved).
 """
 
 import math
@@ -125,32 +116,3 @@ def row_notes(row) -> list[tuple[str, str]]:
     if said.unresolved_note:
         notes.append(("not resolved", said.unresolved_note))
     return notes
-
-
-def format_latency_table(rows) -> str:
-    """The rows as an aligned text table followed by its footnotes."""
-    header = ("path", "op", "target", "cpu→target", "harness", "median", "95% CI", "n", "note")
-    right_aligned = {"median", "95% CI", "n"}
-    footnotes: dict[str, int] = {}  # text -> number, in order of first use
-    lines = []
-    for row in sorted(rows, key=sort_key):
-        marks = "".join(f"[{footnotes.setdefault(text, len(footnotes) + 1)}]"
-                        for _, text in row_notes(row))
-        median, ci = median_and_interval(row)
-        n = str(row["n"]) if row.get("status") == "ok" and row.get("n") else DASH
-        lines.append((row.get("path") or DASH, row.get("op") or DASH, shorten(shown_target(row)),
-                      cpus(row), row.get("harness") or DASH, median, ci, n, marks))
-    widths = [max(len(cells[i]) for cells in [header, *lines]) for i in range(len(header))]
-
-    def render(cells):
-        padded = (c.rjust(w) if name in right_aligned else c.ljust(w)
-                  for name, c, w in zip(header, cells, widths))
-        return "  ".join(padded).rstrip()
-
-    out = [render(header), render(["-" * w for w in widths]), *map(render, lines)]
-    if footnotes:
-        out.append("")
-        out.extend(f"[{number}] {text}" for text, number in footnotes.items())
-    if any(liveness.predates_probe(row) for row in rows):
-        out += ["", f"Schema 1 rows: {liveness.PREDATES_NOTE}."]
-    return "\n".join(out) + "\n"

@@ -1,0 +1,242 @@
+"""The findings of a run: a few sentences computed from its rows, each with
+its number and 95% CI, printed last by make bench-all and at the top of
+the report's index.html (issue 32).
+
+- the cheapest and the dearest route to a counter (latency rows read on
+  the counter's own CPU, instructions aside);
+- what reading from another CPU costs on each route that was timed from
+  both (the IPI): the difference of medians, with a bootstrap 95% CI;
+- which sampler mechanism slows a workload on its CPU least at 1 kHz;
+- what cannot be taken as a finding: stand-ins, dead counters, rows not
+  resolved, rows not measured, plausibility checks that failed.
+
+A comparison whose CIs do not separate it says "not resolved" and is never
+stated as a finding. A stand-in or a dead counter is named beside its
+number: its figure is its route's cost, not an energy counter's.
+"""
+
+import dataclasses
+
+import numpy as np
+from scipy import stats
+
+from results import checks, liveness, meaning
+from results.rows import MEASURED
+from results.table import scale_for_unit, sig3
+
+# which harness's row speaks for a route, in order of preference
+LATENCY_HARNESSES = ("gbench", "criterion", "kbench")
+SEED, RESAMPLES = 0, 4000
+NOT_RESOLVED = "not resolved"
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One sentence; `resolved` False when it says what could not be told."""
+    text: str
+    resolved: bool = True
+
+
+def value(x: float, unit: str, scale_of: float | None = None) -> str:
+    """x in `unit`, 3 significant digits, ns scaled by `scale_of` (or x)."""
+    factor, label = scale_for_unit(unit, abs(x) if scale_of is None else abs(scale_of))
+    return f"{sig3(x / factor)} {label}"
+
+
+def with_ci(x: float, lo: float | None, hi: float | None, unit: str) -> str:
+    """"2.41 µs (95% CI 2.30–2.52 µs)", or the value alone without a CI."""
+    if lo is None or hi is None:
+        return f"{value(x, unit)} (no CI)"
+    factor, label = scale_for_unit(unit, abs(x))
+    return f"{sig3(x / factor)} {label} (95% CI {sig3(lo / factor)}–{sig3(hi / factor)} {label})"
+
+
+def interval(lo: float, hi: float, unit: str, scale_of: float) -> str:
+    """"7.73–9.42 µs": both ends in the scale of `scale_of`."""
+    factor, label = scale_for_unit(unit, abs(scale_of))
+    return f"{sig3(lo / factor)}–{sig3(hi / factor)} {label}"
+
+
+def row_value(r: dict) -> str:
+    return with_ci(r["median"], r.get("ci95_low"), r.get("ci95_high"), r["unit"])
+
+
+def route(r: dict) -> str:
+    """"perf read of power/energy-pkg/"."""
+    return f"{r['path']} {r['op']}" + (f" of {r['target']}" if r.get("target") else "")
+
+
+def caveat(r: dict) -> str:
+    """What the number is not, if anything: " [stand-in]", " [frozen counter]"."""
+    said = meaning.of(r)
+    words = (["stand-in"] if r.get("stand_in") else []) + (
+        [liveness.DEAD_WORDS[said.verdict]] if said.dead else [])
+    return f" [{', '.join(words)}]" if words else ""
+
+
+def measured_ok(rows, metric: str) -> list[dict]:
+    return [r for r in rows if r["metric"] == metric and r["status"] == "ok"
+            and r.get("role", MEASURED) == MEASURED and r.get("median") is not None]
+
+
+def separated(a: dict, b: dict) -> bool:
+    """a's 95% CI lies wholly below b's, and both rows are resolved."""
+    if any(meaning.of(r).not_resolved or meaning.of(r).unresolved_note for r in (a, b)):
+        return False
+    return None not in (a.get("ci95_high"), b.get("ci95_low")) and a["ci95_high"] < b["ci95_low"]
+
+
+def counter_routes(rows) -> list[dict]:
+    """One row per route to a counter read on its own CPU (the first
+    harness of LATENCY_HARNESSES that timed it), cheapest first."""
+    by_route: dict[tuple, dict] = {}
+    for r in measured_ok(rows, "latency"):
+        local = r.get("target_cpu") is None or r.get("cpu") in (None, r["target_cpu"])
+        if r["path"] != "uinsn" and r.get("target") and local and r["harness"] in LATENCY_HARNESSES:
+            key = (r["path"], r["op"], r["target"])
+            best = by_route.get(key)
+            rank = LATENCY_HARNESSES.index
+            if best is None or rank(r["harness"]) < rank(best["harness"]):
+                by_route[key] = r
+    return sorted(by_route.values(), key=lambda r: r["median"])
+
+
+def extremes(rows) -> list[Finding]:
+    ordered = counter_routes(rows)
+    if len(ordered) < 2:
+        return []
+    out = []
+    for word, first, second in (("cheapest", ordered[0], ordered[1]),
+                                ("dearest", ordered[-1], ordered[-2])):
+        low, high = (first, second) if word == "cheapest" else (second, first)
+        if separated(low, high):
+            out.append(Finding(
+                f"The {word} route to a counter here is {route(first)}{caveat(first)}: "
+                f"{row_value(first)} per read ({first['harness']}), against "
+                f"{route(second)}{caveat(second)} at {row_value(second)}."))
+        else:
+            out.append(Finding(
+                f"The {word} route to a counter is {NOT_RESOLVED}: {route(first)}"
+                f"{caveat(first)} at {row_value(first)} and {route(second)}{caveat(second)} "
+                f"at {row_value(second)} are not told apart (their 95% CIs overlap, or one "
+                "is not resolved).", resolved=False))
+    return out
+
+
+def difference_ci(a, b) -> tuple[float, float] | None:
+    """95% bootstrap CI of median(b) − median(a); None with fewer than 2
+    samples on a side."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 2 or len(b) < 2:
+        return None
+    result = stats.bootstrap((b, a), lambda y, x, axis=-1: np.median(y, axis=axis)
+                             - np.median(x, axis=axis), vectorized=True, paired=False,
+                             n_resamples=RESAMPLES, method="percentile",
+                             random_state=np.random.default_rng(SEED))
+    lo, hi = result.confidence_interval
+    return float(lo), float(hi)
+
+
+def other_cpu_costs(rows) -> list[Finding]:
+    """Per route timed on the counter's CPU and from another: the difference."""
+    placed: dict[tuple, dict[bool, dict]] = {}
+    for r in measured_ok(rows, "latency"):
+        if r["harness"] in LATENCY_HARNESSES and None not in (r.get("cpu"), r.get("target_cpu")):
+            key = (r["harness"], r["path"], r["op"], r.get("target"))
+            placed.setdefault(key, {}).setdefault(r["cpu"] != r["target_cpu"], r)
+    out, said = [], set()
+    for (harness, *what), both in sorted(placed.items(),
+                                         key=lambda kv: LATENCY_HARNESSES.index(kv[0][0])):
+        if len(both) < 2 or tuple(what) in said:
+            continue
+        said.add(tuple(what))
+        same, other = both[False], both[True]
+        diff = other["median"] - same["median"]
+        ci = difference_ci(same.get("samples") or [], other.get("samples") or [])
+        unit = same["unit"]
+        shown = (f"({harness}: {value(other['median'], unit)} against "
+                 f"{value(same['median'], unit)}"
+                 + (f"; 95% CI of the difference {interval(*ci, unit, diff)})" if ci else ")"))
+        name = f"{route(same)}{caveat(same)}"
+        too_few = meaning.of(same).too_few or meaning.of(other).too_few
+        if ci is None or too_few or ci[0] <= 0 <= ci[1]:
+            why = ("too few samples for a CI" if ci is None or too_few
+                   else "its CI holds 0")
+            out.append(Finding(f"Reading {name} from another CPU: {NOT_RESOLVED} ({why}), "
+                               f"{value(diff, unit)} {shown}.", resolved=False))
+        else:
+            more = "more" if diff > 0 else "less"
+            out.append(Finding(f"Reading {name} from another CPU costs {value(abs(diff), unit)} "
+                               f"{more} than from its own {shown}."))
+    return out
+
+
+def cheapest_sampler(rows) -> list[Finding]:
+    """The mechanism whose 1 kHz sampler slows a workload on its CPU least
+    (wall time), against the next."""
+    same_cpu = sorted((r for r in measured_ok(rows, "overhead_pct")
+                       if (r.get("parameters") or {}).get("placement") == "same CPU"
+                       and str(r.get("target", "")).endswith("wall time")),
+                      key=lambda r: r["median"])
+    if len(same_cpu) < 2:
+        return []
+    best, next_ = same_cpu[:2]
+    shown = (f"the {best['op']} sampler{caveat(best)} {row_value(best)} against "
+             f"{next_['op']}{caveat(next_)} {row_value(next_)}")
+    if separated(best, next_):
+        return [Finding(f"At 1 kHz, {best['op']} costs a workload on its CPU least, by "
+                        f"{sig3(next_['median'] - best['median'])} points of wall time: {shown}.")]
+    return [Finding(f"Which sampler mechanism costs a workload on its CPU least at 1 kHz is "
+                    f"{NOT_RESOLVED}: {shown} (their 95% CIs overlap, or one is not "
+                    "resolved).", resolved=False)]
+
+
+def what(r: dict) -> str:
+    """A row's route or sampler mechanism: "msr-dev pread", "sampler msr"."""
+    return f"{r['path']} {r['op']}" if r.get("op") not in (None, "*") else r["path"]
+
+
+def listed(names) -> str:
+    names = sorted(set(names))
+    return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+
+
+def caveats(rows) -> list[Finding]:
+    """What is not a finding, counted."""
+    ok = [r for r in rows if r["status"] == "ok"]
+    stand_ins = [what(r) for r in ok if r.get("stand_in")]
+    dead = [r["target"].split(" @ ")[0] for r in ok if meaning.of(r).dead and r.get("target")]
+    unresolved = [r for r in ok if meaning.of(r).not_resolved or meaning.of(r).unresolved_note]
+    not_ok = [r for r in rows if r["status"] != "ok"]
+    out = []
+    if stand_ins:
+        out.append(Finding(f"Stand-ins, not the real counter (their figures are the "
+                           f"substitute's route): {listed(stand_ins)}.", resolved=False))
+    if dead:
+        out.append(Finding(f"Dead counters (a route's cost, no energy): {listed(dead)}.",
+                           resolved=False))
+    if unresolved:
+        out.append(Finding(f"{len(unresolved)} of {len(ok)} measured rows are {NOT_RESOLVED} "
+                           "(within noise, too few samples, or a CI wider than its target): "
+                           "their tables say which.", resolved=False))
+    if not_ok:
+        names = listed(f"{r['harness']} {what(r)}" for r in not_ok)
+        out.append(Finding(f"{len(not_ok)} rows not measured (unavailable or error, each with "
+                           f"its reason): {names}.", resolved=False))
+    unexpected = [c for c in checks.run_checks(rows) if c.ok is False]
+    if unexpected:
+        out.append(Finding("Plausibility checks that failed: " + "; ".join(
+            f"{c.name}: {c.figure} (expected {c.expected})" for c in unexpected) + ".",
+            resolved=False))
+    return out
+
+
+def of(rows) -> list[Finding]:
+    """The findings of a run's rows, in the order they are printed."""
+    return [*extremes(rows), *other_cpu_costs(rows), *cheapest_sampler(rows), *caveats(rows)]
+
+
+def format_findings(found: list[Finding]) -> str:
+    lines = ["Findings (each with its 95% CI; \"not resolved\" is not a finding):"]
+    lines += [f"  - {f.text}" for f in found] or ["  (none: no row of this run compares)"]
+    return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""The findings (results/findings.py, issue 32): each sentence carries its
+number and 95% CI, and one whose CIs do not support it says "not
+resolved"."""
+
+import json
+
+from results import findings
+from results.test_summary import measured
+
+TIGHT = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3]
+
+
+def scaled(k):
+    return [x * k for x in TIGHT]
+
+
+def texts(found):
+    return [f.text for f in found]
+
+
+def test_the_cheapest_and_dearest_routes_are_stated_only_when_their_cis_separate():
+    cheap = measured("ebpf-mmap", "load", scaled(0.03), target="power/energy-pkg/", target_cpu=0)
+    mid = measured("perf", "read", scaled(30), target="power/energy-pkg/", target_cpu=0)
+    dear = measured("msr-dev", "pread", scaled(31), target="0x611", target_cpu=0)
+    found = findings.extremes([cheap, mid, dear, measured("uinsn", "nop", scaled(0.001))])
+    assert found[0].resolved and found[0].text.startswith(
+        "The cheapest route to a counter here is ebpf-mmap load of power/energy-pkg/: 3.00 ns "
+        "(95% CI"), found[0].text
+    # 3.0 µs and 3.1 µs: the CIs (from 8 samples) do not overlap
+    assert found[1].resolved and "msr-dev pread of 0x611: 3.10 µs" in found[1].text
+    close = measured("msr-dev", "pread", scaled(30.05), target="0x611", target_cpu=0)
+    (_, dearest) = findings.extremes([cheap, mid, close])
+    assert not dearest.resolved and "not resolved" in dearest.text
+
+
+def test_a_stand_in_or_a_dead_counter_is_named_beside_its_number():
+    stand_in = measured("powercap", "pread", scaled(5), target="rx_bytes", target_cpu=None,
+                        stand_in="a sysfs file stands in for energy_uj")
+    frozen = measured("perf", "read", scaled(30), target="power/energy-psys/", target_cpu=0)
+    frozen.update(liveness="frozen", liveness_note="did not change")
+    (cheapest, _) = findings.extremes([stand_in, frozen])
+    assert "powercap pread of rx_bytes [stand-in]:" in cheapest.text
+    assert "perf read of power/energy-psys/ [frozen counter] at" in cheapest.text
+    said = texts(findings.caveats([stand_in, frozen]))
+    assert "Stand-ins, not the real counter (their figures are the substitute's route): " \
+           "powercap pread." in said
+    assert "Dead counters (a route's cost, no energy): power/energy-psys/." in said
+
+
+def test_the_other_cpu_cost_is_a_difference_with_its_ci():
+    same = measured("msr-dev", "pread", scaled(20), target="0x611", target_cpu=0)
+    other = measured("msr-dev", "pread", scaled(100), target="0x611", cpu=1, target_cpu=0)
+    (found,) = findings.other_cpu_costs([same, other])
+    assert found.resolved
+    assert found.text.startswith("Reading msr-dev pread of 0x611 from another CPU costs 8.00 µs "
+                                 "more than from its own (gbench: 10.0 µs against 2.00 µs; "
+                                 "95% CI of the difference "), found.text
+    # the same cost, within noise: not resolved
+    noisy = measured("msr-dev", "pread", [1000, 3000, 2000, 2500, 1500, 1800, 2200, 2600],
+                     target="0x611", cpu=1, target_cpu=0)
+    (found,) = findings.other_cpu_costs([same, noisy])
+    assert not found.resolved and "not resolved (its CI holds 0)" in found.text
+
+
+def test_a_route_timed_by_both_harnesses_is_said_once():
+    rows_ = [measured("perf", "read", scaled(3), target="t", target_cpu=0, harness=h, cpu=c)
+             for h in ("gbench", "criterion") for c in (0, 1)]
+    (found,) = findings.other_cpu_costs(rows_)
+    assert "(gbench:" in found.text
+
+
+def overhead(mechanism, pct, spread):
+    row = measured("sampler", mechanism, [pct + d for d in spread], cpu=1,
+                   target="stress-ng, fixed work pinned to CPU 1: wall time",
+                   harness="hyperfine", metric="overhead_pct")
+    row["parameters"] = {"placement": "same CPU"}
+    return row
+
+
+def test_the_cheapest_sampler_at_1_khz():
+    spread = [-0.2, 0.1, 0.0, 0.2, -0.1, 0.05, -0.05, 0.15]
+    (found,) = findings.cheapest_sampler([overhead("perf", 4.0, spread),
+                                          overhead("ebpf", 1.0, spread)])
+    assert found.resolved and found.text.startswith(
+        "At 1 kHz, ebpf costs a workload on its CPU least, by 3.00 points of wall time"), found.text
+    wide = [-9, 5, 0, 8, -4, 3, -6, 7]
+    (found,) = findings.cheapest_sampler([overhead("perf", 4.0, wide),
+                                          overhead("ebpf", 1.0, wide)])
+    assert not found.resolved and "is not resolved" in found.text
+
+
+def test_a_quick_run_states_no_comparison_as_a_finding():
+    """Fewer than 6 samples: the CI is the min–max, and nothing is resolved."""
+    few = [100.0, 101.0, 99.0]
+    rows_ = [measured("perf", "read", few, target="t", target_cpu=0),
+             measured("perf", "read", [x * 5 for x in few], target="t", cpu=1, target_cpu=0),
+             measured("msr-dev", "pread", [x * 9 for x in few], target="0x611", target_cpu=0)]
+    found = findings.of(rows_)
+    assert found and not any(f.resolved for f in found)
+    assert all("not resolved" in f.text for f in found if f.text.startswith(("The", "Reading")))
+
+
+def test_the_fixture_runs_give_findings_and_no_exception():
+    from plots.fixtures import AMD, INTEL, KVM_FROZEN, KVM_VICTIM  # noqa: PLC0415
+    for run_dir in (INTEL, AMD, KVM_FROZEN, KVM_VICTIM):
+        run_rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+        text = findings.format_findings(findings.of(run_rows))
+        assert text.count("\n  - ") >= 2, text
