@@ -9,7 +9,7 @@ import base64
 import html
 from pathlib import Path
 
-from results import liveness
+from results import findings, liveness
 
 from plots import labels, report_tables
 from plots.runs import Run
@@ -30,6 +30,7 @@ sup.mark { color: #0645ad; }
 .stand-in { color: #5b3f8f; font-style: italic; }
 ol.notes { font-size: .82em; color: #333; }
 .emulated { color: #b00020; font-weight: bold; }
+.unresolved { color: #555; }
 .frozen { color: #7a4b00; font-weight: bold; }
 .machines td, .machines th { text-align: left; }
 .nowrap { white-space: nowrap; }
@@ -118,9 +119,26 @@ def liveness_paragraphs(runs: list[Run]) -> list[str]:
     return out
 
 
+def findings_sections(runs: list[Run]) -> list[tuple[str, str, str]]:
+    """(anchor, title, HTML) of each run's findings (results/findings.py,
+    the same sentences make bench-all prints last); grey: not a finding."""
+    out = []
+    for i, run in enumerate(runs):
+        title = "Findings" + (f", {run.label}" if len(runs) > 1 else "")
+        grey = ' class="unresolved"'
+        items = "".join(f"<li{'' if f.resolved else grey}>{html.escape(f.text)}</li>"
+                        for f in findings.of(run.rows))
+        anchor = "findings" if i == 0 else f"findings-{i + 1}"
+        out.append((anchor, title, f'<h2 id="{anchor}">{html.escape(title)}</h2>'
+                    f"<ul>{items or '<li>none: no row of this run compares</li>'}</ul>"))
+    return out
+
+
 def page(runs: list[Run], sections: list[dict], files: list[str], n_refs: int) -> str:
     """sections: [{"id", "title", "intro", "figures": [(png path, alt)], "tables": [Table]}]"""
+    found = findings_sections(runs)
     body = [f"<h1>raplbench report: {html.escape(', '.join(r.label for r in runs))}</h1>",
+            *(block for _, _, block in found),
             "<p>How long it takes to get an energy or performance counter out of each machine, "
             "by every access path; each figure's points are the repetitions of one benchmark, "
             "tables give medians with a distribution-free 95% confidence interval. Rows that "
@@ -133,7 +151,8 @@ def page(runs: list[Run], sections: list[dict], files: list[str], n_refs: int) -
                     "timings are QEMU's, not hardware figures.</p>")
     body += liveness_paragraphs(runs)
     body.append(f"<p>{n_refs} published reference rows from results/reference/.</p>")
-    targets = [(s["id"], s["title"]) for s in sections] + [("files", "Files")]
+    targets = ([(anchor, title) for anchor, title, _ in found]
+               + [(s["id"], s["title"]) for s in sections] + [("files", "Files")])
     body.append('<nav aria-label="Sections">' + "".join(
         f'<a href="#{anchor}">{html.escape(title)}</a>' for anchor, title in targets) + "</nav>")
     for s in sections:

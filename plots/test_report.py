@@ -322,3 +322,16 @@ def test_a_full_disk_while_drawing_is_one_line_naming_the_path(tmp_path, monkeyp
     assert err == (f"report: {tmp_path / 'o' / 'x.png'}: no space left on device: free some "
                    f"space on its filesystem (df -h) and run again ({tmp_path / 'o'}/ is "
                    "incomplete)\n")
+
+
+def test_the_findings_open_the_page(built, runs):
+    """The findings make bench-all prints last open index.html, one list per
+    machine, in the nav; what is not a finding is greyed."""
+    from results import findings  # noqa: PLC0415
+    page = (built[0] / "index.html").read_text()
+    first = page.index('<h2 id="findings">')
+    assert first < page.index("<p>How long") and 'href="#findings-2"' in page
+    for run in runs:
+        for f in findings.of(run.rows):
+            assert f.text.replace("'", "&#x27;").replace('"', "&quot;") in page, f.text
+    assert 'class="unresolved"' in page
