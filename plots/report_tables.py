@@ -33,24 +33,19 @@ MEDIAN_NOTE = ("Median of n repetitions (each the mean of many operations) with 
 def machine_caption(run: Run) -> str:
     """Machine, kernel, platform with its online CPU count, what "other CPU"
     meant (reader→counter CPUs of its latency rows) and date, for captions."""
-    m = run.machine
-    parts = [f"{labels.machine_name(m)} ({m.get('cpu_model_name') or 'model name unknown'}",
-             f"family {m.get('cpu_family')} model {m.get('cpu_model')} stepping "
-             f"{m.get('cpu_stepping')}, microcode {m.get('microcode') or 'unknown'})"]
-    text = ", ".join(parts)
-    text += f"; Linux {m.get('kernel') or 'unknown'}; {labels.platform(m)}, {labels.cpu_count(m)}"
-    pairs = labels.other_cpu_pairs(run.rows)
-    if pairs:
-        text += f"; other CPU: {', '.join(pairs)} (reader→counter)"
-    if m.get("smt") is not None:
-        text += f"; SMT {'on' if m['smt'] else 'off'}"
-    if m.get("governor"):
-        text += f"; governor {m['governor']}"
-    if m.get("boost") is not None:
-        text += f"; boost {'on' if m['boost'] else 'off'}"
-    if m.get("tsc_khz"):
-        text += f"; TSC {m['tsc_khz'] / 1000:.1f} MHz"
-    return text + f"; run {run.run_id}, {run.date}"
+    m, pairs = run.machine, labels.other_cpu_pairs(run.rows)
+    clauses = [  # those that do not apply are falsy and left out
+        f"Linux {m.get('kernel') or 'unknown'}", f"{labels.platform(m)}, {labels.cpu_count(m)}",
+        pairs and f"other CPU: {', '.join(pairs)} (reader→counter)",
+        m.get("smt") is not None and f"SMT {'on' if m['smt'] else 'off'}",
+        m.get("governor") and f"governor {m['governor']}",
+        m.get("boost") is not None and f"boost {'on' if m['boost'] else 'off'}",
+        m.get("tsc_khz") and f"TSC {m['tsc_khz'] / 1000:.1f} MHz",
+        f"run {run.run_id}, {run.date}"]
+    return (f"{labels.machine_name(m)} ({m.get('cpu_model_name') or 'model name unknown'}, "
+            f"family {m.get('cpu_family')} model {m.get('cpu_model')} stepping "
+            f"{m.get('cpu_stepping')}, microcode {m.get('microcode') or 'unknown'}); "
+            + "; ".join(c for c in clauses if c))
 
 
 def median_ci(row: dict | None) -> str:
@@ -97,17 +92,25 @@ def ratio_cell(a, b) -> str:
     return f"{sig3(a / b)}×"
 
 
+VALUES = ("median", "ci95_low", "ci95_high")
+
+
+def row_fields(row: dict | None, suffix: str = "_ns") -> dict:
+    """The CSV fields of a row: what it is, where it ran, its values (their
+    keys ending in `suffix`); None each for no row."""
+    return {**{k: row and row.get(k) for k in ("harness", "path", "op", "target", "cpu",
+                                                "target_cpu", "status", "n", "stand_in",
+                                                "reason")},
+            **{f"{k}{suffix}": number(row, k) for k in VALUES}, "liveness": meaning.of(row).verdict}
+
+
 def row_record(run: Run, r: dict) -> dict:
     """The CSV fields of a row in the tables of rates and differences
     (sampler, victim, idle-cost): what it is, where it ran, its value."""
-    return {"machine": run.label, "online_cpus": run.machine.get("online_cpus"),
-            "run_id": r["run_id"], "date": run.date, "harness": r["harness"], "path": r["path"],
-            "op": r["op"], "target": text_table.shown_target(r), "cpu": r.get("cpu"),
-            "target_cpu": r.get("target_cpu"), "metric": r["metric"], "unit": r["unit"],
-            "status": r["status"], "median": number(r, "median"),
-            "ci95_low": number(r, "ci95_low"), "ci95_high": number(r, "ci95_high"), "n": r["n"],
-            "stand_in": r.get("stand_in"), "liveness": meaning.of(r).verdict,
-            "liveness_note": r.get("liveness_note"), "reason": r.get("reason")}
+    return {**row_fields(r, suffix=""), "machine": run.label,
+            "online_cpus": run.machine.get("online_cpus"), "run_id": r["run_id"],
+            "date": run.date, "target": text_table.shown_target(r), "metric": r["metric"],
+            "unit": r["unit"], "liveness_note": r.get("liveness_note")}
 
 
 def twin_key(row):
@@ -135,19 +138,10 @@ def latency_table(run: Run) -> Table:
         n = str(r["n"]) if r["status"] == "ok" and r["n"] else DASH
         body.append([r["path"], labels.op_label(r["op"]), labels.cell_target(r.get("target")),
                      text_table.cpus(r), r["harness"], median, ci, n, cyc, row_notes(r, notes)])
-        m = r["machine"]
         records.append({
-            "machine": run.label, "cpu_vendor": m.get("cpu_vendor"),
-            "cpu_model_name": m.get("cpu_model_name"), **labels.machine_fields(m),
-            "kernel": m.get("kernel"),
-            "hypervisor": m.get("hypervisor"), "run_id": r["run_id"], "date": run.date,
-            "harness": r["harness"], "path": r["path"], "op": r["op"], "target": r.get("target"),
-            "cpu": r.get("cpu"), "target_cpu": r.get("target_cpu"), "status": r["status"],
-            "median_ns": number(r, "median"), "ci95_low_ns": number(r, "ci95_low"),
-            "ci95_high_ns": number(r, "ci95_high"), "n": r["n"], "iterations": r.get("iterations"),
-            "cycles_median": number(twin, "median"), "stand_in": r.get("stand_in"),
-            "liveness": meaning.of(r).verdict, "liveness_note": r.get("liveness_note"),
-            "reason": r.get("reason")})
+            **row_fields(r), "machine": run.label, **labels.machine_fields(r["machine"]),
+            "run_id": r["run_id"], "date": run.date, "iterations": r.get("iterations"),
+            "cycles_median": number(twin, "median"), "liveness_note": r.get("liveness_note")})
     caption = (f"{machine_caption(run)}. {MEDIAN_NOTE}; cycles: TSC cycles per operation "
                f"where the kernel module counted them. Rows that could not be measured show "
                f"{DASH} and say why; stand-ins (a substitute of the same kernel route, measured "
@@ -268,10 +262,9 @@ VICTIM_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op
               "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
               "baseline_median", "within_noise", "stand_in", "liveness", "liveness_note",
               "reason"]
-IDLE_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op", "route_target",
-            "target", "cpu", "target_cpu", "rate_hz", "window_s", "metric", "unit", "status", "median", "ci95_low",
-            "ci95_high", "n", "baseline_median", "within_noise", "stand_in", "liveness",
-            "liveness_note", "reason"]
+# the victim's columns without the victim, the window's length for the reads per second
+IDLE_CSV = [{"reads_per_s": "window_s"}.get(c, c) for c in VICTIM_CSV
+            if c not in ("victim_cpu", "placement")]
 
 
 def _with_noise(row: dict | None, notes: Notes, note: str) -> str:
@@ -351,14 +344,18 @@ def victim_table(run: Run, sampler: bool = False) -> Table | None:
                      _experiment_notes(e, notes)])
         records += _victim_records(run, e)
     if sampler:
+        name, title = "victim-sampler", "What a sampler's ticks cost another CPU"
         what, per = "sampler mechanism at 1 kHz", "tick"
+        columns = ["mechanism", "target", "thread CPU"]
         how = ("Stolen per tick: per tick of the sampler, its thread pinned to the CPU given "
                f"({DASH}: unpinned, or an in-kernel timer: ebpf's bpf_timer on the CPU of its "
                "events, one per package; kernel's hrtimer on each package's lead CPU); "
                "victim: the CPU its ticks run on (the target), or another; ticks/s: the "
                "median ticks per second in the windows with the sampler")
     else:
+        name, title = "victim", "What a read costs the CPU it reads"
         what, per = "route", "read"
+        columns = ["route", "target", "cpu→target", "reader"]
         how = ("Stolen per read: per read of a reader pinned to a CPU (cpu→target: the reader "
                "and the CPU whose counter it reads; reader: same CPU, other CPU or a counter "
                "of no CPU, as the latency tables say); rate: the reader's, flat out or 1 kHz; "
@@ -369,13 +366,8 @@ def victim_table(run: Run, sampler: bool = False) -> Table | None:
                f"beside the stolen time). A "
                f"line whose CI holds 0 says {WITHIN_NOISE}; an experiment that could not run "
                f"shows {DASH} and its reason.{predates_caption(e.first for e in exps)}")
-    columns = (["mechanism", "target", "thread CPU"] if sampler
-               else ["route", "target", "cpu→target", "reader"])
     columns += ["victim", "rate", f"{per}s/s", f"stolen per {per} (95% CI)",
                 "victim gap p99 (95% CI) / baseline", "max gap / baseline", "n", "note"]
-    name = "victim-sampler" if sampler else "victim"
-    title = ("What a sampler's ticks cost another CPU" if sampler
-             else "What a read costs the CPU it reads")
     return Table(name=name, key=f"{name}-{labels.slug(run.label)}", title=f"{title}, {run.label}",
                  caption=caption, columns=columns,
                  align="l" * (len(columns) - 6) + "rrrrrl", body=body,
@@ -399,8 +391,7 @@ def idle_cost_table(run: Run) -> Table | None:
                      _with_noise(busy, notes, IDLE_NOISE_NOTE), _baseline_cell(busy),
                      _with_noise(deep, notes, IDLE_NOISE_NOTE) if deep is not None else "",
                      "/".join(ns) or DASH, _experiment_notes(e, notes)])
-        records += [{k: v for k, v in rec.items() if k in IDLE_CSV}
-                    for rec in _victim_records(run, e)]
+        records += _victim_records(run, e)
     caption = (f"{machine_caption(run)}. What each sampler mechanism costs an otherwise idle "
                f"machine, by sampling frequency: windows with the sampler running alternate "
                f"with windows without it (AB BA); each value is the median of the pairs' "

@@ -7,13 +7,13 @@ other tables (report_tables.py).
 
 import math
 
-from results import liveness, meaning
+from results import liveness
 from results import table as text_table
 from results.table import DASH, median_and_interval, sig3
 
 from plots import labels, pairing
-from plots.report_tables import (MEDIAN_NOTE, USER_SPACE_NOTE, cell_marks, machine_caption,
-                                 median_ci, number, ratio_cell)
+from plots.report_tables import (MEDIAN_NOTE, USER_SPACE_NOTE, VALUES, cell_marks,
+                                 machine_caption, median_ci, number, ratio_cell, row_fields)
 from plots.runs import Run, source_label
 from plots.tables import Notes, Table, with_mark
 
@@ -42,18 +42,6 @@ def distinct(lo: float, hi: float) -> tuple[str, str]:
         if a != b:
             break
     return a, b
-
-
-VALUES = ("median", "ci95_low", "ci95_high")
-
-
-def row_fields(row: dict | None) -> dict:
-    """The CSV fields of a latency row beside another (published, or another
-    machine's): None each for no row."""
-    return {**{k: row and row.get(k) for k in ("harness", "path", "op", "target", "cpu",
-                                                "target_cpu", "status", "n", "stand_in",
-                                                "reason")},
-            **{f"{k}_ns": number(row, k) for k in VALUES}, "liveness": meaning.of(row).verdict}
 
 
 def published_cell(ref: dict) -> str:
@@ -104,10 +92,8 @@ def reference_table(runs: list[Run], refs: list[dict]) -> Table:
                 extra.append(f"not measured on {run.label}")
             elif local["status"] == "ok" and labels.placement(local) == labels.OTHER_CPU:
                 extra.append("only measured from another CPU on this machine")
-            cell = with_mark(median_ci(local) if local is not None else DASH,
-                             cell_marks(local, notes, *extra))
-            ratio = ratio_cell(number(local, "median"), published)
-            row += [cell, ratio]
+            row += [with_mark(median_ci(local), cell_marks(local, notes, *extra)),
+                    ratio_cell(number(local, "median"), published)]
             records.append({
                 "source": label, "published_path": ref["path"], "published_op": ref["op"],
                 "published_target": ref.get("target"), "published_n": ref["n"] or None,
@@ -194,17 +180,15 @@ def machines_table(runs: list[Run], reference: int = 0) -> Table:
                 else median_ci(row)
             line += [with_mark(cell, cell_marks(row, notes, *extra)),
                      str(row["n"]) if row is not None and row["status"] == "ok" else DASH]
-            ratio = None
-            if number(row, "median") is not None and number(ref_row, "median"):
-                ratio = row["median"] / ref_row["median"]
+            median, ref_median = number(row, "median"), number(ref_row, "median")
             if i != reference:
-                ratios.append(DASH if ratio is None else f"{sig3(ratio)}×")
+                ratios.append(ratio_cell(median, ref_median))
             records.append({  # the route's path, op and harness over the row's
                 **row_fields(row), "quantity": pairing.quantity_label(key), "path": key[0],
                 "op": key[1], "what": key[2], "placement": key[3], "harness": key[4], "machine": run.label,
-                "cpu_vendor": run.machine.get("cpu_vendor"), **labels.machine_fields(run.machine),
-                "hypervisor": run.machine.get("hypervisor"), "reference_machine": ref_run.label,
-                "ratio_to_reference": ratio})
+                **labels.machine_fields(run.machine), "reference_machine": ref_run.label,
+                "ratio_to_reference": median / ref_median
+                if median is not None and ref_median else None})
         body.append(line + ratios)
     caption = (f"Latency per operation, machines side by side. "
                + " ".join(f"({i}) {r.label}: {machine_caption(r)}."

@@ -120,16 +120,16 @@ def overhead_tables(runs: list[Run], refs: list[dict]) -> list[Table]:
     """The published tool overheads (a tool x benchmark matrix per source)
     and each machine's sampler overhead per mechanism."""
     tables = []
-    published = [r for r in refs if r["metric"] == "overhead_pct"]
     by_source: dict[str, list[dict]] = {}
-    for r in published:
-        by_source.setdefault(source_label(r), []).append(r)
+    for r in refs:
+        if r["metric"] == "overhead_pct":
+            by_source.setdefault(source_label(r), []).append(r)
+    designs = {registry.mechanism(m).design: m for m in registry.MECHANISMS}
     for label, rows in by_source.items():
         tools = list(dict.fromkeys(r["op"] for r in rows))
         benches = list(dict.fromkeys(r.get("target") or "" for r in rows))
         cell = {(r["op"], r.get("target") or ""): r for r in rows}
         body, records = [], []
-        designs = {registry.mechanism(m).design: m for m in registry.MECHANISMS}
         for tool in tools:
             # a tool whose design a mechanism follows points to the table beside it
             line = [f"{tool} (design of {designs[tool]}, compared in reference-design)"
@@ -190,12 +190,10 @@ def _local_design_lines(run: Run, mechanism: str, notes: Notes):
             "source": None, "sampler": mechanism, "what": LOCAL_OVERHEAD_WHAT}
     if not groups:
         why = (NO_MECHANISM_NOTE if not mine else NO_OVERHEAD_NOTE).format(mechanism=mechanism)
-        if rate is not None and rate["status"] != "ok":
-            words = [row_notes(rate, notes)]
-        else:
-            words = [with_mark("not measured", notes.mark(why))]
+        note = (row_notes(rate, notes) if rate is not None and rate["status"] != "ok"
+                else with_mark("not measured", notes.mark(why)))
         body.append([source, name, DASH, DASH, DASH, DASH, DASH,
-                     above_null_cell(above, notes), "; ".join(words)])
+                     above_null_cell(above, notes), note])
         records.append({**base, **above_null_record(above),
                         "status": rate["status"] if rate else None,
                         "reason": rate.get("reason") if rate and rate["status"] != "ok" else why})

@@ -129,13 +129,10 @@ def _html_before_mark(text: str) -> str:
 
 
 def _html_cell(text: str) -> str:
-    parts, last = [], 0
-    for m in MARK.finditer(text):
-        parts.append(_html_before_mark(text[last:m.start()]))
-        parts.append(f'<sup class="mark">[{m.group(1)}]</sup>')
-        last = m.end()
-    parts.append(_html_text(text[last:]))
-    return "".join(parts)
+    pieces = MARK.split(text)  # text, marks' numbers, text, ..., text
+    return "".join(_html_before_mark(before) + f'<sup class="mark">[{numbers}]</sup>'
+                   for before, numbers in zip(pieces[::2], pieces[1::2])) \
+        + _html_text(pieces[-1])
 
 
 def to_html(t: Table) -> str:

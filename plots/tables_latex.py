@@ -121,14 +121,12 @@ def _breakable(tex: str) -> str:
 
 
 def _tex_cell(text: str) -> str:
-    parts, last = [], 0
-    for m in MARK.finditer(text):
-        parts.append(latex_escape(text[last:m.start()]).rstrip())
-        parts.append(rf"\textsuperscript{{{m.group(1)}}}")
-        last = m.end()
-    parts.append(latex_escape(text[last:]))
+    pieces = MARK.split(text)  # text, marks' numbers, text, ..., text
+    tex = "".join(latex_escape(before).rstrip() + rf"\textsuperscript{{{numbers}}}"
+                  for before, numbers in zip(pieces[::2], pieces[1::2])) \
+        + latex_escape(pieces[-1])
     # digit groups ("1 358 057") stay on one line
-    tex = _DIGIT_GROUPS.sub("~", "".join(parts).replace("\n", " "))
+    tex = _DIGIT_GROUPS.sub("~", tex.replace("\n", " "))
     # a cell after \\ must not start with "[": \\ would take it for its argument
     return "{}" + tex if tex.startswith("[") else tex
 
