@@ -106,14 +106,9 @@ def ratio_ci(g_samples, c_samples, confidence: float = CONFIDENCE,
     """95% CI of median(c) / median(g), bootstrapping each harness's blocks
     independently (percentile method); None with fewer than 2 blocks on a
     side."""
-    g, c = np.asarray(g_samples, float), np.asarray(c_samples, float)
-    if len(g) < 2 or len(c) < 2 or np.any(g <= 0):
+    if np.any(np.asarray(g_samples, float) <= 0):
         return None
-    result = stats.bootstrap((c, g), _median_ratio, vectorized=True, paired=False,
-                             n_resamples=resamples, confidence_level=confidence,
-                             method="percentile", random_state=np.random.default_rng(seed))
-    lo, hi = result.confidence_interval
-    return float(lo), float(hi)
+    return sig.bootstrap_ci(_median_ratio, c_samples, g_samples, confidence, resamples, seed)
 
 
 def _verdict(ratio: float, ci, tolerance: float) -> Verdict:

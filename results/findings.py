@@ -18,15 +18,14 @@ number: its figure is its route's cost, not an energy counter's.
 import dataclasses
 
 import numpy as np
-from scipy import stats
 
 from results import checks, liveness, meaning
+from results import significance as sig
 from results.rows import MEASURED
 from results.table import scale_for_unit, sig3
 
 # which harness's row speaks for a route, in order of preference
 LATENCY_HARNESSES = ("gbench", "criterion", "kbench")
-SEED, RESAMPLES = 0, 4000
 NOT_RESOLVED = "not resolved"
 
 
@@ -123,18 +122,14 @@ def extremes(rows) -> list[Finding]:
     return out
 
 
+def _median_difference(b, a, axis=-1):
+    return np.median(b, axis=axis) - np.median(a, axis=axis)
+
+
 def difference_ci(a, b) -> tuple[float, float] | None:
     """95% bootstrap CI of median(b) − median(a); None with fewer than 2
     samples on a side."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if len(a) < 2 or len(b) < 2:
-        return None
-    result = stats.bootstrap((b, a), lambda y, x, axis=-1: np.median(y, axis=axis)
-                             - np.median(x, axis=axis), vectorized=True, paired=False,
-                             n_resamples=RESAMPLES, method="percentile",
-                             random_state=np.random.default_rng(SEED))
-    lo, hi = result.confidence_interval
-    return float(lo), float(hi)
+    return sig.bootstrap_ci(_median_difference, b, a)
 
 
 def other_cpu_costs(rows) -> list[Finding]:

@@ -5,7 +5,9 @@ groups Mann–Whitney U, for one group against zero the Wilcoxon signed-rank
 test, for paired differences the paired t test and the t interval of
 their mean. The report runs them as Diamond & Stoico 2026 do (section
 3.4; plots/report_tables_stats.py), the gate on each row's samples or
-rounds (ci/gate_stats.py), the agreement report on its runs' ratios.
+rounds (ci/gate_stats.py), the agreement report on its runs' ratios; and
+the bootstrap CI of a statistic of two samples (the agreement's ratio of
+medians, the findings' difference of medians).
 
 Thin wrappers over scipy.stats and scikit-posthocs (no rank test is written
 here). Each returns a small dataclass; degenerate input (too few values,
@@ -274,6 +276,21 @@ def t_half_width(values, confidence: float) -> float:
     a = np.asarray(values, dtype=float)
     return float(stats.t.ppf(0.5 + confidence / 2, a.size - 1) * a.std(ddof=1)
                  / math.sqrt(a.size))
+
+
+def bootstrap_ci(statistic, a, b, confidence: float = 0.95, resamples: int = 4000,
+                 seed: int = 0) -> tuple[float, float] | None:
+    """The percentile-bootstrap CI of statistic(a, b, axis), each sample
+    resampled on its own (scipy.stats.bootstrap, seeded: the same rows give
+    the same interval); None with fewer than 2 values on a side."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 2 or len(b) < 2:
+        return None
+    result = stats.bootstrap((a, b), statistic, vectorized=True, paired=False,
+                             n_resamples=resamples, confidence_level=confidence,
+                             method="percentile", random_state=np.random.default_rng(seed))
+    lo, hi = result.confidence_interval
+    return float(lo), float(hi)
 
 
 # ---- wording ----------------------------------------------------------------------------------
