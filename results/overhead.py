@@ -63,8 +63,9 @@ def budget_s(quick: bool) -> float:
 
 def min_pairs(quick: bool) -> int:
     """Pairs before a condition may stop: a 95% CI from order statistics
-    needs 6 at least; 20 keeps the optional-stopping bias small."""
-    return 10 if quick else 20
+    needs 6 at least (a QUICK run takes just those: it is never a finding);
+    20 keeps the optional-stopping bias small."""
+    return 6 if quick else 20
 
 
 def workload(ops: int, cpu: int) -> list[str]:
