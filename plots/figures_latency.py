@@ -42,11 +42,9 @@ def _category(row: dict, multi_path: bool, harness: bool, target: bool = True) -
     elif op.startswith("cpuid:"):
         lines = [f"cpuid leaf {op.split(':', 1)[1]}"]
     else:
-        lines = [f"{row['path']} {op}" if multi_path else op]
         short = labels.short_target(target_text) if target else ""
-        if short:
-            lines.append(short)
-    if multi_path and op.startswith(("rdmsr:", "cpuid:")):
+        lines = [op, short] if short else [op]
+    if multi_path:
         lines[0] = f"{row['path']} {lines[0]}"
     tags = [row["harness"]] if harness else []
     if target:
