@@ -133,8 +133,14 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
                 if labels.overhead_measure(r) == "CPU time"}
     order = _mechanisms(pairs, overhead_category)
     hue_order, colors = _machines(runs, pairs)
-    fig, (ax, hax) = plt.subplots(1, 2, figsize=OVERHEAD_SIZE, width_ratios=(1, 1.15),
-                                  layout="constrained")
+    # The figures' own words go in a strip under the data (sax, sharing its
+    # x), never over it: a label in the data's axes met the data and the
+    # other labels for some values (issue 32).
+    axes = plt.figure(figsize=OVERHEAD_SIZE, layout="constrained").subplot_mosaic(
+        [["main", "heat"], ["strip", "heat"]], width_ratios=(1, 1.15), height_ratios=(3.2, 1))
+    ax, sax, hax = axes["main"], axes["strip"], axes["heat"]
+    fig = ax.figure
+    sax.sharex(ax)
     data = [{"mechanism": overhead_category(r), "machine": run.label, "value": v}
             for run, r in pairs if r["status"] == "ok" for v in r["samples"]]
     df = pd.DataFrame(data, columns=["mechanism", "machine", "value"])
@@ -154,32 +160,38 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
         ax.errorbar([x], [med], yerr=[[med - r["ci95_low"]], [r["ci95_high"] - med]], fmt="D",
                     ms=6, color=NOT_OK_COLOR if unresolved else darker(colors[run.label]),
                     mfc="white" if hollow else None, capsize=4, lw=2, zorder=5)
-        if unresolved:  # at the top: above its CI it met the label at the bottom (low CIs)
-            ax.annotate("not\nresolved", (x, 0.985), xycoords=("data", "axes fraction"),
-                        ha="center", va="top", fontsize=6.5, color=NOT_OK_COLOR)
+        words, grey = (["not resolved"], True) if unresolved else ([], False)
         extra = labels.above_null_row(run.rows, r["op"])
         if extra is not None and extra["status"] == "ok":
             # grey and marked where its CI holds 0: not a finding of a cost
             said = meaning.of(extra)
             noise = " (noise)" if said.within_noise else " (too few)" if said.too_few else ""
-            ax.annotate(f"{extra['median']:+.1f} µs{noise}", (x, 0.015),
-                        xycoords=("data", "axes fraction"), ha="center", va="bottom",
-                        fontsize=6.5, rotation=90,
-                        color=NOT_OK_COLOR if noise else darker(colors[run.label]))
+            words.insert(0, f"{extra['median']:+.1f} µs{noise}")
+            grey = grey or bool(noise)
+        if words:
+            sax.text(x, 0.5, "\n".join(words), ha="center", va="center", rotation=90,
+                     fontsize=6.5, transform=sax.get_xaxis_transform(),
+                     color=NOT_OK_COLOR if grey else darker(colors[run.label]))
         other = cpu_time.get((run.label, overhead_category(r)))
         if other is not None and other["status"] == "ok":
             ax.plot([x + slot * 0.3], [other["median"]], marker="o", ms=4, mfc="white",
                     color=darker(colors[run.label]), zorder=6)
     ax.set_xlim(-0.5, len(order) - 0.5)
     ax.set_ylim(bottom=min(0, *(df["value"] if not df.empty else [0])))
-    ax.tick_params(axis="x", labelsize=8)
-    ax.set_xlabel(wrap("sampler mechanism, pinned to the workload's CPU (same) or to another "
-                       "(other)", 50))
+    ax.tick_params(axis="x", labelbottom=False)
+    ax.set_xlabel("")
+    sax.tick_params(axis="x", labelsize=8)
+    sax.set_yticks([])
+    sax.set_ylabel("CPU/tick\nabove null", fontsize=7)
+    for side in ("top", "right", "left"):
+        sax.spines[side].set_visible(False)
+    sax.set_xlabel(wrap("sampler mechanism, pinned to the workload's CPU (same) or to another "
+                        "(other)", 50))
     ax.set_ylabel("slowdown of the workload (%)")
     ax.axhline(0, color="0.6", lw=0.8, zorder=1)
     ax.set_title(wrap("This report: the pinned stress-ng workload's wall time under the "
                       "1 kHz sampler (◆ median, 95% CI; ○ its CPU time; grey: CI wider than "
-                      "its target, not a finding; at the bottom: the sampler's own CPU per "
+                      "its target, not a finding; under it: the sampler's own CPU per "
                       "tick above its null loop, grey '(noise)' where its CI holds 0, '(too few)' "
                       "with too few pairs for one)", 66))
     published = [r for r in refs if r["metric"] == "overhead_pct"]

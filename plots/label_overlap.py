@@ -125,3 +125,34 @@ def tick_labels_collide(axis, tick_gap: float = TICK_GAP) -> bool:
                 if t.get_text().strip()]
     return any(_polygons_overlap(a, b, -tick_gap)
                for i, a in enumerate(polygons) for b in polygons[i + 1:])
+
+
+def texts_over_data(fig, pad: float = 1.0) -> list[str]:
+    """Texts drawn in an axes (labels, annotations) whose box covers a data
+    point of that axes: a scatter or strip point, a marker or a vertex of a
+    line (error bars included). Lines drawn across the whole axes (a
+    reference line) are not data. The tests check the report's figures on
+    generated runs with it: no value a run can produce may put a label over
+    the data."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for ax in fig.axes:
+        points = [c.get_offset_transform().transform(c.get_offsets())
+                  for c in ax.collections if len(c.get_offsets())]
+        for line in ax.lines:
+            xy = line.get_xydata()
+            if len(xy) and not (len(xy) == 2 and line.get_transform() is not ax.transData):
+                points.append(line.get_transform().transform(xy))
+        if not points:
+            continue
+        drawn = np.concatenate(points)
+        for text in ax.texts:
+            if not (text.get_visible() and text.get_text().strip()):
+                continue
+            box = text.get_window_extent(renderer).padded(pad)
+            inside = ((drawn[:, 0] >= box.x0) & (drawn[:, 0] <= box.x1)
+                      & (drawn[:, 1] >= box.y0) & (drawn[:, 1] <= box.y1))
+            if inside.any():
+                found.append(text.get_text())
+    return found

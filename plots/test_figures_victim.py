@@ -102,6 +102,7 @@ def test_figures_build_without_overlapping_labels(vm, vm_and_emulated, busy_vm, 
     assert made["victim"] is not None and made["idle"] is not None
     for name, fig in made.items():
         assert label_overlap.overlapping_texts(fig) == [], f"{layout}: {name}"
+        assert label_overlap.texts_over_data(fig) == [], f"{layout}: {name}"
         plt.close(fig)
 
 

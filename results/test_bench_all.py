@@ -225,7 +225,7 @@ def test_a_step_whose_harness_hangs_becomes_error_rows_and_the_run_goes_on(monke
 def test_the_report_of_this_run_draws_without_overlaps_and_its_tables_compile(
         quick_run, tmp_path, monkeypatch):
     """The report of the run this machine just made, as make bench-all draws
-    it: no figure with overlapping labels, every LaTeX table within the text
+    it: no figure with overlapping labels or a label over its data, every LaTeX table within the text
     width of a one- and a two-column article (where TeX is installed). The
     stored fixtures are synthetic and of older formats; this holds the
     report to today's rows, whatever the machine has."""
@@ -237,7 +237,8 @@ def test_the_report_of_this_run_draws_without_overlaps_and_its_tables_compile(
     save = figures.save
 
     def checked_save(fig, path):
-        overlaps[path.name] = label_overlap.overlapping_texts(fig)
+        overlaps[path.name] = (label_overlap.overlapping_texts(fig)
+                               + label_overlap.texts_over_data(fig))
         return save(fig, path)
     monkeypatch.setattr(figures, "save", checked_save)
     out = tmp_path / "report"
