@@ -215,7 +215,7 @@ def caveats(rows) -> list[Finding]:
                            "(within noise, too few samples, or a CI wider than its target): "
                            "their tables say which.", resolved=False))
     if not_ok:
-        names = listed(f"{r['harness']} {what(r)}" for r in not_ok)
+        names = listed(f"{r['harness']} {what(r)} {r['metric']}" for r in not_ok)
         out.append(Finding(f"{len(not_ok)} rows not measured (unavailable or error, each with "
                            f"its reason): {names}.", resolved=False))
     unexpected = [c for c in checks.run_checks(rows) if c.ok is False]
