@@ -25,15 +25,10 @@ REPO = Path(__file__).resolve().parent.parent
 PLANNER = REPO / "target" / "release" / "raplbench-plan"  # make build (cargo) builds it
 
 
-def is_progress(line: str) -> bool:
-    """Console lines worth showing: the median of each benchmark, errors and
-    headers; not the other aggregates."""
-    name = line.split(" ", 1)[0]
-    return not name.endswith(("_mean", "_stddev", "_cv"))
-
-
 def is_error(line: str) -> bool:
-    """A benchmark that failed, in Google Benchmark's console report."""
+    """A benchmark that failed, in Google Benchmark's console report: the
+    one line of it shown (the figures are the summary's, results/summary.py;
+    its whole console report is in raw/gbench.log)."""
     return "ERROR OCCURRED" in line
 
 
@@ -64,7 +59,7 @@ def gbench_leg(run: Run, leg: int, blocks: int) -> str | None:
     with open(run.raw_dir / "gbench.log", "a", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
         # progress: Google Benchmark's console report, the later legs' errors only
-        code = child.stream(cmd, log, show=is_progress if leg == 1 else is_error)
+        code = child.stream(cmd, log, show=is_error)
     if code != 0:
         return f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log"
     return None
