@@ -18,7 +18,8 @@ all: build
 deps:
 	@ci/deps
 
-deps-test:
+# after deps: two package installs at once (make -j) would meet on dpkg's lock
+deps-test: deps
 	@ci/deps --test
 
 # the Python environment alone (make report: drawing needs no apt-get, no root)

@@ -165,10 +165,12 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
         if extra is not None and extra["status"] == "ok":
             # grey and marked where its CI holds 0: not a finding of a cost
             said = meaning.of(extra)
-            noise = " (noise)" if said.within_noise else " (too few)" if said.too_few else ""
-            words.insert(0, f"{extra['median']:+.1f} µs{noise}")
+            noise = ["(noise)"] if said.within_noise else ["(too few)"] if said.too_few else []
+            words[:0] = [f"{extra['median']:+.1f} µs", *noise]
             grey = grey or bool(noise)
         if words:
+            # a line per word: rotated, the lines stand side by side, and the
+            # longest ("not resolved") fits the strip's height
             sax.text(x, 0.5, "\n".join(words), ha="center", va="center", rotation=90,
                      fontsize=6.5, transform=sax.get_xaxis_transform(),
                      color=NOT_OK_COLOR if grey else darker(colors[run.label]))

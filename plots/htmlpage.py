@@ -137,18 +137,18 @@ def findings_sections(runs: list[Run]) -> list[tuple[str, str, str]]:
 def page(runs: list[Run], sections: list[dict], files: list[str], n_refs: int) -> str:
     """sections: [{"id", "title", "intro", "figures": [(png path, alt)], "tables": [Table]}]"""
     found = findings_sections(runs)
-    body = [f"<h1>raplbench report: {html.escape(', '.join(r.label for r in runs))}</h1>",
-            *(block for _, _, block in found),
-            "<p>How long it takes to get an energy or performance counter out of each machine, "
+    body = [f"<h1>raplbench report: {html.escape(', '.join(r.label for r in runs))}</h1>"]
+    if any(r.emulated for r in runs):  # said before anything is read as a finding
+        body.append('<p class="emulated">Some rows come from an emulated CPU (QEMU TCG): their '
+                    "timings are QEMU's, not hardware figures.</p>")
+    body += [*(block for _, _, block in found),
+             "<p>How long it takes to get an energy or performance counter out of each machine, "
             "by every access path; each figure's points are the repetitions of one benchmark, "
             "tables give medians with a distribution-free 95% confidence interval. Rows that "
             "could not be measured show — and say why; stand-ins (a substitute of the same "
             "kernel route where the real counter is missing) are marked, and so are counters "
             "that are frozen or have no energy unit.</p>",
-            machines_list(runs)]
-    if any(r.emulated for r in runs):
-        body.append('<p class="emulated">Some rows come from an emulated CPU (QEMU TCG): their '
-                    "timings are QEMU's, not hardware figures.</p>")
+             machines_list(runs)]
     body += liveness_paragraphs(runs)
     body.append(f"<p>{n_refs} published reference rows from results/reference/.</p>")
     targets = ([(anchor, title) for anchor, title, _ in found]

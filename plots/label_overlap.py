@@ -156,3 +156,20 @@ def texts_over_data(fig, pad: float = 1.0) -> list[str]:
             if inside.any():
                 found.append(text.get_text())
     return found
+
+
+def texts_beyond_their_axes(fig, tolerance: float = 1.0) -> list[str]:
+    """Texts drawn in an axes whose box leaves that axes' box (a label of a
+    strip too tall for it)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for ax in fig.axes:
+        frame = ax.get_window_extent(renderer).padded(tolerance)
+        for text in ax.texts:
+            box = text.get_window_extent(renderer)
+            if text.get_visible() and text.get_text().strip() and not (
+                    frame.x0 <= box.x0 and box.x1 <= frame.x1
+                    and frame.y0 <= box.y0 and box.y1 <= frame.y1):
+                found.append(text.get_text())
+    return found

@@ -79,6 +79,7 @@ def test_the_overhead_figure_keeps_its_labels_apart_and_off_the_data(seed, machi
     fig = figures_sampler.overhead_figure(runs, refs)
     assert label_overlap.overlapping_texts(fig) == []
     assert label_overlap.texts_over_data(fig) == []
+    assert label_overlap.texts_beyond_their_axes(fig) == []
     plt.close(fig)
 
 
@@ -88,4 +89,12 @@ def test_texts_over_data_sees_a_label_on_a_point():
     ax.text(0.5, 0.5, "over the point", ha="center", va="center")
     ax.text(0.1, 0.9, "beside it")
     assert label_overlap.texts_over_data(fig) == ["over the point"]
+    plt.close(fig)
+
+
+def test_texts_beyond_their_axes_sees_a_label_that_leaves_its_axes():
+    fig, ax = plt.subplots(figsize=(3, 1))
+    ax.text(0.5, 0.5, "inside", ha="center", va="center", transform=ax.transAxes)
+    ax.text(0.5, 0.5, "\n".join(["far too tall"] * 12), transform=ax.transAxes)
+    assert label_overlap.texts_beyond_their_axes(fig) == ["\n".join(["far too tall"] * 12)]
     plt.close(fig)

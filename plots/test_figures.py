@@ -280,7 +280,7 @@ def test_not_resolved_stays_clear_of_the_cost_above_null_at_the_bottom(runs, ref
                                                         5.0, 6.0, 7.0]})
     fig = figures.overhead_figure([Run(run.path, rows, label=run.label)], refs)
     texts = [t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_text"))]
-    assert "+3.3 µs (noise)\nnot resolved" in texts
+    assert "+3.3 µs\n(noise)\nnot resolved" in texts
     assert label_overlap.overlapping_texts(fig) == []
     assert label_overlap.texts_over_data(fig) == []
     plt.close(fig)

@@ -13,6 +13,7 @@ Each check compares medians of ok latency rows of one harness:
   (same_and_other picks the rows compared).
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 # other / same of a package-scoped read: equal up to the noise of a run
@@ -28,6 +29,8 @@ class Check:
     figure: str      # what was measured, e.g. "0.04 ns"
     expected: str    # e.g. "< 2 ns"
     ok: bool | None  # None: not measured in this run
+    path: str | None = None  # a placement check's path and op (results/findings.py)
+    op: str | None = None
 
 
 def _latency_rows(rows, harness, path, op, route=None):
@@ -121,9 +124,9 @@ def run_checks(rows, harness="gbench") -> list[Check]:
                         "—" if ratio is None else f"{ratio:.3g}x", ">= 5x",
                         None if ratio is None else ratio >= 5))
     for name, path, op, route, expected, judge in PLACEMENT_CHECKS:
-        checks.append(_pair_check(f"{harness} {name}",
-                                  same_and_other(rows, harness, path, op, route),
-                                  expected, judge))
+        check = _pair_check(f"{harness} {name}", same_and_other(rows, harness, path, op, route),
+                            expected, judge)
+        checks.append(dataclasses.replace(check, path=path, op=op))
     return checks
 
 

@@ -3,29 +3,35 @@ its number and 95% CI, printed last by make bench-all and at the top of
 the report's index.html (issue 32).
 
 - the cheapest and the dearest route to a counter (latency rows read on
-  the counter's own CPU, instructions aside);
+  the counter's own CPU; the instruction paths uinsn and kinsn aside);
 - what reading from another CPU costs on each route that was timed from
   both (the IPI): the difference of medians, with a bootstrap 95% CI;
 - which sampler mechanism slows a workload on its CPU least at 1 kHz;
 - what cannot be taken as a finding: stand-ins, dead counters, rows not
   resolved, rows not measured, plausibility checks that failed.
 
-A comparison whose CIs do not separate it says "not resolved" and is never
-stated as a finding. A stand-in or a dead counter is named beside its
-number: its figure is its route's cost, not an energy counter's.
+A comparison is a finding only when its 95% CIs separate it and nothing
+casts doubt on a row in it: a stand-in (another operation's cost), a dead
+counter (the counter never advances), too few samples or a CI wider than
+its target, the two harnesses differing beyond noise on it, a failed
+plausibility check on it, or an emulated CPU (QEMU's timings). Otherwise
+it says "not resolved" or "not a finding" and why; it is never stated as
+one.
 """
 
 import dataclasses
 
 import numpy as np
 
-from results import checks, liveness, meaning
+from results import agreement, checks, liveness, meaning
 from results import significance as sig
+from results.machine import is_emulated
 from results.rows import MEASURED
 from results.table import scale_for_unit, sig3
 
 # which harness's row speaks for a route, in order of preference
 LATENCY_HARNESSES = ("gbench", "criterion", "kbench")
+INSTRUCTION_PATHS = ("uinsn", "kinsn")  # what an instruction costs, not a route
 NOT_RESOLVED = "not resolved"
 
 
@@ -78,11 +84,42 @@ def measured_ok(rows, metric: str) -> list[dict]:
             and r.get("role", MEASURED) == MEASURED and r.get("median") is not None]
 
 
+def comparable(r: dict) -> bool:
+    """Enough samples for a CI and within its experiment's target (a CI
+    holding 0 still ranks)."""
+    said = meaning.of(r)
+    return not said.too_few and said.unresolved_note is None
+
+
 def separated(a: dict, b: dict) -> bool:
-    """a's 95% CI lies wholly below b's, and both rows are resolved."""
-    if any(meaning.of(r).not_resolved or meaning.of(r).unresolved_note for r in (a, b)):
-        return False
-    return None not in (a.get("ci95_high"), b.get("ci95_low")) and a["ci95_high"] < b["ci95_low"]
+    """a's 95% CI lies wholly below b's, and both can be compared."""
+    return (comparable(a) and comparable(b) and None not in (a.get("ci95_high"), b.get("ci95_low"))
+            and a["ci95_high"] < b["ci95_low"])
+
+
+def other_harness_differs(r: dict, rows) -> bool:
+    """gbench and criterion timed r's route and placement and differ beyond noise."""
+    key = agreement._key(r)
+    return any(key == agreement._key(g) and r in (g, c) and agreement.judge(g, c).kind
+               == agreement.DIFFER for g, c in agreement.pairs(rows))
+
+
+def doubts(found: list[dict], rows, failed_checks=()) -> list[str]:
+    """Why a comparison of the rows `found` is not a finding, whatever its CIs."""
+    out = []
+    for r in found:
+        said, name = meaning.of(r), route(r) if r["metric"] == "latency" else r["op"]
+        if r.get("stand_in"):
+            out.append(f"{name} is a stand-in")
+        if said.dead:
+            out.append(f"{name} reads a {liveness.DEAD_WORDS[said.verdict]}")
+        if r["metric"] == "latency" and other_harness_differs(r, rows):
+            out.append(f"gbench and criterion differ on {name}")
+        if (r["path"], r["op"]) in failed_checks:
+            out.append(f"a plausibility check failed on {r['path']} {r['op']} (checks.txt)")
+    if any(is_emulated(r.get("machine") or {}) for r in found):
+        out.append("the CPU is emulated (QEMU's timings)")
+    return list(dict.fromkeys(out))
 
 
 def counter_routes(rows) -> list[dict]:
@@ -91,7 +128,8 @@ def counter_routes(rows) -> list[dict]:
     by_route: dict[tuple, dict] = {}
     for r in measured_ok(rows, "latency"):
         local = r.get("target_cpu") is None or r.get("cpu") in (None, r["target_cpu"])
-        if r["path"] != "uinsn" and r.get("target") and local and r["harness"] in LATENCY_HARNESSES:
+        if (r["path"] not in INSTRUCTION_PATHS and r.get("target") and local
+                and r["harness"] in LATENCY_HARNESSES):
             key = (r["path"], r["op"], r["target"])
             best = by_route.get(key)
             rank = LATENCY_HARNESSES.index
@@ -100,25 +138,33 @@ def counter_routes(rows) -> list[dict]:
     return sorted(by_route.values(), key=lambda r: r["median"])
 
 
+def compared(claim: str, low: dict, high: dict, shown: str, rows) -> Finding:
+    """`claim` ("The cheapest route to a counter here is X") with `shown`,
+    a finding when low's CI lies below high's and nothing casts doubt."""
+    if not separated(low, high):
+        return Finding(f"{claim}: {NOT_RESOLVED}, {shown} (the 95% CIs overlap, or one has "
+                       "too few samples or misses its target).", resolved=False)
+    doubt = doubts([low, high], rows)
+    if doubt:
+        return Finding(f"{claim}: {shown}; not a finding: {'; '.join(doubt)}.", resolved=False)
+    return Finding(f"{claim}: {shown}.")
+
+
 def extremes(rows) -> list[Finding]:
     ordered = counter_routes(rows)
     if len(ordered) < 2:
         return []
+    ends = [("cheapest", ordered[0], ordered[1])]
+    if len(ordered) > 2:  # with two routes the dearest is the same comparison
+        ends.append(("dearest", ordered[-1], ordered[-2]))
     out = []
-    for word, first, second in (("cheapest", ordered[0], ordered[1]),
-                                ("dearest", ordered[-1], ordered[-2])):
+    for word, first, second in ends:
         low, high = (first, second) if word == "cheapest" else (second, first)
-        if separated(low, high):
-            out.append(Finding(
-                f"The {word} route to a counter here is {route(first)}{caveat(first)}: "
-                f"{row_value(first)} per read ({first['harness']}), against "
-                f"{route(second)}{caveat(second)} at {row_value(second)}."))
-        else:
-            out.append(Finding(
-                f"The {word} route to a counter is {NOT_RESOLVED}: {route(first)}"
-                f"{caveat(first)} at {row_value(first)} and {route(second)}{caveat(second)} "
-                f"at {row_value(second)} are not told apart (their 95% CIs overlap, or one "
-                "is not resolved).", resolved=False))
+        shown = (f"{route(first)}{caveat(first)} at {row_value(first)} per read "
+                 f"({first['harness']}), against {route(second)}{caveat(second)} at "
+                 f"{row_value(second)} ({second['harness']})")
+        out.append(compared(f"The {word} route to a counter timed here", low, high, shown,
+                            rows))
     return out
 
 
@@ -137,8 +183,9 @@ def other_cpu_costs(rows) -> list[Finding]:
     placed: dict[tuple, dict[bool, dict]] = {}
     for r in measured_ok(rows, "latency"):
         if r["harness"] in LATENCY_HARNESSES and None not in (r.get("cpu"), r.get("target_cpu")):
-            key = (r["harness"], r["path"], r["op"], r.get("target"))
+            key = (r["harness"], r["path"], r["op"], r.get("target"), r["target_cpu"])
             placed.setdefault(key, {}).setdefault(r["cpu"] != r["target_cpu"], r)
+    failed = {(c.path, c.op) for c in checks.run_checks(rows) if c.ok is False and c.path}
     out, said = [], set()
     for (harness, *what), both in sorted(placed.items(),
                                          key=lambda kv: LATENCY_HARNESSES.index(kv[0][0])):
@@ -146,29 +193,31 @@ def other_cpu_costs(rows) -> list[Finding]:
             continue
         said.add(tuple(what))
         same, other = both[False], both[True]
-        diff = other["median"] - same["median"]
+        diff, unit = other["median"] - same["median"], same["unit"]
         ci = difference_ci(same.get("samples") or [], other.get("samples") or [])
-        unit = same["unit"]
-        shown = (f"({harness}: {value(other['median'], unit)} against "
+        shown = (f"{value(diff, unit)} ({harness}: {value(other['median'], unit)} against "
                  f"{value(same['median'], unit)}"
                  + (f"; 95% CI of the difference {interval(*ci, unit, diff)})" if ci else ")"))
-        name = f"{route(same)}{caveat(same)}"
-        too_few = meaning.of(same).too_few or meaning.of(other).too_few
-        if ci is None or too_few or ci[0] <= 0 <= ci[1]:
-            why = ("too few samples for a CI" if ci is None or too_few
-                   else "its CI holds 0")
-            out.append(Finding(f"Reading {name} from another CPU: {NOT_RESOLVED} ({why}), "
-                               f"{value(diff, unit)} {shown}.", resolved=False))
+        claim = f"Reading {route(same)}{caveat(same)} from another CPU than the counter's"
+        if ci is None or not (comparable(same) and comparable(other)):
+            out.append(Finding(f"{claim}: {NOT_RESOLVED} (too few samples for a CI), {shown}.",
+                               resolved=False))
+        elif ci[0] <= 0 <= ci[1]:
+            out.append(Finding(f"{claim}: {NOT_RESOLVED} (the CI of the difference holds 0), "
+                               f"{shown}.", resolved=False))
+        elif doubt := doubts([same, other], rows, failed):
+            out.append(Finding(f"{claim} costs {shown}; not a finding: {'; '.join(doubt)}.",
+                               resolved=False))
         else:
             more = "more" if diff > 0 else "less"
-            out.append(Finding(f"Reading {name} from another CPU costs {value(abs(diff), unit)} "
-                               f"{more} than from its own {shown}."))
+            out.append(Finding(f"{claim} costs {value(abs(diff), unit)} {more} than from "
+                               f"its own {shown[shown.index('('):]}."))
     return out
 
 
 def cheapest_sampler(rows) -> list[Finding]:
     """The mechanism whose 1 kHz sampler slows a workload on its CPU least
-    (wall time), against the next."""
+    (wall time), against the next; those not measured are named."""
     same_cpu = sorted((r for r in measured_ok(rows, "overhead_pct")
                        if (r.get("parameters") or {}).get("placement") == "same CPU"
                        and str(r.get("target", "")).endswith("wall time")),
@@ -176,14 +225,13 @@ def cheapest_sampler(rows) -> list[Finding]:
     if len(same_cpu) < 2:
         return []
     best, next_ = same_cpu[:2]
-    shown = (f"the {best['op']} sampler{caveat(best)} {row_value(best)} against "
-             f"{next_['op']}{caveat(next_)} {row_value(next_)}")
-    if separated(best, next_):
-        return [Finding(f"At 1 kHz, {best['op']} costs a workload on its CPU least, by "
-                        f"{sig3(next_['median'] - best['median'])} points of wall time: {shown}.")]
-    return [Finding(f"Which sampler mechanism costs a workload on its CPU least at 1 kHz is "
-                    f"{NOT_RESOLVED}: {shown} (their 95% CIs overlap, or one is not "
-                    "resolved).", resolved=False)]
+    missing = sorted({r["op"] for r in rows if r["metric"] == "overhead_pct"
+                      and r["status"] != "ok"})
+    shown = (f"{best['op']}{caveat(best)} {row_value(best)} against {next_['op']}"
+             f"{caveat(next_)} {row_value(next_)} of wall time"
+             + (f" (not measured: {', '.join(missing)})" if missing else ""))
+    return [compared("The sampler mechanism that slows a workload on its CPU least at 1 kHz",
+                     best, next_, shown, rows)]
 
 
 def what(r: dict) -> str:

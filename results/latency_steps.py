@@ -58,7 +58,7 @@ def gbench_leg(run: Run, leg: int, blocks: int) -> str | None:
            *gbench_args(run.quick, blocks)]
     with open(run.raw_dir / "gbench.log", "a", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
-        # progress: Google Benchmark's console report, the later legs' errors only
+        # its console report to the log; on the terminal only a benchmark that failed
         code = child.stream(cmd, log, show=is_error)
     if code != 0:
         return f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log"

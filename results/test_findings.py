@@ -24,23 +24,26 @@ def test_the_cheapest_and_dearest_routes_are_stated_only_when_their_cis_separate
     dear = measured("msr-dev", "pread", scaled(31), target="0x611", target_cpu=0)
     found = findings.extremes([cheap, mid, dear, measured("uinsn", "nop", scaled(0.001))])
     assert found[0].resolved and found[0].text.startswith(
-        "The cheapest route to a counter here is ebpf-mmap load of power/energy-pkg/: 3.00 ns "
-        "(95% CI"), found[0].text
+        "The cheapest route to a counter timed here: ebpf-mmap load of power/energy-pkg/ at "
+        "3.00 ns (95% CI"), found[0].text
     # 3.0 µs and 3.1 µs: the CIs (from 8 samples) do not overlap
-    assert found[1].resolved and "msr-dev pread of 0x611: 3.10 µs" in found[1].text
+    assert found[1].resolved and "msr-dev pread of 0x611 at 3.10 µs" in found[1].text
     close = measured("msr-dev", "pread", scaled(30.05), target="0x611", target_cpu=0)
     (_, dearest) = findings.extremes([cheap, mid, close])
     assert not dearest.resolved and "not resolved" in dearest.text
 
 
-def test_a_stand_in_or_a_dead_counter_is_named_beside_its_number():
+def test_a_stand_in_or_a_dead_counter_is_named_and_never_a_finding():
     stand_in = measured("powercap", "pread", scaled(5), target="rx_bytes", target_cpu=None,
                         stand_in="a sysfs file stands in for energy_uj")
     frozen = measured("perf", "read", scaled(30), target="power/energy-psys/", target_cpu=0)
     frozen.update(liveness="frozen", liveness_note="did not change")
-    (cheapest, _) = findings.extremes([stand_in, frozen])
-    assert "powercap pread of rx_bytes [stand-in]:" in cheapest.text
+    (cheapest,) = findings.extremes([stand_in, frozen])  # two routes: one comparison
+    assert not cheapest.resolved
+    assert "powercap pread of rx_bytes [stand-in] at 500 ns" in cheapest.text
     assert "perf read of power/energy-psys/ [frozen counter] at" in cheapest.text
+    assert cheapest.text.endswith("not a finding: powercap pread of rx_bytes is a stand-in; "
+                                  "perf read of power/energy-psys/ reads a frozen counter.")
     said = texts(findings.caveats([stand_in, frozen]))
     assert "Stand-ins, not the real counter (their figures are the substitute's route): " \
            "powercap pread." in said
@@ -52,14 +55,14 @@ def test_the_other_cpu_cost_is_a_difference_with_its_ci():
     other = measured("msr-dev", "pread", scaled(100), target="0x611", cpu=1, target_cpu=0)
     (found,) = findings.other_cpu_costs([same, other])
     assert found.resolved
-    assert found.text.startswith("Reading msr-dev pread of 0x611 from another CPU costs 8.00 µs "
-                                 "more than from its own (gbench: 10.0 µs against 2.00 µs; "
-                                 "95% CI of the difference "), found.text
+    assert found.text.startswith("Reading msr-dev pread of 0x611 from another CPU than the "
+                                 "counter's costs 8.00 µs more than from its own (gbench: "
+                                 "10.0 µs against 2.00 µs; 95% CI of the difference "), found.text
     # the same cost, within noise: not resolved
     noisy = measured("msr-dev", "pread", [1000, 3000, 2000, 2500, 1500, 1800, 2200, 2600],
                      target="0x611", cpu=1, target_cpu=0)
     (found,) = findings.other_cpu_costs([same, noisy])
-    assert not found.resolved and "not resolved (its CI holds 0)" in found.text
+    assert not found.resolved and "not resolved (the CI of the difference holds 0)" in found.text
 
 
 def test_a_route_timed_by_both_harnesses_is_said_once():
@@ -82,14 +85,15 @@ def test_the_cheapest_sampler_at_1_khz():
     (found,) = findings.cheapest_sampler([overhead("perf", 4.0, spread),
                                           overhead("ebpf", 1.0, spread)])
     assert found.resolved and found.text.startswith(
-        "At 1 kHz, ebpf costs a workload on its CPU least, by 3.00 points of wall time"), found.text
+        "The sampler mechanism that slows a workload on its CPU least at 1 kHz: ebpf 1.02 %"), \
+        found.text
     wide = [-9, 5, 0, 8, -4, 3, -6, 7]
     (found,) = findings.cheapest_sampler([overhead("perf", 4.0, wide),
                                           overhead("ebpf", 1.0, wide)])
-    assert not found.resolved and "is not resolved" in found.text
+    assert not found.resolved and ": not resolved, ebpf" in found.text
 
 
-def test_a_quick_run_states_no_comparison_as_a_finding():
+def test_too_few_samples_state_no_comparison_as_a_finding():
     """Fewer than 6 samples: the CI is the min–max, and nothing is resolved."""
     few = [100.0, 101.0, 99.0]
     rows_ = [measured("perf", "read", few, target="t", target_cpu=0),
@@ -106,3 +110,34 @@ def test_the_fixture_runs_give_findings_and_no_exception():
         run_rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
         text = findings.format_findings(findings.of(run_rows))
         assert text.count("\n  - ") >= 2, text
+
+
+def test_doubts_on_a_separated_comparison_make_it_no_finding():
+    """Separate CIs are not enough: the harnesses differing on a row, a failed
+    plausibility check on its route or an emulated CPU each make it no finding."""
+    same = measured("perf", "read", scaled(6), target="power/energy-pkg/", target_cpu=0)
+    other = measured("perf", "read", scaled(40), target="power/energy-pkg/", cpu=1,
+                     target_cpu=0)
+    (found,) = findings.other_cpu_costs([same, other])
+    # a package-scoped RAPL event read from another CPU should cost no IPI
+    assert not found.resolved and "a plausibility check failed on perf read" in found.text
+    cheap = measured("ebpf-mmap", "load", scaled(0.03), target="power/energy-pkg/", target_cpu=0)
+    slow = measured("ebpf-lookup", "lookup", scaled(5), target="power/energy-pkg/", target_cpu=0)
+    twice = measured("ebpf-mmap", "load", scaled(0.06), target="power/energy-pkg/", target_cpu=0,
+                     harness="criterion")
+    (found,) = findings.extremes([cheap, slow, twice])
+    assert not found.resolved and "gbench and criterion differ on ebpf-mmap load" in found.text
+    emulated = [dict(r, machine={"hypervisor": "qemu-tcg"}) for r in (cheap, slow)]
+    (found,) = findings.extremes(emulated)
+    assert not found.resolved and found.text.endswith("the CPU is emulated (QEMU's timings).")
+    (found,) = findings.extremes([cheap, slow])
+    assert found.resolved
+
+
+def test_instructions_are_not_routes():
+    rows_ = [measured("kinsn", "rdmsr:0x10", scaled(0.2), target="0x10", harness="kbench"),
+             measured("uinsn", "rdtsc", scaled(0.2), target="rdtsc"),
+             measured("perf", "read", scaled(6), target="power/energy-pkg/", target_cpu=0),
+             measured("msr-dev", "pread", scaled(20), target="0x611", target_cpu=0)]
+    (found,) = findings.extremes(rows_)
+    assert "kinsn" not in found.text and "uinsn" not in found.text
