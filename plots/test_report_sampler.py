@@ -152,7 +152,7 @@ def test_a_cpu_above_null_whose_ci_holds_0_says_within_noise(runs):
 
     fig = figures.overhead_figure([run], [])
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert any(t.endswith("µs (noise)") for t in texts)
+    assert any(t.endswith(" µs\n(noise)") for t in texts)  # a line per word: the strip's
     assert any(t.startswith("+2.2 µs") and "noise" not in t for t in texts)
 
 
