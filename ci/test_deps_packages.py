@@ -17,7 +17,8 @@ TABLE = REPO / "ci" / "packages.tsv"
 TEST_ONLY = {"chromium", "texlive-latex-base", "texlive-latex-recommended", "qemu-system-x86",
              "libgtest-dev"}
 # what ci/deps itself runs, besides the package managers
-TOOLS = ("bash", "awk", "sed", "cut", "tr", "cat", "id", "dirname", "sha256sum", "grep")
+TOOLS = ("bash", "awk", "sed", "cut", "tr", "cat", "id", "dirname", "sha256sum", "grep", "mktemp",
+         "rm")
 
 
 def table() -> list[list[str]]:
