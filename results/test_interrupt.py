@@ -29,7 +29,8 @@ def clean_env() -> dict:
 
 class Run:
     """python -m results.bench_all --quick ARGS as its own process group
-    (a terminal's foreground job), its stdout read line by line."""
+    (a terminal's foreground job), its stdout and stderr read line by line
+    as they come."""
 
     def __init__(self, runs: Path, *args, env=None):
         self.runs = runs
@@ -38,30 +39,36 @@ class Run:
              *args], cwd=REPO, env=env or clean_env(), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.lines: list[str] = []
+        self.err_lines: list[str] = []
         self.new_line = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        self.readers = [threading.Thread(target=self._read, args=(stream, into), daemon=True)
+                        for stream, into in ((self.proc.stdout, self.lines),
+                                             (self.proc.stderr, self.err_lines))]
+        for reader in self.readers:
+            reader.start()
 
-    def _read(self):
-        for line in self.proc.stdout:
+    def _read(self, stream, into: list[str]):
+        for line in stream:
             with self.new_line:
-                self.lines.append(line)
+                into.append(line)
                 self.new_line.notify_all()
 
-    def wait_for(self, text: str, timeout: float = 120) -> None:
+    def wait_for(self, text: str, timeout: float = 120, stderr: bool = False) -> None:
+        lines = self.err_lines if stderr else self.lines
         until = time.monotonic() + timeout
         with self.new_line:
-            while not any(text in line for line in self.lines):
+            while not any(text in line for line in lines):
                 left = until - time.monotonic()
-                if left <= 0 or self.proc.poll() is not None and not self.reader.is_alive():
-                    raise AssertionError(f"never printed {text!r}: {''.join(self.lines)}")
+                if left <= 0 or self.proc.poll() is not None and not any(
+                        r.is_alive() for r in self.readers):
+                    raise AssertionError(f"never printed {text!r}: {''.join(lines)}")
                 self.new_line.wait(min(left, 0.2))
 
     def finish(self, timeout: float = 120) -> tuple[int, str, str]:
-        err = self.proc.stderr.read()
         code = self.proc.wait(timeout=timeout)
-        self.reader.join(timeout=10)
-        return code, "".join(self.lines), err
+        for reader in self.readers:
+            reader.join(timeout=10)
+        return code, "".join(self.lines), "".join(self.err_lines)
 
     def run_dir(self) -> Path:
         dirs = [d for d in self.runs.iterdir() if d.is_dir() and not d.is_symlink()]
@@ -232,13 +239,19 @@ def test_make_bench_all_refuses_before_it_builds(tmp_path):
 
 
 def test_with_wait_a_second_run_waits_and_each_run_draws_its_own_report(tmp_path):
+    # The test holds the lock until both runs say they wait: two runs started
+    # together race, and a quick first run may end before the second starts.
     runs = tmp_path / "runs"
-    first = Run(runs, "--only", "kbench", "--report", "--wait")
-    second = Run(runs, "--only", "kbench", "--report", "--wait")
-    results = [first.finish(timeout=300), second.finish(timeout=300)]
+    fd = run_lock.acquire(runs, command="the test holding the lock")
+    try:
+        waiting = [Run(runs, "--only", "kbench", "--report", "--wait") for _ in range(2)]
+        for run in waiting:
+            run.wait_for("waiting for", stderr=True)
+            assert "the test holding the lock" in "".join(run.err_lines)
+    finally:
+        os.close(fd)
+    results = [run.finish(timeout=300) for run in waiting]
     assert [code for code, _, _ in results] == [0, 0], results
-    waited = [err for _, _, err in results if "waiting for run" in err]
-    assert len(waited) == 1, results
     run_dirs = sorted(d for d in runs.iterdir() if d.is_dir() and not d.is_symlink())
     assert len(run_dirs) == 2
     for run_dir in run_dirs:
