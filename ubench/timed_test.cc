@@ -28,6 +28,26 @@ TEST(WarmUp, NoneAtZeroAndStopsAtTheFirstFailure) {
   EXPECT_EQ(calls, 3);
 }
 
+TEST(WarmUp, NeverRunsMoreOperationsThanTheCallTimes) {
+  // Google Benchmark's iteration-count search calls a benchmark with 1, 10,
+  // 100, ... iterations: each call warms up at most that many operations
+  // (in whole doubling batches), not for the whole second.
+  struct FakeState {
+    int64_t max_iterations;
+  };
+  const std::chrono::nanoseconds before = warmup_time;
+  warmup_time = 1s;
+  int calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(warm_up_before(FakeState{5}, [&] { return ++calls > 0; }));
+  EXPECT_EQ(calls, 7);  // batches of 1, 2 and 4
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms);
+  calls = 0;
+  EXPECT_TRUE(warm_up([&] { return ++calls > 0; }, 2ms, 1));
+  EXPECT_EQ(calls, 1);
+  warmup_time = before;
+}
+
 TEST(WarmUp, TheDefaultIsTheConfiguredTime) {
   const std::chrono::nanoseconds before = warmup_time;
   warmup_time = 2ms;

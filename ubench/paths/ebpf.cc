@@ -122,7 +122,7 @@ void bench_lookup(benchmark::State& state, int cpu) {
   const BpfSampler* bpf = sampler(state);
   if (!bpf) return;
   rb_slot slot{};
-  warm_up([&] { return bpf->lookup_slot(cpu, &slot) == 0; });
+  warm_up_before(state, [&] { return bpf->lookup_slot(cpu, &slot) == 0; });
   const Before b = before(*bpf, cpu);
   for (auto _ : state) {
     if (int err = bpf->lookup_slot(cpu, &slot)) {
@@ -143,7 +143,7 @@ void bench_load(benchmark::State& state, int cpu) {
     return;
   }
   rb_slot slot{};
-  warm_up([&] { return BpfSampler::load_slot(found, &slot); });
+  warm_up_before(state, [&] { return BpfSampler::load_slot(found, &slot); });
   const Before b = before(*bpf, cpu);
   for (auto _ : state) {
     if (!BpfSampler::load_slot(found, &slot)) {

@@ -28,7 +28,7 @@ void bench_device(benchmark::State& state, const std::string& path, uint64_t off
   if (fd < 0) return skip_unavailable(state, path + ": " + std::strerror(errno));
   uint64_t buf[2] = {0, 0};  // an MSR, or a cpuid record (EAX, EBX, ECX, EDX)
   auto read_once = [&] { return pread(fd, buf, bytes, off_t(offset)) == ssize_t(bytes); };
-  warm_up(read_once);
+  warm_up_before(state, read_once);
   for (auto _ : state) {
     if (!read_once()) {
       state.SkipWithError((path + ": pread of " + std::to_string(bytes) + " bytes at " +

@@ -51,7 +51,7 @@ void bench_read(benchmark::State& state, const std::vector<PerfEventSpec>& event
   // PERF_FORMAT_GROUP: {nr, value[nr]}; otherwise one value
   std::vector<uint64_t> buf(read_format & PERF_FORMAT_GROUP ? 1 + events.size() : 1);
   const size_t bytes = buf.size() * sizeof(uint64_t);
-  warm_up([&] { return read(fds.front(), buf.data(), bytes) == ssize_t(bytes); });
+  warm_up_before(state, [&] { return read(fds.front(), buf.data(), bytes) == ssize_t(bytes); });
   for (auto _ : state) {
     if (read(fds.front(), buf.data(), bytes) != ssize_t(bytes)) {
       state.SkipWithError(("read() of " + label + " failed: " +

@@ -44,7 +44,7 @@ void bench_pread(benchmark::State& state, const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return skip_unavailable(state, path + ": " + std::strerror(errno));
   uint64_t value = 0;
-  warm_up([&] { return read_counter(fd, path, &value).empty(); });
+  warm_up_before(state, [&] { return read_counter(fd, path, &value).empty(); });
   for (auto _ : state) {
     std::string err = read_counter(fd, path, &value);
     if (!err.empty()) {
@@ -58,7 +58,7 @@ void bench_pread(benchmark::State& state, const std::string& path) {
 
 void bench_open_read_close(benchmark::State& state, const std::string& path) {
   uint64_t value = 0;
-  warm_up([&] {
+  warm_up_before(state, [&] {
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     const bool ok = read_counter(fd, path, &value).empty();
