@@ -10,7 +10,7 @@ tables, so a text shared by several tables is printed once.
 from pathlib import Path
 
 from plots import report_tables, report_tables_overhead
-from plots.runs import load_runs
+from plots.runs import Run
 from plots.tables import MARK, Table
 
 # (table maker, the columns shown), in the order printed
@@ -58,9 +58,11 @@ def to_text(t: Table, columns: list[str], footnotes: dict[str, int]) -> str:
                       *map(render, body)]) + "\n"
 
 
-def experiment_tables(run_dir: Path, footnotes: dict[str, int]) -> str:
-    """The experiment tables of the run in `run_dir` that have rows."""
-    (run,) = load_runs([str(run_dir)])
+def experiment_tables(rows: list[dict], path: Path, footnotes: dict[str, int]) -> str:
+    """The experiment tables that have rows, of one run's `rows` (one
+    machine's, validated: bench-all has just written them to `path`; reading
+    them back would validate them all again, seconds of jsonschema)."""
+    run = Run(path, rows)
     shown = []
     for make, columns in SHOWN:
         table = make(run)

@@ -10,6 +10,8 @@ twice here.
     msr-dev  pread  0x611     0→0         1.83 µs (1.69–2.37 µs)   2.36 µs (1.84–2.52 µs)   1.29  unclear    [1]
 """
 
+from pathlib import Path
+
 from results import agreement, findings, liveness
 from results.table import (DASH, cpus, median_and_interval, row_notes, shorten, shown_target,
                            sort_key)
@@ -106,7 +108,8 @@ def format_summary(rows, run_dir=None) -> str:
     if run_dir is not None:
         try:
             from plots import terminal  # noqa: PLC0415 (matplotlib only when printing)
-            parts.append(terminal.experiment_tables(run_dir, footnotes))
+            parts.append(terminal.experiment_tables(rows, Path(run_dir) / "results.jsonl",
+                                                    footnotes))
         except Exception as e:  # noqa: BLE001 (the run is written: say why, go on)
             parts.append(f"(the experiment tables could not be made: {type(e).__name__}: {e}; "
                          "the report has them, make report)\n")

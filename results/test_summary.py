@@ -1,10 +1,9 @@
 """The terminal summary (results/summary.py, issue 32): the latency table
 with the harnesses side by side, and the whole summary of a fixture run."""
 
-import json
 import re
 
-from results import rows
+from results import rows, runfile
 from results.summary import format_latency_table, format_summary
 
 COMMON = rows.common("r", "2026-11-22T00:06:45Z", {})
@@ -157,8 +156,7 @@ def test_the_summary_of_a_run_says_no_line_twice_and_numbers_each_note_once(tmp_
     experiment tables, one list of footnotes, the findings."""
     from plots.fixtures import AMD, INTEL, KVM_FROZEN, KVM_VICTIM  # noqa: PLC0415
     for run_dir in (INTEL, AMD, KVM_FROZEN, KVM_VICTIM):
-        all_rows = [json.loads(line)
-                    for line in (run_dir / "results.jsonl").read_text().splitlines()]
+        all_rows = runfile.load(run_dir / "results.jsonl").rows
         text = format_summary(all_rows, run_dir)
         assert "could not be made" not in text, text
         lines = [line for line in text.splitlines() if line.strip() and not set(line) <= {"-", " "}]
