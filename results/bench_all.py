@@ -41,7 +41,7 @@ from results import (agreement, checks, child, contention, files, guardian, idle
                      interrupt, kbench, machine, overhead, rows, run_lock, run_state, sampler,
                      schema, summary, victim)
 from results.latency_steps import STANDS_FOR, run_criterion, run_gbench, run_latency
-from results.schedule import schedule
+from results.schedule import schedule, step_budget_s
 from results.steps import Run, failed_rows, run_step
 
 REPO = Path(__file__).resolve().parent.parent
@@ -100,7 +100,12 @@ def run_overhead(run: Run) -> list[dict]:
     if run.sampler_mechanisms is None:  # the sampler step did not run: find out now
         run_sampler(run)
     try:
-        return overhead.run(run.common, run.raw_dir, run.quick, run.sampler_mechanisms)
+        # the budget of the run's steps left over: what earlier steps saved
+        budget = overhead.budget_s(run.quick)
+        if run.deadline is not None:
+            budget = max(budget, run.deadline - time.monotonic())
+        return overhead.run(run.common, run.raw_dir, run.quick, run.sampler_mechanisms,
+                            budget=budget)
     except (OSError, subprocess.CalledProcessError, ValueError, RuntimeError) as e:
         detail = getattr(e, "stderr", None) or ""
         return failed_rows(run, overhead.HARNESS, ("sampler",),
@@ -127,6 +132,7 @@ STEP_ROWS = {
     "overhead": (overhead.HARNESS, ("sampler",)),
 }
 assert STEP_ROWS.keys() == {name for name, _, _ in HARNESSES}
+assert all(step_budget_s(name, quick) > 0 for name, _, _ in HARNESSES for quick in (True, False))
 
 
 # The two latency harnesses that time the same paths (results/agreement.py).
@@ -242,16 +248,25 @@ def parse_args(argv):
     return args
 
 
+def against_budget(spent: float, budget: float, whose: str) -> str:
+    """"41.2 s of its 60 s budget", or "71.0 s: OVER its 60 s budget"."""
+    return f"{spent:.1f} s" + (f": OVER {whose}" if spent > budget else f" of {whose}") + \
+        f" {budget:g} s budget"
+
+
 def run_steps(run: Run, steps: list, watch: contention.Watch, where_now: dict) -> list[dict]:
     """Every step of `steps`, in a random order of the latency pair
     (step_order); `where_now["step"]` names the step running."""
     all_rows = []
-    order = step_order(steps, random.Random())
     step_of = {name: step for name, _, step in steps}
+    began, budget_all = time.monotonic(), sum(step_budget_s(n, run.quick) for n in step_of)
+    run.deadline = began + budget_all
+    order = step_order(steps, random.Random())
     for places, names, what in step_groups(order, schedule(run.quick).legs):
         where = "-".join(map(str, places)) + f"/{len(steps)}"
         where_now["step"] = " and ".join(names)
-        print(f"[{where}] {' and '.join(names)} ({what})", flush=True)
+        budget = sum(step_budget_s(name, run.quick) for name in names)
+        print(f"[{where}] {' and '.join(names)} ({what}; budget {budget:g} s)", flush=True)
         started = time.monotonic()
         if len(names) > 1:
             got = run_latency(run, names)
@@ -264,9 +279,12 @@ def run_steps(run: Run, steps: list, watch: contention.Watch, where_now: dict) -
         load = watch.step("+".join(names))
         busy = (f"; busy machine: other processes used {load['others_cpus']:.2f} CPUs"
                 if contention.is_busy(load) else "")
-        print(f"[{where}] {' and '.join(names)}: done in {time.monotonic() - started:.1f} s"
+        spent = time.monotonic() - started
+        print(f"[{where}] {' and '.join(names)}: done in {against_budget(spent, budget, 'its')}"
               f"{busy}", flush=True)
     where_now["step"] = None
+    print(f"steps: done in {against_budget(time.monotonic() - began, budget_all, 'their')}",
+          flush=True)
     return all_rows
 
 

@@ -45,11 +45,15 @@ def pairs(quick: bool) -> int:
     return 2 if quick else 10
 
 
-def window_s(quick: bool) -> float:
-    """Seconds of one window. On the 2-vCPU KVM guest, four mechanisms: the
-    full step (x four frequencies x 10 pairs, 320 windows) takes about
-    3.5 minutes; QUICK (1000 Hz, 2 pairs, 16 windows) about 5 s."""
-    return 0.2 if quick else 0.5
+def window_s(quick: bool, hz: int) -> float:
+    """Seconds of one window at `hz`: 0.5 s up to 100 Hz (50 of the
+    sampler's wakeups at least), 0.2 s from 1 kHz (200 at least), 0.1 s
+    under QUICK. On the 2-vCPU KVM guest, four mechanisms: the full step
+    (x four frequencies x 10 pairs, 320 windows) takes about 2.5 minutes;
+    QUICK (1000 Hz, 2 pairs, 16 windows) about 4 s."""
+    if quick:
+        return 0.1
+    return 0.5 if hz <= 100 else 0.2
 
 
 # Seconds between a sampler's readiness (or its exit) and the window's first
@@ -69,6 +73,7 @@ class Cell:
     """One mechanism at one frequency, and its pairs so far."""
     mechanism: str
     hz: int
+    window_s: float = 0.5        # seconds of each window (window_s)
     label: str | None = None     # the sampler's counters, from its banner
     cpu: int | None = None
     failed: str | None = None    # why it stopped taking pairs
@@ -84,11 +89,11 @@ def measure_window(settle: float, seconds: float, proc_root: Path, sys_root: Pat
     return window(a, b, clk_tck)
 
 
-def one_pair(cell: Cell, sampler_first: bool, seconds: float, settle: float,
+def one_pair(cell: Cell, sampler_first: bool, settle: float,
              proc_root: Path = PROC, sys_root: Path = SYS) -> None:
     """The sampler window and the bare window of one pair, in the given
     order; appended to cell.pairs, or cell.failed set."""
-    clk_tck = os.sysconf("SC_CLK_TCK")
+    clk_tck, seconds = os.sysconf("SC_CLK_TCK"), cell.window_s
     got = {}
     for sampled in ((True, False) if sampler_first else (False, True)):
         if not sampled:
@@ -114,7 +119,7 @@ def one_pair(cell: Cell, sampler_first: bool, seconds: float, settle: float,
     cell.pairs.append((got[True], got[False]))
 
 
-def experiment(cells: list[Cell], k: int, seconds: float, settle: float, seed: str,
+def experiment(cells: list[Cell], k: int, settle: float, seed: str,
                proc_root: Path = PROC, sys_root: Path = SYS) -> float:
     """k rounds over the cells, each in a shuffled order; pair i of a cell
     runs the sampler first when i is odd (AB, BA, ...). Returns the time taken."""
@@ -124,8 +129,8 @@ def experiment(cells: list[Cell], k: int, seconds: float, settle: float, seed: s
         order = [c for c in cells if c.failed is None]
         shuffle.shuffle(order)
         for c in order:
-            one_pair(c, sampler_first=i % 2 == 1, seconds=seconds, settle=settle,
-                     proc_root=proc_root, sys_root=sys_root)
+            one_pair(c, sampler_first=i % 2 == 1, settle=settle, proc_root=proc_root,
+                     sys_root=sys_root)
     return time.monotonic() - start
 
 
@@ -136,8 +141,7 @@ def differences(cell: Cell, metric: str) -> tuple[list[float], list[float]]:
     return [round(w - b, 6) for w, b in both], [b for _, b in both]
 
 
-def cell_rows(common: dict, cell: Cell, stand_in, seconds: float,
-              sys_root: Path = SYS) -> list[dict]:
+def cell_rows(common: dict, cell: Cell, stand_in, sys_root: Path = SYS) -> list[dict]:
     """The three rows of one measured (or failed) cell."""
     target = None if cell.label is None else f"{cell.label} @ {cell.hz} Hz"
     cpu = None if cell.mechanism in sampler_step.IN_KERNEL else cell.cpu
@@ -156,7 +160,7 @@ def cell_rows(common: dict, cell: Cell, stand_in, seconds: float,
             last = cell.pairs[-1][1]
             params = {"rate_hz": cell.hz,
                       "baseline_median": round(stats.summarize(base)["median"], 6),
-                      "window_s": seconds, "pairs": len(diff),
+                      "window_s": cell.window_s, "pairs": len(diff),
                       "idle_source": last["idle_source"]}
             if metric == "deep_idle_pct":
                 params["deep_state"] = last["deep_state"]
@@ -164,16 +168,16 @@ def cell_rows(common: dict, cell: Cell, stand_in, seconds: float,
     return out
 
 
-def raw_record(cells: list[Cell], seconds: float, settle: float, k: int,
-               elapsed: float) -> dict:
+def raw_record(cells: list[Cell], settle: float, k: int, elapsed: float) -> dict:
     def slim(w):
         keys = ("wall_s", "ncpu", "wakeups_per_s", "wakeups_per_s_by_cpu", "busy_pct",
                 "deep_idle_pct", "idle_source", "deep_state", "interrupts", "softirqs", "stat",
                 "cpuidle")
         return {key: w.get(key) for key in keys}
-    return {"window_s": seconds, "settle_s": settle, "pairs": k, "elapsed_s": round(elapsed, 3),
+    return {"settle_s": settle, "pairs": k, "elapsed_s": round(elapsed, 3),
             "clk_tck": os.sysconf("SC_CLK_TCK"),
-            "cells": [{"mechanism": c.mechanism, "rate_hz": c.hz, "label": c.label,
+            "cells": [{"mechanism": c.mechanism, "rate_hz": c.hz, "window_s": c.window_s,
+                       "label": c.label,
                        "cpu": c.cpu, "failed": c.failed,
                        "pairs": [{"sampler": slim(a), "bare": slim(b)} for a, b in c.pairs]}
                       for c in cells]}
@@ -191,20 +195,22 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
     if not sampler_step.BINARY.exists():
         return [r for m in MECHANISMS
                 for r in unavailable(m, f"{sampler_step.BINARY} not built: run make build")]
-    k, seconds, settle = pairs(quick), window_s(quick), SETTLE_S
+    k, settle = pairs(quick), SETTLE_S
     with ksample_module.around_experiment(MECHANISMS, mechanisms,
                                           raw_dir / "ksample.log") as (mechanisms, why_not):
-        cells = [Cell(m, hz) for m in MECHANISMS if m in mechanisms for hz in frequencies(quick)]
-        print(f"  {len(cells)} cells (mechanism x frequency), {k} pairs of {seconds:g} s "
+        cells = [Cell(m, hz, window_s(quick, hz)) for m in MECHANISMS if m in mechanisms
+                 for hz in frequencies(quick)]
+        windows = "/".join(f"{w:g}" for w in sorted({c.window_s for c in cells}, reverse=True))
+        print(f"  {len(cells)} cells (mechanism x frequency), {k} pairs of {windows} s "
               f"windows each (AB BA), {settle:g} s to settle", flush=True)
-        elapsed = experiment(cells, k, seconds, settle, common["run_id"], proc_root, sys_root)
-    (raw_dir / RAW_NAME).write_text(json.dumps(raw_record(cells, seconds, settle, k, elapsed),
+        elapsed = experiment(cells, k, settle, common["run_id"], proc_root, sys_root)
+    (raw_dir / RAW_NAME).write_text(json.dumps(raw_record(cells, settle, k, elapsed),
                                                indent=1) + "\n")
     out = []
     for m in MECHANISMS:
         if m in mechanisms:
             for c in (c for c in cells if c.mechanism == m):
-                got = cell_rows(common, c, mechanisms[m], seconds, sys_root)
+                got = cell_rows(common, c, mechanisms[m], sys_root)
                 out += got
                 w, b = got[0], got[1]
                 if w["status"] == "ok":

@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 from results import child, ksample_module, rows, sampler, stats
+from results.schedule import step_budget_s
 
 HARNESS = "hyperfine"
 TARGET_HALF_WIDTH = 0.5  # percentage points: Diamond & Stoico report 0.25 % to 46.75 %
@@ -55,10 +56,10 @@ def workload_s(quick: bool) -> float:
 
 
 def budget_s(quick: bool) -> float:
-    """Seconds the paired rounds may take (calibration and warm-up apart):
-    make bench-overhead stays within 10 minutes with the sampler step; a
-    QUICK run's whole bench-all within about a minute after the build."""
-    return 12.0 if quick else 420.0
+    """Seconds the whole experiment may take, calibration and warm-up
+    included: the overhead step's budget (results/schedule.json), so that a
+    full run's steps fit in 10 minutes."""
+    return step_budget_s("overhead", quick)
 
 
 def min_pairs(quick: bool) -> int:
@@ -149,6 +150,11 @@ def is_resolved(c: Condition, quick: bool) -> bool:
             and hw <= TARGET_HALF_WIDTH)
 
 
+def is_done(c: Condition, quick: bool) -> bool:
+    """No more pairs: resolved, or a QUICK run's min_pairs (never a finding)."""
+    return is_resolved(c, quick) or quick and len(c.wall) >= min_pairs(quick)
+
+
 def one_pair(c: Condition, base: list[str], raw_dir: Path, sampled_first: bool,
              label: str | None = None):
     """Times the bare workload and the workload under c's sampler, back to
@@ -192,10 +198,10 @@ def resolution(c: Condition, samples, quick: bool) -> dict:
 
 
 def condition_rows(common: dict, c: Condition, ops: int, stand_in, quick: bool,
-                   elapsed_s: float) -> list[dict]:
+                   elapsed_s: float, budget: float) -> list[dict]:
     workload_text = describe_workload(c.placement.workload_cpu)
     params = {"placement": c.placement.name, "cpu_ops": ops, "pairs": len(c.wall),
-              "workload_s": workload_s(quick), "budget_s": budget_s(quick),
+              "workload_s": workload_s(quick), "budget_s": round(budget, 1),
               "elapsed_s": round(elapsed_s, 1),
               "bare_wall_s_median": round(stats.summarize([w for w, _ in c.bare])["median"], 6),
               "bare_cpu_s_median": round(stats.summarize([x for _, x in c.bare])["median"], 6)}
@@ -208,9 +214,10 @@ def condition_rows(common: dict, c: Condition, ops: int, stand_in, quick: bool,
 
 
 def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
-        allowed_cpus: set[int] | None = None) -> list[dict]:
+        allowed_cpus: set[int] | None = None, budget: float | None = None) -> list[dict]:
     """`mechanisms`: {mechanism: stand_in} of those that sample here. Every
-    registered mechanism gets rows: measured, or one row saying why not."""
+    registered mechanism gets rows: measured, or one row saying why not.
+    `budget`: seconds the experiment may take (default budget_s)."""
     def unavailable(op, why, status="unavailable"):
         return rows.not_ok_row(common, harness=HARNESS, path="sampler", op=op,
                                metric="overhead_pct", reason=why, status=status)
@@ -222,16 +229,18 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
         return [unavailable(m, why) for m in sampler.MECHANISMS]
     with ksample_module.around_experiment(sampler.MECHANISMS, mechanisms,
                                           raw_dir / "ksample.log") as (mechanisms, why_not):
-        out = experiment(common, raw_dir, quick, mechanisms, allowed_cpus)
+        out = experiment(common, raw_dir, quick, mechanisms, allowed_cpus,
+                         budget_s(quick) if budget is None else budget)
     return out + [unavailable(m, *why_not(m)) for m in sampler.MECHANISMS if m not in mechanisms]
 
 
 def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
-               allowed_cpus: set[int] | None = None) -> list[dict]:
+               allowed_cpus: set[int] | None, budget: float) -> list[dict]:
     """The paired rounds of every mechanism in `mechanisms` ({mechanism:
     stand_in}, each able to sample now) and placement: their rows."""
     if not mechanisms:
         return []
+    start = time.monotonic()
     places = placements(allowed_cpus or os.sched_getaffinity(0))
     ops = calibrate(workload_s(quick), places[0].workload_cpu)
     base = workload(ops, places[0].workload_cpu)
@@ -239,18 +248,17 @@ def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, s
     (raw_dir / "hyperfine").mkdir(exist_ok=True)
     print(f"  workload: {' '.join(base)} (~{workload_s(quick)} s); sampler on "
           f"{', '.join(f'{p.name} (CPU {p.sampler_cpu})' for p in places)}; paired rounds until "
-          f"each 95% CI is within ±{TARGET_HALF_WIDTH:g} points or {budget_s(quick):g} s pass",
+          f"each 95% CI is within ±{TARGET_HALF_WIDTH:g} points or {budget:.0f} s pass",
           flush=True)
     for c in conditions:  # warm-up: every mechanism loads once, nothing kept
         one_pair(Condition(c.mechanism, c.placement), base, raw_dir, sampled_first=False,
                  label="warmup")
     shuffle = random.Random(common["run_id"])
-    start = time.monotonic()
     rounds = 0
     # the budget never stops a condition before min_pairs (a row needs them for its CI)
-    while (time.monotonic() - start < budget_s(quick)
+    while (time.monotonic() - start < budget
            or any(len(c.wall) < min_pairs(quick) for c in conditions)):
-        open_ = [c for c in conditions if not is_resolved(c, quick)]
+        open_ = [c for c in conditions if not is_done(c, quick)]
         if not open_:
             break
         shuffle.shuffle(open_)
@@ -265,7 +273,7 @@ def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, s
     elapsed = time.monotonic() - start
     out = []
     for c in conditions:
-        got = condition_rows(common, c, ops, mechanisms[c.mechanism], quick, elapsed)
+        got = condition_rows(common, c, ops, mechanisms[c.mechanism], quick, elapsed, budget)
         wall = got[0]
         print(f"  {c.mechanism:8s} {c.placement.name:9s}: wall {wall['median']:+.2f}% "
               f"(95% CI {wall['ci95_low']:+.2f}..{wall['ci95_high']:+.2f}), "

@@ -2,7 +2,8 @@
 how each harness is told it: Google Benchmark's flags (gbench_args) and
 rbench's environment (criterion_env, read by rbench/src/schedule.rs).
 The QUICK and full schedules themselves are results/schedule.json, which
-rbench reads too (a bare `cargo bench` times on the same schedule)."""
+rbench reads too (a bare `cargo bench` times on the same schedule), with
+each bench-all step's time budget (step_budget_s)."""
 
 import dataclasses
 import json
@@ -42,6 +43,14 @@ FULL = Schedule(**_SCHEDULES["full"])
 
 def schedule(quick: bool) -> Schedule:
     return QUICK if quick else FULL
+
+
+def step_budget_s(step: str, quick: bool) -> float:
+    """Seconds bench-all's step `step` should take on a 2-vCPU machine: a
+    full run's steps fit in 10 minutes, a QUICK run's in well under one.
+    The overhead step stops its rounds at its budget; the others do a
+    fixed amount of work, and bench-all says when one ran over."""
+    return float(_SCHEDULES["step_budget_s"]["quick" if quick else "full"].get(step, 0))
 
 
 def gbench_args(quick: bool, blocks: int | None = None) -> list[str]:

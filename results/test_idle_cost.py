@@ -186,8 +186,8 @@ print("raplbench-sample: sampling perf (msr/tsc/) at 100 Hz on CPU 1", file=sys.
 time.sleep(60)
 """)
     bare_windows(monkeypatch)
-    cell = idle_cost.Cell("perf", 100)
-    idle_cost.one_pair(cell, sampler_first=True, seconds=0.5, settle=0.1)
+    cell = idle_cost.Cell("perf", 100, window_s=0.5)
+    idle_cost.one_pair(cell, sampler_first=True, settle=0.1)
     assert cell.failed is None and len(cell.pairs) == 1
     assert (cell.label, cell.cpu) == ("msr/tsc/", 1)
     args = (tmp_path / "raplbench-sample.args").read_text()
@@ -219,8 +219,8 @@ def test_a_sampler_that_fails_ends_the_cell_with_its_reason(tmp_path, monkeypatc
         time.sleep(0.2)  # a sampler that dies has died by the window's end
         return {"wakeups_per_s": 500.0, "busy_pct": 1.0, "deep_idle_pct": 99.0}
     monkeypatch.setattr(idle_cost, "measure_window", measure)
-    cell = idle_cost.Cell("perf", 100)
-    idle_cost.one_pair(cell, sampler_first=True, seconds=0.1, settle=0.0)
+    cell = idle_cost.Cell("perf", 100, window_s=0.1)
+    idle_cost.one_pair(cell, sampler_first=True, settle=0.0)
     assert cell.failed == failed and cell.pairs == []
 
 
@@ -233,9 +233,9 @@ def win(wakeups, busy, deep):
 
 
 def test_cell_rows_one_sample_per_pair():
-    cell = idle_cost.Cell("perf", 1000, label="msr/tsc/", cpu=0, pairs=[
+    cell = idle_cost.Cell("perf", 1000, 0.75, label="msr/tsc/", cpu=0, pairs=[
         (win(3000 + i, 2.5, 97.0), win(1000 + 2 * i, 0.5, 99.5)) for i in range(6)])
-    got = valid(idle_cost.cell_rows(COMMON, cell, "a stand-in", 0.75))
+    got = valid(idle_cost.cell_rows(COMMON, cell, "a stand-in"))
     assert [r["metric"] for r in got] == ["wakeups_per_s", "busy_pct", "deep_idle_pct"]
     assert [r["unit"] for r in got] == ["/s", "%", "%"]
     wake, busy, deep = got
@@ -254,13 +254,13 @@ def test_cell_rows_one_sample_per_pair():
 def test_in_kernel_mechanisms_have_no_sampler_cpu():
     cell = idle_cost.Cell("ebpf", 10, label="msr/tsc/", cpu=0,
                           pairs=[(win(30, 0.1, 99.0), win(10, 0.1, 99.0))])
-    assert {r["cpu"] for r in valid(idle_cost.cell_rows(COMMON, cell, None, 0.75))} == {None}
+    assert {r["cpu"] for r in valid(idle_cost.cell_rows(COMMON, cell, None))} == {None}
 
 
 def test_without_cpuidle_deep_idle_is_unavailable_and_says_so():
     cell = idle_cost.Cell("msr", 100, label="cpuid:0x0", cpu=0,
                           pairs=[(win(300, 0.3, None), win(200, 0.1, None))] * 2)
-    wake, busy, deep = valid(idle_cost.cell_rows(COMMON, cell, None, 0.25, NO_CPUIDLE))
+    wake, busy, deep = valid(idle_cost.cell_rows(COMMON, cell, None, NO_CPUIDLE))
     assert wake["status"] == busy["status"] == "ok"
     assert busy["parameters"]["idle_source"] == "/proc/stat idle + iowait"
     assert deep["status"] == "unavailable" and deep["target"] == "cpuid:0x0 @ 100 Hz"
@@ -269,7 +269,7 @@ def test_without_cpuidle_deep_idle_is_unavailable_and_says_so():
 
 def test_a_cell_whose_sampler_failed_has_error_rows():
     cell = idle_cost.Cell("perf", 10000, failed="exited (status 1) before it was stopped: EIO")
-    got = valid(idle_cost.cell_rows(COMMON, cell, None, 0.75))
+    got = valid(idle_cost.cell_rows(COMMON, cell, None))
     assert {r["status"] for r in got} == {"error"}
     assert got[0]["reason"] == ("raplbench-sample --mechanism perf --frequency 10000: "
                                 "exited (status 1) before it was stopped: EIO")
@@ -311,8 +311,8 @@ def fake_windows(monkeypatch):
 
 def test_pairs_alternate_and_rounds_cover_every_cell(monkeypatch):
     calls = fake_windows(monkeypatch)
-    cells = [idle_cost.Cell(m, hz) for m in ("perf", "ebpf") for hz in (10, 1000)]
-    idle_cost.experiment(cells, 4, 0.1, 0.0, "seed")
+    cells = [idle_cost.Cell(m, hz, window_s=0.1) for m in ("perf", "ebpf") for hz in (10, 1000)]
+    idle_cost.experiment(cells, 4, 0.0, "seed")
     for c in cells:
         assert len(c.pairs) == 4
         assert [p[0]["wakeups_per_s"] - p[1]["wakeups_per_s"] for p in c.pairs] == [c.hz] * 4
@@ -347,6 +347,9 @@ def test_run_gives_every_registered_mechanism_rows_and_keeps_the_raw_windows(tmp
     assert unavailable["ebpf"]["reason"] == "the sampler cannot sample here (see its sampler row)"
     raw = json.loads((tmp_path / idle_cost.RAW_NAME).read_text())
     perf10 = next(c for c in raw["cells"] if c["mechanism"] == "perf" and c["rate_hz"] == 10)
+    assert perf10["window_s"] == idle_cost.window_s(False, 10)
+    assert {r["parameters"]["window_s"] for r in got if r["status"] == "ok"} == {
+        idle_cost.window_s(False, hz) for hz in idle_cost.FREQUENCIES}
     assert [p["sampler"]["wakeups_per_s"] - p["bare"]["wakeups_per_s"]
             for p in perf10["pairs"]] == [10.0, 10.0]
 
@@ -373,11 +376,11 @@ def test_a_short_real_run():
     if not sampler.BINARY.exists():
         pytest.skip(f"{sampler.BINARY} not built: run make build")
     mechanism = "ebpf" if os.geteuid() == 0 else "powercap"
-    cell = idle_cost.Cell(mechanism, 1000)
-    idle_cost.experiment([cell], 2, 0.2, 0.05, "seed")
+    cell = idle_cost.Cell(mechanism, 1000, window_s=0.2)
+    idle_cost.experiment([cell], 2, 0.05, "seed")
     if cell.failed is not None:
         pytest.skip(f"raplbench-sample --mechanism {mechanism} cannot run here: {cell.failed}")
-    got = valid(idle_cost.cell_rows(COMMON, cell, None, 0.2))
+    got = valid(idle_cost.cell_rows(COMMON, cell, None))
     wake = got[0]
     assert wake["status"] == "ok" and wake["n"] == 2
     assert wake["target"].endswith(" @ 1000 Hz")

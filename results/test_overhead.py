@@ -81,7 +81,7 @@ def test_keys_hold_no_calibrated_count():
     c = condition([1.0] * 20)
     keys = set()
     for ops in (297, 5778):
-        for row in overhead.condition_rows(COMMON, c, ops, None, False, 1.0):
+        for row in overhead.condition_rows(COMMON, c, ops, None, False, 1.0, 420.0):
             keys.add(tuple(row[k] for k in ("harness", "path", "op", "target", "cpu",
                                             "target_cpu", "metric")))
             assert row["parameters"]["cpu_ops"] == ops and str(ops) not in row["target"]
@@ -96,7 +96,7 @@ def test_keys_hold_no_calibrated_count():
     (True, [1.0] * 12, False, "a QUICK run (12 pairs) is never an overhead finding"),
 ])
 def test_resolution(quick, wall, resolved, note):
-    row = overhead.condition_rows(COMMON, condition(wall), 100, None, quick, 1.0)[0]
+    row = overhead.condition_rows(COMMON, condition(wall), 100, None, quick, 1.0, 12.0)[0]
     assert row["resolution"]["resolved"] is resolved
     assert row["resolution"]["note"] == note
     assert row["resolution"]["target_half_width"] == overhead.TARGET_HALF_WIDTH

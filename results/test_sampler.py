@@ -21,11 +21,11 @@ MACHINE = {field: None for field in schema.SCHEMA["$defs"]["machine"]["required"
 COMMON = rows.common("20261123T000000Z-abcdef", "2026-11-23T00:00:00Z", MACHINE)
 
 
-def test_a_run_is_pairs_windows_of_1_s_or_0_1_s_under_quick():
+def test_a_run_is_pairs_windows_of_0_5_s_or_0_05_s_under_quick():
     assert sampler.PAIRS == 10
-    assert sampler.duration_s(quick=False) == 10.0
-    assert sampler.duration_s(quick=True) == 1.0
-    assert sampler.duration_s(quick=True) / sampler.PAIRS == 0.1
+    assert sampler.duration_s(quick=False) == 5.0
+    assert sampler.duration_s(quick=True) == 0.5
+    assert sampler.duration_s(quick=True) / sampler.PAIRS == 0.05
 
 
 def fake_sampler(tmp_path, monkeypatch, body: str):
@@ -137,7 +137,7 @@ print("raplbench-sample: perf above null, 10 pairs: CPU +1.00 us per sample", fi
     assert len(got) == 10 and all(r["run_id"] == COMMON["run_id"] for r in got)
     args = said[1].split()
     assert args[args.index("--pairs") + 1] == "10"
-    assert args[args.index("--duration") + 1] == "1.0"
+    assert args[args.index("--duration") + 1] == str(sampler.duration_s(quick=True))
     assert args[args.index("--mechanism") + 1] == "perf"
     assert args[args.index("--report") + 1] == str(tmp_path / "sampler-perf.json")
     assert said[-1] == "perf above null, 10 pairs: CPU +1.00 us per sample"

@@ -31,3 +31,18 @@ def test_the_legs_share_out_every_block(quick):
     assert s.legs >= (3 if quick else 5)
     assert sum(s.leg_blocks()) == s.blocks and min(s.leg_blocks()) >= 1
     assert schedule.Schedule(blocks=11, block_s=1, warmup_s=0, legs=3).leg_blocks() == [4, 4, 3]
+
+
+def test_every_step_has_a_budget_and_a_full_runs_steps_fit_in_ten_minutes():
+    from results import bench_all  # noqa: PLC0415
+    steps = [name for name, _, _ in bench_all.HARNESSES]
+    full = sum(schedule.step_budget_s(name, quick=False) for name in steps)
+    quick = sum(schedule.step_budget_s(name, quick=True) for name in steps)
+    assert 0 < full <= 600 and 0 < quick < 60
+    assert schedule.step_budget_s("no such step", quick=False) == 0
+
+
+def test_a_step_says_what_it_spent_against_its_budget():
+    from results.bench_all import against_budget  # noqa: PLC0415
+    assert against_budget(41.23, 60, "its") == "41.2 s of its 60 s budget"
+    assert against_budget(71, 60, "their") == "71.0 s: OVER their 60 s budget"
