@@ -15,6 +15,14 @@
 # kbench/test_kbench_qemu.py asserts on them.
 K=/kbench
 check() { echo "$1: $2"; }
+# waits (up to 10 s) until every FILE exists: a background reader touches its
+# file once it has read, so what follows runs while it reads (no fixed sleep)
+await() {
+  local n=0
+  for f in "$@"; do
+    while [ ! -e "$f" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done
+  done
+}
 
 echo "=== begin machine"
 $K/kbench-read machine
@@ -96,9 +104,10 @@ insmod $K/kbench.ko
 $K/kbench-read write /sys/kernel/kbench/iterations 200
 $K/kbench-read write /sys/kernel/kbench/batches 10
 for r in 1 2 3 4; do
-  ( while cat /proc/kbench/nop > /dev/null 2>&1; do :; done ) &
+  ( cat /proc/kbench/nop > /dev/null && touch /tmp/reader$r
+    while cat /proc/kbench/nop > /dev/null 2>&1; do :; done ) &
 done
-sleep 1
+await /tmp/reader1 /tmp/reader2 /tmp/reader3 /tmp/reader4
 if rmmod kbench; then check "rmmod under readers" ok; else check "rmmod under readers" failed; fi
 wait
 check "readers after rmmod" "stopped"
@@ -165,8 +174,9 @@ else check "ksample ring_records=100" refused; fi
 # rmmod while sampling at 10 kHz, a reader polling the records
 insmod $K/ksample.ko
 $K/kbench-read write $C "start 10000"
-( while dd if=/proc/ksample/records of=/dev/null bs=8800 count=1 2>/dev/null; do :; done ) &
-sleep 1
+( dd if=/proc/ksample/records of=/dev/null bs=8800 count=1 2>/dev/null && touch /tmp/records-reader
+  while dd if=/proc/ksample/records of=/dev/null bs=8800 count=1 2>/dev/null; do :; done ) &
+await /tmp/records-reader
 if rmmod ksample; then check "ksample rmmod while sampling" ok; else check "ksample rmmod while sampling" failed; fi
 wait
 if [ -e /proc/ksample ]; then check "ksample files" left; else check "ksample files" removed; fi
