@@ -32,12 +32,19 @@ fn main() {
     println!("cargo::rerun-if-changed={BPF_SOURCE}");
     println!("cargo::rerun-if-changed={BPF_HEADER}");
     println!("cargo::rerun-if-env-changed=RAPLBENCH_BTF");
-    println!("cargo::rerun-if-env-changed=PATH");
+    // Not rerun-if-env-changed=PATH: a `python3` shim (pyenv) prepends its own
+    // directories to PATH, so `make bench-all` (run under results.run_lock)
+    // saw another PATH than `make build` and rebuilt rbench and its BPF
+    // skeleton every time (~60 s). What the build depends on is the programs
+    // PATH resolves to: find_program watches each one it finds, and the
+    // directories searched before it (where a new one would take its place).
+    let clang = find_program("clang", &[]);
+    let bpftool = find_program("bpftool", &["/usr/sbin", "/sbin"]);
 
     let btf = env::var("RAPLBENCH_BTF").unwrap_or_else(|_| DEFAULT_BTF.to_string());
-    let missing = if find_program("clang", &[]).is_none() {
+    let missing = if clang.is_none() {
         Some("clang not found".to_string())
-    } else if find_program("bpftool", &["/usr/sbin", "/sbin"]).is_none() {
+    } else if bpftool.is_none() {
         Some("bpftool not found".to_string())
     } else if !Path::new(&btf).exists() {
         Some(format!(
@@ -53,7 +60,10 @@ fn main() {
         return;
     }
 
-    let bpftool = find_program("bpftool", &["/usr/sbin", "/sbin"]).expect("checked above");
+    let (clang, bpftool) = (
+        clang.expect("checked above"),
+        bpftool.expect("checked above"),
+    );
     write_vmlinux_h(&bpftool, &btf, &out_dir.join("vmlinux.h"));
 
     let bpf_dir = Path::new(BPF_HEADER)
@@ -62,6 +72,7 @@ fn main() {
     libbpf_cargo::SkeletonBuilder::new()
         .source(BPF_SOURCE)
         .obj(out_dir.join("counters.bpf.o"))
+        .clang(&clang) // the clang found and watched above, not PATH's again
         .clang_args([
             "-I".into(),
             out_dir.clone().into_os_string(),
@@ -90,11 +101,22 @@ fn write_vmlinux_h(bpftool: &Path, btf: &str, out: &Path) {
 }
 
 /// `name` on $PATH, else in one of `extra_dirs` (bpftool lives in /usr/sbin,
-/// which is not on every user's PATH).
+/// which is not on every user's PATH). Cargo reruns the build script when
+/// the program found changes, or when a directory searched before it changes
+/// (one installed there would be found first); when none is found, when any
+/// directory searched changes (one installed). Directories that do not exist
+/// are not watched: cargo would rerun the script on every build.
 fn find_program(name: &str, extra_dirs: &[&str]) -> Option<PathBuf> {
     let path = env::var_os("PATH").unwrap_or_default();
-    env::split_paths(&path)
-        .chain(extra_dirs.iter().map(PathBuf::from))
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
+    for dir in env::split_paths(&path).chain(extra_dirs.iter().map(PathBuf::from)) {
+        let candidate = dir.join(name);
+        if candidate.is_file() {
+            println!("cargo::rerun-if-changed={}", candidate.display());
+            return Some(candidate);
+        }
+        if dir.is_absolute() && dir.is_dir() {
+            println!("cargo::rerun-if-changed={}", dir.display());
+        }
+    }
+    None
 }
