@@ -30,9 +30,12 @@ CARGO ?= $(shell command -v cargo || echo $$HOME/.cargo/bin/cargo)
 
 # cmake configures once; later builds reconfigure by themselves when needed
 # (also when make deps brings Google Benchmark's source: ubench/gbench.cmake).
+# The Criterion benchmark is built (--bench '*'), not the lib's and binaries'
+# unit tests in the bench profile, which nothing runs (make test runs them
+# in the test profile); bench-all runs `cargo bench -p rbench --bench paths`.
 build: ubench
 	@$(CARGO) build --quiet --release --workspace
-	@$(CARGO) bench --quiet --workspace --no-run
+	@$(CARGO) bench --quiet --workspace --no-run --bench '*'
 
 # ubench (with Google Benchmark 1.7.1 built with NDEBUG), its tests, the BPF object
 ubench: deps
