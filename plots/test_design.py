@@ -78,7 +78,8 @@ def overhead_run(wall, label="here", emulated=False):
                                overhead.Placement("other CPU", 0, 1)), wall):
         c = overhead.Condition("kernel", place, wall=list(samples), cpu=[0.0] * len(samples),
                                bare=[(0.25, 0.24)] * len(samples))
-        got += overhead.condition_rows(common, c, 297, None, False, 400.0)
+        got += overhead.condition_rows(common, c, 297, None, False, 400.0,
+                                        overhead.budget_s(False))
     if emulated:
         got = emulated_copy(got)
     return Run(amd.path, got, label=label)

@@ -52,8 +52,9 @@ def test_overhead_table_shows_placement_cpu_time_resolution_and_the_cost_above_n
     wide = overhead.Condition("perf", overhead.Placement("other CPU", 0, 1),
                               wall=[(-1) ** i * 5.0 for i in range(40)], cpu=[0.0] * 40,
                               bare=[(0.25, 0.24)] * 40)
-    got = (overhead.condition_rows(common, resolved, 297, None, False, 400.0)
-           + overhead.condition_rows(common, wide, 297, None, False, 400.0))
+    budget = overhead.budget_s(False)
+    got = (overhead.condition_rows(common, resolved, 297, None, False, 400.0, budget)
+           + overhead.condition_rows(common, wide, 297, None, False, 400.0, budget))
     above = rows_mod.measured_row(common, harness="sampler", path="sampler", op="perf",
                                   target="msr/tsc/ @ 1000 Hz", role=rows_mod.ABOVE_NULL,
                                   cpu=None, target_cpu=None, metric="cpu_us_per_sample", unit="us",
@@ -128,7 +129,7 @@ def test_a_cpu_above_null_whose_ci_holds_0_says_within_noise(runs):
             common, overhead.Condition(mech, overhead.Placement("same CPU", 1, 1),
                                        wall=[1.0 + 0.01 * i for i in range(12)],
                                        cpu=[0.1] * 12, bare=[(0.25, 0.24)] * 12),
-            297, None, False, 400.0)
+            297, None, False, 400.0, overhead.budget_s(False))
     run = Run(run.path, rows, label=run.label)
 
     table = report_tables.sampler_table(run)
