@@ -236,9 +236,17 @@ def three_runs(tmp: Path) -> list[Run]:
     return load_runs([KVM_VICTIM, KVM_FROZEN, emulated])
 
 
+def three_runs_report(tmp: Path, refs) -> Path:
+    out = tmp / "report"
+    report.build(three_runs(tmp), refs, out)
+    return out
+
+
+# the report to open, from the test's directory, the reference rows and the
+# session's shared reports (conftest.report_of)
 REPORTS = {
-    "kvm-frozen": lambda tmp: load_runs([KVM_FROZEN]),
-    "three-runs": three_runs,   # kvm-victim, kvm-frozen, kvm-frozen [emulated]
+    "kvm-frozen": lambda tmp, refs, report_of: report_of(KVM_FROZEN)[0],  # shared with test_latex
+    "three-runs": lambda tmp, refs, report_of: three_runs_report(tmp, refs),
 }
 
 
@@ -252,11 +260,10 @@ def chromium():
 
 
 @pytest.fixture(scope="module", params=list(REPORTS))
-def shown(request, chromium, tmp_path_factory, refs):
+def shown(request, chromium, tmp_path_factory, refs, report_of):
     """The report built, opened in Chromium: what the page says about itself."""
     tmp = tmp_path_factory.mktemp(request.param)
-    out = tmp / "report"
-    report.build(REPORTS[request.param](tmp), refs, out)
+    out = REPORTS[request.param](tmp, refs, report_of)
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     errors = []
     page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}")

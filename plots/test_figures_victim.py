@@ -12,7 +12,7 @@ import pytest
 
 from results import meaning
 
-from plots import figures_victim, label_overlap, report, report_tables, tables
+from plots import figures_victim, label_overlap, report_tables, tables
 from plots import victim_rows as vr
 from plots.fixtures import AMD, KVM_VICTIM, emulated_copy
 from plots.runs import Run, load_runs
@@ -48,10 +48,9 @@ def busy_vm(vm):
 
 
 @pytest.fixture(scope="module")
-def vm_report(tmp_path_factory, vm, refs):
-    out = tmp_path_factory.mktemp("victim-report")
-    result = report.build(vm, refs, out)
-    return out, result
+def vm_report(report_of):
+    """The guest's report, shared with test_latex."""
+    return report_of(KVM_VICTIM)
 
 
 def route_rows(run, sampler=False):
@@ -267,8 +266,8 @@ def test_the_report_writes_the_victim_files_and_sections(vm_report):
     assert tex.isascii()
 
 
-def test_a_report_without_victim_rows_has_no_victim_files(tmp_path, refs):
-    result = report.build(load_runs([AMD]), refs, tmp_path)
+def test_a_report_without_victim_rows_has_no_victim_files(report_of):
+    _, result = report_of(AMD)
     assert not any(f.startswith(("victim", "idle-cost")) for f in result["files"])
 
 

@@ -8,9 +8,9 @@ import io
 
 import pytest
 
-from plots import pairing, report, report_tables_compare
+from plots import pairing, report_tables_compare
 from plots.fixtures import KVM_FROZEN, KVM_VICTIM
-from plots.runs import load_references, load_runs
+from plots.runs import load_runs
 from plots.test_report import md_table
 
 
@@ -20,9 +20,9 @@ def pair():
 
 
 @pytest.fixture(scope="module")
-def pair_report(tmp_path_factory, pair):
-    out = tmp_path_factory.mktemp("pair")
-    report.build(pair, load_references(), out)
+def pair_report(report_of):
+    """The report of the two guests, shared with test_latex."""
+    out, _ = report_of(KVM_VICTIM, KVM_FROZEN)
     return out
 
 
