@@ -55,39 +55,48 @@ def all_figures(runs, refs):
     return {name: fig for name, fig in made.items() if fig is not None}
 
 
+@pytest.fixture(scope="module")
+def two_machines_figures(runs, refs):
+    """all_figures of the two fixture machines, drawn once for the module:
+    the tests below only read them (the overlap checks draw them again)."""
+    made = all_figures(runs, refs)
+    yield made
+    for fig in made.values():
+        plt.close(fig)
+
+
 @pytest.mark.parametrize("layout", ["two machines", "vm", "vm + emulated"])
-def test_no_overlapping_labels(layouts, refs, layout):
-    plt.close("all")
-    made = all_figures(layouts[layout], refs)
+def test_no_overlapping_labels(layouts, refs, two_machines_figures, layout):
+    shared = layout == "two machines"  # layouts["two machines"] is `runs`
+    made = two_machines_figures if shared else all_figures(layouts[layout], refs)
     assert made
     for name, fig in made.items():
         assert label_overlap.overlapping_texts(fig) == [], f"{layout}: {name}"
         assert label_overlap.texts_over_data(fig) == [], f"{layout}: {name}"
-        plt.close(fig)
+        if not shared:
+            plt.close(fig)
 
 
-def test_latency_axes_are_log_with_units(runs, refs):
+def test_latency_axes_are_log_with_units(runs, two_machines_figures):
+    made = two_machines_figures  # the figures of `runs`, shared
     for family in labels.FAMILIES:
-        fig = figures.latency_figure(runs, family)
+        fig = made[f"latency-{family[0]}"]
         for ax in fig.axes:
             assert ax.get_yscale() == "log"
             assert ax.get_ylabel() == "ns per operation (log scale)"
         assert fig.axes[-1].get_xlabel()
-        plt.close(fig)
-    for fig in (figures.ladder_figure(runs[0], refs), figures.reference_figure(runs, refs),
-                figures.machines_figure(runs)):
+    for fig in (made[f"ladder-{runs[0].label}"], made["reference"], made["machines"]):
         ax = fig.axes[0]
         assert ax.get_xscale() == "log" and ax.get_xlabel() == "ns per operation (log scale)"
-        plt.close(fig)
 
 
-def test_sampler_axes_have_units(runs, refs):
-    fig = figures.sampler_figure(runs)
+def test_sampler_axes_have_units(two_machines_figures):
+    made = two_machines_figures
+    fig = made["sampler"]
     rate, jitter = fig.axes[:2]
     assert rate.get_ylabel() == "achieved rate (Hz)"
     assert jitter.get_ylabel() == "interval jitter (µs, log scale)" and jitter.get_yscale() == "log"
-    plt.close(fig)
-    fig = figures.overhead_figure(runs, refs)
+    fig = made["overhead"]
     assert fig.axes[0].get_ylabel() == "slowdown of the workload (%)"
     assert "Diamond & Stoico 2026, Table 1" in fig.axes[1].get_title()
     # the kernel mechanism among the local ones (the categories under the
@@ -96,11 +105,11 @@ def test_sampler_axes_have_units(runs, refs):
     assert "kernel" in [t.get_text() for t in strip.get_xticklabels()]
     tools = [t.get_text() for t in fig.axes[1].get_yticklabels()]
     assert "Ref_Rapl_Kernel\n(design of kernel)" in tools and "Ref_Rapl_User" in tools
-    plt.close(fig)
 
 
-def test_stand_ins_and_unavailable_rows_are_marked(runs):
-    fig = figures.latency_figure(runs, labels.FAMILIES[2])  # file reads: AMD msr-dev stand-ins
+def test_stand_ins_and_unavailable_rows_are_marked(two_machines_figures):
+    # file reads: AMD msr-dev stand-ins
+    fig = two_machines_figures[f"latency-{labels.FAMILIES[2][0]}"]
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "stand-in (substitute measured)" in legend
     assert "unavailable / error (reason in the table)" in legend  # Intel msr-dev 0x64d
@@ -109,7 +118,6 @@ def test_stand_ins_and_unavailable_rows_are_marked(runs):
     assert hatched  # the stand-in boxes
     ticks = [t.get_text() for t in amd.get_xticklabels()]
     assert any("stand-in" in t for t in ticks)
-    plt.close(fig)
 
 
 def test_ladder_marks_missing_rungs(layouts, refs):
