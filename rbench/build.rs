@@ -38,8 +38,12 @@ fn main() {
     // skeleton every time (~60 s). What the build depends on is the programs
     // PATH resolves to: find_program watches each one it finds, and the
     // directories searched before it (where a new one would take its place).
+    // While one is missing, any PATH may find it: then PATH is watched too.
     let clang = find_program("clang", &[]);
     let bpftool = find_program("bpftool", &["/usr/sbin", "/sbin"]);
+    if clang.is_none() || bpftool.is_none() {
+        println!("cargo::rerun-if-env-changed=PATH");
+    }
 
     let btf = env::var("RAPLBENCH_BTF").unwrap_or_else(|_| DEFAULT_BTF.to_string());
     let missing = if clang.is_none() {
