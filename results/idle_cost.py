@@ -46,14 +46,15 @@ def pairs(quick: bool) -> int:
 
 
 def window_s(quick: bool, hz: int) -> float:
-    """Seconds of one window at `hz`: 0.5 s up to 100 Hz (50 of the
-    sampler's wakeups at least), 0.2 s from 1 kHz (200 at least), 0.1 s
+    """Seconds of one window at `hz`: 0.3 s up to 100 Hz (30 of the
+    sampler's wakeups at least), 0.15 s from 1 kHz (150 at least), 0.1 s
     under QUICK. On the 2-vCPU KVM guest, four mechanisms: the full step
-    (x four frequencies x 10 pairs, 320 windows) takes about 2.5 minutes;
-    QUICK (1000 Hz, 2 pairs, 16 windows) about 4 s."""
+    (x four frequencies x 10 pairs, 320 windows) takes about 2 minutes
+    (0.5 s windows: 3.4 minutes); QUICK (1000 Hz, 2 pairs, 16 windows)
+    about 4 s."""
     if quick:
         return 0.1
-    return 0.5 if hz <= 100 else 0.2
+    return 0.3 if hz <= 100 else 0.15
 
 
 # Seconds between a sampler's readiness (or its exit) and the window's first
