@@ -100,12 +100,8 @@ def run_overhead(run: Run) -> list[dict]:
     if run.sampler_mechanisms is None:  # the sampler step did not run: find out now
         run_sampler(run)
     try:
-        # the budget of the run's steps left over: what earlier steps saved
-        budget = overhead.budget_s(run.quick)
-        if run.deadline is not None:
-            budget = max(budget, run.deadline - time.monotonic())
         return overhead.run(run.common, run.raw_dir, run.quick, run.sampler_mechanisms,
-                            budget=budget)
+                            budget=run.step_budget_s)
     except (OSError, subprocess.CalledProcessError, ValueError, RuntimeError) as e:
         detail = getattr(e, "stderr", None) or ""
         return failed_rows(run, overhead.HARNESS, ("sampler",),
@@ -122,6 +118,9 @@ HARNESSES = [
     ("idle", "what each sampler costs an idle machine, by frequency", run_idle),
     ("overhead", "hyperfine: the sampler under a stress-ng workload", run_overhead),
 ]
+# The step whose budget grows by what the steps before it saved of theirs: it
+# stops when its conditions are resolved or its budget is spent.
+TAKES_WHAT_IS_LEFT = {"overhead"}
 # The rows a step stands for when it crashes: (harness, paths).
 STEP_ROWS = {
     **STANDS_FOR,
@@ -260,12 +259,14 @@ def run_steps(run: Run, steps: list, watch: contention.Watch, where_now: dict) -
     all_rows = []
     step_of = {name: step for name, _, step in steps}
     began, budget_all = time.monotonic(), sum(step_budget_s(n, run.quick) for n in step_of)
-    run.deadline = began + budget_all
     order = step_order(steps, random.Random())
     for places, names, what in step_groups(order, schedule(run.quick).legs):
         where = "-".join(map(str, places)) + f"/{len(steps)}"
         where_now["step"] = " and ".join(names)
         budget = sum(step_budget_s(name, run.quick) for name in names)
+        if TAKES_WHAT_IS_LEFT & set(names):  # what the steps before it saved of their budgets
+            budget = max(budget, began + budget_all - time.monotonic())
+        run.step_budget_s = budget
         print(f"[{where}] {' and '.join(names)} ({what}; budget {budget:g} s)", flush=True)
         started = time.monotonic()
         if len(names) > 1:

@@ -262,7 +262,9 @@ def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, s
         if not open_:
             break
         shuffle.shuffle(open_)
-        for c in open_:
+        for c in open_:  # the budget ends a round too, not only between rounds
+            if time.monotonic() - start >= budget and len(c.wall) >= min_pairs(quick):
+                continue
             one_pair(c, base, raw_dir, sampled_first=len(c.wall) % 2 == 1)
         rounds += 1
         if rounds % 10 == 0 or not quick and rounds == 1:

@@ -22,8 +22,8 @@ class Run:
     sampler_mechanisms: dict | None = None
     # the sampler step's rows (their targets name each mechanism's counters)
     sampler_rows: list = dataclasses.field(default_factory=list)
-    # time.monotonic() when the run's steps are due to end (their budgets)
-    deadline: float | None = None
+    # seconds the step running now may take (bench_all.run_steps)
+    step_budget_s: float | None = None
 
 
 def failed_rows(run: Run, harness: str, paths, reason: str, status="error") -> list[dict]:

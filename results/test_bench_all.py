@@ -8,7 +8,7 @@ import random
 import pytest
 
 from results import (bench_all, child, criterion, gbench, kbench, overhead, registry, sampler,
-                     schema)
+                     schedule, schema)
 from results import rows as rowlib
 from results.test_child import gone
 
@@ -172,6 +172,24 @@ def test_a_relative_runs_dir_reaches_every_step_as_an_absolute_path(monkeypatch,
     bench_all.main(["--quick", "--runs-dir", "runs", "--build-dir", "build"])  # no rows: refused
     assert seen and seen[0].raw_dir.is_absolute() and seen[0].build_dir.is_absolute()
     assert seen[0].raw_dir.parent.parent == tmp_path / "runs"
+
+
+def test_the_overhead_step_takes_what_the_steps_before_it_saved(monkeypatch, tmp_path, capsys):
+    """A step that prints its budget and what it spent; the overhead step's
+    budget is its own plus what the quick steps before it left unspent."""
+    budgets = {}
+    def step(name):
+        return name, name, lambda run: budgets.setdefault(name, run.step_budget_s) and []
+    monkeypatch.setattr(bench_all, "HARNESSES", [step("sampler"), step("idle"), step("overhead")])
+    bench_all.main(["--quick", "--runs-dir", str(tmp_path / "runs")])  # no rows: refused
+    own = {name: schedule.step_budget_s(name, quick=True) for name in budgets}
+    assert budgets["sampler"] == own["sampler"] and budgets["idle"] == own["idle"]
+    assert own["overhead"] < budgets["overhead"] <= sum(own.values())
+    assert budgets["overhead"] > sum(own.values()) - 5  # the two steps took no time
+    out = capsys.readouterr().out
+    assert f"[1/3] sampler (sampler; budget {own['sampler']:g} s)" in out
+    assert f"of its {own['sampler']:g} s budget" in out
+    assert f"of their {sum(own.values()):g} s budget" in out
 
 
 def test_a_step_that_crashes_becomes_error_rows_and_the_others_are_kept(monkeypatch, tmp_path):
