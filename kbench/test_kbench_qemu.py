@@ -8,6 +8,7 @@ Timings from the emulated CPU are only checked for order, never for value."""
 
 import json
 import re
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -290,7 +291,7 @@ def test_raplbench_sample_kernel_mechanism_end_to_end(boot, hz):
     stderr = [line for line in parts["ksample"].splitlines() if line.startswith(f"sampler {hz} stderr|")]
     assert found[f"sampler {hz} exit"] == "0", "\n".join(stderr)
     assert found[f"sampler {hz} csv header"] == "time_ns,source,domain,raw,delta_j"
-    assert int(found[f"sampler {hz} csv lines"]) > hz  # --duration 4: 2 s of sampler windows
+    assert int(found[f"sampler {hz} csv lines"]) > hz  # --duration 4 --pairs 4: 2 s of each loop
     # its --report: one line of JSON, its windows raw (--pairs 4: both loops)
     (report,) = [json.loads(line) for line in parts[f"sampler-rows-{hz}"].splitlines()
                  if line.startswith("{")]
@@ -309,7 +310,13 @@ def test_raplbench_sample_kernel_mechanism_end_to_end(boot, hz):
     rate = next(r for r in converted if r["metric"] == "rate_hz" and r["role"] == "measured")
     print(f"kernel mechanism at {hz} Hz (emulated CPU): rate {rate['median']:.1f} Hz over "
           f"{rate['n']} windows; stderr:\n" + "\n".join(stderr))
-    assert rate["status"] == "ok" and 0.5 * hz <= rate["median"] <= 1.1 * hz
+    # Judged against the bare hrtimer loop of the same run (the null windows):
+    # under TCG the emulated CPU itself may not reach 10 kHz (a CI run's null
+    # loop ticked at 5,055 Hz, the sampler at 4,632 Hz), whatever the sampler.
+    null_hz = statistics.median(sampler.rate_hz(w) for w in report["windows"]
+                                if w["kind"] == "null")
+    assert null_hz >= 0.25 * hz, f"the bare hrtimer loop ticked at {null_hz:.0f} Hz"
+    assert rate["status"] == "ok" and 0.5 * min(hz, null_hz) <= rate["median"] <= 1.1 * hz
     # the energy MSRs' verdict, as the module read them (TCG: unit MSR 0 -> no-unit)
     assert rate["liveness"] in kbench.VERDICTS, rate
 
