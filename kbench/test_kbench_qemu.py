@@ -291,7 +291,7 @@ def test_raplbench_sample_kernel_mechanism_end_to_end(boot, hz):
     stderr = [line for line in parts["ksample"].splitlines() if line.startswith(f"sampler {hz} stderr|")]
     assert found[f"sampler {hz} exit"] == "0", "\n".join(stderr)
     assert found[f"sampler {hz} csv header"] == "time_ns,source,domain,raw,delta_j"
-    assert int(found[f"sampler {hz} csv lines"]) > hz  # --duration 4 --pairs 4: 2 s of each loop
+    assert int(found[f"sampler {hz} csv lines"]) > hz  # --duration 4 --pairs 4: 4 s of each loop
     # its --report: one line of JSON, its windows raw (--pairs 4: both loops)
     (report,) = [json.loads(line) for line in parts[f"sampler-rows-{hz}"].splitlines()
                  if line.startswith("{")]
