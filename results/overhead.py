@@ -255,17 +255,17 @@ def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, s
                  label="warmup")
     shuffle = random.Random(common["run_id"])
     rounds = 0
-    # the budget never stops a condition before min_pairs (a row needs them for its CI)
-    while (time.monotonic() - start < budget
-           or any(len(c.wall) < min_pairs(quick) for c in conditions)):
-        open_ = [c for c in conditions if not is_done(c, quick)]
-        if not open_:
-            break
+
+    def wants_pair(c: Condition) -> bool:
+        # the budget never stops a condition before min_pairs (a row needs them for its CI)
+        return not is_done(c, quick) and (time.monotonic() - start < budget
+                                          or len(c.wall) < min_pairs(quick))
+
+    while open_ := [c for c in conditions if wants_pair(c)]:
         shuffle.shuffle(open_)
-        for c in open_:  # the budget ends a round too, not only between rounds
-            if time.monotonic() - start >= budget and len(c.wall) >= min_pairs(quick):
-                continue
-            one_pair(c, base, raw_dir, sampled_first=len(c.wall) % 2 == 1)
+        for c in open_:  # asked again before each pair: the budget may end within a round
+            if wants_pair(c):
+                one_pair(c, base, raw_dir, sampled_first=len(c.wall) % 2 == 1)
         rounds += 1
         if rounds % 10 == 0 or not quick and rounds == 1:
             print(f"  round {rounds} ({time.monotonic() - start:.0f} s): " + ", ".join(
