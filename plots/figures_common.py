@@ -6,11 +6,13 @@ conventions they implement are listed in plots/figures.py.
 
 import re
 import textwrap
+import weakref
 
 import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.image  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
@@ -22,7 +24,7 @@ from results import liveness  # noqa: E402
 from results.files import replacing  # noqa: E402
 
 from plots import labels  # noqa: E402
-from plots.label_overlap import tick_labels_collide  # noqa: E402
+from plots.label_overlap import drawn, tick_labels_collide  # noqa: E402
 from plots.runs import Run  # noqa: E402
 
 DPI = 100
@@ -72,9 +74,15 @@ def pixels(size: tuple[float, float]) -> tuple[int, int]:
 
 
 def save(fig, path) -> tuple[int, int]:
-    """Write a PNG of exactly figsize x DPI pixels; returns (width, height)."""
+    """Write a PNG of exactly figsize x DPI pixels; returns (width, height).
+    The pixels are those of the figure's last draw when nothing changed
+    since (the draw its label checks measured: label_overlap.drawn), as
+    savefig would draw them again."""
+    fit_log_ticks(fig)  # a figure without a legend
     with replacing(path) as tmp:  # never a half-written PNG under its name (a full disk)
-        fig.savefig(tmp, dpi=DPI, format="png", metadata={"Software": "raplbench plots"})
+        with drawn(fig):
+            matplotlib.image.imsave(tmp, fig.canvas.buffer_rgba(), format="png", origin="upper",
+                                    dpi=DPI, metadata={"Software": "raplbench plots"})
     size = pixels(tuple(fig.get_size_inches()))
     plt.close(fig)
     return size
@@ -180,21 +188,26 @@ def boxes_and_points(df, palette, common, hatched_linewidth=0.9) -> set[str]:
 def figure_legend(fig, handles, ncols=None):
     """Below the axes: a legend above them would compete with the title.
     Fewer columns where its entries would run past the figure's edges (long
-    labels: an unprivileged run's victim figure, every entry present)."""
+    labels: an unprivileged run's victim figure, every entry present).
+    A figure's last element: its log axes' ticks are chosen once it is
+    there (fit_log_ticks), as the legend takes its height from the panels."""
     ncols = ncols or min(len(handles), 5)
     while True:
         legend = fig.legend(handles=handles, loc="outside lower center", ncols=ncols,
                             frameon=False)
         if ncols == 1 or _legend_fits(fig, legend):
-            return legend
+            break
         legend.remove()
         ncols -= 1
+    fit_log_ticks(fig)
+    return legend
 
 
 def _legend_fits(fig, legend, tolerance: float = 1.0) -> bool:
-    fig.canvas.draw()
+    """Whether the legend, centred under the axes, stays within the figure's
+    width: its width needs the texts' sizes only, not a drawing."""
     box = legend.get_window_extent(fig.canvas.get_renderer())
-    return box.x0 >= -tolerance and box.x1 <= fig.canvas.get_width_height()[0] + tolerance
+    return box.width <= fig.canvas.get_width_height()[0] + 2 * tolerance
 
 
 def plain(value: float) -> str:
@@ -207,10 +220,17 @@ def plain(value: float) -> str:
     return sign + text
 
 
+# figure -> [(axis, its tick choices not yet tried)]: log_ticks sets an
+# axis's first choice, fit_log_ticks tries the rest where labels collide
+_TICK_CHOICES = weakref.WeakKeyDictionary()
+
+
 def log_ticks(ax, axis: str = "y"):
     """Labelled ticks at 1, 2 and 5 times each power of ten when the axis
     spans up to four decades and its labels fit, else at each power of ten
-    (and every other power where even those collide); plain numbers."""
+    (and every other power where even those collide); plain numbers. Whether
+    they fit is seen once the whole figure is there: fit_log_ticks, which
+    checks every log axis of the figure on one drawing."""
     lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
     decades = np.log10(hi / lo) if lo > 0 and hi > 0 else 10
     target = ax.yaxis if axis == "y" else ax.xaxis
@@ -221,10 +241,25 @@ def log_ticks(ax, axis: str = "y"):
     # four decades: "5 0001 0 000"
     choices = [((1.0, 2.0, 5.0), 40)] if decades <= 4.2 else []
     choices += [((1.0,), 40), ((1.0,), 6)]
-    for subs, numticks in choices:
-        target.set_major_locator(LogLocator(base=10, subs=subs, numticks=numticks))
-        if not tick_labels_collide(target):
-            return
+    _set_log_locator(target, choices[0])
+    _TICK_CHOICES.setdefault(ax.get_figure(), []).append((target, choices[1:]))
+
+
+def _set_log_locator(target, choice):
+    subs, numticks = choice
+    target.set_major_locator(LogLocator(base=10, subs=subs, numticks=numticks))
+
+
+def fit_log_ticks(fig):
+    """Each log axis of `fig` (log_ticks) whose labels collide takes its
+    next choice, until none collides or its choices run out (the last is
+    kept): all axes are checked on one drawing, not one each."""
+    pending = _TICK_CHOICES.pop(fig, [])
+    while pending := [(target, rest) for target, rest in pending
+                      if rest and tick_labels_collide(target)]:
+        for target, rest in pending:
+            _set_log_locator(target, rest[0])
+        pending = [(target, rest[1:]) for target, rest in pending]
 
 
 def ratio_ticks(ax):

@@ -5,7 +5,24 @@ and the latency, sampler and overhead figures widen themselves until their
 labels fit (widen_until_labels_fit).
 """
 
+from contextlib import contextmanager
+
 import numpy as np
+
+
+@contextmanager
+def drawn(fig):
+    """The renderer of `fig` as it stands, drawn again only when something
+    changed since its last draw (Figure.stale): a drawing computes the
+    constrained layout and every tick, most of a figure's cost, and the
+    checks below and figures_common.save share one draw. Measuring texts
+    marks the figure changed (a tick update, a rotation set and put back)
+    although nothing is; so it is marked unchanged again afterwards, and a
+    change made after the block marks it changed as usual."""
+    if fig.stale:
+        fig.canvas.draw()
+    yield fig.canvas.get_renderer()
+    fig.stale = False
 
 
 def _drawn_tick_labels(axis) -> list:
@@ -70,8 +87,25 @@ def overlapping_texts(fig, tolerance: float = 1.0,
     legends. Two tick labels of the same axis overlap when less than
     `tick_gap` pixels apart. Used by the tests: the report's figures must
     have none."""
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    with drawn(fig) as renderer:
+        items = _text_items(fig, renderer)
+    width, height = fig.canvas.get_width_height()
+    found = [(text, "(figure edge)") for text, poly, _ in items
+             if min(x for x, _ in poly) < -tolerance or min(y for _, y in poly) < -tolerance
+             or max(x for x, _ in poly) > width + tolerance
+             or max(y for _, y in poly) > height + tolerance]
+    for i, (a, poly_a, axis_a) in enumerate(items):
+        for b, poly_b, axis_b in items[i + 1:]:
+            # two labels of one axis must keep tick_gap apart; others only not touch
+            gap = -tick_gap if axis_a is not None and axis_a is axis_b else tolerance
+            if _polygons_overlap(poly_a, poly_b, gap):
+                found.append((a, b))
+    return found
+
+
+def _text_items(fig, renderer) -> list:
+    """(text, polygon, the axis whose tick label it is, else None) of every
+    visible text overlapping_texts checks."""
     items = []  # (text, polygon, the axis whose tick label it is, else None)
     # secondary axes (a panel's top axis) are children of their axes, not in fig.axes
     for ax in [a for parent in fig.axes for a in (parent, *parent.child_axes)]:
@@ -89,18 +123,7 @@ def overlapping_texts(fig, tolerance: float = 1.0,
                       _corners(fig._suptitle.get_window_extent(renderer)), None))
     for legend in fig.legends:
         items.append(("(legend)", _corners(legend.get_window_extent(renderer)), None))
-    width, height = fig.canvas.get_width_height()
-    found = [(text, "(figure edge)") for text, poly, _ in items
-             if min(x for x, _ in poly) < -tolerance or min(y for _, y in poly) < -tolerance
-             or max(x for x, _ in poly) > width + tolerance
-             or max(y for _, y in poly) > height + tolerance]
-    for i, (a, poly_a, axis_a) in enumerate(items):
-        for b, poly_b, axis_b in items[i + 1:]:
-            # two labels of one axis must keep tick_gap apart; others only not touch
-            gap = -tick_gap if axis_a is not None and axis_a is axis_b else tolerance
-            if _polygons_overlap(poly_a, poly_b, gap):
-                found.append((a, b))
-    return found
+    return items
 
 
 def widen_until_labels_fit(fig, step: float = 1.15, max_width: float = 30.0) -> None:
@@ -118,11 +141,9 @@ def widen_until_labels_fit(fig, step: float = 1.15, max_width: float = 30.0) -> 
 def tick_labels_collide(axis, tick_gap: float = TICK_GAP) -> bool:
     """Whether two drawn tick labels of `axis` come closer than `tick_gap`
     pixels, the figure drawn as it stands."""
-    fig = axis.get_figure()
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    polygons = [_text_polygon(t, renderer) for t in _drawn_tick_labels(axis)
-                if t.get_text().strip()]
+    with drawn(axis.get_figure()) as renderer:
+        polygons = [_text_polygon(t, renderer) for t in _drawn_tick_labels(axis)
+                    if t.get_text().strip()]
     return any(_polygons_overlap(a, b, -tick_gap)
                for i, a in enumerate(polygons) for b in polygons[i + 1:])
 
@@ -134,42 +155,44 @@ def texts_over_data(fig, pad: float = 1.0) -> list[str]:
     reference line) are not data. The tests check the report's figures on
     generated runs with it: no value a run can produce may put a label over
     the data."""
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    with drawn(fig) as renderer:
+        return [text for ax in fig.axes for text in _texts_over_points(ax, renderer, pad)]
+
+
+def _texts_over_points(ax, renderer, pad: float) -> list[str]:
+    """The texts of `ax` whose box covers one of its data points."""
+    points = [c.get_offset_transform().transform(c.get_offsets())
+              for c in ax.collections if len(c.get_offsets())]
+    for line in ax.lines:
+        xy = line.get_xydata()
+        if len(xy) and not (len(xy) == 2 and line.get_transform() is not ax.transData):
+            points.append(line.get_transform().transform(xy))
+    if not points:
+        return []
+    xy = np.concatenate(points)
     found = []
-    for ax in fig.axes:
-        points = [c.get_offset_transform().transform(c.get_offsets())
-                  for c in ax.collections if len(c.get_offsets())]
-        for line in ax.lines:
-            xy = line.get_xydata()
-            if len(xy) and not (len(xy) == 2 and line.get_transform() is not ax.transData):
-                points.append(line.get_transform().transform(xy))
-        if not points:
+    for text in ax.texts:
+        if not (text.get_visible() and text.get_text().strip()):
             continue
-        drawn = np.concatenate(points)
-        for text in ax.texts:
-            if not (text.get_visible() and text.get_text().strip()):
-                continue
-            box = text.get_window_extent(renderer).padded(pad)
-            inside = ((drawn[:, 0] >= box.x0) & (drawn[:, 0] <= box.x1)
-                      & (drawn[:, 1] >= box.y0) & (drawn[:, 1] <= box.y1))
-            if inside.any():
-                found.append(text.get_text())
+        box = text.get_window_extent(renderer).padded(pad)
+        inside = ((xy[:, 0] >= box.x0) & (xy[:, 0] <= box.x1)
+                  & (xy[:, 1] >= box.y0) & (xy[:, 1] <= box.y1))
+        if inside.any():
+            found.append(text.get_text())
     return found
 
 
 def texts_beyond_their_axes(fig, tolerance: float = 1.0) -> list[str]:
     """Texts drawn in an axes whose box leaves that axes' box (a label of a
     strip too tall for it)."""
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
     found = []
-    for ax in fig.axes:
-        frame = ax.get_window_extent(renderer).padded(tolerance)
-        for text in ax.texts:
-            box = text.get_window_extent(renderer)
-            if text.get_visible() and text.get_text().strip() and not (
-                    frame.x0 <= box.x0 and box.x1 <= frame.x1
-                    and frame.y0 <= box.y0 and box.y1 <= frame.y1):
-                found.append(text.get_text())
+    with drawn(fig) as renderer:
+        for ax in fig.axes:
+            frame = ax.get_window_extent(renderer).padded(tolerance)
+            for text in ax.texts:
+                box = text.get_window_extent(renderer)
+                if text.get_visible() and text.get_text().strip() and not (
+                        frame.x0 <= box.x0 and box.x1 <= frame.x1
+                        and frame.y0 <= box.y0 and box.y1 <= frame.y1):
+                    found.append(text.get_text())
     return found

@@ -232,11 +232,12 @@ def test_an_axes_turned_off_draws_no_tick_labels():
 def test_log_ticks_label_1_2_5_where_they_fit_and_powers_of_ten_where_not(width, labelled):
     """The victim figure's reader panel, four decades in 430 pixels, once
     read "5 0001 0 000"; a wide axis keeps its 1-2-5 labels."""
-    from plots.figures_common import log_ticks
+    from plots.figures_common import fit_log_ticks, log_ticks
     fig, ax = plt.subplots(figsize=(width, 2))
     ax.set_xscale("log")
     ax.set_xlim(1.5, 15000)
     log_ticks(ax, "x")
+    fit_log_ticks(fig)  # the figure's legend does it (figure_legend)
     assert not label_overlap.tick_labels_collide(ax.xaxis)
     shown = [round(t.get_loc()) for t in ax.xaxis.get_major_ticks()
              if 1.5 <= t.get_loc() <= 15000 and t.label1.get_text()]
