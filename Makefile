@@ -96,9 +96,13 @@ test-rbench: build
 	@$(CARGO) test --quiet --workspace
 	@$(CARGO) clippy --quiet --workspace --all-targets -- -D warnings
 
-# every Python test, the kbench boot test (kbench/test_kbench_qemu.py) included
+# every Python test, the kbench boot test (kbench/test_kbench_qemu.py) included:
+# first those that may share the machine, a worker per CPU (pytest-xdist; a
+# test file's tests on one worker, so they share its fixtures), then the
+# serial ones alone, one at a time (conftest.py says which)
 test-python: build deps-test
-	@$(PY) -m pytest
+	@$(PY) -m pytest -n auto --dist loadfile -m "not serial"
+	@$(PY) -m pytest -m serial
 
 # the kernel module under QEMU: Debian's headers and kernel, busybox initramfs
 kbench-test: deps-test

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.serial  # runs ci/deps on the checkout (conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 RUNUSER = shutil.which("runuser")
 

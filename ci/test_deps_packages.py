@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.serial  # runs make and ci/deps on the checkout (conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 TABLE = REPO / "ci" / "packages.tsv"
 TEST_ONLY = {"chromium", "texlive-latex-base", "texlive-latex-recommended", "qemu-system-x86",

@@ -7,9 +7,13 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from ci import gate
 from ci.conftest import common, latency, lognormal, pair, run_main, write_run
 from results.test_runfile import interrupted_run, killed_run
+
+pytestmark = pytest.mark.serial  # runs make gate and make baseline in the checkout (conftest.py)
 
 # ---- outputs, baseline storage, the wrapper -------------------------------------------
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.serial  # configures cmake against the checkout's build and source cache (conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 FETCH = REPO / "ci" / "gbench-source"
 BUILD = REPO / "build"

@@ -7,6 +7,8 @@ import pytest
 from ci import soak
 from results import sampler
 
+pytestmark = pytest.mark.serial  # runs the sampler and times it (conftest.py)
+
 HEADER = "time_ns,source,domain,raw,delta_j\n"
 
 

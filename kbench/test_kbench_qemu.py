@@ -17,6 +17,8 @@ import pytest
 from results import kbench, rapl_msrs, sampler, schema
 from results import rows as rows_lib
 
+pytestmark = pytest.mark.serial  # boots a kernel under QEMU and judges its sampler's rate (conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 LOG = REPO / "build" / "kbench-qemu" / "guest.log"
 RESULTS = REPO / "results" / "runs" / "kbench-qemu" / "results.jsonl"

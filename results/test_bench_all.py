@@ -12,6 +12,8 @@ from results import (bench_all, child, criterion, gbench, kbench, overhead, regi
 from results import rows as rowlib
 from results.test_child import gone
 
+pytestmark = pytest.mark.serial  # runs bench-all on this machine (conftest.py)
+
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):

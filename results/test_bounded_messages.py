@@ -15,6 +15,8 @@ import pytest
 from results import schema
 from results.conftest import FIXTURES
 
+pytestmark = pytest.mark.serial  # times messages against a bound (conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = FIXTURES / "gbench-1.7.1.golden.jsonl"
 MB = 2**20

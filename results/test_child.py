@@ -9,6 +9,8 @@ import pytest
 
 from results import child
 
+pytestmark = pytest.mark.serial  # times children and their deadlines (conftest.py)
+
 
 def gone(pid: int, within_s: float = 5.0) -> bool:
     """Whether process `pid` has ended (or is a zombie) within `within_s`."""

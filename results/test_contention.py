@@ -5,8 +5,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from results import contention
 from results.contention import Snapshot
+
+pytestmark = pytest.mark.serial  # measures the machine's other load (conftest.py)
 
 
 def snap(at, ticks, steal=0, idle=100):

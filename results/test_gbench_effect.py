@@ -7,6 +7,8 @@ import pytest
 
 from results import gbench_effect
 
+pytestmark = pytest.mark.serial  # times ubench against itself (conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 UBENCH = REPO / "build" / "raplbench-ubench"
 

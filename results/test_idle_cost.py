@@ -18,6 +18,8 @@ import pytest
 from results import idle_cost, idle_counters, registry, rows, sampler, schema
 from results.test_ksample_module import REASON, FakeModule
 
+pytestmark = pytest.mark.serial  # measures an idle machine (conftest.py)
+
 FIXTURES = Path(__file__).with_name("fixtures") / "idle"
 PROC = FIXTURES / "proc"
 INTEL, HALTPOLL, NO_CPUIDLE = (FIXTURES / n for n in ("sys-intel", "sys-kvm-haltpoll",

@@ -18,6 +18,8 @@ import pytest
 from results import bench_all, run_lock, run_state
 from results.test_child import gone
 
+pytestmark = pytest.mark.serial  # runs bench-all, signals it and takes the checkout's run lock (conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 STEPS = [name for name, _, _ in bench_all.HARNESSES]
 

@@ -11,6 +11,8 @@ import pytest
 
 from results import kbench, rows, schema
 
+pytestmark = pytest.mark.serial  # runs kbench's report on this machine (conftest.py)
+
 LOG = Path(__file__).with_name("fixtures") / "kbench-qemu-guest.log"
 COMMON = rows.common("test-run", "2026-11-22T00:00:00Z", {
     "hostname": None, "cpu_vendor": None, "cpu_family": None, "cpu_model": None,

@@ -1,8 +1,12 @@
 """The two latency harnesses as bench-all steps: legs, turns, failures."""
 
+import pytest
+
 from results import criterion, gbench, latency_steps
 from results.schedule import QUICK
 from results.test_registry import COMMON
+
+pytestmark = pytest.mark.serial  # runs the latency harnesses (conftest.py)
 
 
 def test_the_latency_harnesses_take_turns_in_abba_order():

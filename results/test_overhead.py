@@ -16,6 +16,8 @@ import pytest
 from results import overhead, rows, sampler, schema
 from results.test_ksample_module import REASON, FakeModule
 
+pytestmark = pytest.mark.serial  # times a workload under the samplers (conftest.py)
+
 
 def fake_sampler(tmp_path, monkeypatch, body: str):
     """A stand-in raplbench-sample: a Python script with `body`."""

@@ -10,6 +10,8 @@ import pytest
 
 from results import run_lock
 
+pytestmark = pytest.mark.serial  # times waits on the run lock (conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -6,7 +6,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from results import run_state
+
+pytestmark = pytest.mark.serial  # times processes and their signals (conftest.py)
 
 
 def test_a_run_without_a_marker_is_complete(tmp_path):

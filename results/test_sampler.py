@@ -17,6 +17,8 @@ import pytest
 from results import ksample_module, registry, rows, sampler, schema
 from results.test_ksample_module import REASON, FakeModule
 
+pytestmark = pytest.mark.serial  # runs the samplers and judges their rates (conftest.py)
+
 MACHINE = {field: None for field in schema.SCHEMA["$defs"]["machine"]["required"]}
 COMMON = rows.common("20261123T000000Z-abcdef", "2026-11-23T00:00:00Z", MACHINE)
 

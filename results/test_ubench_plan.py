@@ -20,6 +20,8 @@ from results.bench_all import FIXTURE_HOOKS as HOOKS
 from results.bench_all import REPO
 from results.latency_steps import PLANNER
 
+pytestmark = pytest.mark.serial  # runs ubench on this machine (conftest.py)
+
 UBENCH = REPO / "build" / "raplbench-ubench"
 TESTDATA = REPO / "ubench" / "testdata"
 TWO_PACKAGES = TESTDATA / "two-packages" / "sys"
