@@ -247,10 +247,17 @@ def parse_args(argv):
     return args
 
 
+def seconds(budget: float) -> str:
+    """A budget as printed: 60, or 22.1 (the overhead step's, what is left)."""
+    return f"{round(budget, 1):g}"
+
+
 def against_budget(spent: float, budget: float, whose: str) -> str:
-    """"41.2 s of its 60 s budget", or "71.0 s: OVER its 60 s budget"."""
-    return f"{spent:.1f} s" + (f": OVER {whose}" if spent > budget else f" of {whose}") + \
-        f" {budget:g} s budget"
+    """"41.2 s of its 60 s budget", or "71.0 s: OVER its 60 s budget" (over
+    as printed: 14.03 s is 14.0 s, within a budget of 14 s)."""
+    over = round(spent, 1) > round(budget, 1)
+    return f"{spent:.1f} s" + (f": OVER {whose}" if over else f" of {whose}") + \
+        f" {seconds(budget)} s budget"
 
 
 def run_steps(run: Run, steps: list, watch: contention.Watch, where_now: dict) -> list[dict]:
@@ -267,7 +274,7 @@ def run_steps(run: Run, steps: list, watch: contention.Watch, where_now: dict) -
         if TAKES_WHAT_IS_LEFT & set(names):  # what the steps before it saved of their budgets
             budget = max(budget, began + budget_all - time.monotonic())
         run.step_budget_s = budget
-        print(f"[{where}] {' and '.join(names)} ({what}; budget {budget:g} s)", flush=True)
+        print(f"[{where}] {' and '.join(names)} ({what}; budget {seconds(budget)} s)", flush=True)
         started = time.monotonic()
         if len(names) > 1:
             got = run_latency(run, names)

@@ -46,3 +46,6 @@ def test_a_step_says_what_it_spent_against_its_budget():
     from results.bench_all import against_budget  # noqa: PLC0415
     assert against_budget(41.23, 60, "its") == "41.2 s of its 60 s budget"
     assert against_budget(71, 60, "their") == "71.0 s: OVER their 60 s budget"
+    # over as printed: 14.03 s reads 14.0 s, within 14 s; what is left reads 22.1 s
+    assert against_budget(14.03, 14, "its") == "14.0 s of its 14 s budget"
+    assert against_budget(22.2, 22.0929, "its") == "22.2 s: OVER its 22.1 s budget"
