@@ -56,12 +56,15 @@ def step_budget_s(step: str, quick: bool) -> float:
 def gbench_args(quick: bool, blocks: int | None = None) -> list[str]:
     """Google Benchmark 1.7.1 flags for a leg of `blocks` blocks (default:
     all of them): times are plain numbers of seconds; a repetition is a
-    block and warms its operation up first (--raplbench_warmup: Google
-    Benchmark's own warm-up runs before the first repetition only)."""
+    block and warms its operation up first (--raplbench_warmup), as an
+    rbench round does. Google Benchmark's own warm-up is off: it ran before
+    a row's first repetition only, on top of that block's own warm-up, and
+    took a QUICK leg 0.9 s of its 3.7 s (6 alternated legs, the row medians
+    unchanged within their run-to-run spread)."""
     s = schedule(quick)
     return [f"--benchmark_repetitions={s.blocks if blocks is None else blocks}",
             f"--benchmark_min_time={s.block_s}",
-            f"--benchmark_min_warmup_time={s.warmup_s}",
+            "--benchmark_min_warmup_time=0",
             f"--raplbench_warmup={s.warmup_s}",
             "--benchmark_enable_random_interleaving=true",
             "--benchmark_display_aggregates_only=true"]

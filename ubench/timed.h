@@ -9,7 +9,8 @@
 // its thread was pinned, often moved from the other CPU, after another
 // benchmark ran. rbench warms each block up on its pinned CPU before timing
 // it (Criterion's warm-up). So every benchmark call here first runs its own
-// operation untimed for warmup_time, set by --raplbench_warmup (flags.h).
+// operation untimed for warmup_time, set by --raplbench_warmup (flags.h);
+// bench-all turns Google Benchmark's own warm-up off (results/schedule.py).
 //
 // Use: put the operation in a lambda returning true on success, then
 //
