@@ -35,7 +35,7 @@ from ci.gate_stats import (IMPROVEMENT, MISSING, NOT_GATED, REGRESSION, UNCHANGE
 from ci.gate_verdict import Run, Verdict, load_run
 from results import agreement
 from results import rows as rowlib
-from results import stats
+from results import schema, stats
 
 SLOWDOWN = 1.25
 
@@ -178,15 +178,19 @@ def slowed_copy_check(run: Run, workdir: Path) -> tuple[bool, list[str]]:
 
 
 def _slowed(run: Run, rid: str, path: Path) -> Run:
-    """A copy of `run` (written to `path`) with the row `rid` SLOWDOWN times slower."""
+    """A copy of `run` (written to `path`) with the row `rid` SLOWDOWN times
+    slower. Only that row is validated again: the others were as `run` was
+    loaded (validating 32 rows in each of 200 copies took 19 s of a CI run)."""
     copy_rows = []
-    for _, row in run.rows:
+    for line, row in run.rows:
         if row_id(row) == rid and row["status"] == "ok":
             samples = [x * SLOWDOWN for x in row["samples"]]
             row = {**row, "samples": samples, **stats.summarize(samples)}
-        copy_rows.append(row)
-    rowlib.write_jsonl(copy_rows, path)
-    return load_run(path)
+            if errors := schema.validate_row(row):
+                raise ValueError(f"the slowed copy of {rid} is not a valid row: {errors}")
+        copy_rows.append((line, row))
+    rowlib.write_jsonl([row for _, row in copy_rows], path)
+    return Run(file=path, rows=copy_rows)
 
 
 def resolvable(comparison, threshold_pct: float) -> bool:
