@@ -5,6 +5,8 @@ Needs the build (make test builds first)."""
 import json
 import random
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from results import (bench_all, child, criterion, gbench, kbench, overhead, registry, sampler,
@@ -28,9 +30,19 @@ def test_quick_run_succeeds_and_validates(quick_run):
     assert code == 0
     jsonl = run_dir / "results.jsonl"
     assert list(schema.iter_file_errors(jsonl)) == []
-    assert (run_dir / "results.parquet").stat().st_size > 0
+    rows = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    table = pq.read_table(run_dir / "results.parquet")
+    assert table.num_rows == len(rows) and set(table.column_names) == {k for r in rows for k in r}
     assert (run_dir / "raw" / "gbench.json").exists()
     assert json.loads((run_dir / "machine.json").read_text())["kernel"]
+
+
+def test_the_parquet_table_has_a_column_per_field_null_where_a_row_lacks_it():
+    table = bench_all.parquet_table([{"a": 1, "b": "x"}, {"a": 2, "c": {"k": 1.5}}, {"b": "y"}])
+    assert table.column_names == ["a", "b", "c"]
+    assert table.column("a").to_pylist() == [1, 2, None]
+    assert table.schema.field("a").type == pa.int64()  # not made a double by its gap
+    assert table.column("c").to_pylist() == [None, {"k": 1.5}, None]
 
 
 @pytest.mark.parametrize("harness", ["gbench", "criterion"])
