@@ -53,6 +53,13 @@ def step_budget_s(step: str, quick: bool) -> float:
     return float(_SCHEDULES["step_budget_s"]["quick" if quick else "full"].get(step, 0))
 
 
+# Google Benchmark 1.7.1 sizes a repetition to this many times its
+# --benchmark_min_time: its last sizing run aims at min_time * 1.4
+# (benchmark_runner.cc, PredictNumItersNeeded) and later repetitions reuse
+# its iterations. So min_time is block_s / 1.4 for blocks as long as rbench's.
+GBENCH_OVERSHOOT = 1.4
+
+
 def gbench_args(quick: bool, blocks: int | None = None) -> list[str]:
     """Google Benchmark 1.7.1 flags for a leg of `blocks` blocks (default:
     all of them): times are plain numbers of seconds; a repetition is a
@@ -63,7 +70,7 @@ def gbench_args(quick: bool, blocks: int | None = None) -> list[str]:
     unchanged within their run-to-run spread)."""
     s = schedule(quick)
     return [f"--benchmark_repetitions={s.blocks if blocks is None else blocks}",
-            f"--benchmark_min_time={s.block_s}",
+            f"--benchmark_min_time={s.block_s / GBENCH_OVERSHOOT:.6g}",
             "--benchmark_min_warmup_time=0",
             f"--raplbench_warmup={s.warmup_s}",
             "--benchmark_enable_random_interleaving=true",
