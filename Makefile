@@ -92,9 +92,10 @@ test-ubench: build deps-test
 	@cmake --build $(BUILD)
 	@cd $(BUILD) && ctest --output-on-failure
 
+# --release: both reuse make build's units in target/release (Cargo.toml)
 test-rbench: build
-	@$(CARGO) test --quiet --workspace
-	@$(CARGO) clippy --quiet --workspace --all-targets -- -D warnings
+	@$(CARGO) test --quiet --release --workspace
+	@$(CARGO) clippy --quiet --release --workspace --all-targets -- -D warnings
 
 # every Python test, the kbench boot test (kbench/test_kbench_qemu.py) included:
 # first those that may share the machine, a worker per CPU (pytest-xdist; a
