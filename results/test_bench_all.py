@@ -4,6 +4,8 @@ Needs the build (make test builds first)."""
 
 import json
 import random
+import subprocess
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -37,12 +39,31 @@ def test_quick_run_succeeds_and_validates(quick_run):
     assert json.loads((run_dir / "machine.json").read_text())["kernel"]
 
 
-def test_the_parquet_table_has_a_column_per_field_null_where_a_row_lacks_it():
-    table = bench_all.parquet_table([{"a": 1, "b": "x"}, {"a": 2, "c": {"k": 1.5}}, {"b": "y"}])
-    assert table.column_names == ["a", "b", "c"]
+def test_the_parquet_table_has_a_column_per_field_null_where_a_row_lacks_it(tmp_path):
+    rows = [{"b": "x", "a": 1, "timestamp": "2026-11-27T14:35:34Z"},
+            {"a": 2, "c": {"k": 1.5}, "timestamp": "2026-11-27T14:35:35Z"}, {"b": "y"}]
+    jsonl = tmp_path / "results.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = bench_all.parquet_table(jsonl)
+    assert table.column_names == ["b", "a", "timestamp", "c"]  # first seen
     assert table.column("a").to_pylist() == [1, 2, None]
     assert table.schema.field("a").type == pa.int64()  # not made a double by its gap
     assert table.column("c").to_pylist() == [None, {"k": 1.5}, None]
+    assert table.schema.field("timestamp").type == pa.string()  # as written
+    assert table.column("timestamp").to_pylist()[:2] == [r["timestamp"] for r in rows[:2]]
+    (tmp_path / "empty.jsonl").write_text("")
+    assert bench_all.parquet_table(tmp_path / "empty.jsonl").num_rows == 0
+
+
+def test_the_parquet_table_does_not_import_pandas(tmp_path):
+    """pandas takes 0.3 s to import; a run never needs it."""
+    jsonl = tmp_path / "results.jsonl"
+    jsonl.write_text('{"a": 1, "s": [1.5, 2]}\n')
+    code = ("import sys; from pathlib import Path; from results import bench_all; "
+            f"bench_all.parquet_table(Path({str(jsonl)!r})); print('pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=bench_all.REPO, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize("harness", ["gbench", "criterion"])

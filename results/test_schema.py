@@ -1,4 +1,5 @@
 import pytest
+from jsonschema import Draft202012Validator
 
 from results import rows, schema
 
@@ -41,6 +42,10 @@ def schema1_row(**changes):
     """A row as written under schema version 1: no liveness fields."""
     row = {k: v for k, v in ok_row().items() if k not in ("liveness", "liveness_note")}
     return {**row, "schema_version": "1", **changes}
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema():
+    Draft202012Validator.check_schema(schema.SCHEMA)
 
 
 def test_row_helpers_follow_the_schema_field_order():
