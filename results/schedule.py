@@ -20,11 +20,17 @@ class Schedule:
     blocks' means (results/criterion.py, rbench/src/schedule.rs).
 
     When both harnesses run, they take turns in `legs` legs (run_latency;
-    why: results/README.md, "Agreement between the harnesses")."""
+    why: results/README.md, "Agreement between the harnesses").
+
+    A rate row (ubench's ebpf-mmap "tick") counts ticks over one window of
+    `rate_window_s` per block instead: 100 at 1 kHz in a full run, 50 in a
+    QUICK one (its 2 rows took 2 s of each QUICK run's 10 s of timing at
+    100 ms; a missed tick is then 2%, the gate's threshold 10%)."""
     blocks: int
     block_s: float
     warmup_s: float
     legs: int
+    rate_window_s: float
 
     def leg_blocks(self) -> list[int]:
         """The blocks of each of the `legs` legs: the blocks shared out as
@@ -73,6 +79,7 @@ def gbench_args(quick: bool, blocks: int | None = None) -> list[str]:
             f"--benchmark_min_time={s.block_s / GBENCH_OVERSHOOT:.6g}",
             "--benchmark_min_warmup_time=0",
             f"--raplbench_warmup={s.warmup_s}",
+            f"--raplbench_rate_window={s.rate_window_s}",
             "--benchmark_enable_random_interleaving=true",
             "--benchmark_display_aggregates_only=true"]
 

@@ -24,6 +24,8 @@ def test_both_harnesses_time_rows_on_one_schedule(quick):
         # one warm-up per block, as rbench's; none of Google Benchmark's own on top
         assert float(args["--benchmark_min_warmup_time"]) == 0
         assert args["--benchmark_enable_random_interleaving"] == "true"
+        # a rate row's window: at least 50 ticks of the 1 kHz program
+        assert float(args["--raplbench_rate_window"]) == s.rate_window_s >= 0.05
         assert (env.get("RAPLBENCH_QUICK") == "1") == quick
 
 
@@ -33,7 +35,8 @@ def test_the_legs_share_out_every_block(quick):
     # both orders at least once (g c, c g, g c); a full run more often
     assert s.legs >= (3 if quick else 5)
     assert sum(s.leg_blocks()) == s.blocks and min(s.leg_blocks()) >= 1
-    assert schedule.Schedule(blocks=11, block_s=1, warmup_s=0, legs=3).leg_blocks() == [4, 4, 3]
+    eleven = schedule.Schedule(blocks=11, block_s=1, warmup_s=0, legs=3, rate_window_s=0.1)
+    assert eleven.leg_blocks() == [4, 4, 3]
 
 
 def test_every_step_has_a_budget_and_a_full_runs_steps_fit_in_ten_minutes():

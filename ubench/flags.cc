@@ -9,6 +9,7 @@ namespace {
 
 constexpr const char* kPlan = "--raplbench_plan";
 constexpr const char* kWarmup = "--raplbench_warmup";
+constexpr const char* kRateWindow = "--raplbench_rate_window";
 
 // "--name" or "--name=VALUE": true and *value set (empty without "=").
 bool match(const std::string& arg, const std::string& name, std::string* value) {
@@ -16,6 +17,19 @@ bool match(const std::string& arg, const std::string& name, std::string* value) 
   if (arg.size() > name.size() && arg[name.size()] != '=') return false;
   *value = arg.size() > name.size() ? arg.substr(name.size() + 1) : "";
   return true;
+}
+
+// A plain number of seconds, finite, at least `least` (more than it when
+// `above`): *seconds set; otherwise `error` names the flag and the argument.
+void take_seconds(const std::string& arg, const char* name, const std::string& value,
+                  double least, bool above, double* seconds, std::string* error) {
+  char* end = nullptr;
+  const double s = value.empty() ? std::nan("") : std::strtod(value.c_str(), &end);
+  if (end == nullptr || *end != '\0' || !std::isfinite(s) || s < least || (above && s == least))
+    *error = std::string(name) + " takes a number of seconds " + (above ? "> 0" : ">= 0") +
+             ": " + arg;
+  else
+    *seconds = s;
 }
 
 }  // namespace
@@ -30,12 +44,9 @@ Flags take_raplbench_flags(int* argc, char** argv) {
       if (value.empty()) flags.error = std::string(kPlan) + " needs a file: " + kPlan + "=PATH";
       flags.plan = value;
     } else if (match(arg, kWarmup, &value)) {
-      char* end = nullptr;
-      const double seconds = value.empty() ? -1 : std::strtod(value.c_str(), &end);
-      if (end == nullptr || *end != '\0' || !std::isfinite(seconds) || seconds < 0)
-        flags.error = std::string(kWarmup) + " takes a number of seconds >= 0: " + arg;
-      else
-        flags.warmup_seconds = seconds;
+      take_seconds(arg, kWarmup, value, 0, false, &flags.warmup_seconds, &flags.error);
+    } else if (match(arg, kRateWindow, &value)) {
+      take_seconds(arg, kRateWindow, value, 0, true, &flags.rate_window_seconds, &flags.error);
     } else {
       argv[kept++] = argv[i];
     }

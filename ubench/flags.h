@@ -10,6 +10,10 @@
 //                              before timing it (timed.h); a plain number of
 //                              seconds, as Google Benchmark 1.7's times;
 //                              default kDefaultWarmupSeconds, 0 for none.
+//   --raplbench_rate_window=SECONDS the window of each repetition of a rate
+//                              row (ebpf-mmap "tick": the BPF program's ticks
+//                              counted over it, paths/ebpf.cc); seconds > 0,
+//                              default kDefaultRateWindowSeconds.
 #pragma once
 
 #include <string>
@@ -17,6 +21,7 @@
 namespace raplbench {
 
 inline constexpr double kDefaultWarmupSeconds = 0.01;
+inline constexpr double kDefaultRateWindowSeconds = 0.1;  // 100 ticks at 1 kHz
 
 #ifndef RAPLBENCH_PLAN_COMMAND
 #error "RAPLBENCH_PLAN_COMMAND (rbench's raplbench-plan binary) comes from CMakeLists.txt"
@@ -27,6 +32,7 @@ inline constexpr const char* kPlanCommand = RAPLBENCH_PLAN_COMMAND;
 struct Flags {
   std::string plan;        // empty: run the planner
   double warmup_seconds = kDefaultWarmupSeconds;
+  double rate_window_seconds = kDefaultRateWindowSeconds;
   std::string error;       // non-empty: a flag was malformed, and how
 };
 

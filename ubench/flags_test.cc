@@ -61,5 +61,22 @@ TEST(Flags, WarmupTakesSecondsAndDefaultsToTheConstant) {
   }
 }
 
+TEST(Flags, RateWindowTakesSecondsAboveZero) {
+  Args a({"ubench", "--raplbench_rate_window=0.05", "--benchmark_repetitions=3"});
+  Flags f = take_raplbench_flags(&a.argc, a.argv.data());
+  EXPECT_EQ(f.error, "");
+  EXPECT_DOUBLE_EQ(f.rate_window_seconds, 0.05);
+  EXPECT_EQ(a.left(), (std::vector<std::string>{"ubench", "--benchmark_repetitions=3"}));
+  Args none({"ubench"});
+  EXPECT_DOUBLE_EQ(take_raplbench_flags(&none.argc, none.argv.data()).rate_window_seconds,
+                   kDefaultRateWindowSeconds);
+  for (const char* bad : {"--raplbench_rate_window", "--raplbench_rate_window=0",
+                          "--raplbench_rate_window=-0.1", "--raplbench_rate_window=50ms",
+                          "--raplbench_rate_window=inf"}) {
+    Args b({"ubench", bad});
+    EXPECT_NE(take_raplbench_flags(&b.argc, b.argv.data()).error, "") << bad;
+  }
+}
+
 }  // namespace
 }  // namespace raplbench

@@ -12,6 +12,7 @@
 
 #include "cpu.h"
 #include "flags.h"
+#include "paths/paths.h"
 #include "plan.h"
 #include "timed.h"
 
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
   }
   raplbench::warmup_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(flags.warmup_seconds));
+  raplbench::rate_window = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(flags.rate_window_seconds));
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 

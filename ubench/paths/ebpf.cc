@@ -7,8 +7,9 @@
 //                             BPF_F_MMAPABLE array, with the seqlock check.
 //
 // The program's achieved firing rate on each CPU is reported too (path
-// ebpf-mmap, op "tick", metric rate_hz), measured over 100 ms windows from
-// the slots' tick counts: the VM this was written on delays timers, so the
+// ebpf-mmap, op "tick", metric rate_hz), measured from the slots' tick counts
+// over windows of --raplbench_rate_window (bench-all: rate_window_s of
+// results/schedule.json): the VM this was written on delays timers, so the
 // rate is measured, never assumed.
 //
 // The plan (rbench/src/paths/ebpf.rs) names the sampler (its events, CPUs
@@ -43,8 +44,6 @@ void add_bpf_row(const nlohmann::json& row) { add_unavailable(row, RAPLBENCH_BPF
 #else
 
 namespace {
-
-constexpr int kRateWindowMs = 100;
 
 // What the sampler runs: the plan's events, every CPU its rows name.
 struct SamplerSpec {
@@ -176,7 +175,7 @@ void bench_rate(benchmark::State& state, const std::string& planned, int cpu) {
     rb_slot slot;
     const uint64_t start = bpf->load_slot(cpu, &slot) ? slot.ticks : 0;
     const auto t0 = std::chrono::steady_clock::now();  // CLOCK_MONOTONIC
-    std::this_thread::sleep_for(std::chrono::milliseconds(kRateWindowMs));
+    std::this_thread::sleep_for(rate_window);
     const auto t1 = std::chrono::steady_clock::now();
     ticks += bpf->load_slot(cpu, &slot) ? double(slot.ticks - start) : 0;
     seconds += std::chrono::duration<double>(t1 - t0).count();

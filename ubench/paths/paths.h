@@ -15,9 +15,18 @@
 // run time says why (skip_unavailable or SkipWithError).
 #pragma once
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
+#include "flags.h"
+
 namespace raplbench {
+
+// The window of each repetition of a rate row (ebpf.cc), set by
+// --raplbench_rate_window (flags.h).
+inline std::chrono::nanoseconds rate_window = std::chrono::duration_cast<std::chrono::nanoseconds>(
+    std::chrono::duration<double>(kDefaultRateWindowSeconds));
 
 void add_insn_row(const nlohmann::json& row);
 void add_file_row(const nlohmann::json& row);
