@@ -31,8 +31,8 @@ CARGO ?= $(shell command -v cargo || echo $$HOME/.cargo/bin/cargo)
 # cmake configures once; later builds reconfigure by themselves when needed
 # (also when make deps brings Google Benchmark's source: ubench/gbench.cmake).
 # The Criterion benchmark is built (--bench '*'), not the lib's and binaries'
-# unit tests in the bench profile, which nothing runs (make test runs them
-# in the test profile); bench-all runs `cargo bench -p rbench --bench paths`.
+# unit tests in the bench profile, which nothing runs (make test runs them);
+# bench-all runs the benchmark `cargo bench --no-run` names.
 build: ubench
 	@$(CARGO) build --quiet --release --workspace
 	@$(CARGO) bench --quiet --workspace --no-run --bench '*'

@@ -244,7 +244,7 @@ def point_latest(runs_dir: Path, run_dir: Path) -> None:
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short runs (smoke tests, CI)")
-    # Absolute: cargo bench runs rbench in its package directory, so a
+    # Absolute: the Criterion benchmark runs in rbench/ (as cargo bench runs it), so a
     # relative CRITERION_HOME or manifest path would land under rbench/.
     parser.add_argument("--runs-dir", type=absolute_path, default=REPO / "results" / "runs")
     parser.add_argument("--build-dir", type=absolute_path, default=REPO / "build")

@@ -12,9 +12,11 @@ did not time, to raw/criterion-plan.json. Both
 harnesses' rows are the rows of raw/plan.json, with its verdicts, joined
 by id to each harness's output (results/plan.py)."""
 
+import functools
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from results import child, criterion, gbench, interrupt, plan
@@ -102,23 +104,57 @@ def is_criterion_progress(line: str) -> bool:
             or "panicked" in text)
 
 
-def criterion_leg(run: Run, leg: int, blocks: int) -> str | None:
+CRITERION_BENCH = ["bench", "--quiet", "-p", "rbench", "--bench", "paths"]
+
+
+def criterion_binary(run: Run) -> tuple[str | None, str | None]:
+    """(rbench's Criterion benchmark, None), or (None, why not): asked of
+    cargo once per run, before the first leg, which also builds it where
+    make build has not (a source changed since): a build never runs inside
+    a timed leg, and no leg pays cargo's own start (0.15 s a leg)."""
+    cmd = [cargo(), *CRITERION_BENCH, "--no-run", "--message-format=json"]
+    with open(run.raw_dir / "criterion.log", "a", encoding="utf-8") as log:
+        log.write(" ".join(cmd) + "\n")
+        log.flush()
+        try:
+            done = child.run(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=log, text=True)
+        except OSError as e:
+            return None, f"cannot run cargo: {e}"
+    found = [m["executable"] for m in map(_json_or_none, done.stdout.splitlines())
+             if m and m.get("reason") == "compiler-artifact" and m.get("executable")
+             and m.get("target", {}).get("name") == "paths"]
+    if done.returncode != 0 or len(found) != 1:
+        return None, (f"cargo bench --no-run exited with status {done.returncode} and named "
+                      f"{len(found)} benchmark executables; see {run.raw_dir}/criterion.log")
+    return found[0], None
+
+
+def _json_or_none(line: str):
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def criterion_leg(run: Run, leg: int, blocks: int, binary: str) -> str | None:
     """Leg `leg` of rbench: `blocks` rounds of every row, under
-    raw/criterion/leg-NN/; None when it ran, else why not."""
+    raw/criterion/leg-NN/; None when it ran, else why not. `binary` runs as
+    cargo bench runs it: with --bench (else Criterion only tests each row
+    once), in the package's directory."""
     home = run.raw_dir / "criterion" / criterion.leg_dir(leg)
     timed = run.raw_dir / "criterion-plan.json"
     env = dict(os.environ, CRITERION_HOME=str(home), RAPLBENCH_PLAN=str(run.raw_dir / "plan.json"),
                RAPLBENCH_CRITERION_PLAN=str(timed), **criterion_env(run.quick, blocks))
-    cmd = [cargo(), "bench", "--quiet", "-p", "rbench", "--bench", "paths"]
+    cmd = [binary, "--bench"]
     timed.unlink(missing_ok=True)  # a leg that writes none has failed
     with open(run.raw_dir / "criterion.log", "a", encoding="utf-8") as log:
         log.write(" ".join(cmd) + "\n")
         try:
-            code = child.stream(cmd, log, show=is_criterion_progress, cwd=REPO, env=env)
+            code = child.stream(cmd, log, show=is_criterion_progress, cwd=REPO / "rbench", env=env)
         except OSError as e:
-            return f"cannot run cargo: {e}"
+            return f"cannot run {binary}: {e}"
     if code != 0 or not timed.exists():
-        return f"cargo bench exited with status {code}; see {run.raw_dir}/criterion.log"
+        return f"the Criterion benchmark exited with status {code}; see {run.raw_dir}/criterion.log"
     return None
 
 
@@ -170,14 +206,21 @@ def run_latency(run: Run, names: list[str]) -> dict[str, list[dict]]:
     interrupt.check()
     if reason is not None:
         failed = {name: f"no plan: {reason}" for name in names}
+    run_legs = {name: LATENCY_LEGS[name][0] for name in names}
+    if "criterion" in names and "criterion" not in failed:
+        binary, reason = criterion_binary(run)
+        interrupt.check()
+        if reason is not None:
+            failed["criterion"] = reason
+        else:
+            run_legs["criterion"] = functools.partial(run_legs["criterion"], binary=binary)
     for leg, name in leg_order(names, len(blocks)):
         if name in failed:
             continue
         if len(blocks) > 1:
             print(f"  {name}: leg {leg}/{len(blocks)} ({blocks[leg - 1]} blocks)", flush=True)
-        run_leg, _ = LATENCY_LEGS[name]
         try:
-            reason = run_leg(run, leg, blocks[leg - 1])
+            reason = run_legs[name](run, leg, blocks[leg - 1])
         except Exception as e:  # noqa: BLE001 - any failure of one harness, by design
             reason = failure_reason(run, name, e)
         interrupt.check()  # a leg that a signal cut short is no failure of the harness

@@ -198,7 +198,7 @@ def test_every_row_records_where_its_step_ran():
 
 
 def test_a_relative_runs_dir_reaches_every_step_as_an_absolute_path(monkeypatch, tmp_path):
-    """cargo bench runs rbench in rbench/: a relative CRITERION_HOME or
+    """The Criterion benchmark runs in rbench/: a relative CRITERION_HOME or
     manifest path once sent Criterion's output there and lost its rows."""
     seen = []
     monkeypatch.setattr(bench_all, "HARNESSES",

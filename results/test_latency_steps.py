@@ -1,5 +1,7 @@
 """The two latency harnesses as bench-all steps: legs, turns, failures."""
 
+from pathlib import Path
+
 import pytest
 
 from results import criterion, gbench, latency_steps
@@ -22,7 +24,8 @@ def fake_legs(monkeypatch, outcomes):
     """LATENCY_LEGS whose legs record (leg, name, blocks) in the list
     returned and give outcomes[(name, leg)] (None: ran; a text: failed;
     an exception: raised), and whose rows are one row per leg run; the
-    plan (outcomes[("plan", 0)]) is made as it says, and recorded too."""
+    plan (outcomes[("plan", 0)]) is made as it says, and recorded too; so is
+    the Criterion benchmark's executable (outcomes[("binary", 0)]: why not)."""
     seen = []
 
     def make_plan(run):
@@ -30,8 +33,15 @@ def fake_legs(monkeypatch, outcomes):
         return outcomes.get(("plan", 0))
     monkeypatch.setattr(latency_steps, "make_plan", make_plan)
 
+    def criterion_binary(run):
+        seen.append((0, "binary", 0))
+        why = outcomes.get(("binary", 0))
+        return (None, why) if why else ("paths-0123", None)
+    monkeypatch.setattr(latency_steps, "criterion_binary", criterion_binary)
+
     def leg_of(name):
-        def run_leg(run, leg, blocks):
+        def run_leg(run, leg, blocks, binary=None):
+            assert binary == ("paths-0123" if name == "criterion" else None)
             seen.append((leg, name, blocks))
             outcome = outcomes.get((name, leg))
             if isinstance(outcome, Exception):
@@ -53,7 +63,8 @@ def test_the_two_harnesses_alternate_legs_and_share_the_blocks(monkeypatch, tmp_
                         build_dir=tmp_path)
     got = latency_steps.run_latency(run, ["criterion", "gbench"])
     legs = QUICK.legs
-    assert seen == [(0, "plan", 0)] + [(leg, name, blocks) for (leg, name), blocks in zip(
+    assert seen == [(0, "plan", 0), (0, "binary", 0)] + [
+        (leg, name, blocks) for (leg, name), blocks in zip(
         latency_steps.leg_order(["criterion", "gbench"], legs),
         [b for b in QUICK.leg_blocks() for _ in range(2)])]
     assert got == {"criterion": [{"harness": "criterion", "legs": legs, "ran": legs}],
@@ -63,7 +74,7 @@ def test_the_two_harnesses_alternate_legs_and_share_the_blocks(monkeypatch, tmp_
     assert seen == [(0, "plan", 0), (1, "gbench", QUICK.blocks)]
     seen.clear()
     latency_steps.run_latency(run, ["criterion"])  # its rows are the plan's too
-    assert seen == [(0, "plan", 0), (1, "criterion", QUICK.blocks)]
+    assert seen == [(0, "plan", 0), (0, "binary", 0), (1, "criterion", QUICK.blocks)]
     assert alone == {"gbench": [{"harness": "gbench", "legs": 1, "ran": 1}]}
 
 
@@ -82,6 +93,30 @@ def test_a_harness_whose_leg_fails_stops_and_the_other_goes_on(monkeypatch, tmp_
     assert all(r["reason"].startswith("the criterion step crashed (KeyError: 'full_id')")
                for r in got["criterion"])
     assert "KeyError: 'full_id'" in (tmp_path / "criterion-crash.log").read_text()
+
+
+def test_a_criterion_benchmark_cargo_cannot_name_fails_its_rows_and_gbench_goes_on(
+        monkeypatch, tmp_path):
+    why = "cargo bench --no-run exited with status 101"
+    seen = fake_legs(monkeypatch, {("binary", 0): why})
+    run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
+                            build_dir=tmp_path)
+    got = latency_steps.run_latency(run, ["criterion", "gbench"])
+    assert [name for _, name, _ in seen if name != "gbench"] == ["plan", "binary"]
+    assert [leg for leg, name, _ in seen if name == "gbench"] == list(range(1, QUICK.legs + 1))
+    assert all(r["status"] == "error" and r["reason"] == why for r in got["criterion"])
+
+
+def test_cargo_names_the_criterion_benchmark_it_built(tmp_path):
+    """The executable the legs run, from cargo's own JSON messages (make build
+    built it: nothing is compiled here)."""
+    if not latency_steps.PLANNER.exists():
+        pytest.skip("not built: run make build")
+    run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
+                            build_dir=tmp_path)
+    binary, why = latency_steps.criterion_binary(run)
+    assert why is None and Path(binary).is_file() and Path(binary).name.startswith("paths-")
+    assert "--no-run --message-format=json" in (tmp_path / "criterion.log").read_text()
 
 
 def test_a_failed_plan_makes_both_harnesses_rows_errors_saying_why(monkeypatch, tmp_path):
