@@ -1,6 +1,7 @@
 """make report: figures, tables and index.html for one or more runs.
 
     python -m plots.report [RUN ...] [--out DIR] [--reference-machine M] [--references DIR]
+                           [--tables-only]
 
 RUN is a run directory (holding results.jsonl) or a results.jsonl file; the
 default is the newest run, results/runs/latest. The report goes to
@@ -53,12 +54,17 @@ def write_tables(out: Path, all_tables: list[tables.Table]) -> list[str]:
     return written
 
 
-def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> dict:
-    """Write the report; returns {"figures": [...], "files": [...]}."""
+def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0,
+          draw: bool = True) -> dict:
+    """Write the report; returns {"figures": [...], "files": [...]}.
+    draw=False writes the tables alone (md, csv, tex), without a figure or
+    the page: drawing is most of a report's time."""
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
 
-    def figure(fig, name, alt):
+    def figure(make, args, name, alt):
+        """make(*args) saved as `name`, when drawing and it draws something."""
+        fig = make(*args) if draw else None
         if fig is None:
             return None
         width, height = figures.save(fig, out / name)
@@ -78,7 +84,7 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
             all_tables.extend(tables)
 
     section("latency", "Latency per operation",
-            [figure(figures.latency_figure(runs, family), f"latency-{family[0]}.png",
+            [figure(figures.latency_figure, (runs, family), f"latency-{family[0]}.png",
                     f"{family[1]}: ns per operation (log scale), each repetition a point "
                     f"over a box") for family in labels.FAMILIES],
             [report_tables.latency_table(run) for run in runs],
@@ -86,14 +92,14 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
             "machine.")
 
     section("ladder", "The latency ladder",
-            [figure(figures.ladder_figure(run, refs), f"ladder-{labels.slug(run.label)}.png",
+            [figure(figures.ladder_figure, (run, refs), f"ladder-{labels.slug(run.label)}.png",
                     f"Latency ladder of {run.label}, published figures beside") for run in runs],
             [], "From one instruction to a powercap read, like the papers' hierarchy; hollow "
                 "markers are stand-ins, published figures are drawn beside the rung they "
                 "measure.")
 
     section("reference", "Published figures beside this report",
-            [figure(figures.reference_figure(runs, refs), "reference.png",
+            [figure(figures.reference_figure, (runs, refs), "reference.png",
                     "Published figures beside this report's machines (ns per operation, log "
                     "scale)")],
             [report_tables_compare.reference_table(runs, refs)
@@ -103,17 +109,17 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
             "conversion).", always=True)
 
     section("machines", "Machines side by side",
-            [figure(figures.machines_figure(runs, reference), "machines.png",
+            [figure(figures.machines_figure, (runs, reference), "machines.png",
                     f"Machines side by side ("
                     + "; ".join(f"{r.label}: {labels.cpu_count(r.machine)}" for r in runs)
                     + f"), ratios to {runs[reference].label}")],
             [report_tables_compare.machines_table(runs, reference) if len(runs) > 1 else None])
 
     section("sampler", "The 1 kHz sampler and other rates",
-            [figure(figures.sampler_figure(runs), "sampler.png",
+            [figure(figures.sampler_figure, (runs,), "sampler.png",
                     "Achieved rate (Hz) and interval jitter (µs) of the 1 kHz sampler per "
                     "mechanism"),
-             figure(figures.overhead_figure(runs, refs), "overhead.png",
+             figure(figures.overhead_figure, (runs, refs), "overhead.png",
                     "Slowdown of a stress-ng workload under the sampler per mechanism, with its "
                     "95% CI, beside the published tool overheads")],
             [report_tables.sampler_table(run) for run in runs])
@@ -127,7 +133,7 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
             "Cliff's delta (results/README.md, \"Statistics of the report\").")
 
     section("victim", "What a read costs the CPU it reads",
-            [figure(figures.victim_figure(runs), "victim.png",
+            [figure(figures.victim_figure, (runs,), "victim.png",
                     "Per route: the reader-side latency (ns per read, log scale; gbench and "
                     "criterion, median and 95% CI) beside the time a read steals from the "
                     "victim CPU (ns per read, flat out and at 1 kHz, median and 95% CI; "
@@ -137,13 +143,15 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0) -> d
                                          report_tables.victim_table(run, sampler=True))],
             htmlpage.VICTIM_INTRO)
     section("idle-cost", "What a sampler costs an idle machine",
-            [figure(figures.idle_figure(runs), "idle-cost.png",
+            [figure(figures.idle_figure, (runs,), "idle-cost.png",
                     "Per sampler mechanism against the sampling frequency (log): wakeups per "
                     "second and busy % above the no-sampler baseline (and deep idle where the "
                     "machine has C-states), median and 95% CI; dashed: a stand-in")],
             [report_tables.idle_cost_table(run) for run in runs], htmlpage.IDLE_INTRO)
 
     files = write_tables(out, all_tables)
+    if not draw:
+        return {"figures": [], "files": files}
     files = [m["file"] for m in manifest] + files + ["figures.json"]
     write_atomic(out / "figures.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     write_atomic(out / "index.html", htmlpage.page(runs, sections, files, len(refs)))
@@ -162,6 +170,8 @@ def main(argv=None) -> int:
                              "label, model name or run id (default: the first run)")
     parser.add_argument("--references", default=str(REFERENCE_DIR), metavar="DIR",
                         help="published reference rows (default: %(default)s)")
+    parser.add_argument("--tables-only", action="store_true",
+                        help="the tables alone (md, csv, tex): no figure, no index.html")
     args = parser.parse_args(argv)
     try:
         run_args = args.runs or [default_run()]
@@ -173,7 +183,7 @@ def main(argv=None) -> int:
         return 2
     out = Path(args.out) if args.out else default_out(run_args)
     try:
-        done = build(runs, refs, out, reference)
+        done = build(runs, refs, out, reference, draw=not args.tables_only)
     except KeyboardInterrupt:
         print(f"report: interrupted; {out}/ is incomplete (make report draws it again)",
               file=sys.stderr)
@@ -183,8 +193,9 @@ def main(argv=None) -> int:
             raise
         print(f"report: {storage_error(e, out)} ({out}/ is incomplete)", file=sys.stderr)
         return 1
-    print(f"report: {len(done['files'])} files in {out}/ "
-          f"({len(done['figures'])} figures; open {out}/index.html)")
+    print(f"report: {len(done['files'])} files in {out}/ " + (
+        "(the tables alone)" if args.tables_only
+        else f"({len(done['figures'])} figures; open {out}/index.html)"))
     return 0
 
 

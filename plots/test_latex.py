@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from plots import tables_latex
+from plots import report, tables_latex
 from plots.fixtures import AMD, INTEL, KVM_FROZEN, KVM_VICTIM
+from plots.runs import load_runs
 from plots.tables import Notes, Table
 from plots.tables_latex import (PREAMBLE, TEXT_WIDTH_PT, _tex_cell, chunks, column_spec,
                                 latex_escape, layout, to_latex)
@@ -177,8 +178,9 @@ def complaints(log: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", list(REPORTS))
-def test_every_table_compiles_within_the_text_width(name, tmp_path, report_of):
-    out, _ = report_of(*REPORTS[name])  # shared with the other tests: compiled in tmp_path
+def test_every_table_compiles_within_the_text_width(name, tmp_path, refs):
+    out = tmp_path / "report"  # the tables alone: the same as a whole report's (test_report.py)
+    report.build(load_runs(REPORTS[name]), refs, out, draw=False)
     tex_files = sorted(out.glob("*.tex"))
     assert tex_files
     # every character of the tables reaches the LaTeX (checked without TeX too)
@@ -186,9 +188,7 @@ def test_every_table_compiles_within_the_text_width(name, tmp_path, report_of):
             for f in sorted(out.glob("*.md"))}
     assert not {k: v for k, v in lost.items() if v}, f"characters LaTeX would drop: {lost}"
     need_tex()
-    for tex in tex_files:
-        shutil.copy(tex, tmp_path / tex.name)
-    problems = latex_problems(tmp_path, [tmp_path / tex.name for tex in tex_files], name)
+    problems = latex_problems(out, tex_files, name)
     assert not problems, f"report of {name} ({out}):\n" + "\n".join(problems)
 
 

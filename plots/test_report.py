@@ -71,6 +71,18 @@ def test_every_file_is_written(built):
     assert set(result["files"]) == EXPECTED_FILES
 
 
+def test_the_tables_alone_are_the_whole_reports_tables(built, tmp_path):
+    """--tables-only (draw=False): every table file of the whole report, the
+    same bytes, and nothing else."""
+    out, _ = built
+    result = report.main([str(INTEL), str(AMD), "--out", str(tmp_path), "--tables-only"])
+    assert result == 0
+    tables = {p.name for p in out.iterdir() if p.suffix in (".md", ".csv", ".tex")}
+    assert {p.name for p in tmp_path.iterdir()} == tables
+    for name in tables:
+        assert (tmp_path / name).read_bytes() == (out / name).read_bytes(), name
+
+
 def test_pngs_are_non_empty_and_of_the_expected_size(built):
     out, result = built
     manifest = {m["file"]: m for m in json.loads((out / "figures.json").read_text())}
