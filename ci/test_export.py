@@ -4,12 +4,10 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from ci import export
 from ci.conftest import common, latency, lognormal, reference, unavailable, write_run
 
-pytestmark = pytest.mark.serial  # runs the ci/export wrapper of the checkout's .venv (conftest.py)
+# not serial: the ci/export wrapper only reads the checkout's .venv (conftest.py)
 
 REPO = Path(__file__).resolve().parent.parent
 

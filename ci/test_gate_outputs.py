@@ -7,13 +7,12 @@ import json
 import os
 import subprocess
 
-import pytest
-
 from ci import gate
 from ci.conftest import common, latency, lognormal, pair, run_main, write_run
 from results.test_runfile import interrupted_run, killed_run
 
-pytestmark = pytest.mark.serial  # runs make gate and make baseline in the checkout (conftest.py)
+# not serial: make gate and make baseline read the checkout and write only
+# in the test's temporary directory (conftest.py)
 
 # ---- outputs, baseline storage, the wrapper -------------------------------------------
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.serial  # configures cmake against the checkout's build and source cache (conftest.py)
+# not serial: CMake configures temporary builds; the checkout's build, its
+# ubench and its source cache are only read (conftest.py)
 
 REPO = Path(__file__).resolve().parent.parent
 FETCH = REPO / "ci" / "gbench-source"
