@@ -19,14 +19,14 @@ bool match(const std::string& arg, const std::string& name, std::string* value) 
   return true;
 }
 
-// A plain number of seconds, finite, at least `least` (more than it when
-// `above`): *seconds set; otherwise `error` names the flag and the argument.
+// A plain number of seconds, finite, > 0 (>= 0 when `zero_ok`): *seconds
+// set; otherwise `error` names the flag and the argument.
 void take_seconds(const std::string& arg, const char* name, const std::string& value,
-                  double least, bool above, double* seconds, std::string* error) {
+                  bool zero_ok, double* seconds, std::string* error) {
   char* end = nullptr;
   const double s = value.empty() ? std::nan("") : std::strtod(value.c_str(), &end);
-  if (end == nullptr || *end != '\0' || !std::isfinite(s) || s < least || (above && s == least))
-    *error = std::string(name) + " takes a number of seconds " + (above ? "> 0" : ">= 0") +
+  if (end == nullptr || *end != '\0' || !std::isfinite(s) || s < 0 || (s == 0 && !zero_ok))
+    *error = std::string(name) + " takes a number of seconds " + (zero_ok ? ">= 0" : "> 0") +
              ": " + arg;
   else
     *seconds = s;
@@ -44,9 +44,9 @@ Flags take_raplbench_flags(int* argc, char** argv) {
       if (value.empty()) flags.error = std::string(kPlan) + " needs a file: " + kPlan + "=PATH";
       flags.plan = value;
     } else if (match(arg, kWarmup, &value)) {
-      take_seconds(arg, kWarmup, value, 0, false, &flags.warmup_seconds, &flags.error);
+      take_seconds(arg, kWarmup, value, true, &flags.warmup_seconds, &flags.error);
     } else if (match(arg, kRateWindow, &value)) {
-      take_seconds(arg, kRateWindow, value, 0, true, &flags.rate_window_seconds, &flags.error);
+      take_seconds(arg, kRateWindow, value, false, &flags.rate_window_seconds, &flags.error);
     } else {
       argv[kept++] = argv[i];
     }

@@ -16,12 +16,19 @@
 //                              default kDefaultRateWindowSeconds.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 namespace raplbench {
 
 inline constexpr double kDefaultWarmupSeconds = 0.01;
 inline constexpr double kDefaultRateWindowSeconds = 0.1;  // 100 ticks at 1 kHz
+
+// A flag's seconds as the nanoseconds the timing code waits or warms up for.
+inline std::chrono::nanoseconds seconds_ns(double seconds) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(seconds));
+}
 
 #ifndef RAPLBENCH_PLAN_COMMAND
 #error "RAPLBENCH_PLAN_COMMAND (rbench's raplbench-plan binary) comes from CMakeLists.txt"

@@ -6,7 +6,6 @@
 // --benchmark_min_time=0.1 (Google Benchmark 1.7: a plain number of seconds).
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -26,10 +25,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", flags.error.c_str());
     return 1;
   }
-  raplbench::warmup_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double>(flags.warmup_seconds));
-  raplbench::rate_window = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double>(flags.rate_window_seconds));
+  raplbench::warmup_time = raplbench::seconds_ns(flags.warmup_seconds);
+  raplbench::rate_window = raplbench::seconds_ns(flags.rate_window_seconds);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 

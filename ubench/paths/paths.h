@@ -25,8 +25,7 @@ namespace raplbench {
 
 // The window of each repetition of a rate row (ebpf.cc), set by
 // --raplbench_rate_window (flags.h).
-inline std::chrono::nanoseconds rate_window = std::chrono::duration_cast<std::chrono::nanoseconds>(
-    std::chrono::duration<double>(kDefaultRateWindowSeconds));
+inline std::chrono::nanoseconds rate_window = seconds_ns(kDefaultRateWindowSeconds);
 
 void add_insn_row(const nlohmann::json& row);
 void add_file_row(const nlohmann::json& row);
