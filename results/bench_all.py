@@ -203,13 +203,14 @@ def parquet_table(jsonl: Path) -> pa.Table:
     in one block, so that every row's types are inferred together (an int
     column with gaps stays int64). Built from Python objects instead,
     pyarrow imports pandas: 0.3 s of the end of every bench-all."""
-    if jsonl.stat().st_size == 0:
+    size = jsonl.stat().st_size
+    if size == 0:
         return pa.table({})
     # kept as written: the reader would make the timestamp a timestamp type
     # and put the column first
     as_text = pa.schema([("timestamp", pa.string())])
-    table = pj.read_json(jsonl, read_options=pj.ReadOptions(
-        block_size=max(jsonl.stat().st_size + 1, 1 << 20)),
+    table = pj.read_json(
+        jsonl, read_options=pj.ReadOptions(block_size=max(size + 1, 1 << 20)),
         parse_options=pj.ParseOptions(explicit_schema=as_text, unexpected_field_behavior="infer"))
     with open(jsonl, encoding="utf-8") as f:
         first = json.loads(f.readline())
