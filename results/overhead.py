@@ -8,7 +8,7 @@ choice, and what README.md leaves out:
 
 - The workload is `stress-ng --cpu 1 --cpu-method matrixprod --cpu-ops N`
   under `taskset -c W`, W the last CPU this process may use, N calibrated
-  to about workload_s() seconds: one pinned worker has far less run-to-run
+  to about WORKLOAD_S seconds: one pinned worker has far less run-to-run
   variance than two floating ones, and its wall time shows any CPU the
   sampler takes from it.
 - kernel's hrtimer runs on each package's lead CPU (kbench/ksample.h), so
@@ -49,12 +49,13 @@ TARGET_HALF_WIDTH = 0.5  # percentage points: Diamond & Stoico report 0.25 % to 
 WALL, CPU = "wall time", "CPU time"
 
 
-def workload_s(quick: bool) -> float:
-    """Seconds of one workload run: short, so that many pairs fit the budget
-    and a pair is over before the machine drifts. A QUICK run's rows are
-    never a finding (resolution): its 56 pairs on a 2-vCPU machine took
-    16 s at 0.1 s, 10 s at 0.05 s."""
-    return 0.05 if quick else 0.25
+# Seconds of one workload run, QUICK or not: short, so that many pairs fit
+# the budget and a pair is over before the machine drifts. On a 2-vCPU
+# Intel guest, 240 s of interleaved same-CPU powercap pairs at 0.05, 0.1
+# and 0.25 s gave the same median (+3.3, +3.3, +2.7 %, CIs overlapping)
+# and CI half-widths that needed 2.6x less time at 0.05 s than at 0.25 s;
+# stress-ng's ~7 ms start, inside each timed run, dilutes nothing visible.
+WORKLOAD_S = 0.05
 
 
 def budget_s(quick: bool) -> float:
@@ -203,7 +204,7 @@ def condition_rows(common: dict, c: Condition, ops: int, stand_in, quick: bool,
                    elapsed_s: float, budget: float) -> list[dict]:
     workload_text = describe_workload(c.placement.workload_cpu)
     params = {"placement": c.placement.name, "cpu_ops": ops, "pairs": len(c.wall),
-              "workload_s": workload_s(quick), "budget_s": round(budget, 1),
+              "workload_s": WORKLOAD_S, "budget_s": round(budget, 1),
               "elapsed_s": round(elapsed_s, 1),
               "bare_wall_s_median": round(stats.summarize([w for w, _ in c.bare])["median"], 6),
               "bare_cpu_s_median": round(stats.summarize([x for _, x in c.bare])["median"], 6)}
@@ -244,11 +245,11 @@ def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, s
         return []
     start = time.monotonic()
     places = placements(allowed_cpus or os.sched_getaffinity(0))
-    ops = calibrate(workload_s(quick), places[0].workload_cpu)
+    ops = calibrate(WORKLOAD_S, places[0].workload_cpu)
     base = workload(ops, places[0].workload_cpu)
     conditions = [Condition(m, p) for m in mechanisms for p in places]
     (raw_dir / "hyperfine").mkdir(exist_ok=True)
-    print(f"  workload: {' '.join(base)} (~{workload_s(quick)} s); sampler on "
+    print(f"  workload: {' '.join(base)} (~{WORKLOAD_S} s); sampler on "
           f"{', '.join(f'{p.name} (CPU {p.sampler_cpu})' for p in places)}; paired rounds until "
           f"each 95% CI is within ±{TARGET_HALF_WIDTH:g} points or {budget:.0f} s pass",
           flush=True)
