@@ -2,7 +2,7 @@
 
     ci/gate [--baseline B] [--current C] [--config ci/gate.toml]
             [--summary FILE] [--verdict FILE] [--alpha A] [--threshold-pct T]
-            [--min-samples N] [--cross-machine]
+            [--min-samples N] [--cross-machine] [--allow-mode-mismatch]
     ci/gate --baseline B1 B2 ... --current C1 C2 ...   (interleaved rounds, ci/ab)
     ci/gate --store-baseline [--current C] [--baseline B]
 
@@ -28,10 +28,11 @@ from ci.gate_config import (DEFAULT_CONFIG, KEY_FIELDS, MACHINE_FIELDS, RULE_KEY
 from ci.gate_report import (EXIT_FAIL, EXIT_PASS, EXIT_USAGE, failure_lines, markdown,
                             write_outputs)
 from ci.gate_stats import (ALLOWED_MISSING, IMPROVEMENT, MISSING, NEW, NOT_GATED, OTHER_MACHINE,
-                           REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE, UNCHANGED, Result,
-                           compare, compare_rounds, decide, not_gated_why, run_shifts)
-from ci.gate_verdict import Run, Verdict, load_run
+                           REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE, STEP_NOT_RUN, UNCHANGED,
+                           Result, compare, compare_rounds, decide, not_gated_why, run_shifts)
+from ci.gate_verdict import Kinds, Run, Verdict, describe_kind, load_run, run_kind
 from results import files, run_state, runfile
+from results.bench_all import STEP_ROWS
 from results.schema import clip, excerpt
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,6 +42,8 @@ VERDICT_NAME = "gate-verdict.json"
 
 # tsc_khz is recalibrated at every boot of a VM; smaller moves are not news.
 TSC_KHZ_TOLERANCE = 0.001
+# the bench-all step whose harness wrote a row (each step has its own harness)
+STEP_OF_HARNESS = {harness: step for step, (harness, _) in STEP_ROWS.items()}
 
 
 # ---- runs --------------------------------------------------------------------------
@@ -97,6 +100,28 @@ def environment_changes(b_machine: dict, c_machine: dict, fields) -> list[dict]:
     return changes
 
 
+def _kind_mismatch(baseline: Run, current: Run, kinds: Kinds, b_index, c_index) -> str:
+    """Why the gate refuses two runs of different modes or steps."""
+    lost = (sum(kinds.ran_only_in("baseline", STEP_OF_HARNESS.get(row["harness"]))
+                for _, row in b_index.values())
+            + sum(kinds.ran_only_in("current", STEP_OF_HARNESS.get(row["harness"]))
+                  for _, row in c_index.values()))
+    lines = [f"{display(baseline.file)} and {display(current.file)} are runs of different modes "
+             "or steps:",
+             f"  baseline: {describe_kind(kinds.baseline)}",
+             f"  current: {describe_kind(kinds.current)}"]
+    if kinds.baseline["mode"] != kinds.current["mode"]:
+        lines.append("A QUICK run's rows have fewer repetitions, windows and pairs than a full "
+                     "run's, and shorter ones: their differences would be the mode's, not the "
+                     "code's.")
+    if lost:
+        lines.append(f"{lost} rows of steps only one of them ran cannot be compared.")
+    return "\n".join(lines + [
+        "Compare runs of one mode and the same steps (make bench-all [QUICK=1] for both, and "
+        "make baseline), or pass --allow-mode-mismatch (make gate GATE_FLAGS=...) to compare "
+        "them anyway."])
+
+
 # ---- the gate ---------------------------------------------------------------------
 
 def _missing_why(b: dict, c: dict | None) -> str | None:
@@ -113,14 +138,16 @@ def _missing_why(b: dict, c: dict | None) -> str | None:
     return None
 
 
-def run_gate(baseline, current, config: Config) -> Verdict:
+def run_gate(baseline, current, config: Config, allow_mode_mismatch: bool = False) -> Verdict:
     """Pair, compare and decide every row. `baseline` and `current` are one
     Run each, or lists of as many Runs, the interleaved rounds of ci/ab
     (baseline[i] and current[i] measured back to back): then each row is
     decided on its value per round (gate_stats.compare_rounds); which rows
     are missing or new is read from the first round. InputError when the
     runs cannot be compared at all (another machine, duplicate keys,
-    nothing measured, uneven rounds)."""
+    nothing measured, uneven rounds) and, unless `allow_mode_mismatch`,
+    when they differ in mode (QUICK or full) or steps: then the rows of a
+    step only the baseline ran are not compared (STEP_NOT_RUN)."""
     baselines = list(baseline) if isinstance(baseline, (list, tuple)) else [baseline]
     currents = list(current) if isinstance(current, (list, tuple)) else [current]
     if len(baselines) != len(currents) or not baselines:
@@ -139,6 +166,9 @@ def run_gate(baseline, current, config: Config) -> Verdict:
     c_ids = {ident for ident, _ in c_index}
     if b_ids.isdisjoint(c_ids):
         raise InputError(_machine_mismatch(baseline, current, b_ids, c_ids, config))
+    kinds = Kinds(run_kind(baselines), run_kind(currents), allow_mode_mismatch)
+    if kinds.differ and not allow_mode_mismatch:
+        raise InputError(_kind_mismatch(baseline, current, kinds, b_index, c_index))
 
     def comparable(k) -> tuple[list, list]:
         """The row's value in every round where both sides have it ok and
@@ -171,6 +201,11 @@ def run_gate(baseline, current, config: Config) -> Verdict:
             continue
         c = c_index.get(k, (None, None))[1]
         why = _missing_why(b, c)
+        step = STEP_OF_HARNESS.get(b["harness"])
+        if c is None and kinds.ran_only_in("baseline", step):
+            results.append(Result(b, STEP_NOT_RUN, f"the current run did not run its step, "
+                                                   f"{step}", rule))
+            continue
         if why is not None:
             decision = ALLOWED_MISSING if is_allowed(row_id(b), config.allow_missing) else MISSING
             results.append(Result(b, decision, why, rule, current=c))
@@ -186,8 +221,11 @@ def run_gate(baseline, current, config: Config) -> Verdict:
         results.append(Result(b, decision, why, rule, comparison, c))
     for k, (_, c) in c_index.items():
         if k not in b_index:
-            results.append(Result(c, NEW, "not in the baseline" if c["status"] == "ok"
-                                  else f"not in the baseline; {c['status']}: {clip(c['reason'])}",
+            step = STEP_OF_HARNESS.get(c["harness"])
+            why = ("not in the baseline" + (f", which did not run its step, {step}"
+                                            if kinds.ran_only_in("current", step) else ""))
+            results.append(Result(c, NEW, why if c["status"] == "ok"
+                                  else f"{why}; {c['status']}: {clip(c['reason'])}",
                                   current=c))
 
     # what changed on the machine between the two runs
@@ -199,7 +237,7 @@ def run_gate(baseline, current, config: Config) -> Verdict:
                    for change in environment_changes(first_b[ident], first_c[ident], env_fields)]
     return Verdict(baseline, current, config, results, environment,
                    gate_liveness.compare_pairs(pairs, config.counter_died), run_shifts(results),
-                   baselines, currents)
+                   baselines, currents, kinds)
 
 
 # ---- command line -------------------------------------------------------------------
@@ -265,6 +303,10 @@ def parse_args(argv):
     p.add_argument("--min-samples", type=int, help="override [defaults] min_samples of the config")
     p.add_argument("--cross-machine", action="store_true",
                    help="pair rows whatever machine they were measured on")
+    p.add_argument("--allow-mode-mismatch", action="store_true",
+                   help="compare a QUICK run with a full one, or runs of different steps "
+                        "(refused by default); the rows of a step the current run did not "
+                        "run are listed as not compared")
     p.add_argument("--store-baseline", action="store_true",
                    help="do not gate: validate CURRENT and copy its results.jsonl to BASELINE")
     return p.parse_args(argv)
@@ -322,7 +364,7 @@ def _main(argv) -> int:
                     for arg in args.baseline]
         current = [load_arg(arg, "current run", DEFAULT_CURRENT, CURRENT_HINT)
                    for arg in args.current]
-        verdict = run_gate(baseline, current, config)
+        verdict = run_gate(baseline, current, config, args.allow_mode_mismatch)
         md = markdown(verdict)
         verdict_path = args.verdict or current[-1].file.resolve().parent / VERDICT_NAME
         try:

@@ -12,8 +12,9 @@ from ci import gate_liveness
 from ci.gate_config import KEY_FIELDS, display, row_id
 from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW, NOT_GATED,
                            MIN_ROUNDS, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
-                           TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN, Result, Rule)
-from ci.gate_verdict import Run, Verdict
+                           STEP_NOT_RUN, TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN,
+                           Result, Rule)
+from ci.gate_verdict import Kinds, Run, Verdict, describe_kind
 from results import registry, table
 from results.schema import clip
 from results.significance import magnitude
@@ -236,6 +237,7 @@ def markdown(v: Verdict) -> str:
     if v.config.cross_machine:
         out += ["", "> ⚠️ **Cross-machine comparison**: the rows were paired without regard "
                     "to the machine; differences below may come from the hardware."]
+    out += _kind_lines(v.kinds)
     out += busy_lines(v)
     for harness, shift in v.shifts.items():
         if shift.is_whole_run(d.threshold_pct) and not v.rounds:
@@ -268,7 +270,7 @@ def markdown(v: Verdict) -> str:
     out += gate_liveness.markdown_sections(v.liveness, label, _table)
     if n[IMPROVEMENT]:
         section(f"✅ Improvements ({n[IMPROVEMENT]})", _compared_table(groups[IMPROVEMENT], d))
-    not_compared = groups[TOO_FEW_SAMPLES] + groups[OTHER_MACHINE]
+    not_compared = groups[TOO_FEW_SAMPLES] + groups[OTHER_MACHINE] + groups[STEP_NOT_RUN]
     if not_compared:
         section(f"⚠️ Not compared ({len(not_compared)})",
                 _table(("row", "why"), [(label(r.row), r.why) for r in not_compared]))
@@ -287,6 +289,26 @@ def markdown(v: Verdict) -> str:
     if any(skipped):
         out += ["", "Skipped: " + ", ".join(s for s in skipped if s) + "."]
     return "\n".join(out) + "\n"
+
+
+def _kind_lines(k: Kinds) -> list[str]:
+    """What the summary says of the two runs' modes and steps: a warning
+    when they differ (compared anyway: --allow-mode-mismatch), a note when
+    only one side records them."""
+    if k.differ:
+        return ["", f"> ⚠️ **Runs of different modes or steps**, compared anyway "
+                    f"(--allow-mode-mismatch): the baseline is {describe_kind(k.baseline)}, "
+                    f"the current {describe_kind(k.current)}. A QUICK run's rows have fewer "
+                    "and shorter blocks, windows and pairs than a full run's, so a change "
+                    "between the two modes may be the mode's; the rows of a step only one run "
+                    "ran are not compared."]
+    for side, kind, other in (("baseline", k.baseline, k.current),
+                              ("current run", k.current, k.baseline)):
+        if kind is None and other is not None:
+            return ["", f"> The {side} {describe_kind(None)}: the gate could not check that "
+                        f"both runs are of one mode and the same steps (the other is "
+                        f"{describe_kind(other)})."]
+    return []
 
 
 def failure_lines(v: Verdict) -> list[str]:

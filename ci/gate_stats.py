@@ -101,12 +101,13 @@ UNCHANGED = "unchanged"
 TOO_FEW_SAMPLES = "too-few-samples"
 OTHER_MACHINE = "other-machine"
 NEW = "new"
+STEP_NOT_RUN = "step-not-run"  # its step ran in the baseline only (--allow-mode-mismatch)
 NOT_GATED = "not-gated"
 SKIPPED_REFERENCE = "skipped-reference"
 SKIPPED_NOT_OK = "skipped-not-ok"
 # The order of the report; the first two fail the gate.
 DECISIONS = (REGRESSION, MISSING, ALLOWED_MISSING, IMPROVEMENT, TOO_FEW_SAMPLES,
-             OTHER_MACHINE, UNCHANGED, NOT_GATED, NEW, SKIPPED_NOT_OK, SKIPPED_REFERENCE)
+             OTHER_MACHINE, STEP_NOT_RUN, UNCHANGED, NOT_GATED, NEW, SKIPPED_NOT_OK, SKIPPED_REFERENCE)
 FAILING = frozenset({REGRESSION, MISSING})
 
 

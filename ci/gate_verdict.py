@@ -4,6 +4,7 @@ machine); ci/gate.py makes them, ci/gate_report.py writes them out.
 """
 
 import dataclasses
+import json
 from pathlib import Path
 
 from ci import gate_liveness
@@ -24,7 +25,46 @@ class Run:
     def describe(self) -> dict:
         ts = sorted({r["timestamp"] for _, r in self.rows})
         return {"file": display(self.file), "run_ids": self.run_ids,
-                "timestamps": ts, "rows": len(self.rows)}
+                "timestamps": ts, "rows": len(self.rows), "run": run_kind([self])}
+
+
+def run_kind(runs) -> dict | None:
+    """The mode and steps (the rows' `run`: results/rows.py common) that
+    every measured row of `runs` records: one dict, or None when a row
+    records none (a harness run on its own, a run written before rows said
+    it) or the rows disagree (several runs in one file)."""
+    kinds = {json.dumps(row.get("run"), sort_keys=True)
+             for run in runs for _, row in run.rows if row["harness"] != "reference"}
+    return json.loads(kinds.pop()) if len(kinds) == 1 else None
+
+
+def describe_kind(kind: dict | None) -> str:
+    if kind is None:
+        return "records no mode or steps (a harness run alone, or written before runs said them)"
+    return f"a {'QUICK' if kind['mode'] == 'quick' else 'full'} run of {', '.join(kind['steps'])}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Kinds:
+    """The mode and steps of the two sides (run_kind), and whether the
+    command line allowed them to differ (--allow-mode-mismatch)."""
+    baseline: dict | None = None
+    current: dict | None = None
+    allowed: bool = False
+
+    @property
+    def differ(self) -> bool:
+        b, c = self.baseline, self.current
+        return (b is not None and c is not None
+                and (b["mode"] != c["mode"] or set(b["steps"]) != set(c["steps"])))
+
+    def ran_only_in(self, side: str, step: str | None) -> bool:
+        """The step ran on `side` ("baseline" or "current") and not on the other."""
+        if not self.differ or step is None:
+            return False
+        this, other = ((self.baseline, self.current) if side == "baseline"
+                       else (self.current, self.baseline))
+        return step in this["steps"] and step not in other["steps"]
 
 
 def load_run(path: Path) -> Run:
@@ -45,6 +85,7 @@ class Verdict:
     shifts: dict           # harness -> gate_stats.Shift of its latency rows
     baselines: list = dataclasses.field(default_factory=list)  # every round's Run
     currents: list = dataclasses.field(default_factory=list)   # (one each: a single pair)
+    kinds: Kinds = Kinds()
 
     @property
     def rounds(self) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from ci import gate, gate_config
+from results import rows
 from ci.conftest import (MACHINE, common, latency, lognormal, pair, reference, row_of, run_main,
                          unavailable, verdict_of, write_run)
 
@@ -210,6 +211,70 @@ def test_duplicate_keys_are_an_input_error(tmp_path, capsys, builtin):
     b, cur = pair(tmp_path, [row, row], [row])
     code, _, err = run_main(capsys, b, cur, "--config", str(builtin))
     assert code == 2 and "results.jsonl:2: (row): same machine and key as line 1" in err
+
+
+# ---- runs of different modes or steps (issue 33) -------------------------------------
+
+def mode_run(quick, steps, run_id="20261122T000000Z-000001", seed=1):
+    """A bench-all run's rows that record their mode and steps: a latency row
+    (gbench step) and, when the overhead step ran, an overhead row."""
+    c = rows.common(run_id, "2026-11-22T00:00:00Z", MACHINE, quick=quick, steps=steps)
+    out = [latency(c, lognormal(seed, 500, 0.05))]
+    if "overhead" in steps:
+        out.append(latency(c, lognormal(seed + 1, 3.0, 0.2, n=12), harness="hyperfine",
+                           path="sampler", op="perf", target="stress-ng: wall time", cpu=1,
+                           target_cpu=None, metric="overhead_pct"))
+    return out
+
+
+def test_a_quick_run_against_a_full_one_is_refused_unless_allowed(tmp_path, capsys, builtin):
+    steps = ["gbench", "overhead"]
+    b, cur = pair(tmp_path, mode_run(False, steps), mode_run(True, steps, seed=3))
+    code, out, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 2 and out == ""
+    assert "are runs of different modes or steps" in err
+    assert "baseline: a full run of gbench, overhead" in err
+    assert "current: a QUICK run of gbench, overhead" in err
+    assert "--allow-mode-mismatch" in err and "not run (usage or input error" in err
+    assert not (cur / gate.VERDICT_NAME).exists()
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin), "--allow-mode-mismatch")
+    assert code == 0
+    assert "Runs of different modes or steps**, compared anyway" in out
+    verdict = verdict_of(cur)
+    assert verdict["baseline"]["run"] == {"mode": "full", "steps": steps}
+    assert verdict["current"]["run"] == {"mode": "quick", "steps": steps}
+
+
+def test_rows_of_a_step_only_one_run_ran_are_named_not_missing(tmp_path, capsys, builtin):
+    b, cur = pair(tmp_path, mode_run(False, ["gbench", "overhead"]), mode_run(False, ["gbench"]))
+    code, _, err = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 2 and "1 rows of steps only one of them ran cannot be compared" in err
+    assert "A QUICK run's rows" not in err  # one mode: only the steps differ
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin), "--allow-mode-mismatch")
+    assert code == 0, out  # not missing: its step did not run
+    assert "Not compared (1)" in out and "the current run did not run its step, overhead" in out
+    assert row_of(verdict_of(cur), path="sampler")["decision"] == "step-not-run"
+    # the other way round: a step only the current run ran gives new rows that say why
+    b2, cur2 = pair(tmp_path / "2", mode_run(False, ["gbench"]), mode_run(False, ["gbench", "overhead"]))
+    code, out, _ = run_main(capsys, b2, cur2, "--config", str(builtin), "--allow-mode-mismatch")
+    assert code == 0
+    row = row_of(verdict_of(cur2), path="sampler")
+    assert row["decision"] == "new" and row["why"] == ("not in the baseline, which did not run "
+                                                        "its step, overhead")
+
+
+def test_runs_alike_pass_quietly_and_a_baseline_that_says_nothing_is_noted(
+        tmp_path, capsys, builtin):
+    steps = ["gbench"]
+    b, cur = pair(tmp_path, mode_run(True, steps), mode_run(True, steps, seed=3))
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 0 and "mode" not in out
+    old = [latency(common(), lognormal(1, 500, 0.05))]  # written before rows said their mode
+    b2, cur2 = pair(tmp_path / "2", old, mode_run(True, steps, seed=3))
+    code, out, _ = run_main(capsys, b2, cur2, "--config", str(builtin))
+    assert code == 0
+    assert ("The baseline records no mode or steps" in out
+            and "the other is a QUICK run of gbench" in out)
 
 
 def test_huge_values_of_valid_rows_are_quoted_in_part(tmp_path, capsys, builtin):

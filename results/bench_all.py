@@ -398,7 +398,9 @@ def main(argv=None) -> int:
         run_lock.update(lock, run_id=run_id, run_dir=str(run_dir), pid=os.getpid())
         the_machine = machine.collect()
         run = Run(run_dir=run_dir, raw_dir=run_dir / "raw", quick=args.quick,
-                  common=rows.common(run_id, started, the_machine), build_dir=args.build_dir)
+                  common=rows.common(run_id, started, the_machine, quick=args.quick,
+                                     steps=[name for name, _, _ in args.steps]),
+                  build_dir=args.build_dir)
         print(f"raplbench run {run_id}{' (QUICK)' if args.quick else ''} -> {run_dir}")
         # harnesses that write their own rows (the sampler) read the machine from here
         files.write_atomic(run_dir / "machine.json", json.dumps(the_machine, indent=2) + "\n")

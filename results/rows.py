@@ -29,8 +29,11 @@ FIELDS = (
     "mean", "median", "stddev", "min", "max", "p05", "p95", "ci95_low", "ci95_high",
     "status", "reason", "source",
 )
-# Optional fields, written only by the rows that have them (after FIELDS).
-OPTIONAL_FIELDS = ("parameters", "resolution")
+# Optional fields, written only by the rows that have them (after FIELDS):
+# `run` from common() (a run of bench-all says its mode and steps), the
+# others from the row's builder.
+OPTIONAL_FIELDS = ("run", "parameters", "resolution")
+QUICK, FULL = "quick", "full"
 
 
 def _metric_units(node) -> dict:
@@ -65,10 +68,16 @@ def utc_timestamp(now: datetime | None = None) -> str:
     return _now(now).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def common(run_id: str, timestamp: str, machine: dict) -> dict:
-    """The fields shared by every row of one run."""
-    return {"schema_version": SCHEMA_VERSION, "run_id": run_id,
-            "timestamp": timestamp, "machine": machine}
+def common(run_id: str, timestamp: str, machine: dict, *, quick: bool | None = None,
+           steps=None) -> dict:
+    """The fields shared by every row of one run. A run of bench-all gives
+    its mode (`quick`) and the `steps` it was asked to run: the gate
+    compares runs of one mode and the same steps only (ci/README.md)."""
+    out = {"schema_version": SCHEMA_VERSION, "run_id": run_id,
+           "timestamp": timestamp, "machine": machine}
+    if quick is not None:
+        out["run"] = {"mode": QUICK if quick else FULL, "steps": list(steps or [])}
+    return out
 
 
 def _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in, liveness,
@@ -85,9 +94,10 @@ def _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in, liv
         "status": status, "reason": reason, "source": None,
     }
     ordered = {field: row[field] for field in FIELDS}  # schema order
+    extra = {"run": common.get("run"), **(optional or {})}
     for field in OPTIONAL_FIELDS:
-        if (optional or {}).get(field) is not None:
-            ordered[field] = optional[field]
+        if extra.get(field) is not None:
+            ordered[field] = extra[field]
     return ordered
 
 

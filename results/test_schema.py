@@ -55,8 +55,12 @@ def test_row_helpers_follow_the_schema_field_order():
     assert rows.FIELDS.index("liveness") == rows.FIELDS.index("stand_in") + 1
     assert list(ok_row()) == list(rows.FIELDS)
     assert list(unavailable_row()) == list(rows.FIELDS)
-    with_optional = ok_row(parameters={"cpu_ops": 297}, resolution=RESOLVED)
+    with_optional = rows.measured_row(
+        rows.common("20261122T000645Z-abcdef", "2026-11-22T00:06:45Z", MACHINE, quick=True,
+                    steps=["gbench", "criterion"]),
+        **WHERE, samples=[560.0], parameters={"cpu_ops": 297}, resolution=RESOLVED)
     assert list(with_optional) == list(rows.FIELDS + rows.OPTIONAL_FIELDS)
+    assert with_optional["run"] == {"mode": "quick", "steps": ["gbench", "criterion"]}
     assert schema.validate_row(with_optional) == []
 
 
@@ -68,6 +72,9 @@ RESOLVED = {"target_half_width": 0.5, "half_width": 0.31, "resolved": True, "not
     ("resolution", {**RESOLVED, "target_half_width": 0}, "resolution.target_half_width"),
     ("resolution", {"resolved": True}, "resolution"),
     ("resolution", {**RESOLVED, "extra": 1}, "resolution.extra"),
+    ("run", {"mode": "QUICK", "steps": []}, "run.mode"),
+    ("run", {"mode": "full", "steps": ["idle", "idle"]}, "run.steps"),
+    ("run", {"mode": "full"}, "run.steps"),
 ])
 def test_the_optional_fields_are_checked(field, value, where):
     errors = schema.validate_row(ok_row(**{field: value}))
