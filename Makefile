@@ -22,7 +22,7 @@ deps:
 deps-test: deps
 	@ci/deps --test
 
-# the Python environment alone (make report: drawing needs no apt-get, no root)
+# the Python environment alone (make report, validate, gate, baseline: no apt-get, no root)
 venv:
 	@ci/deps --python
 
@@ -110,7 +110,7 @@ kbench-test: deps-test
 	@$(PY) -m pytest kbench
 
 # make validate FILE=results/runs/<run_id>/results.jsonl
-validate: deps
+validate: venv
 	@[ -n "$(FILE)" ] || { echo "usage: make validate FILE=<results.jsonl>" >&2; exit 2; }
 	@$(PY) -m results.validate $(FILE)
 
@@ -131,7 +131,7 @@ ifeq ($(MAKECMDGOALS),gate)
 # stdout, its messages go to stderr as usual), and a status of 1 turns on
 # question mode: the phony goal is out of date and make exits 1.
 GATE_OUT := $(shell mktemp)
-GATE_STATUS := $(shell if ci/deps >&2; then ci/gate $(GATE_ARGS) >'$(GATE_OUT)'; echo $$?; else echo 2; fi)
+GATE_STATUS := $(shell if ci/deps --python >&2; then ci/gate $(GATE_ARGS) >'$(GATE_OUT)'; echo $$?; else echo 2; fi)
 GATE_REPORT := $(file <$(GATE_OUT))
 $(shell rm -f '$(GATE_OUT)')
 ifneq ($(GATE_REPORT),)
@@ -144,13 +144,13 @@ gate:
 	@exit $(or $(GATE_STATUS),2)
 else
 # beside other goals, the gate runs as a recipe: a regression exits 2 here
-gate: deps
+gate: venv
 	@ci/gate $(GATE_ARGS)
 endif
 
 # make baseline [CURRENT=<run dir>] [BASELINE=<file or dir>]: validate the newest
 # run (or CURRENT) and store its results.jsonl as results/baseline/results.jsonl
-baseline: deps
+baseline: venv
 	@ci/gate --store-baseline $(if $(CURRENT),--current $(call shell_word,$(CURRENT))) \
 		$(if $(BASELINE),--baseline $(call shell_word,$(BASELINE)))
 
