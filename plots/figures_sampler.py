@@ -154,18 +154,21 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
         if r["status"] != "ok":
             not_ok_mark(ax, x, 0.04, ax.get_xaxis_transform(), zorder=None)
             continue
-        med = r["median"]
-        hollow = labels.is_stand_in(r)
-        unresolved = meaning.of(r).unresolved_note is not None
+        med, said = r["median"], meaning.of(r)
+        hollow = labels.is_stand_in(r) or said.drift
+        unresolved = said.unresolved_note is not None or said.drift
         ax.errorbar([x], [med], yerr=[[med - r["ci95_low"]], [r["ci95_high"] - med]], fmt="D",
                     ms=6, color=NOT_OK_COLOR if unresolved else darker(colors[run.label]),
                     mfc="white" if hollow else None, capsize=4, lw=2, zorder=5)
-        words, grey = (["not resolved"], True) if unresolved else ([], False)
+        # a slowdown below 0 is the bare runs moving (meaning.DRIFT), never a saving
+        words, grey = ((["baseline drift"] if said.drift else ["not resolved"], True)
+                       if unresolved else ([], False))
         extra = labels.above_null_row(run.rows, r["op"])
         if extra is not None and extra["status"] == "ok":
             # grey and marked where its CI holds 0: not a finding of a cost
             said = meaning.of(extra)
-            noise = ["(noise)"] if said.within_noise else ["(too few)"] if said.too_few else []
+            noise = (["(noise)"] if said.within_noise else ["(drift)"] if said.drift
+                     else ["(too few)"] if said.too_few else [])
             words[:0] = [f"{extra['median']:+.1f} µs", *noise]
             grey = grey or bool(noise)
         if words:
@@ -193,9 +196,10 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     ax.axhline(0, color="0.6", lw=0.8, zorder=1)
     ax.set_title(wrap("This report: the pinned stress-ng workload's wall time under the "
                       "1 kHz sampler (◆ median, 95% CI; ○ its CPU time; grey: CI wider than "
-                      "its target, not a finding; under it: the sampler's own CPU per "
-                      "tick above its null loop, grey '(noise)' where its CI holds 0, '(too few)' "
-                      "with too few pairs for one)", 66))
+                      "its target, not a finding; grey and hollow, 'baseline drift': a CI below "
+                      "0, the bare runs moving, not a saving; under it: the sampler's own CPU "
+                      "per tick above its null loop, grey '(noise)' where its CI holds 0, "
+                      "'(drift)' below 0, '(too few)' with too few pairs for one)", 66))
     published = [r for r in refs if r["metric"] == "overhead_pct"]
     if published:
         label = source_label(published[0])

@@ -32,7 +32,8 @@ OTHER_RATE_STYLE = (_CB[7], "v")
 HARNESS_MARKERS = {"gbench": "o", "criterion": "s"}
 # one colour a mechanism, in the registry's order (the palette has 10)
 MECHANISM_COLORS = dict(zip(registry.MECHANISMS, _CB))
-NOISE_LABEL = "95% CI holds 0 (within noise) or too few pairs: not resolved (hollow)"
+NOISE_LABEL = ("95% CI holds 0 (within noise), lies below 0 (baseline drift, not a saving) "
+               "or too few pairs: not resolved (hollow)")
 NOT_MEASURED_LABEL = "not measured: unavailable / error (reason in the table)"
 STOLEN_AXIS = "time stolen from the victim CPU per read (ns)"
 IDLE_WIDTH = 12.0

@@ -121,7 +121,8 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0,
                     "mechanism"),
              figure(figures.overhead_figure, (runs, refs), "overhead.png",
                     "Slowdown of a stress-ng workload under the sampler per mechanism, with its "
-                    "95% CI, beside the published tool overheads")],
+                    "95% CI, beside the published tool overheads (\"baseline drift\", hollow: "
+                    "a CI below 0, the bare runs moving, never a saving)")],
             [report_tables.sampler_table(run) for run in runs])
 
     section("stats", "Significance tests", [],
@@ -137,8 +138,8 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0,
                     "Per route: the reader-side latency (ns per read, log scale; gbench and "
                     "criterion, median and 95% CI) beside the time a read steals from the "
                     "victim CPU (ns per read, flat out and at 1 kHz, median and 95% CI; "
-                    "hollow: the CI holds 0, within noise, or too few pairs for a CI; x: not "
-                    "measured)")],
+                    "hollow: the CI holds 0, within noise, lies below 0, baseline drift and "
+                    "not a saving, or too few pairs for a CI; x: not measured)")],
             [t for run in runs for t in (report_tables.victim_table(run),
                                          report_tables.victim_table(run, sampler=True))],
             htmlpage.VICTIM_INTRO)

@@ -169,7 +169,7 @@ SAMPLER_HEADERS = {(False, "rate_hz"): "rate", (False, "jitter_us"): "jitter",
 SAMPLER_METRICS = {metric for _, metric in SAMPLER_HEADERS}
 SAMPLER_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op", "target", "cpu",
                "target_cpu", "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
-               "within_noise", "stand_in", "liveness", "liveness_note", "reason"]
+               "within_noise", "baseline_drift", "stand_in", "liveness", "liveness_note", "reason"]
 
 
 def mechanism(row: dict) -> str:
@@ -206,8 +206,11 @@ def sampler_table(run: Run) -> Table | None:
         note_words = dict.fromkeys(filter(None, (row_notes(r, notes) for r in by_metric.values())))
         body.append([mechanism(first), labels.cell_target(key[2]), text_table.cpus(first),
                      harness, *cells, "/".join(ns) or DASH, "; ".join(note_words)])
-        records += [{**row_record(run, r), "within_noise": meaning.of(r).within_noise
-                     if meaning.of(r).above_null else None} for r in by_metric.values()]
+        records += [{**row_record(run, r),
+                     **({"within_noise": meaning.of(r).within_noise,
+                         "baseline_drift": meaning.of(r).drift} if meaning.of(r).above_null
+                        else {"within_noise": None, "baseline_drift": None})}
+                    for r in by_metric.values()]
     caption = (f"{machine_caption(run)}. Per mechanism of the 1 kHz sampler (and any other "
                f"rate measured in the run): achieved rate, interval jitter, missed ticks per "
                f"repetition, CPU time per tick (per-thread schedstat) and the slowdown of a "
@@ -260,18 +263,21 @@ VICTIM_METHOD = (
 VICTIM_CSV = ["machine", "online_cpus", "run_id", "date", "harness", "path", "op", "route_target", "target",
               "cpu", "target_cpu", "victim_cpu", "placement", "rate_hz", "reads_per_s",
               "metric", "unit", "status", "median", "ci95_low", "ci95_high", "n",
-              "baseline_median", "within_noise", "stand_in", "liveness", "liveness_note",
-              "reason"]
+              "baseline_median", "within_noise", "baseline_drift", "stand_in", "liveness",
+              "liveness_note", "reason"]
 # the victim's columns without the victim, the window's length for the reads per second
 IDLE_CSV = [{"reads_per_s": "window_s"}.get(c, c) for c in VICTIM_CSV
             if c not in ("victim_cpu", "placement")]
 
 
 def _with_noise(row: dict | None, notes: Notes, note: str) -> str:
-    """"5.2 µs (5.19–5.21 µs)"; "within noise [^k]" after it when the CI holds 0."""
+    """"5.2 µs (5.19–5.21 µs)"; "within noise [^k]" after it when the CI holds 0,
+    "baseline drift, not a saving [^k]" when a cost's CI lies below 0."""
     text, said = median_ci(row), meaning.of(row)
     if said.within_noise:
         text += f" {with_mark(WITHIN_NOISE, notes.mark(note))}"
+    elif said.drift:
+        text += f" {with_mark(meaning.DRIFT, notes.mark(meaning.DRIFT_NOTE))}"
     elif said.too_few:
         text += f" {with_mark(TOO_FEW, notes.mark(TOO_FEW_NOTE))}"
     return text
@@ -308,7 +314,8 @@ def _victim_records(run: Run, e: vr.Experiment) -> list[dict]:
              "placement": w.placement, "window_s": (r.get("parameters") or {}).get("window_s"),
              "rate_hz": w.rate_hz if w.rate_known else None, "reads_per_s": vr.reads_per_s(e),
              "baseline_median": vr.baseline(r),
-             "within_noise": meaning.of(r).within_noise if r["status"] == "ok" else None}
+             "within_noise": meaning.of(r).within_noise if r["status"] == "ok" else None,
+             "baseline_drift": meaning.of(r).drift if r["status"] == "ok" else None}
             for r in e.rows.values()]
 
 

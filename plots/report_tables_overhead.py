@@ -44,10 +44,16 @@ def overhead_groups(rows: list[dict]) -> dict[tuple, dict[str, dict]]:
 
 def overhead_cells(by: dict[str, dict], notes: Notes) -> list[str]:
     """Wall time, CPU time (each "not significant" where its CI contains 0:
-    "1.2% (−25–55%), not significant [^3]") and the pairs of one group."""
-    cells = [median_ci(r) if not meaning.of(r).within_noise
-             else with_mark(f"{median_ci(r)}, {NOT_SIGNIFICANT}", notes.mark(ZERO_NOTE))
-             for r in (by.get("wall time"), by.get("CPU time"))]
+    "1.2% (−25–55%), not significant [^3]"; "baseline drift, not a saving"
+    where it lies below 0) and the pairs of one group."""
+    def cell(r):
+        said = meaning.of(r)
+        if said.within_noise:
+            return with_mark(f"{median_ci(r)}, {NOT_SIGNIFICANT}", notes.mark(ZERO_NOTE))
+        if said.drift:
+            return with_mark(f"{median_ci(r)}, {meaning.DRIFT}", notes.mark(meaning.DRIFT_NOTE))
+        return median_ci(r)
+    cells = [cell(r) for r in (by.get("wall time"), by.get("CPU time"))]
     first = by.get("wall time") or by.get("CPU time")
     return cells + [str(first["n"]) if first["status"] == "ok" else DASH]
 
@@ -60,7 +66,8 @@ def overhead_record(r: dict, measure: str, above: dict | None) -> dict:
             "cpu": r.get("cpu"), "time": measure, "overhead_pct": number(r, "median"),
             "ci95_low": number(r, "ci95_low"), "ci95_high": number(r, "ci95_high"),
             "n": r["n"], "ci_contains_zero": said.contains_zero,
-            "significance": NOT_SIGNIFICANT if said.within_noise else None,
+            "significance": (NOT_SIGNIFICANT if said.within_noise
+                             else meaning.DRIFT if said.drift else None),
             "resolved": (r.get("resolution") or {}).get("resolved"),
             "resolution_note": said.unresolved_note, "status": r["status"],
             "stand_in": r.get("stand_in"), "liveness": said.verdict, "reason": r.get("reason"),

@@ -8,6 +8,7 @@ A group is a row's `samples`: its repetitions (latency) or its pairs
 (overhead), taken as independent.
 """
 
+from results import meaning
 from results import significance as sig
 from results.rows import NULL
 from results.table import DASH
@@ -181,15 +182,16 @@ def overhead_table(run: Run) -> Table | None:
                 records += step_records(name, run, tested, i, rows, mechanism_label, **base)
         for r, g in zip(rows, groups):
             zero = sig.wilcoxon_zero(g)
+            verdict = meaning.test_verdict(r, sig.verdict(zero.p))
             body.append([cond, f"{mechanism_label(r)} ({median_cell(r)}) vs 0", str(zero.n),
                          "Wilcoxon" if zero.statistic is None
                          else f"Wilcoxon T = {zero.statistic:g}",
-                         sig.p_text(zero.p), DASH, DASH, DASH, sig.verdict(zero.p)])
+                         sig.p_text(zero.p), DASH, DASH, DASH, verdict])
             records.append(record(name, run, test="wilcoxon-signed-rank",
                                   group_a=mechanism_label(r),
                                   group_b="0", target_a=r.get("target"), harness_a=r["harness"],
                                   n_a=zero.n, median_a=r["median"], statistic=zero.statistic,
-                                  p=zero.p, verdict=sig.verdict(zero.p), note=zero.note, **base))
+                                  p=zero.p, verdict=verdict, note=zero.note, **base))
     null_text = ("The null loop (the bare timer, sampling nothing) is a group like the "
                  "mechanisms. " if has_null else
                  "This run's overhead experiment has no null-loop rows (it times each mechanism "
@@ -211,7 +213,9 @@ def overhead_table(run: Run) -> Table | None:
                f"the U test is. {small_n_sentence(bests, nss, 'mechanisms')}Each mechanism "
                f"against zero overhead: the Wilcoxon signed-rank test, two-sided, not adjusted "
                f"(zeros dropped: n counts the pairs tested); its \"not significant\" means the pairs "
-               f"do not show an overhead distinguishable from none by that test. {CI_CRITERION}")
+               f"do not show an overhead distinguishable from none by that test; a "
+               f"significant one below 0 says \"{meaning.DRIFT}\" (a sampler cannot speed a "
+               f"workload up: the bare runs it is paired with moved). {CI_CRITERION}")
     return Table(name=name, key=f"overhead-tests-{labels.slug(run.label)}",
                  title=f"Sampler overhead, tested, {run.label}", caption=caption.strip(),
                  columns=["condition", "comparison (median)", "n", "test", "p", "best p_adj",

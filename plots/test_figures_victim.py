@@ -136,16 +136,16 @@ def test_an_unavailable_route_keeps_its_row_and_says_so(vm):
     plt.close(fig)
 
 
-def test_points_whose_ci_holds_zero_are_hollow(vm):
+def test_points_whose_ci_holds_zero_or_lies_below_it_are_hollow(vm):
     fig = figures_victim.victim_figure(vm)
     stolen = fig.axes[1]
     markers = [line for line in stolen.lines if line.get_xydata().shape[0] == 1
                and line.get_marker() in ("D", "o")]
     hollow = [m for m in markers if m.get_markerfacecolor() in ("white", (1.0, 1.0, 1.0, 1.0))]
     noise = [r for r in route_rows(vm[0])
-             if r["metric"] == vr.STOLEN and meaning.of(r).within_noise]
+             if r["metric"] == vr.STOLEN and meaning.of(r).not_resolved]
     resolved = [r for r in route_rows(vm[0])
-                if r["metric"] == vr.STOLEN and r["status"] == "ok" and not meaning.of(r).within_noise]
+                if r["metric"] == vr.STOLEN and r["status"] == "ok" and not meaning.of(r).not_resolved]
     assert noise and resolved
     assert len(hollow) == len(noise)
     assert len(markers) - len(hollow) == len(resolved)
@@ -301,4 +301,35 @@ def test_a_run_of_the_victim_step_alone_draws_its_figure(vm):
     assert fig is not None
     fig.canvas.draw()
     assert any("no latency rows" in t.get_text() for ax in fig.axes for t in ax.texts)
+    plt.close(fig)
+
+
+def test_stolen_time_below_zero_is_baseline_drift_hollow_and_said(vm):
+    """Issue 33: a read cannot give the victim CPU time back. A stolen-time
+    row whose CI lies below 0 is drawn hollow and its cell says "baseline
+    drift, not a saving", footnoted."""
+    from results import stats
+    run = vm[0]
+    target = next(r for r in route_rows(run) if r["metric"] == vr.STOLEN
+                  and r["status"] == "ok" and not meaning.of(r).not_resolved)
+    below = [-300.0 + 5 * i for i in range(12)]
+    changed = [{**r, "samples": below, **stats.summarize(below)} if r is target else r
+               for r in run.rows]
+    drifted = Run(run.path, changed, label=run.label)
+    (row,) = [r for r in changed if r["samples"] == below]
+    assert meaning.of(row).drift
+    table = report_tables.victim_table(drifted)
+    header, body, notes = md_table(tables.to_markdown([table]), VM_LABEL)
+    stolen = header.index("stolen per read (95% CI)")
+    cells = [line[stolen] for line in body if "baseline drift" in line[stolen]]
+    drifting = [e for e in vr.victim_experiments(changed, sampler=False)
+                if meaning.of(e.get(vr.STOLEN)).drift]
+    assert len(cells) == len(drifting) >= 1  # the fixture's own, and this one
+    k = re.search(r"baseline drift, not a saving \[(\d+)\]", cells[0]).group(1)
+    assert notes[k] == meaning.DRIFT_NOTE
+    fig = figures_victim.victim_figure([drifted])
+    markers = [line for line in fig.axes[1].lines if line.get_xydata().shape[0] == 1
+               and line.get_marker() in ("D", "o")]
+    (point,) = [m for m in markers if m.get_xydata()[0][0] == row["median"]]
+    assert point.get_markerfacecolor() in ("white", (1.0, 1.0, 1.0, 1.0))
     plt.close(fig)

@@ -165,3 +165,43 @@ def test_the_sampler_figure_leaves_the_differences_out(runs):
                      for t in ax.get_xticklabels()}
     rate_axis = fig.axes[0]
     assert min(rate_axis.get_ylim()) > 900  # no 0 Hz difference among the rates
+
+
+def test_a_slowdown_below_zero_reads_baseline_drift_in_table_test_and_figure(refs):
+    """Issue 33: a sampler on another CPU does not speed a workload up. An
+    overhead whose CI lies below 0 (resolved by its target or not) says
+    "baseline drift, not a saving" in the overhead table, in overhead-tests
+    instead of "significant", and in the figure, drawn hollow."""
+    import matplotlib.pyplot as plt
+
+    from plots.report_tables_overhead import local_overhead_table
+    from plots.report_tables_stats import overhead_table
+    from results import meaning, overhead
+    run0 = load_runs([str(AMD)])[0]
+    common = {k: run0.rows[0][k] for k in ("schema_version", "run_id", "timestamp", "machine")}
+    budget = overhead.budget_s(False)
+    conditions = [overhead.Condition("perf", overhead.Placement("same CPU", 1, 1),
+                                     wall=[4.0 + 0.01 * i for i in range(40)], cpu=[1.0] * 40,
+                                     bare=[(0.05, 0.05)] * 40),
+                  overhead.Condition("perf", overhead.Placement("other CPU", 0, 1),
+                                     wall=[-0.4 + 0.01 * i for i in range(30)],
+                                     cpu=[0.0] * 30, bare=[(0.05, 0.05)] * 30)]
+    got = [row for c in conditions
+           for row in overhead.condition_rows(common, c, 297, None, False, 90.0, budget)]
+    run = Run(run0.path, got, label="here")
+    table = local_overhead_table(run)
+    col = {name: i for i, name in enumerate(table.columns)}
+    by_place = {line[col["sampler on"]]: line for line in table.body}
+    drift = by_place["other CPU (CPU 0)"][col["wall time (95% CI)"]]
+    assert re.fullmatch(r"-0\.2\d+ % \(.*\), baseline drift, not a saving \[\^\d+\]", drift), drift
+    assert "drift" not in by_place["same CPU (CPU 1)"][col["wall time (95% CI)"]]
+    assert any(f.startswith(meaning.DRIFT_NOTE) for f in table.footnotes)
+    records = {(r["placement"], r["time"]): r for r in table.records}
+    assert records[("other CPU", "wall time")]["significance"] == meaning.DRIFT
+    tests = overhead_table(run)
+    verdicts = {line[1].split(" (")[0]: line[-1] for line in tests.body
+                if line[1].endswith("vs 0") and "other CPU · wall" in line[0]}
+    assert verdicts == {"perf": meaning.DRIFT}, verdicts
+    fig = figures.overhead_figure([run], refs)
+    assert any(t.get_text().endswith("baseline drift") for ax in fig.axes for t in ax.texts)
+    plt.close(fig)

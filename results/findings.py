@@ -8,7 +8,8 @@ the report's index.html (issue 32).
   both (the IPI): the difference of medians, with a bootstrap 95% CI;
 - which sampler mechanism slows a workload on its CPU least at 1 kHz;
 - what cannot be taken as a finding: stand-ins, dead counters, rows not
-  resolved, rows not measured, plausibility checks that failed.
+  resolved, costs below 0 (baseline drift, results/meaning.py, counted),
+  rows not measured, plausibility checks that failed.
 
 A comparison is a finding only when its 95% CIs separate it and nothing
 casts doubt on a row in it: a stand-in (another operation's cost), a dead
@@ -85,10 +86,10 @@ def measured_ok(rows, metric: str) -> list[dict]:
 
 
 def comparable(r: dict) -> bool:
-    """Enough samples for a CI and within its experiment's target (a CI
-    holding 0 still ranks)."""
+    """Enough samples for a CI, within its experiment's target and not a
+    cost below 0 (baseline drift); a CI holding 0 still ranks."""
     said = meaning.of(r)
-    return not said.too_few and said.unresolved_note is None
+    return not said.too_few and said.unresolved_note is None and not said.drift
 
 
 def separated(a: dict, b: dict) -> bool:
@@ -143,7 +144,8 @@ def compared(claim: str, low: dict, high: dict, shown: str, rows) -> Finding:
     a finding when low's CI lies below high's and nothing casts doubt."""
     if not separated(low, high):
         return Finding(f"{claim}: {NOT_RESOLVED}, {shown} (the 95% CIs overlap, or one has "
-                       "too few samples or misses its target).", resolved=False)
+                       f"too few samples, misses its target or is {meaning.DRIFT}).",
+                       resolved=False)
     doubt = doubts([low, high], rows)
     if doubt:
         return Finding(f"{claim}: {shown}; not a finding: {'; '.join(doubt)}.", resolved=False)
@@ -250,6 +252,7 @@ def caveats(rows) -> list[Finding]:
     stand_ins = [what(r) for r in ok if r.get("stand_in")]
     dead = [r["target"].split(" @ ")[0] for r in ok if meaning.of(r).dead and r.get("target")]
     unresolved = [r for r in ok if meaning.of(r).not_resolved or meaning.of(r).unresolved_note]
+    drift = [r for r in ok if meaning.of(r).drift]
     not_ok = [r for r in rows if r["status"] != "ok"]
     out = []
     if stand_ins:
@@ -260,8 +263,13 @@ def caveats(rows) -> list[Finding]:
                            resolved=False))
     if unresolved:
         out.append(Finding(f"{len(unresolved)} of {len(ok)} measured rows are {NOT_RESOLVED} "
-                           "(within noise, too few samples, or a CI wider than its target): "
-                           "their tables say which.", resolved=False))
+                           "(within noise, baseline drift, too few samples, or a CI wider than "
+                           "its target): their tables say which.", resolved=False))
+    if drift:
+        names = listed(f"{r['harness']} {what(r)} {r['metric']}" for r in drift)
+        out.append(Finding(f"{len(drift)} rows are {meaning.DRIFT}: a cost that cannot be "
+                           f"negative, whose 95% CI lies below 0 (the baseline moved while it "
+                           f"was measured): {names}.", resolved=False))
     if not_ok:
         names = listed(f"{r['harness']} {what(r)} {r['metric']}" for r in not_ok)
         out.append(Finding(f"{len(not_ok)} rows not measured (unavailable or error, each with "

@@ -1,6 +1,7 @@
 """What a row means, decided once (issue 31): `of(row)` gives its role,
 whether it is ok, its counter's liveness verdict, whether its 95% CI holds
-0 (within noise), whether it has too few samples for a CI (a QUICK run)
+0 (within noise), whether it is a cost whose CI lies below 0 (baseline
+drift, issue 33), whether it has too few samples for a CI (a QUICK run)
 and why it is not resolved. Every table and figure of the report, the
 terminal summary (results/table.py) and the gate read these answers here;
 none asks the row again.
@@ -19,6 +20,17 @@ from results.rows import ABOVE_NULL, MEASURED, NULL
 # which covers less than 95% (stats.median_ci_ranks): a QUICK run's pairs.
 MIN_CI_N = 6
 
+# Costs that cannot be negative, each a difference against a baseline
+# measured beside it: a read cannot give the victim CPU time back, a sampler
+# does not speed a workload up nor take wakeups or busy time from an idle
+# machine, nor cost less CPU per tick than its bare timer loop. A CI wholly
+# below 0 means the baseline moved while the row was measured.
+NEVER_NEGATIVE = {MEASURED: {"stolen_ns_per_read", "overhead_pct", "wakeups_per_s", "busy_pct"},
+                  ABOVE_NULL: {"cpu_us_per_sample"}}
+DRIFT = "baseline drift, not a saving"
+DRIFT_NOTE = (f"{DRIFT}: a cost that cannot be negative, whose 95% CI lies below 0: the "
+              "baseline it is measured against moved while it was measured; not a finding")
+
 
 @dataclasses.dataclass(frozen=True)
 class Meaning:
@@ -30,6 +42,7 @@ class Meaning:
     ok: bool = False
     verdict: str | None = None
     contains_zero: bool | None = None
+    drift: bool = False  # a NEVER_NEGATIVE cost whose CI lies below 0
     too_few: bool = False
     unresolved_note: str | None = None
 
@@ -54,11 +67,26 @@ class Meaning:
 
     @property
     def not_resolved(self) -> bool:
-        """Shown hollow, never as a finding: within noise, or too few samples."""
-        return self.within_noise or self.too_few
+        """Shown hollow, never as a finding: within noise, baseline drift,
+        or too few samples."""
+        return self.within_noise or self.drift or self.too_few
 
 
 NOTHING = Meaning()  # of a row that is not there
+
+
+def never_negative(row: dict) -> bool:
+    """The row is a cost that cannot be negative (NEVER_NEGATIVE)."""
+    return row["metric"] in NEVER_NEGATIVE.get(row["role"], ())
+
+
+def test_verdict(row: dict, verdict: str) -> str:
+    """A significance test's verdict on a row against 0, as a table shows
+    it: a cost that cannot be negative "significantly" below 0 is baseline
+    drift, never a saving."""
+    if verdict == "significant" and row["median"] < 0 and never_negative(row):
+        return DRIFT
+    return verdict
 
 
 def of(row: dict | None) -> Meaning:
@@ -68,9 +96,11 @@ def of(row: dict | None) -> Meaning:
     ok = row["status"] == "ok"
     lo, hi = row.get("ci95_low"), row.get("ci95_high")
     res = row.get("resolution")
+    has_ci = ok and lo is not None and hi is not None
     return Meaning(
         role=row["role"], ok=ok, verdict=liveness.verdict(row),
-        contains_zero=lo <= 0 <= hi if ok and lo is not None and hi is not None else None,
+        contains_zero=lo <= 0 <= hi if has_ci else None,
+        drift=has_ci and hi < 0 and never_negative(row),
         too_few=ok and 0 < row.get("n", 0) < MIN_CI_N,
         unresolved_note=(res.get("note") or "not resolved at this n")
         if ok and res and not res.get("resolved") else None)

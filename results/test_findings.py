@@ -93,6 +93,21 @@ def test_the_cheapest_sampler_at_1_khz():
     assert not found.resolved and ": not resolved, ebpf" in found.text
 
 
+def test_a_slowdown_below_zero_is_baseline_drift_counted_and_never_the_cheapest():
+    """Issue 33: a sampler cannot speed a workload up; an overhead whose CI
+    lies below 0 is the bare runs moving, named and counted, never a finding."""
+    spread = [-0.2, 0.1, 0.0, 0.2, -0.1, 0.05, -0.05, 0.15]
+    rows_ = [overhead("perf", 4.0, spread), overhead("ebpf", -1.0, spread)]
+    (found,) = findings.cheapest_sampler(rows_)
+    assert not found.resolved and ": not resolved, ebpf -0.975 %" in found.text, found.text
+    assert found.text.endswith("or is baseline drift, not a saving).")
+    (drift,) = [f for f in findings.caveats(rows_) if "rows are baseline drift" in f.text]
+    assert not drift.resolved
+    assert drift.text.startswith("1 rows are baseline drift, not a saving: a cost that cannot "
+                                 "be negative"), drift.text
+    assert "hyperfine sampler ebpf overhead_pct" in drift.text
+
+
 def test_too_few_samples_state_no_comparison_as_a_finding():
     """Fewer than 6 samples: the CI is the min–max, and nothing is resolved."""
     few = [100.0, 101.0, 99.0]

@@ -69,3 +69,25 @@ def test_older_rows_get_their_role_from_the_target_prefix_when_loaded(tmp_path):
         ("measured", "msr/tsc/ @ 1000 Hz"), ("measured", None)]
     assert list(loaded[0]) == list(ok([1.0] * 6))  # the role where a schema 3 row has it
     assert runfile.upgrade(loaded[0]) is loaded[0]
+
+
+def cost(metric, samples, role=rows.MEASURED, unit=None):
+    return rows.measured_row(COMMON, harness="victim", path="perf", op="read",
+                             target="msr/tsc/", cpu=0, target_cpu=1, metric=metric,
+                             unit=unit or rows.METRIC_UNITS[metric], samples=samples, role=role)
+
+
+def test_a_cost_that_cannot_be_negative_below_zero_is_baseline_drift():
+    below = [-300.0, -250.0, -200.0] * 4
+    for metric in ("stolen_ns_per_read", "overhead_pct", "wakeups_per_s", "busy_pct"):
+        said = meaning.of(cost(metric, below))
+        assert said.drift and said.not_resolved and not said.within_noise, metric
+    # above 0, or a CI that holds 0: no drift
+    assert not meaning.of(cost("stolen_ns_per_read", [200.0, 250.0] * 5)).drift
+    assert not meaning.of(cost("stolen_ns_per_read", [-200.0, 250.0] * 5)).drift
+    # a sampler's CPU per tick above its null loop is a cost; its own row is not a difference
+    assert meaning.of(cost("cpu_us_per_sample", below, role=rows.ABOVE_NULL)).drift
+    assert not meaning.of(cost("cpu_us_per_sample", below)).drift
+    # deep-idle residency falls under a sampler: below 0 is what it costs
+    assert not meaning.of(cost("deep_idle_pct", below)).drift
+    assert "not a finding" in meaning.DRIFT_NOTE and meaning.DRIFT in meaning.DRIFT_NOTE
