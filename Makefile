@@ -42,7 +42,7 @@ ubench: deps
 	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD)
 
-# make gbench-effect [PAIRS=6]: ubench linked to Debian's libbenchmark (built
+# make gbench-effect [PAIRS=n, at least 2; default 6]: ubench linked to Debian's libbenchmark (built
 # without NDEBUG; in $(BUILD)/gbench-system) against the NDEBUG build make build
 # makes, interleaved; a table per benchmark (README, "Google Benchmark")
 gbench-effect: ubench

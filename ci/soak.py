@@ -8,7 +8,7 @@ For each mechanism that samples on this machine, raplbench-sample runs at
 1 kHz for --minutes with `stress-ng --cpu 0` (every CPU) beside it; the soak
 checks that no sample was lost, that the sum of the sampler's delta_j is each
 counter's own difference over the run (wraps included; stand-ins: the raw
-steps), and that its resident memory stays flat (README.md, "A long run
+steps), and that its resident memory stays flat (ci/README.md, "A long run
 under load").
 
 It writes soak.md and soak.json under --out (default results/runs/soak-<utc>)

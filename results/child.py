@@ -1,5 +1,6 @@
 """The child processes of bench-all's steps, each with a time limit
-(RAPLBENCH_STEP_LIMIT_S, issue 14; README.md says what a user sees).
+(RAPLBENCH_STEP_LIMIT_S, issue 14; results/README.md, "A run: its steps,
+its end", says what a user sees).
 
 Every child starts in a session of its own (`spawn`), so that at its
 limit, or when bench-all itself is interrupted, it is killed together with

@@ -1,7 +1,7 @@
 """The overhead experiment (make bench-overhead, part of bench-all): what
 the 1 kHz sampler costs a real workload, resolved to half a percentage point
-where the machine allows it. README.md ("What it costs: the overhead
-experiment") gives the design: the workload, the two placements, the
+where the machine allows it. results/README.md ("What it costs: the
+overhead experiment") gives the design: the workload, the two placements, the
 ksample module, the paired runs (AB, BA, ...), rounds until each condition
 is resolved or the budget ends, the wall-time and CPU-time rows. Why each
 choice, and what README.md leaves out:

@@ -2,7 +2,8 @@
 `<runs dir>/.lock`, held from the start of `make bench-all` (before the
 build) to its end; a second run exits (status 2) naming the running one,
 whose pid, start and command the lock file holds, or waits (`--wait`).
-Why, and what a user sees: README.md, "One run at a time per checkout".
+Why, and what a user sees: results/README.md, "Stopping a run, two runs
+at once, a full disk".
 
     python3 -m results.run_lock [--wait] [--runs-dir DIR] [--what TEXT] -- COMMAND ...
 

@@ -2,8 +2,8 @@
 step "sampler"): raplbench-sample runs on each mechanism with --report,
 PAIRS windows of the sampler alternating with as many of the null sampler
 (the bare timer loop, the floor the machine sets), 1 s each (0.1 s under
-QUICK), and writes them raw; report_rows builds the rows (README.md's
-sampler section, "--report"): for each loop its rate, interval jitter,
+QUICK), and writes them raw; report_rows builds the rows (rbench/README.md,
+"The self-report"): for each loop its rate, interval jitter,
 missed ticks and CPU time per sample, one sample per window (role
 measured, and null for the null sampler), and the sampler above the null
 sampler, one sample per pair (role above-null). The sampler's rows carry

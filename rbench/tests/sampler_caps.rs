@@ -1,5 +1,5 @@
 //! The sampler without root (issue 14): a mechanism samples as an
-//! unprivileged user given only the capabilities the README lists for it,
+//! unprivileged user given only the capabilities rbench/README.md lists for it,
 //! and without one of them it stops at start-up (exit 2) naming the one it
 //! lacks. `setpriv` (util-linux) drops to `nobody` with ambient
 //! capabilities, so this runs only as root, and only for the mechanisms that
