@@ -30,9 +30,10 @@ from ci.gate_report import (EXIT_FAIL, EXIT_PASS, EXIT_USAGE, failure_lines, mar
 from ci.gate_stats import (ALLOWED_MISSING, IMPROVEMENT, MISSING, NEW, NOT_GATED, OTHER_MACHINE,
                            REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE, STEP_NOT_RUN, UNCHANGED,
                            Result, compare, compare_rounds, decide, not_gated_why, run_shifts)
-from ci.gate_verdict import Kinds, Run, Verdict, describe_kind, load_run, run_kind
+from ci.gate_verdict import Kinds, Run, Verdict, load_run, run_kind
 from results import files, run_state, runfile
 from results.bench_all import STEP_ROWS
+from results.rows import describe_run
 from results.schema import clip, excerpt
 
 REPO = Path(__file__).resolve().parent.parent
@@ -108,8 +109,8 @@ def _kind_mismatch(baseline: Run, current: Run, kinds: Kinds, b_index, c_index) 
                   for _, row in c_index.values()))
     lines = [f"{display(baseline.file)} and {display(current.file)} are runs of different modes "
              "or steps:",
-             f"  baseline: {describe_kind(kinds.baseline)}",
-             f"  current: {describe_kind(kinds.current)}"]
+             f"  baseline: {describe_run(kinds.baseline)}",
+             f"  current: {describe_run(kinds.current)}"]
     if kinds.baseline["mode"] != kinds.current["mode"]:
         lines.append("A QUICK run's rows have fewer repetitions, windows and pairs than a full "
                      "run's, and shorter ones: their differences would be the mode's, not the "

@@ -14,8 +14,9 @@ from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW
                            MIN_ROUNDS, OTHER_MACHINE, REGRESSION, SKIPPED_NOT_OK, SKIPPED_REFERENCE,
                            STEP_NOT_RUN, TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN,
                            Result, Rule)
-from ci.gate_verdict import Kinds, Run, Verdict, describe_kind
+from ci.gate_verdict import Kinds, Run, Verdict
 from results import registry, table
+from results.rows import describe_run
 from results.schema import clip
 from results.significance import magnitude
 
@@ -297,17 +298,17 @@ def _kind_lines(k: Kinds) -> list[str]:
     only one side records them."""
     if k.differ:
         return ["", f"> ⚠️ **Runs of different modes or steps**, compared anyway "
-                    f"(--allow-mode-mismatch): the baseline is {describe_kind(k.baseline)}, "
-                    f"the current {describe_kind(k.current)}. A QUICK run's rows have fewer "
+                    f"(--allow-mode-mismatch): the baseline is {describe_run(k.baseline)}, "
+                    f"the current {describe_run(k.current)}. A QUICK run's rows have fewer "
                     "and shorter blocks, windows and pairs than a full run's, so a change "
                     "between the two modes may be the mode's; the rows of a step only one run "
                     "ran are not compared."]
     for side, kind, other in (("baseline", k.baseline, k.current),
                               ("current run", k.current, k.baseline)):
         if kind is None and other is not None:
-            return ["", f"> The {side} {describe_kind(None)}: the gate could not check that "
+            return ["", f"> The {side} {describe_run(None)}: the gate could not check that "
                         f"both runs are of one mode and the same steps (the other is "
-                        f"{describe_kind(other)})."]
+                        f"{describe_run(other)})."]
     return []
 
 

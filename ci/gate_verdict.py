@@ -4,12 +4,11 @@ machine); ci/gate.py makes them, ci/gate_report.py writes them out.
 """
 
 import dataclasses
-import json
 from pathlib import Path
 
 from ci import gate_liveness
 from ci.gate_config import Config, display
-from results import runfile
+from results import rows, runfile
 
 
 @dataclasses.dataclass
@@ -29,19 +28,8 @@ class Run:
 
 
 def run_kind(runs) -> dict | None:
-    """The mode and steps (the rows' `run`: results/rows.py common) that
-    every measured row of `runs` records: one dict, or None when a row
-    records none (a harness run on its own, a run written before rows said
-    it) or the rows disagree (several runs in one file)."""
-    kinds = {json.dumps(row.get("run"), sort_keys=True)
-             for run in runs for _, row in run.rows if row["harness"] != "reference"}
-    return json.loads(kinds.pop()) if len(kinds) == 1 else None
-
-
-def describe_kind(kind: dict | None) -> str:
-    if kind is None:
-        return "records no mode or steps (a harness run alone, or written before runs said them)"
-    return f"a {'QUICK' if kind['mode'] == 'quick' else 'full'} run of {', '.join(kind['steps'])}"
+    """The mode and steps every measured row of `runs` records (rows.run_of)."""
+    return rows.run_of(row for run in runs for _, row in run.rows)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,7 +9,8 @@ import base64
 import html
 from pathlib import Path
 
-from results import findings, liveness
+from results import findings, liveness, rows
+from results.schedule import STEPS
 
 from plots import labels, report_tables
 from plots.runs import Run
@@ -32,6 +33,7 @@ ol.notes { font-size: .82em; color: #333; }
 .emulated { color: #b00020; font-weight: bold; }
 .unresolved { color: #555; }
 .frozen { color: #7a4b00; font-weight: bold; }
+.header-box { border: 1px solid #999; background: #f6f6f6; padding: 0.2em 1em; margin: 1em 0; }
 .machines td, .machines th { text-align: left; }
 .nowrap { white-space: nowrap; }
 nav a { margin-right: 1em; }
@@ -119,6 +121,52 @@ def liveness_paragraphs(runs: list[Run]) -> list[str]:
     return out
 
 
+def header_lines(run: Run) -> list[tuple[str, bool]]:
+    """What a reader must know before any figure of `run`, as (text,
+    warning): QUICK or full, the steps it ran, whether the machine was busy,
+    whether any energy counter here is real and live."""
+    kind = rows.run_of(run.rows)
+    if kind is None:
+        out = [("Mode and steps not recorded (a harness run on its own, or a run written "
+                "before runs recorded them).", False)]
+    else:
+        quick = kind["mode"] == rows.QUICK
+        out = [("A QUICK run (make bench-all QUICK=1): short blocks and windows, few pairs; a "
+                "smoke test, whose rows resolve less and whose overhead rows are never "
+                "findings." if quick else "A full run (make bench-all).", quick)]
+        skipped = [s for s in STEPS if s not in kind["steps"]]
+        out.append((f"Steps: {', '.join(kind['steps'])}"
+                    + (f"; not run: {', '.join(skipped)}." if skipped else " (all of them)."),
+                    bool(skipped)))
+    busy = labels.contention_note(run.machine)
+    if busy:
+        out.append((f"The machine was busy: {busy}.", True))
+    elif "contention" in run.machine:
+        out.append(("The machine was quiet: no other work above results/contention.py's "
+                    "thresholds during the steps.", False))
+    energy = [r for r in run.rows if r["status"] == "ok" and r.get("liveness") is not None]
+    live = sorted({r.get("target") or r["op"] for r in energy
+                   if r["liveness"] == "live" and not r.get("stand_in")})
+    if live:
+        out.append((f"Live energy counters: {', '.join(live)}.", False))
+    elif energy or any(r.get("stand_in") for r in run.rows):
+        out.append(("No RAPL here: every energy route was measured on a stand-in or on a "
+                    "counter that never advances. Their figures are the route's cost, not "
+                    "energy, and not what real RAPL costs.", True))
+    return out
+
+
+def header_box(runs: list[Run]) -> str:
+    parts = []
+    for run in runs:
+        warning = ' class="frozen"'
+        items = "".join(f"<li{warning if warn else ''}>{html.escape(text)}</li>"
+                        for text, warn in header_lines(run))
+        parts.append(f"<p><strong>{html.escape(run.label)}</strong>, run "
+                     f"{html.escape(run.run_id)}:</p><ul>{items}</ul>")
+    return f'<div class="header-box" id="about-this-run">{"".join(parts)}</div>'
+
+
 def findings_sections(runs: list[Run]) -> list[tuple[str, str, str]]:
     """(anchor, title, HTML) of each run's findings (results/findings.py,
     the same sentences make bench-all prints last); grey: not a finding."""
@@ -137,7 +185,8 @@ def findings_sections(runs: list[Run]) -> list[tuple[str, str, str]]:
 def page(runs: list[Run], sections: list[dict], files: list[str], n_refs: int) -> str:
     """sections: [{"id", "title", "intro", "figures": [(png path, alt)], "tables": [Table]}]"""
     found = findings_sections(runs)
-    body = [f"<h1>raplbench report: {html.escape(', '.join(r.label for r in runs))}</h1>"]
+    body = [f"<h1>raplbench report: {html.escape(', '.join(r.label for r in runs))}</h1>",
+            header_box(runs)]
     if any(r.emulated for r in runs):  # said before anything is read as a finding
         body.append('<p class="emulated">Some rows come from an emulated CPU (QEMU TCG): their '
                     "timings are QEMU's, not hardware figures.</p>")

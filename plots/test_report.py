@@ -16,6 +16,7 @@ from plots import figures, labels, report
 from plots.fixtures import AMD, INTEL, emulated_copy
 from plots.runs import Run, load_runs
 from results import rows as rows_mod
+from results.schedule import STEPS
 
 INTEL_LABEL = "Intel Xeon Gold 6330"
 AMD_LABEL = "AMD EPYC 7702 64-Core"
@@ -347,3 +348,33 @@ def test_the_findings_open_the_page(built, runs):
         for f in findings.of(run.rows):
             assert f.text.replace("'", "&#x27;").replace('"', "&quot;") in page, f.text
     assert 'class="unresolved"' in page
+
+
+def test_a_header_box_says_what_the_run_is_before_the_findings(built, runs):
+    """Issue 33: index.html opens with what a reader must know first: QUICK
+    or full, the steps, a busy machine, and no RAPL where every energy route
+    is a stand-in or dead. The fixture runs predate the mode; a run that
+    records it says it."""
+    from plots import htmlpage  # noqa: PLC0415
+    page = (built[0] / "index.html").read_text()
+    assert page.index('id="about-this-run"') < page.index('<h2 id="findings">')
+    assert "Mode and steps not recorded" in page
+    run = runs[0]
+    common = rows_mod.common("20261127T000000Z-abcdef", "2026-11-27T00:00:00Z", run.machine,
+                             quick=True, steps=["gbench", "criterion"])
+    stand_in = rows_mod.measured_row(common, harness="gbench", path="powercap", op="pread",
+                                     target="/sys/class/net/lo/statistics/rx_bytes", cpu=0,
+                                     target_cpu=None, metric="latency", unit="ns",
+                                     samples=[300.0] * 10, stand_in="no powercap zone here")
+    lines = dict(htmlpage.header_lines(Run(run.path, [stand_in], label="here")))
+    assert lines[next(t for t in lines if t.startswith("A QUICK run"))] is True
+    assert lines["Steps: gbench, criterion; not run: kbench, sampler, victim, idle, "
+                 "overhead."] is True
+    assert any(t.startswith("No RAPL here") and warn for t, warn in lines.items())
+    full = {**common, "run": {"mode": "full", "steps": list(STEPS)}}
+    live = {**stand_in, **full, "path": "perf", "target": "power/energy-pkg/",
+            "stand_in": None, "liveness": "live"}
+    lines = dict(htmlpage.header_lines(Run(run.path, [live], label="here")))
+    assert "A full run (make bench-all)." in lines
+    assert f"Steps: {', '.join(STEPS)} (all of them)." in lines
+    assert "Live energy counters: power/energy-pkg/." in lines

@@ -43,7 +43,7 @@ from results import (agreement, checks, child, contention, files, guardian, idle
                      interrupt, kbench, machine, overhead, rows, run_lock, run_state, sampler,
                      schema, summary, victim)
 from results.latency_steps import STANDS_FOR, run_criterion, run_gbench, run_latency
-from results.schedule import schedule, step_budget_s
+from results.schedule import STEPS, schedule, step_budget_s
 from results.steps import Run, failed_rows, run_step
 
 REPO = Path(__file__).resolve().parent.parent
@@ -133,6 +133,7 @@ STEP_ROWS = {
     "overhead": (overhead.HARNESS, ("sampler",)),
 }
 assert STEP_ROWS.keys() == {name for name, _, _ in HARNESSES}
+assert tuple(name for name, _, _ in HARNESSES) == STEPS
 assert all(step_budget_s(name, quick) > 0 for name, _, _ in HARNESSES for quick in (True, False))
 
 

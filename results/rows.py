@@ -80,6 +80,23 @@ def common(run_id: str, timestamp: str, machine: dict, *, quick: bool | None = N
     return out
 
 
+def run_of(rows) -> dict | None:
+    """The mode and steps (`run`, from common()) that every measured row of
+    `rows` records: one dict, or None when a row records none (a harness
+    run on its own, a run written before rows said it) or they disagree
+    (several runs in one file). Reference rows are left out."""
+    kinds = {json.dumps(row.get("run"), sort_keys=True)
+             for row in rows if row.get("harness") != "reference"}
+    return json.loads(kinds.pop()) if len(kinds) == 1 else None
+
+
+def describe_run(run: dict | None) -> str:
+    """"a QUICK run of gbench, criterion", as the gate and the report say it."""
+    if run is None:
+        return "records no mode or steps (a harness run alone, or written before runs said them)"
+    return f"a {'QUICK' if run['mode'] == QUICK else 'full'} run of {', '.join(run['steps'])}"
+
+
 def _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in, liveness,
          liveness_note, metric, unit, samples, iterations, summary, status, reason,
          optional=None) -> dict:

@@ -45,6 +45,8 @@ class Schedule:
 _SCHEDULES = json.loads((Path(__file__).with_name("schedule.json")).read_text(encoding="utf-8"))
 QUICK = Schedule(**_SCHEDULES["quick"])
 FULL = Schedule(**_SCHEDULES["full"])
+# bench-all's steps, in the order they run (results/bench_all.HARNESSES checks it)
+STEPS = tuple(_SCHEDULES["step_budget_s"]["full"])
 
 
 def schedule(quick: bool) -> Schedule:
