@@ -111,6 +111,24 @@ def best_local(ref: dict, rows: list[dict]) -> tuple[dict | None, str]:
     return best, ("same" if best is not None else "none")
 
 
+def unlike(ref: dict, local: dict | None, how: str) -> str | None:
+    """Why local ÷ published would divide unlike things, or None: a ratio
+    compares like with like only (issue 33): the real counter with the real
+    one, the paper's privilege level with the same, bare metal with bare
+    metal (a VM exit or an emulated CPU is no hardware's cost)."""
+    if local is None or local["status"] != "ok":
+        return None
+    if how == "user-space":
+        return "a user-space instruction against the paper's kernel loop"
+    if local.get("stand_in") and not ref.get("stand_in"):
+        return "a stand-in against the real counter"
+    here, there = local["machine"].get("hypervisor"), ref["machine"].get("hypervisor")
+    if bool(here) != bool(there):
+        return (f"a virtual machine ({here}) against bare metal" if here
+                else f"bare metal against a virtual machine ({there})")
+    return None
+
+
 def published_value(ref: dict) -> float | None:
     """The figure a published row is plotted and divided at: its median, else
     its mean, else the midpoint of its 95% interval."""

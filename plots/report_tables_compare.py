@@ -26,7 +26,7 @@ REFERENCE_CSV = ["source", "published_path", "published_op", "published_target",
                  "local_status",
                  "local_median_ns", "local_ci95_low_ns", "local_ci95_high_ns", "local_n",
                  "local_stand_in", "local_liveness", "local_reason", "ratio_local_to_published",
-                 "source_text"]
+                 "no_ratio_because", "source_text"]
 
 
 def distinct(lo: float, hi: float) -> tuple[str, str]:
@@ -92,8 +92,10 @@ def reference_table(runs: list[Run], refs: list[dict]) -> Table:
                 extra.append(f"not measured on {run.label}")
             elif local["status"] == "ok" and labels.placement(local) == labels.OTHER_CPU:
                 extra.append("only measured from another CPU on this machine")
-            row += [with_mark(median_ci(local), cell_marks(local, notes, *extra)),
-                    ratio_cell(number(local, "median"), published)]
+            why = pairing.unlike(ref, local, how)
+            ratio = (with_mark(DASH, notes.mark(f"no ratio: {why}")) if why
+                     else ratio_cell(number(local, "median"), published))
+            row += [with_mark(median_ci(local), cell_marks(local, notes, *extra)), ratio]
             records.append({
                 "source": label, "published_path": ref["path"], "published_op": ref["op"],
                 "published_target": ref.get("target"), "published_n": ref["n"] or None,
@@ -102,14 +104,18 @@ def reference_table(runs: list[Run], refs: list[dict]) -> Table:
                 **{f"local_{k}": v for k, v in row_fields(local).items()},
                 "local_online_cpus": run.machine.get("online_cpus"),
                 "ratio_local_to_published": (number(local, "median") / published
-                                             if number(local, "median") and published else None),
+                                             if number(local, "median") and published
+                                             and not why else None),
+                "no_ratio_because": why,
                 "source_text": ref["source"]})
         body.append(row)
     caption = ("Published per-operation figures (results/reference/*.jsonl) beside this "
                "report's machines: the local median with its 95% CI for the same path and "
                "operation (same CPU preferred, the real counter before a stand-in), and the "
-               "ratio local ÷ published. Latencies in ns per operation; the papers' units "
-               "are converted as the footnotes say.")
+               "ratio local ÷ published where the two are alike: a stand-in against the real "
+               "counter, a user-space instruction against a kernel loop, or a virtual machine "
+               "against bare metal get no ratio, and the footnote says which. Latencies in ns "
+               "per operation; the papers' units are converted as the footnotes say.")
     return Table(name="reference", key="reference", title="Published figures beside this report",
                  caption=caption, columns=columns,
                  align="lrl" + "rr" * len(runs), body=body, footnotes=notes.list(),

@@ -378,3 +378,28 @@ def test_a_header_box_says_what_the_run_is_before_the_findings(built, runs):
     assert "A full run (make bench-all)." in lines
     assert f"Steps: {', '.join(STEPS)} (all of them)." in lines
     assert "Live energy counters: power/energy-pkg/." in lines
+
+
+def test_published_ratios_divide_only_like_by_like(refs):
+    """Issue 33: local ÷ published only for the real counter against the real
+    one, the same privilege level, bare metal against bare metal; otherwise
+    "—" with the reason."""
+    from plots import pairing  # noqa: PLC0415
+    from plots.fixtures import KVM_VICTIM  # noqa: PLC0415
+    from plots.report_tables_compare import reference_table  # noqa: PLC0415
+    ref = next(r for r in refs if r["metric"] == "latency")
+    metal = {**ref["machine"], "hypervisor": None}
+    local = {"status": "ok", "stand_in": None, "machine": metal}
+    assert pairing.unlike(ref, local, "same") is None
+    assert pairing.unlike(ref, local, "user-space") == ("a user-space instruction against "
+                                                        "the paper's kernel loop")
+    assert pairing.unlike(ref, {**local, "stand_in": "x"}, "same") == ("a stand-in against "
+                                                                      "the real counter")
+    assert pairing.unlike(ref, {**local, "machine": {**metal, "hypervisor": "kvm"}},
+                          "same") == "a virtual machine (kvm) against bare metal"
+    (vm,) = load_runs([KVM_VICTIM])
+    table = reference_table([vm], refs)
+    ratios = [line[4] for line in table.body if not line[3].startswith("—")]
+    assert ratios and all(re.fullmatch(r"— \[\^\d+\]", cell) for cell in ratios), ratios
+    assert "no ratio: a stand-in against the real counter" in table.footnotes
+    assert all(r["ratio_local_to_published"] is None for r in table.records)
