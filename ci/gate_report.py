@@ -15,7 +15,7 @@ from ci.gate_stats import (ALLOWED_MISSING, DECISIONS, IMPROVEMENT, MISSING, NEW
                            STEP_NOT_RUN, TOO_FEW_SAMPLES, UNCHANGED, WITH_THE_RUN, WORSE_WHEN,
                            Result, Rule)
 from ci.gate_verdict import Kinds, Run, Verdict
-from results import registry, table
+from results import markdown, registry, table
 from results.rows import describe_run
 from results.schema import clip
 from results.significance import magnitude
@@ -135,14 +135,7 @@ def fmt_p_is(p: float) -> str:
     return "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}"
 
 
-def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(header, lines) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(_cell(c) for c in cells) + " |" for cells in lines]
-    return out
+_table = markdown.table
 
 
 # How a row's note shows each setting of its Rule, in this order.

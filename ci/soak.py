@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from results import ksample_module, registry, rows, sampler
+from results import ksample_module, markdown, registry, rows, sampler
 
 MECHANISMS = registry.MECHANISMS  # the sampler's, from the schema's registry
 RSS_SLACK_KIB = 1024          # "flat": the end within 1 MiB of the start
@@ -218,37 +218,34 @@ def _mib(kib: int | None) -> str:
 
 
 def report(soaks: list[Soak], minutes: float, stress: bool) -> str:
-    lines = [f"# Soak: each mechanism at 1 kHz for {minutes:g} min"
-             f"{' under stress-ng on every CPU' if stress else ''}", "",
-             "| mechanism | verdict | lost samples | sampler's summary | "
-             "RSS start → end (max; growth) |",
-             "|---|---|---|---|---|"]
+    runs, counters = [], []
     for s in soaks:
         if not s.ran:
-            lines.append(f"| {s.mechanism} | not run: {s.why_not} | | | |")
+            runs.append([s.mechanism, f"not run: {s.why_not}", "", "", ""])
             continue
         verdict = "**pass**" if s.passed else "**FAIL**"
         lost = "unknown (exit 3)" if s.lost < 0 else str(s.lost)
         growth = s.rss_growth_kib_per_min
         growth = "—" if growth is None else f"{growth:+.0f} KiB/min"
         flat = "" if s.rss_flat else f", **not flat** (over {RSS_SLACK_KIB // 1024} MiB)"
-        lines.append(f"| {s.mechanism} | {verdict} (exit {s.exit_status}) | {lost} | {s.summary} | "
+        runs.append([s.mechanism, f"{verdict} (exit {s.exit_status})", lost, s.summary,
                      f"{_mib(s.rss_start_kib)} → {_mib(s.rss_end_kib)} ({_mib(s.rss_max_kib)}; "
-                     f"{growth}{flat}) |")
-    lines += ["", "Per counter: its raw advance over the run (last − first, plus its range "
-              "per wrap) and, for an energy counter, the sum of the sampler's delta_j against "
-              "that advance in joules:", "",
-              "| mechanism | counter | samples | raw advance (wraps) | sum of delta_j | "
-              "counter's difference | exact |", "|---|---|---|---|---|---|---|"]
-    for s in soaks:
+                     f"{growth}{flat})"])
         for c in s.counters:
-            if c.exact is None:
-                energy = "— | — | n/a: no energy (a stand-in)"
-            else:
-                energy = (f"{c.summed_j:.9g} J | {c.counter_j:.9g} J | "
-                          f"{'yes' if c.exact else '**no**'}")
-            lines.append(f"| {s.mechanism} | {c.source}/{c.domain} | {c.samples} | "
-                         f"{c.raw_advance} ({c.wraps}) | {energy} |")
+            energy = (["—", "—", "n/a: no energy (a stand-in)"] if c.exact is None else
+                      [f"{c.summed_j:.9g} J", f"{c.counter_j:.9g} J",
+                       "yes" if c.exact else "**no**"])
+            counters.append([s.mechanism, f"{c.source}/{c.domain}", c.samples,
+                             f"{c.raw_advance} ({c.wraps})", *energy])
+    lines = [f"# Soak: each mechanism at 1 kHz for {minutes:g} min"
+             f"{' under stress-ng on every CPU' if stress else ''}", "",
+             *markdown.table(["mechanism", "verdict", "lost samples", "sampler's summary",
+                              "RSS start → end (max; growth)"], runs),
+             "", "Per counter: its raw advance over the run (last − first, plus its range "
+             "per wrap) and, for an energy counter, the sum of the sampler's delta_j against "
+             "that advance in joules:", "",
+             *markdown.table(["mechanism", "counter", "samples", "raw advance (wraps)",
+                              "sum of delta_j", "counter's difference", "exact"], counters)]
     return "\n".join(lines) + "\n"
 
 

@@ -50,6 +50,22 @@ def test_a_stand_in_has_no_energy_to_check_and_does_not_fail(tmp_path):
     assert not s.passed
 
 
+def test_the_report_escapes_a_pipe_in_the_samplers_summary(tmp_path):
+    """Issue 33: the sampler's summary quotes |interval − period|; its cell
+    stays one cell of a five-column table."""
+    import re
+    csv_path = write_csv(tmp_path / "a.csv", ["1,lo,rx_bytes,5,", "2,lo,rx_bytes,9,"])
+    [check] = soak.counter_checks(csv_path, lambda source: 2**64 - 1)
+    s = soak.Soak("powercap", True, exit_status=0, rss_start_kib=100, rss_end_kib=100,
+                  counters=[check], summary="jitter: |interval − period| median 3 µs")
+    text = soak.report([s, soak.Soak("kernel", False, why_not="no module")], 1.0, False)
+    line = next(x for x in text.splitlines() if x.startswith("| powercap | **pass**"))
+    assert "\\|interval − period\\|" in line
+    assert len(re.split(r"(?<!\\)\|", line)) - 2 == 5
+    counter = next(x for x in text.splitlines() if x.startswith("| powercap | lo/"))
+    assert len(re.split(r"(?<!\\)\|", counter)) - 2 == 7
+
+
 def test_lost_samples_come_from_the_samplers_line():
     assert soak.lost_samples("raplbench-sample: 12 samples lost (dropped or failed reads, "
                              "above): exit status 3\n") == 12

@@ -18,6 +18,7 @@ import html
 import io
 import re
 
+from results import markdown
 from results.table import DASH
 
 MARK = re.compile(r"\[\^(\d+(?:,\d+)*)\]")
@@ -61,21 +62,21 @@ def with_mark(text: str, mark: str) -> str:
 
 # ---- Markdown ----------------------------------------------------------------------
 
-def _md_cell(text: str) -> str:
-    text = MARK.sub(lambda m: f"[{m.group(1)}]", text)
-    return text.replace("|", "\\|").replace("\n", " ")
+def _marks(text: str) -> str:
+    """Footnote marks as Markdown shows them: "[^3]" -> "[3]"."""
+    return MARK.sub(lambda m: f"[{m.group(1)}]", text)
 
 
 def to_markdown(tables: list[Table]) -> str:
     out = []
     for t in tables:
         out += [f"### {t.title}", "", t.caption, ""]
-        out.append("| " + " | ".join(_md_cell(c) for c in t.columns) + " |")
-        out.append("|" + "|".join("---:" if a == "r" else "---" for a in t.align) + "|")
-        out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.body]
+        out += markdown.table([_marks(c) for c in t.columns],
+                              [[_marks(c) for c in row] for row in t.body], t.align)
         if t.footnotes:
             out.append("")
-            out += [f"- [{i}] {_md_cell(text)}" for i, text in enumerate(t.footnotes, 1)]
+            out += [f"- [{i}] {markdown.cell(_marks(text))}"
+                    for i, text in enumerate(t.footnotes, 1)]
         out.append("")
     return "\n".join(out)
 

@@ -24,7 +24,7 @@ import dataclasses
 import numpy as np
 from scipy import stats
 
-from results import liveness, runfile
+from results import liveness, markdown, runfile
 from results.checks import fmt_ns
 from results import significance as sig
 from results.table import cpus
@@ -212,9 +212,7 @@ def report(all_rows, run_id: str = "") -> str:
     if not found:
         lines.append("No path was measured by both harnesses in this run.")
         return "\n".join(lines) + "\n"
-    lines += ["| path | op | target | cpu→target | gbench | criterion | criterion / gbench "
-              f"| {round(CONFIDENCE * 100)}% CI | verdict | |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+    table = []
     counts = {AGREE: 0, DIFFER: 0, UNCLEAR: 0}
     factor = run_wide_factor(found)
     causes, unexplained, dead = {}, 0, {}  # causes: {key: number}; dead: {footnote: letter}
@@ -236,9 +234,11 @@ def report(all_rows, run_id: str = "") -> str:
             marks.append(f"**{tags} counter** [{','.join(letters)}]")
         verdict = f"**{v.text()}**" if v.kind == DIFFER else v.text()
         ci = f"{v.ci[0]:.2f}–{v.ci[1]:.2f}" if v.ci else "—"
-        lines.append(f"| {g['path']} | {g['op']} | {g['target'] or '—'} | {cpus(g)} | "
-                     f"{fmt_ns(g['median'])} | {fmt_ns(c['median'])} | {v.ratio:.2f} | {ci} | "
-                     f"{verdict} | {'; '.join(marks)} |")
+        table.append([g["path"], g["op"], g["target"] or "—", cpus(g), fmt_ns(g["median"]),
+                      fmt_ns(c["median"]), f"{v.ratio:.2f}", ci, verdict, "; ".join(marks)])
+    lines += markdown.table(["path", "op", "target", "cpu→target", "gbench", "criterion",
+                             "criterion / gbench", f"{round(CONFIDENCE * 100)}% CI", "verdict",
+                             ""], table)
     lines += ["", f"{counts[AGREE]} of {len(found)} pairs agree within {PERCENT}%; "
                   f"{counts[DIFFER]} differ beyond noise ({counts[DIFFER] - unexplained} with a "
                   f"known cause); {counts[UNCLEAR]} too noisy to tell."]
@@ -303,15 +303,15 @@ def _order_lines(per_key) -> list[str]:
              "which of them leads is drawn at random per run. Per pair, the ratio in the runs "
              "where gbench led and in those where criterion did, and Welch's t test of the "
              "difference (a drift of the machine during a run shows here as an order effect; "
-             "over both orders it averages out of the ratio above):", "",
-             "| path | op | cpu→target | gbench first (runs) | criterion first (runs) | p |",
-             "|---|---|---|---|---|---|"]
+             "over both orders it averages out of the ratio above):", ""]
+    table = []
     for key in sorted(effects, key=_key_order):
         g_first, c_first, n_g, n_c, p = effects[key]
         g0 = per_key[key][0][0]
-        lines.append(f"| {g0['path']} | {g0['op']} | {cpus(g0)} | {g_first:.3f} ({n_g}) | "
-                     f"{c_first:.3f} ({n_c}) | {p:.3g} |")
-    return lines
+        table.append([g0["path"], g0["op"], cpus(g0), f"{g_first:.3f} ({n_g})",
+                      f"{c_first:.3f} ({n_c})", f"{p:.3g}"])
+    return lines + markdown.table(["path", "op", "cpu→target", "gbench first (runs)",
+                                   "criterion first (runs)", "p"], table)
 
 
 def report_over_runs(runs, title: str = "") -> str:
@@ -331,9 +331,7 @@ def report_over_runs(runs, title: str = "") -> str:
     if not per_key:
         lines.append("No path was measured by both harnesses in these runs.")
         return "\n".join(lines) + "\n"
-    lines += ["| path | op | target | cpu→target | runs | gbench | criterion | "
-              f"criterion / gbench | {round(CONFIDENCE * 100)}% CI | runs' p10–p90 | verdict | |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    table = []
     counts = {AGREE: 0, DIFFER: 0, UNCLEAR: 0}
     causes, unexplained = {}, 0
     for key in sorted(per_key, key=_key_order):
@@ -354,9 +352,12 @@ def report_over_runs(runs, title: str = "") -> str:
         p10, p90 = np.percentile(ratios, [10, 90])
         verdict = f"**{v.text()}**" if v.kind == DIFFER else v.text()
         ci = f"{v.ci[0]:.3f}–{v.ci[1]:.3f}" if v.ci else "—"
-        lines.append(f"| {g0['path']} | {g0['op']} | {g0['target'] or '—'} | {cpus(g0)} | "
-                     f"{len(found)} | {fmt_ns(g_med)} | {fmt_ns(c_med)} | {v.ratio:.3f} | {ci} | "
-                     f"{p10:.2f}–{p90:.2f} | {verdict} | {'; '.join(marks)} |")
+        table.append([g0["path"], g0["op"], g0["target"] or "—", cpus(g0), len(found),
+                      fmt_ns(g_med), fmt_ns(c_med), f"{v.ratio:.3f}", ci,
+                      f"{p10:.2f}–{p90:.2f}", verdict, "; ".join(marks)])
+    lines += markdown.table(["path", "op", "target", "cpu→target", "runs", "gbench",
+                             "criterion", "criterion / gbench", f"{round(CONFIDENCE * 100)}% CI",
+                             "runs' p10–p90", "verdict", ""], table)
     lines += ["", f"{counts[AGREE]} of {len(per_key)} pairs agree within {PERCENT}%; "
                   f"{counts[DIFFER]} differ beyond noise ({counts[DIFFER] - unexplained} with a "
                   f"known cause); {counts[UNCLEAR]} too noisy to tell.", ""]

@@ -32,7 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from results import gbench, plan
+from results import gbench, markdown, plan
 from results.latency_steps import PLANNER, leg_order
 
 # A trivial instruction (nop, mov: the per-iteration cost is a few clock
@@ -126,12 +126,13 @@ def compare(a_runs: list[dict], b_runs: list[dict]) -> list[dict]:
 def format_table(rows: list[dict], a_name: str, b_name: str) -> str:
     """The comparison as a Markdown table."""
     lines = [f"A = {a_name}", f"B = {b_name}", "",
-             "| benchmark | figure | A median | B median | B/A median [min, max] "
-             "| run-to-run max/min | iterations per batch | verdict |",
-             "|---|---|---:|---:|---|---:|---:|---|"]
-    lines += [f"| {r['bench']} | {r['figure']} | {r['a_median']:.4g} ns | {r['b_median']:.4g} ns "
-              f"| {r['ratio_median']:.3f} [{r['ratio_min']:.3f}, {r['ratio_max']:.3f}] "
-              f"| {r['noise']:.3f} | ≥ {r['iterations']} | {r['verdict']} |" for r in rows]
+             *markdown.table(
+                 ["benchmark", "figure", "A median", "B median", "B/A median [min, max]",
+                  "run-to-run max/min", "iterations per batch", "verdict"],
+                 [[r["bench"], r["figure"], f"{r['a_median']:.4g} ns", f"{r['b_median']:.4g} ns",
+                   f"{r['ratio_median']:.3f} [{r['ratio_min']:.3f}, {r['ratio_max']:.3f}]",
+                   f"{r['noise']:.3f}", f"≥ {r['iterations']}", r["verdict"]] for r in rows],
+                 align="llrrlrrl")]
     pairs = rows[0]["pairs"] if rows else 0
     lines += ["", f"{pairs} pairs, order alternating (A B, B A, ...); medians over runs of "
               "each run's median over its repetitions; run-to-run max/min: the larger of "
