@@ -37,7 +37,7 @@ use nix::errno::Errno;
 use super::slots::{
     RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS, RB_MIN_PERIOD_NS,
 };
-use super::{BpfConfig, TriggerChoice};
+use super::{BpfConfig, TriggerChoice, NEEDS};
 use crate::cpu::{pin_to_cpu, AffinityGuard};
 use crate::perf::{open_counter, open_cpu_clock, PerfEventSpec};
 use crate::Error;
@@ -84,12 +84,25 @@ fn last_message(kept: &str) -> String {
     }
 }
 
+/// A perf event the program reads or is driven by, refused: perf's own
+/// advice (perf_event_paranoid) would not do for this mechanism, which
+/// needs CAP_BPF as well.
+fn ebpf_denied(err: Error) -> Error {
+    match err {
+        Error::PerfDenied { event, .. } => {
+            Error::Unavailable(format!("perf_event_open({event}) denied: {NEEDS}"))
+        }
+        other => other,
+    }
+}
+
 /// libbpf-rs errors, with what to do about the common ones and libbpf's
 /// own last message (a verifier log line, a missing BTF).
 fn bpf_error(what: &str, err: &libbpf_rs::Error) -> Error {
     let mut text = format!("{what}: {err}");
     if err.kind() == libbpf_rs::ErrorKind::PermissionDenied {
-        text.push_str(": needs CAP_BPF and CAP_PERFMON (run as root)");
+        text.push_str(": ");
+        text.push_str(NEEDS);
     }
     text.push_str(&last_message(
         &LIBBPF_MESSAGES.lock().unwrap_or_else(|e| e.into_inner()),
@@ -128,7 +141,8 @@ impl MappedSlots {
             let errno = Errno::last();
             let mut text = format!("mmap of the BPF slots array: {}", errno.desc());
             if matches!(errno, Errno::EPERM | Errno::EACCES) {
-                text.push_str(": needs CAP_BPF and CAP_PERFMON (run as root)");
+                text.push_str(": ");
+                text.push_str(NEEDS);
             }
             return Err(Error::Unavailable(text));
         }
@@ -273,7 +287,7 @@ fn attach_cpu_clock(
 ) -> Result<Vec<Link>, String> {
     let mut links = Vec::with_capacity(cpus.len());
     for &cpu in cpus {
-        let fd = open_cpu_clock(cpu, period_ns).map_err(|e| e.to_string())?;
+        let fd = open_cpu_clock(cpu, period_ns).map_err(|e| ebpf_denied(e).to_string())?;
         // a failed attach leaves the event to us: `fd` closes it on return
         let what = format!("attaching to the cpu-clock event on CPU {cpu}");
         let link = (skel.progs.on_cpu_clock.attach_perf_event(fd.as_raw_fd()))
@@ -294,7 +308,7 @@ fn open_counter_fds(counters: &[PerfEventSpec], cpus: &[usize]) -> Result<Vec<Co
             if counter.cpus.contains(&cpu) {
                 fds.push(CounterFd {
                     key: (cpu * RB_MAX_COUNTERS + i) as u32,
-                    fd: open_counter(counter, &counter.name, cpu, None, 0)?,
+                    fd: open_counter(counter, &counter.name, cpu, None, 0).map_err(ebpf_denied)?,
                 });
             }
         }

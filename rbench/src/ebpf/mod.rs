@@ -28,6 +28,38 @@ use crate::cpu::allowed_cpus;
 use crate::perf::PerfEventSpec;
 use crate::Error;
 
+/// What loading the program and opening the perf events it reads need,
+/// said by every refusal on the way (rbench/README.md, "Privileges";
+/// tests/sampler_caps.rs checks that the two agree).
+pub const NEEDS: &str = "needs CAP_BPF and CAP_PERFMON (run as root)";
+
+/// Why this process cannot run the BPF sampler, from its effective
+/// capabilities (`CapEff` of /proc/self/status): None when it has CAP_BPF
+/// and CAP_PERFMON, or CAP_SYS_ADMIN (which implies both, and is all that
+/// kernels before 5.8 know), or when they cannot be read. Said instead of
+/// perf's advice (perf_event_paranoid), which would not do here.
+pub fn lacks_capabilities() -> Option<String> {
+    const SYS_ADMIN: u32 = 21;
+    const PERFMON: u32 = 38;
+    const BPF: u32 = 39;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
+    let effective = u64::from_str_radix(hex.trim(), 16).ok()?;
+    let has = |bit: u32| effective & (1u64 << bit) != 0;
+    if has(SYS_ADMIN) || (has(BPF) && has(PERFMON)) {
+        return None;
+    }
+    let missing: Vec<&str> = [(BPF, "CAP_BPF"), (PERFMON, "CAP_PERFMON")]
+        .into_iter()
+        .filter(|&(bit, _)| !has(bit))
+        .map(|(_, name)| name)
+        .collect();
+    Some(format!(
+        "the ebpf mechanism {NEEDS}; this process lacks {}",
+        missing.join(" and ")
+    ))
+}
+
 /// How the sampler is started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BpfConfig {

@@ -119,13 +119,24 @@ fn readable(mechanism: Mechanism, found: &Counters) -> Result<Vec<Counter>, Stri
         }
         return Ok(ok);
     }
-    all_readable(&found.counters)?;
+    all_readable(mechanism, &found.counters)?;
     Ok(found.counters.clone())
 }
 
-/// Err: why the first of `counters` that cannot be read cannot.
-fn all_readable(counters: &[Counter]) -> Result<(), String> {
-    (counters.iter().find_map(|c| c.readable.clone().err())).map_or(Ok(()), Err)
+/// Err: why the first of `counters` that cannot be read cannot (refused).
+fn all_readable(mechanism: Mechanism, counters: &[Counter]) -> Result<(), String> {
+    match counters.iter().find_map(|c| c.readable.clone().err()) {
+        Some(why) => Err(refused(mechanism, why)),
+        None => Ok(()),
+    }
+}
+
+/// Why the counters of `mechanism` cannot be opened: `why`, or for ebpf
+/// lacking a capability, that (perf's refusal advises perf_event_paranoid,
+/// which the BPF program cannot use).
+fn refused(mechanism: Mechanism, why: String) -> String {
+    let caps = matches!(mechanism, Mechanism::Ebpf).then(rbench::ebpf::lacks_capabilities);
+    caps.flatten().unwrap_or(why)
 }
 
 /// The report's label of the counters: zone ids (or the stand-in file),
@@ -166,14 +177,15 @@ fn unique_events(counters: &[Counter]) -> Vec<PerfEventSpec> {
 /// Opens the counters of `args.mechanism`; the error is for the user (exit 2).
 pub fn open(args: &Args) -> Result<Opened, String> {
     let mechanism = args.mechanism();
-    let found = discover(mechanism, args.powercap_root.as_deref()).map_err(|e| e.to_string())?;
+    let found = discover(mechanism, args.powercap_root.as_deref())
+        .map_err(|e| refused(mechanism, e.to_string()))?;
     // probe only what --domains keeps: a left-out frozen counter costs nothing
     let mut chosen = Counters {
         counters: select(readable(mechanism, &found)?, domain_of, &args.domains)?,
         stand_in: found.stand_in,
     };
     chosen.probe(LIVENESS_WINDOW);
-    all_readable(&chosen.counters)?;
+    all_readable(mechanism, &chosen.counters)?;
     let Counters { counters, stand_in } = chosen;
     let label = label(&counters, stand_in.is_some());
     let sampler = match mechanism {
