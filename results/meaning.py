@@ -97,10 +97,12 @@ def of(row: dict | None) -> Meaning:
     lo, hi = row.get("ci95_low"), row.get("ci95_high")
     res = row.get("resolution")
     has_ci = ok and lo is not None and hi is not None
+    too_few = ok and 0 < row.get("n", 0) < MIN_CI_N
     return Meaning(
         role=row["role"], ok=ok, verdict=liveness.verdict(row),
         contains_zero=lo <= 0 <= hi if has_ci else None,
-        drift=has_ci and hi < 0 and never_negative(row),
-        too_few=ok and 0 < row.get("n", 0) < MIN_CI_N,
+        # below MIN_CI_N the "CI" is the min-max: too few pairs says it
+        drift=has_ci and not too_few and hi < 0 and never_negative(row),
+        too_few=too_few,
         unresolved_note=(res.get("note") or "not resolved at this n")
         if ok and res and not res.get("resolved") else None)

@@ -88,6 +88,9 @@ def test_a_cost_that_cannot_be_negative_below_zero_is_baseline_drift():
     # a sampler's CPU per tick above its null loop is a cost; its own row is not a difference
     assert meaning.of(cost("cpu_us_per_sample", below, role=rows.ABOVE_NULL)).drift
     assert not meaning.of(cost("cpu_us_per_sample", below)).drift
+    # fewer than 6 pairs: their min-max is no 95% CI, too few says it
+    few = meaning.of(cost("stolen_ns_per_read", [-300.0, -250.0]))
+    assert few.too_few and not few.drift
     # deep-idle residency falls under a sampler: below 0 is what it costs
     assert not meaning.of(cost("deep_idle_pct", below)).drift
     assert "not a finding" in meaning.DRIFT_NOTE and meaning.DRIFT in meaning.DRIFT_NOTE
