@@ -33,6 +33,7 @@ ol.notes { font-size: .82em; color: #333; }
 .emulated { color: #b00020; font-weight: bold; }
 .unresolved { color: #555; }
 .frozen { color: #7a4b00; font-weight: bold; }
+.question { font-style: italic; }
 .header-box { border: 1px solid #999; background: #f6f6f6; padding: 0.2em 1em; margin: 1em 0; }
 .machines td, .machines th { text-align: left; }
 .nowrap { white-space: nowrap; }
@@ -63,6 +64,22 @@ IDLE_INTRO = (
     "pairs and 95% CI) beside the no-sampler baseline. A virtual machine exposes no C-states "
     "(its idle is the hypervisor's): there, wakeups and CPU time stand in. Stand-in mechanisms "
     "(dashed) read a substitute counter, not the real one.")
+
+
+# The question each section of the page answers, one line above its figures.
+QUESTIONS = {
+    "latency": "What does one read of a counter cost on each route, and do the two harnesses "
+               "agree?",
+    "ladder": "Where does each route sit between one instruction and a sysfs read, beside the "
+              "papers' figures?",
+    "reference": "How do this machine's figures compare with the published ones?",
+    "machines": "Which machine reads each route faster?",
+    "sampler": "Does a 1 kHz sampler keep its rate on each mechanism, what does it cost per "
+               "tick, and how much does it slow a workload?",
+    "stats": "Which of the differences above are significant?",
+    "victim": "What does a read, or a sampler's tick, cost the CPU it lands on?",
+    "idle-cost": "What does a sampler cost an idle machine, by sampling frequency?",
+}
 
 
 def img(png: Path, alt: str) -> str:
@@ -206,6 +223,8 @@ def page(runs: list[Run], sections: list[dict], files: list[str], n_refs: int) -
         f'<a href="#{anchor}">{html.escape(title)}</a>' for anchor, title in targets) + "</nav>")
     for s in sections:
         body.append(f'<h2 id="{s["id"]}">{html.escape(s["title"])}</h2>')
+        if s["id"] in QUESTIONS:
+            body.append(f'<p class="question">{html.escape(QUESTIONS[s["id"]])}</p>')
         if s.get("intro"):
             body.append(f"<p>{html.escape(s['intro'])}</p>")
         for png, alt in s.get("figures", []):

@@ -403,3 +403,17 @@ def test_published_ratios_divide_only_like_by_like(refs):
     assert ratios and all(re.fullmatch(r"— \[\^\d+\]", cell) for cell in ratios), ratios
     assert "no ratio: a stand-in against the real counter" in table.footnotes
     assert all(r["ratio_local_to_published"] is None for r in table.records)
+
+
+def test_each_section_opens_with_the_question_it_answers(built):
+    """Issue 33: the figures come after the findings, each section with a
+    one-line question; every section the report draws has one."""
+    from plots import htmlpage  # noqa: PLC0415
+    page = (built[0] / "index.html").read_text()
+    sections = re.findall(r'<h2 id="([^"]+)">', page)
+    drawn = [s for s in sections if s not in ("files",) and not s.startswith("findings")]
+    assert drawn and set(drawn) <= set(htmlpage.QUESTIONS), drawn
+    for s in drawn:
+        after = page[page.index(f'<h2 id="{s}">'):]
+        question = htmlpage.QUESTIONS[s].replace("'", "&#x27;")
+        assert after.index(f'<p class="question">{question}</p>') < after.index("</h2>") + 40
