@@ -20,6 +20,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter, SymmetricalLogLocator  # noqa: E402
 
 from results import meaning, registry  # noqa: E402
+from results.table import median_and_interval  # noqa: E402
 
 from plots import labels  # noqa: E402
 from plots import victim_rows as vr  # noqa: E402
@@ -253,11 +254,15 @@ IDLE_PANELS = ((vr.WAKEUPS, "wakeups per second above baseline",
 
 
 def _baseline_text(exps, metric) -> str:
+    """" (baseline 0.944 %)": the median of the experiments' baselines, in 3
+    significant digits with its unit as the idle-cost table gives it
+    (results/table.py)."""
     based = [e.get(metric) for e in exps if vr.baseline(e.get(metric)) is not None]
     if not based:
         return ""
     median = float(np.median([vr.baseline(r) for r in based]))
-    return f" (baseline {plain(median)} {based[0]['unit']})"
+    shown, _ = median_and_interval({"status": "ok", "unit": based[0]["unit"], "median": median})
+    return f" (baseline {shown})"
 
 
 def idle_figure(runs: list[Run]) -> plt.Figure | None:

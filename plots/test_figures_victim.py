@@ -333,3 +333,25 @@ def test_stolen_time_below_zero_is_baseline_drift_hollow_and_said(vm):
     (point,) = [m for m in markers if m.get_xydata()[0][0] == row["median"]]
     assert point.get_markerfacecolor() in ("white", (1.0, 1.0, 1.0, 1.0))
     plt.close(fig)
+
+
+def with_baselines(run: Run, baselines: dict[str, float]) -> Run:
+    """`run` with every ok idle row of a metric in `baselines` measured
+    against that baseline median."""
+    rows = [{**r, "parameters": {**r["parameters"], "baseline_median": baselines[r["metric"]]}}
+            if r["harness"] == vr.IDLE and r["status"] == "ok" and r["metric"] in baselines
+            else r for r in run.rows]
+    return Run(run.path, rows, label=run.label)
+
+
+def test_the_idle_baselines_have_3_significant_digits_and_their_unit(vm):
+    """Issue 33, item 4: a panel's baseline read "0.943617 %"; it is given
+    as the idle-cost table gives it (results/table.py: 3 significant
+    digits, the unit after a space)."""
+    run = with_baselines(vm[0], {vr.BUSY: 0.943617, vr.WAKEUPS: 186.4321})
+    fig = figures_victim.idle_figure([run])
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "CPU time of the whole machine (baseline 0.944 %)" in titles
+    assert "Wakeups: interrupts + softirqs (baseline 186 /s)" in titles
+    assert not any("0.943617" in t or "186.4" in t for t in titles)
+    plt.close(fig)
