@@ -6,9 +6,9 @@ the rows are read by victim_rows.py.
 """
 
 from plots.figures_common import (EMULATED_COLOR, EMULATED_FACE, LATENCY_AXIS, NOT_OK_COLOR,
-                                  PLACEMENT_COLORS, darker, figure_legend, log_ticks,
-                                  machine_line, not_ok_handle, not_ok_mark, plain, rung_bands,
-                                  title_run, wrap)
+                                  PLACEMENT_COLORS, STAND_IN_HATCH, darker, figure_legend,
+                                  log_ticks, machine_line, not_ok_handle, not_ok_mark, plain,
+                                  rung_bands, title_run, wrap)
 
 import math  # noqa: E402
 
@@ -36,6 +36,9 @@ MECHANISM_COLORS = dict(zip(registry.MECHANISMS, _CB))
 NOISE_LABEL = ("95% CI holds 0 (within noise), lies below 0 (baseline drift, not a saving) "
                "or too few pairs: not resolved (hollow)")
 NOT_MEASURED_LABEL = "not measured: unavailable / error (reason in the table)"
+# said once where every line of the idle figure is a stand-in (then none is dashed)
+ALL_STAND_INS_LABEL = ("all mechanisms here measured on stand-ins (the idle-cost table's "
+                       "footnotes name the substitutes)")
 STOLEN_AXIS = "time stolen from the victim CPU per read (ns)"
 IDLE_WIDTH = 12.0
 
@@ -267,7 +270,9 @@ def _baseline_text(exps, metric) -> str:
 
 def idle_figure(runs: list[Run]) -> plt.Figure | None:
     """Wakeups and busy % above baseline against the sampling frequency, a
-    line per mechanism, a row of panels per machine."""
+    line per mechanism, a row of panels per machine. A stand-in's line is
+    dashed beside real counters' lines; where every line is a stand-in, all
+    are solid and the legend says so once (ALL_STAND_INS_LABEL)."""
     drawn = [(run, exps) for run in runs if (exps := vr.idle_experiments(run.rows))]
     if not drawn:
         return None
@@ -275,7 +280,12 @@ def idle_figure(runs: list[Run]) -> plt.Figure | None:
     ncols = 3 if deep else 2
     fig, axes = plt.subplots(len(drawn), ncols, figsize=idle_size(len(drawn)), squeeze=False,
                              layout="constrained")
-    flags = {"mechanisms": {}, "noise": False, "unavailable": set()}
+    lines = [stand_in for _, exps in drawn for metric, _, _ in IDLE_PANELS[:ncols]
+             for stand_in in _line_stand_ins(exps, metric).values()]
+    # dashed tells a stand-in from a real counter; where every line is one,
+    # the dashes tell nothing: all solid, and the legend says it once
+    flags = {"mechanisms": {}, "noise": False, "unavailable": set(),
+             "dash": not (lines and all(lines))}
     for i, (run, exps) in enumerate(drawn):
         for j, (metric, ylabel, title) in enumerate(IDLE_PANELS[:ncols]):
             _idle_panel(axes[i, j], run, exps, metric, ylabel, title, flags)
@@ -293,9 +303,23 @@ def idle_figure(runs: list[Run]) -> plt.Figure | None:
     return fig
 
 
+def _drawn_rows(exps, metric) -> list[tuple[vr.Experiment, dict]]:
+    """The (experiment, row) of the idle panel of `metric`: ok, at a frequency."""
+    return [(e, r) for e in exps if (r := e.get(metric)) is not None
+            and r["status"] == "ok" and e.where.rate_hz]
+
+
+def _line_stand_ins(exps, metric) -> dict[str, bool]:
+    """{mechanism: whether its line in the panel of `metric` is a stand-in}."""
+    found: dict[str, bool] = {}
+    for e, r in _drawn_rows(exps, metric):
+        found[e.where.op] = found.get(e.where.op, False) or labels.is_stand_in(r)
+    return found
+
+
 def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
     rows = [(e, e.get(metric)) for e in exps if e.get(metric) is not None]
-    ok = [(e, r) for e, r in rows if r["status"] == "ok" and e.where.rate_hz]
+    ok = _drawn_rows(exps, metric)
     if not ok:
         reason = next((r["reason"] for _, r in rows if r.get("reason")), None)
         ax.set_xticks([])
@@ -319,7 +343,7 @@ def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
         stand_in = any(labels.is_stand_in(r) for _, r, _ in points)
         color = MECHANISM_COLORS.get(op, "0.3")
         ax.plot([p[0] for p in points], [p[1]["median"] for p in points], color=color,
-                ls="--" if stand_in else "-", lw=1.4, zorder=3)
+                ls="--" if stand_in and flags["dash"] else "-", lw=1.4, zorder=3)
         for rate, r, _ in points:
             noise = meaning.of(r).not_resolved
             _errorbar(ax, rate, None, r, color, "o", noise, size=5, horizontal=False)
@@ -347,10 +371,13 @@ def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
 def _idle_legend(flags):
     handles = []
     for op in sorted(flags["mechanisms"], key=labels.mechanism_rank):
-        stand_in = flags["mechanisms"][op]
+        stand_in = flags["mechanisms"][op] and flags["dash"]
         handles.append(Line2D([], [], ls="--" if stand_in else "-", marker="o", ms=5,
                               color=MECHANISM_COLORS.get(op, "0.3"),
                               label=f"{op} (stand-in, dashed)" if stand_in else op))
+    if flags["mechanisms"] and not flags["dash"]:
+        handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=STAND_IN_HATCH,
+                             label=ALL_STAND_INS_LABEL))
     if flags["noise"]:
         handles.append(Line2D([], [], ls="--", marker="o", ms=5, mfc="white", color="0.3",
                               label=NOISE_LABEL))
