@@ -24,6 +24,7 @@ from results.table import median_and_interval  # noqa: E402
 
 from plots import labels  # noqa: E402
 from plots import victim_rows as vr  # noqa: E402
+from plots.label_overlap import tick_labels_collide, wrap_texts_to_their_axes  # noqa: E402
 from plots.runs import Run  # noqa: E402
 
 _CB = sns.color_palette("colorblind", 10)
@@ -40,6 +41,8 @@ NOT_MEASURED_LABEL = "not measured: unavailable / error (reason in the table)"
 ALL_STAND_INS_LABEL = ("all mechanisms here measured on stand-ins (the idle-cost table's "
                        "footnotes name the substitutes)")
 STOLEN_AXIS = "time stolen from the victim CPU per read (ns)"
+# a line of a route's label at most (a long perf event's name is wrapped)
+ROUTE_LABEL_WIDTH = 56
 IDLE_WIDTH = 12.0
 
 
@@ -87,6 +90,23 @@ def scale_axis(ax, rows: list[dict], axis: str = "x", unit: str = "") -> str:
     return f"symmetric log scale, linear within ±{plain(floor)}{' ' + unit if unit else ''}"
 
 
+def thin_symlog_ticks(fig):
+    """A symmetric log axis whose tick labels collide (values over many
+    decades both sides of 0 in a narrow panel: "−100 000−10 000") labels
+    every other decade, then every third, ... until they do not (the
+    locator's numticks sets its stride)."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            locator = axis.get_major_locator()
+            if not isinstance(locator, SymmetricalLogLocator):
+                continue
+            for numticks in (8, 6, 5, 4, 3):
+                if not tick_labels_collide(axis):
+                    break
+                locator.set_params(numticks=numticks)
+                ax.stale = True
+
+
 def _errorbar(ax, x, y, row, color, marker, hollow, size=6, horizontal=True):
     """A median with its 95% CI; hollow (white face, dashed bar) when the CI
     holds 0."""
@@ -117,7 +137,7 @@ def _route_label(w: vr.Where, stand_in: bool) -> str:
     else:
         second = f"{place} {w.cpu}→{w.target_cpu}"
     second += f"; {vr.victim_label(w)}"
-    return f"{first}\n{second}"
+    return "\n".join(wrap(line, ROUTE_LABEL_WIDTH) for line in (first, second))
 
 
 def _routes(run: Run) -> list[tuple[tuple, list[vr.Experiment]]]:
@@ -151,7 +171,11 @@ def victim_figure(runs: list[Run]) -> plt.Figure | None:
         title_run(lat, run, width=50)
     fig.suptitle("What a read costs the CPU it reads (victim side) beside what it costs the "
                  "reader, per route")
+    # the panels' width is what the routes' labels leave: an x label or a
+    # note wider than its panel ran off the figure (issue 33)
+    wrap_texts_to_their_axes(fig)
     figure_legend(fig, _victim_legend(flags), ncols=4)
+    thin_symlog_ticks(fig)
     return fig
 
 
@@ -300,6 +324,7 @@ def idle_figure(runs: list[Run]) -> plt.Figure | None:
         title += "\n" + wrap(machine_line(run), 110)  # as wide as the line above
     fig.suptitle(title)
     figure_legend(fig, _idle_legend(flags), ncols=4)
+    thin_symlog_ticks(fig)
     return fig
 
 
