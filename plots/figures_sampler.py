@@ -1,6 +1,7 @@
 """The sampler's figures: achieved rate and interval jitter of the 1 kHz
-sampler per mechanism beside its null timer, and its overhead beside the
-published tool overheads.
+sampler per mechanism beside its null timer, and the difference between
+them (its rows above the null loop); its overhead beside the published tool
+overheads.
 """
 
 from plots.figures_common import (NOT_OK_COLOR, OVERHEAD_SIZE, SAMPLER_SIZE, STAND_IN_HATCH,
@@ -18,8 +19,18 @@ from matplotlib.patches import Patch  # noqa: E402
 from results import meaning, registry  # noqa: E402
 
 from plots import labels  # noqa: E402
+from plots.figures_victim import NOISE_LABEL, ci_errorbar  # noqa: E402
 from plots.label_overlap import widen_until_labels_fit  # noqa: E402
 from plots.runs import Run, source_label  # noqa: E402
+
+
+# The sampler above its null loop (role above-null: one difference per pair
+# of windows), a panel per metric under the levels: (metric, y label, title)
+DIFFERENCES = (("cpu_us_per_sample", "CPU per tick above null (µs)",
+                "Its own CPU per tick: above its null loop"),
+               ("rate_hz", "rate above null (Hz)", "Its achieved rate: above its null loop"))
+# the figure with the differences' row of panels (without: SAMPLER_SIZE)
+SAMPLER_DIFFERENCES_SIZE = (12.0, 8.6)
 
 
 def sampler_rows(runs: list[Run]) -> list[tuple[Run, dict]]:
@@ -81,7 +92,7 @@ def _mechanisms(pairs, category=sampler_category):
     return sorted(found, key=key)
 
 
-def _sampler_legend(fig, runs, pairs):
+def _sampler_legend(fig, runs, pairs, extra=()):
     hue_order, colors = _machines(runs, pairs)
     handles = [Patch(facecolor=colors[label], edgecolor="0.3", label=wrap(label, 50))
                for label in hue_order]
@@ -91,6 +102,7 @@ def _sampler_legend(fig, runs, pairs):
                              label="stand-in"))
     if any(meaning.of(r).dead for _, r in pairs):
         handles.append(dead_handle())
+    handles += extra
     if any(r["status"] != "ok" for _, r in pairs):
         handles.append(not_ok_handle())
     figure_legend(fig, handles)
@@ -98,28 +110,85 @@ def _sampler_legend(fig, runs, pairs):
 
 def sampler_figure(runs: list[Run]) -> plt.Figure | None:
     """Achieved rate and interval jitter of the 1 kHz sampler per mechanism
-    (its rows above the null loop are differences, not rates: left out)."""
-    pairs = [(run, r) for run, r in sampler_rows(runs)
-             if not meaning.of(r).above_null]
+    beside its null timer; under them, where the runs have its rows above the
+    null loop (differences, not rates: on axes of their own), the difference
+    per mechanism, the finding: CPU per tick and rate above null, median and
+    95% CI, hollow where not resolved (results/meaning.py)."""
+    every = sampler_rows(runs)
+    pairs = [(run, r) for run, r in every if not meaning.of(r).above_null]
     if not any(r["metric"] in ("rate_hz", "jitter_us") for _, r in pairs):
         return None
+    above = [(run, r) for run, r in every if meaning.of(r).above_null
+             and r["metric"] in {metric for metric, _, _ in DIFFERENCES}]
     order = _mechanisms(pairs)
     hue_order, colors = _machines(runs, pairs)
-    fig, (ax, jax) = plt.subplots(1, 2, figsize=SAMPLER_SIZE, layout="constrained")
+    if above:
+        fig, ((ax, jax), *below) = plt.subplots(2, 2, figsize=SAMPLER_DIFFERENCES_SIZE,
+                                                layout="constrained")
+    else:
+        fig, (ax, jax) = plt.subplots(1, 2, figsize=SAMPLER_SIZE, layout="constrained")
     _sampler_panel(ax, pairs, "rate_hz", "achieved rate (Hz)", False, hue_order, colors, order)
     ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+    # named in the legend: a label beside the line met the boxes and points
+    # near 1000 Hz in a short panel
     ax.axhline(1000, color="0.3", ls="--", lw=1)
-    ax.annotate("1 kHz requested", xy=(1.0, 1000), xycoords=("axes fraction", "data"),
-                xytext=(-4, 4), textcoords="offset points", ha="right", va="bottom", fontsize=8)
     ax.set_title("Achieved sampling rate")
     _sampler_panel(jax, pairs, "jitter_us", "interval jitter (µs, log scale)", True, hue_order,
                    colors, order)
     jax.set_title("Jitter of the interval between ticks")
-    fig.suptitle("The 1 kHz sampler per mechanism, beside its null timer (same deadlines, "
-                 "no counter read)")
-    _sampler_legend(fig, runs, pairs)
+    title = ("The 1 kHz sampler per mechanism, beside its null timer (same deadlines, "
+             "no counter read)")
+    extra = [Line2D([], [], ls="--", lw=1, color="0.3", label="1 kHz requested")]
+    if above:
+        hollow = False
+        # a mechanism that did not run (its self-report not ok) keeps its slot
+        failed = [(run, r) for run, r in pairs if r["status"] != "ok" and r["harness"] == "sampler"
+                  and not meaning.of(r).is_null]
+        ops = _mechanisms(above + failed, lambda r: r["op"])
+        failed = {(run.label, r["op"]) for run, r in failed}
+        for dax, (metric, ylabel, panel_title) in zip(below[0], DIFFERENCES):
+            hollow |= _difference_panel(dax, ops, above, failed, metric, hue_order, colors)
+            dax.set_ylabel(ylabel)
+            dax.set_title(panel_title)
+        title += ("\nbelow: the sampler minus its null loop, pair by pair, what reading the "
+                  "counter costs")
+        extra.append(Line2D([], [], ls="-", marker="D", ms=6, color="0.3",
+                            label="above null: median of the pairs' differences, 95% CI"))
+        if hollow:
+            extra.append(Line2D([], [], ls="--", marker="D", ms=6, mfc="white", color="0.3",
+                                label=NOISE_LABEL))
+    fig.suptitle(title)
+    _sampler_legend(fig, runs, pairs, extra)
     widen_until_labels_fit(fig)
     return fig
+
+
+def _difference_panel(ax, ops, above, failed, metric, hue_order, colors) -> bool:
+    """The rows of `metric` above the null loop, a median and its 95% CI per
+    mechanism (`ops`, the x categories) and machine, hollow where not
+    resolved (within noise, baseline drift, too few pairs: results/meaning.py);
+    a grey x where the mechanism did not run on a machine ((label, op) in
+    `failed`). A mechanism that ran without a null loop has no slot. Returns
+    whether a point is hollow."""
+    rows = {(run.label, r["op"]): r for run, r in above if r["metric"] == metric}
+    hollow = False
+    for label in hue_order:
+        for op in ops:
+            x = dodged_x(ops.index(op), hue_order.index(label), len(hue_order))
+            r = rows.get((label, op))
+            if r is None or r["status"] != "ok":
+                if r is not None or (label, op) in failed:
+                    not_ok_mark(ax, x, 0.04, ax.get_xaxis_transform())
+                continue
+            unresolved = meaning.of(r).not_resolved
+            ci_errorbar(ax, x, None, r, darker(colors[label]), "D", unresolved,
+                        horizontal=False)
+            hollow |= unresolved
+    ax.axhline(0, color="0.5", lw=0.8, zorder=1)
+    ax.set_xticks(range(len(ops)), ops)
+    ax.set_xlim(-0.5, len(ops) - 0.5)
+    ax.set_xlabel("sampler mechanism")
+    return hollow
 
 
 def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:

@@ -107,9 +107,10 @@ def thin_symlog_ticks(fig):
                 ax.stale = True
 
 
-def _errorbar(ax, x, y, row, color, marker, hollow, size=6, horizontal=True):
-    """A median with its 95% CI; hollow (white face, dashed bar) when the CI
-    holds 0."""
+def ci_errorbar(ax, x, y, row, color, marker, hollow, size=6, horizontal=True):
+    """A median with its 95% CI; hollow (white face, dashed bar) when it is
+    not resolved (meaning.of(row).not_resolved: the victim, idle and sampler
+    figures)."""
     lo, hi = row["median"] - row["ci95_low"], row["ci95_high"] - row["median"]
     err = [[max(lo, 0)], [max(hi, 0)]]
     kwargs = dict(fmt=marker, ms=size, color=color, mec=color, capsize=3, lw=1.6,
@@ -198,8 +199,8 @@ def _victim_panels(lat, stolen, run, routes, flags):
             if r["status"] != "ok":
                 continue
             offset = (j - (len(found) - 1) / 2) * 0.22
-            _errorbar(lat, None, y + offset, r, darker(PLACEMENT_COLORS[place], 0.85),
-                      HARNESS_MARKERS.get(harness, "^"), False)
+            ci_errorbar(lat, None, y + offset, r, darker(PLACEMENT_COLORS[place], 0.85),
+                        HARNESS_MARKERS.get(harness, "^"), False)
             flags["harness"].add(harness)
             any_latency = True
             flags["places"].add(place)
@@ -217,7 +218,7 @@ def _victim_panels(lat, stolen, run, routes, flags):
                 not_ok_mark(stolen, 0.015, y + offset, stolen.get_yaxis_transform())
                 continue
             noise = meaning.of(r).not_resolved
-            _errorbar(stolen, None, y + offset, r, color, marker, noise)
+            ci_errorbar(stolen, None, y + offset, r, color, marker, noise)
             flags["rates"].add(label)
             flags["noise"] |= noise
             drawn.append(r)
@@ -371,7 +372,7 @@ def _idle_panel(ax, run, exps, metric, ylabel, title, flags):
                 ls="--" if stand_in and flags["dash"] else "-", lw=1.4, zorder=3)
         for rate, r, _ in points:
             noise = meaning.of(r).not_resolved
-            _errorbar(ax, rate, None, r, color, "o", noise, size=5, horizontal=False)
+            ci_errorbar(ax, rate, None, r, color, "o", noise, size=5, horizontal=False)
             flags["noise"] |= noise
             drawn.append(r)
         flags["mechanisms"][op] = flags["mechanisms"].get(op, False) or stand_in

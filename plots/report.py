@@ -118,7 +118,9 @@ def build(runs: list[Run], refs: list[dict], out: Path, reference: int = 0,
     section("sampler", "The 1 kHz sampler and other rates",
             [figure(figures.sampler_figure, (runs,), "sampler.png",
                     "Achieved rate (Hz) and interval jitter (µs) of the 1 kHz sampler per "
-                    "mechanism"),
+                    "mechanism beside its null timer, and where the run has them the sampler "
+                    "above its null loop (CPU per tick, rate: median and 95% CI, hollow where "
+                    "not resolved)"),
              figure(figures.overhead_figure, (runs, refs), "overhead.png",
                     "Slowdown of a stress-ng workload under the sampler per mechanism, with its "
                     "95% CI, beside the published tool overheads (\"baseline drift\", hollow: "

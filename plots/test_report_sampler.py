@@ -2,7 +2,7 @@
 table per mechanism, the overhead table (older rows, and an overhead
 experiment's with placements, CPU time and resolution), the sampler's CPU
 above its null loop in its line, "within noise" where its CI holds 0, and
-the sampler figure without the differences."""
+the sampler figure with the differences in panels of their own."""
 
 import re
 
@@ -157,14 +157,54 @@ def test_a_cpu_above_null_whose_ci_holds_0_says_within_noise(runs):
     assert any(t.startswith("+2.2 µs") and "noise" not in t for t in texts)
 
 
-def test_the_sampler_figure_leaves_the_differences_out(runs):
+def test_the_sampler_figure_shows_the_differences_in_panels_of_their_own(runs):
+    """Issue 33, item 4. This test asserted the old behaviour, that the rows
+    above the null loop were left out of sampler.png; but the sampler shown
+    beside its null loop without their difference leaves out the finding
+    (what reading the counter costs the sampler, and whether that is told
+    apart from noise). The differences now have a row of panels of their
+    own under the levels (never on the rate axis: no 0 Hz difference among
+    the rates): CPU per tick and rate above null, a median and its 95% CI per
+    mechanism and machine, hollow where results/meaning.py says not resolved
+    (here: the rate differences, whose CI holds 0), and a grey x where the
+    mechanism did not run (AMD's msr)."""
+    import matplotlib.pyplot as plt
+
+    from results import meaning
     run = with_above_null(runs[1])
-    fig = figures.sampler_figure([run])
-    ticks = {t.get_text() for ax in fig.axes for t in ax.get_xticklabels()}
-    assert ticks == {t.get_text() for ax in figures.sampler_figure([runs[1]]).axes
-                     for t in ax.get_xticklabels()}
-    rate_axis = fig.axes[0]
-    assert min(rate_axis.get_ylim()) > 900  # no 0 Hz difference among the rates
+    fig, before = figures.sampler_figure([run]), figures.sampler_figure([runs[1]])
+    for ax, old in zip(fig.axes[:2], before.axes):  # the levels as they were
+        assert ([t.get_text() for t in ax.get_xticklabels()]
+                == [t.get_text() for t in old.get_xticklabels()])
+        assert ax.get_ylabel() == old.get_ylabel()
+    assert min(fig.axes[0].get_ylim()) > 900  # no 0 Hz difference among the rates
+    assert len(before.axes) == 2 and len(fig.axes) == 4
+    cpu, rate = fig.axes[2:]
+    assert (cpu.get_ylabel(), rate.get_ylabel()) == ("CPU per tick above null (µs)",
+                                                     "rate above null (Hz)")
+    hollow_seen = set()
+    for ax, metric in ((cpu, "cpu_us_per_sample"), (rate, "rate_hz")):
+        above = {r["op"]: r for r in run.rows
+                 if meaning.of(r).above_null and r["metric"] == metric}
+        ticks = [t.get_text() for t in ax.get_xticklabels()]
+        assert set(above) | {"msr"} == set(ticks)  # timer has no null loop: no slot
+        points = [line for line in ax.lines if line.get_marker() == "D"]
+        assert sorted(p.get_ydata()[0] for p in points) == sorted(r["median"]
+                                                                  for r in above.values())
+        hollow = {p.get_markerfacecolor() in ("white", (1.0, 1.0, 1.0, 1.0)) for p in points}
+        assert hollow == {meaning.of(r).not_resolved for r in above.values()}
+        hollow_seen |= hollow
+        # each bar spans the row's 95% CI
+        spans = sorted((min(y for _, y in seg), max(y for _, y in seg))
+                       for c in ax.collections for seg in c.get_segments())
+        assert spans == sorted((r["ci95_low"], r["ci95_high"]) for r in above.values())
+        assert any(line.get_marker() == "x" for line in ax.lines)  # msr did not run
+    assert hollow_seen == {True, False}
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any(t.startswith("above null: median") for t in legend)
+    assert any(t.startswith("95% CI holds 0 (within noise)") for t in legend)
+    plt.close(fig)
+    plt.close(before)
 
 
 def test_a_slowdown_below_zero_reads_baseline_drift_in_table_test_and_figure(refs):
