@@ -7,6 +7,7 @@ conventions they implement are listed in plots/figures.py.
 import re
 import textwrap
 import weakref
+import zlib
 
 import matplotlib
 
@@ -40,8 +41,26 @@ NOT_OK_MARKER = {"marker": "x", "ms": 7, "mew": 2, "color": NOT_OK_COLOR}
 _CB = sns.color_palette("colorblind", 10)
 PLACEMENT_COLORS = dict(zip(labels.PLACEMENTS, _CB[:3]))
 MACHINE_COLORS = [_CB[i] for i in (0, 1, 4, 8, 9, 5)]
-PUBLISHED_STYLE = [("black", "D"), ("#762a83", "^"), ("#01665e", "v"), ("#8c510a", "s"),
-                   ("#4d4d4d", "P"), ("#b35806", "h")]
+# A published machine's (colour, marker), the same in every figure that draws
+# published figures (the ladder, reference.png): keyed by the published
+# source's label (plots.runs.source_label), never by the order in which a
+# figure meets its sources. A source not listed (a new reference file) takes
+# one of OTHER_PUBLISHED_STYLES by a checksum of its label: still one style
+# per source in every figure; list it here to choose it.
+PUBLISHED_STYLES = {
+    "Diamond & Stoico 2026, Table 3 (Intel 8809G)": ("black", "D"),
+    "Diamond & Stoico 2026, Table 1 (Intel 8809G)": ("black", "D"),  # the same machine
+    "Raffin & Trystram 2024, Table III (Lenovo Thinkpad L15 Gen1 laptop, Linux 6.1; "
+    "CPU not stated)": ("#762a83", "^"),
+    "Raffin & Trystram 2024, Table III (2x AMD EPYC 7702, Linux 4.18.0)": ("#01665e", "v"),
+    "Raffin & Trystram 2024, Table III (2x Intel Xeon E5-2680 v4, Linux 4.18.0)":
+        ("#8c510a", "s"),
+}
+OTHER_PUBLISHED_STYLES = (("#4d4d4d", "P"), ("#b35806", "h"), ("#2166ac", "X"),
+                          ("#1b7837", "*"), ("#c51b7d", "d"), ("#542788", "8"))
+# a value of 0 or less cannot sit on a log axis: it is marked at the axis's
+# floor (below_axis_mark) with this legend entry, never dropped
+BELOW_AXIS_LABEL = "0 ns or less (below the log axis): marked at its floor"
 
 sns.set_theme(style="whitegrid", context="notebook", font_scale=0.85)
 plt.rcParams.update({"savefig.dpi": DPI, "figure.dpi": DPI, "axes.titlesize": 10,
@@ -99,6 +118,15 @@ def machine_color(run: Run, j: int):
     return EMULATED_COLOR if run.emulated else MACHINE_COLORS[j % len(MACHINE_COLORS)]
 
 
+def published_style(source: str) -> tuple:
+    """(colour, marker) of a published source (plots.runs.source_label):
+    PUBLISHED_STYLES, else one of OTHER_PUBLISHED_STYLES by the label's CRC-32
+    (deterministic, whatever else a figure shows)."""
+    if source in PUBLISHED_STYLES:
+        return PUBLISHED_STYLES[source]
+    return OTHER_PUBLISHED_STYLES[zlib.crc32(source.encode()) % len(OTHER_PUBLISHED_STYLES)]
+
+
 def darker(color, factor=0.6):
     return tuple(c * factor for c in matplotlib.colors.to_rgb(color))
 
@@ -136,7 +164,8 @@ def dead_handle(marker=False):
                  label=DEAD_LABEL)
 
 
-def legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, dead=False):
+def legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, dead=False,
+                   below=False):
     handles = [Patch(facecolor=PLACEMENT_COLORS[p], edgecolor="0.3", label=p) for p in placements]
     handles.append(Line2D([], [], ls="", marker="o", ms=4, color="0.25", label="one repetition"))
     if stand_in:
@@ -149,7 +178,24 @@ def legend_handles(placements=(), stand_in=False, emulated=False, not_ok=False, 
                              hatch=EMULATED_HATCH, label="emulated CPU (qemu-tcg): not hardware"))
     if not_ok:
         handles.append(not_ok_handle())
+    if below:
+        handles.append(below_axis_handle())
     return handles
+
+
+def below_axis_handle(marker="v", color="0.3"):
+    """The legend entry of below_axis_mark."""
+    return Line2D([], [], ls="", marker=marker, ms=7, mfc="white", mec=color, mew=1.6,
+                  label=BELOW_AXIS_LABEL)
+
+
+def below_axis_mark(ax, x, y, color, marker="v", transform=None, filled=True):
+    """A mark where a value of 0 or less would be on a log axis: at its floor
+    (the caller's x or y in axes coordinates through `transform`), a triangle
+    pointing off the axis, tagged gid "below-axis"."""
+    ax.plot([x], [y], ls="", marker=marker, ms=7, mew=1.6, mec=darker(color, 0.8),
+            mfc=color if filled else "white", transform=transform or ax.transData,
+            clip_on=False, zorder=5, gid="below-axis")
 
 
 def not_ok_handle(label="unavailable / error (reason in the table)"):

@@ -5,10 +5,10 @@ with their ratio to a reference machine.
 """
 
 from plots.figures_common import (DEAD_MARKER, EMULATED_FACE, LADDER_SIZE, LATENCY_AXIS,
-                                  NOT_OK_COLOR, PUBLISHED_STYLE, darker, dead_handle,
-                                  figure_legend, hollow_handle, log_ticks, machine_color,
-                                  machines_size, ratio_ticks, reference_size, rung_bands,
-                                  title_run, wrap)
+                                  NOT_OK_COLOR, below_axis_handle, below_axis_mark, darker,
+                                  dead_handle, figure_legend, hollow_handle, log_ticks,
+                                  machine_color, machines_size, published_style, ratio_ticks,
+                                  reference_size, rung_bands, title_run, wrap)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
 import numpy as np  # noqa: E402
@@ -74,13 +74,9 @@ def rung_of(ref: dict) -> int | None:
     return None
 
 
-def _published_styles(refs):
-    sources = list(dict.fromkeys(source_label(r) for r in refs))
-    return {s: PUBLISHED_STYLE[i % len(PUBLISHED_STYLE)] for i, s in enumerate(sources)}
-
-
-def _plot_published(ax, ref, y, style):
-    color, marker = style
+def _plot_published(ax, ref, y):
+    """A published figure at y, in its source's style (published_style)."""
+    color, marker = published_style(source_label(ref))
     value = pairing.published_value(ref)
     if ref.get("median") is not None or ref.get("mean") is not None:
         ax.plot([value], [y], ls="", marker=marker, ms=6, mfc="white", mec=color, mew=1.6,
@@ -91,11 +87,19 @@ def _plot_published(ax, ref, y, style):
                     zorder=5)
 
 
-def _plot_local(ax, row, y, color, rng=None, flags=None, user_space=False):
+# CI caps taller than the median's marker (ms 6): a CI narrower than the
+# marker still shows as its two caps above and below it
+CAPSIZE = 4.5
+
+
+def _plot_local(ax, row, y, color, rng=None, flags=None, user_space=False, below=None):
     """A local row at y: its repetitions as points (given an rng), its median
     and 95% CI. Hollow for a stand-in, a dead counter (a pentagon) and a
     user-space instruction beside the paper's kernel loop (a square); the
-    first two noted in flags. Returns (marker, hollow)."""
+    first two noted in flags. A value of 0 or less (the log axis has no
+    place for it: a repetition, the CI's low end, the median) is noted in
+    `below`, which _latency_axis marks at the axis's floor once its limits
+    are set. Returns (marker, hollow)."""
     stand_in, dead = labels.is_stand_in(row), liveness.is_dead(row)
     marker = "s" if user_space else DEAD_MARKER if dead else "o"
     hollow = stand_in or dead or user_space
@@ -110,8 +114,19 @@ def _plot_local(ax, row, y, color, rng=None, flags=None, user_space=False):
                    color=color, edgecolors="none" if not hollow else color,
                    facecolors="none" if hollow else color, zorder=3, linewidths=0.8)
     lo, hi, med = row["ci95_low"], row["ci95_high"], row["median"]
-    ax.errorbar([med], [y], xerr=[[med - lo], [hi - med]], fmt=marker, ms=6, color=color,
-                mfc="white" if hollow else color, mec=color, capsize=2.5, lw=2, zorder=4)
+    if med <= 0 or lo <= 0 or (rng is not None and min(row["samples"], default=1) <= 0):
+        if below is None:
+            raise ValueError("a value of 0 or less on a log axis needs a `below` list")
+        # the CI's bar from the floor to where it rejoins the axis (the median,
+        # or the CI's top where the median is below too), if it reaches below
+        bar_to = None if lo > 0 else med if med > 0 else hi if hi > 0 else None
+        # filled where the median itself is below (and the row is not hollow)
+        below.append({"y": y, "color": color, "filled": med <= 0 and not hollow,
+                      "bar_to": bar_to})
+    if med > 0:
+        ax.errorbar([med], [y], xerr=[[med - lo if lo > 0 else 0], [hi - med]], fmt=marker,
+                    ms=6, color=color, mfc="white" if hollow else color, mec=color,
+                    capsize=CAPSIZE, lw=2, zorder=4)
     return marker, hollow
 
 
@@ -121,24 +136,43 @@ def _status_handles(stand_in: bool, dead: bool, color="0.3") -> list:
         + ([dead_handle(marker=True)] if dead else [])
 
 
-def _published_handles(styles: dict, sources=None) -> list:
-    """A legend entry per published source (those in `sources`, if given)."""
+def _published_handles(refs: list[dict]) -> list:
+    """A legend entry per published source of `refs`, in their order."""
     return [Line2D([], [], ls="", marker=m, ms=6, mfc="white", mec=c, mew=1.6,
-                   label=wrap(f"published: {s}", 60)) for s, (c, m) in styles.items()
-            if sources is None or s in sources]
+                   label=wrap(f"published: {s}", 60))
+            for s in dict.fromkeys(source_label(r) for r in refs)
+            for c, m in [published_style(s)]]
 
 
-def _latency_axis(ax, n, xs):
+def _latency_axis(ax, n, xs, below=()):
     """n rungs top down, banded; the log x axis spans the values xs plotted
-    (autoscaled for none)."""
+    (autoscaled for none) with a margin, and a floor further left where a
+    value of 0 or less (`below`, from _plot_local) is marked."""
     ax.set_ylim(n - 0.5, -0.5)
     rung_bands(ax, n)
     positive = [x for x in xs if x and x > 0]
     if positive:
-        ax.set_xlim(min(positive) / 2.5, max(positive) * 2.5)
+        ax.set_xlim(min(positive) / (10 if below else 2.5), max(positive) * 2.5)
+    elif below:
+        ax.set_xlim(0.1, 10)
+    if below:
+        _mark_below_axis(ax, below)
     log_ticks(ax, "x")
     ax.set_xlabel(LATENCY_AXIS)
     ax.grid(True, which="minor", axis="x", alpha=0.2)
+
+
+def _mark_below_axis(ax, below):
+    """Each value of 0 or less at the log x axis's floor: a triangle pointing
+    left, 2.5% of the axis in from its edge (filled where it is the median's),
+    and the CI's bar from there to where it rejoins the axis."""
+    lo, hi = ax.get_xlim()
+    floor = lo * (hi / lo) ** 0.025
+    for mark in below:
+        if mark["bar_to"] is not None:
+            ax.plot([floor, mark["bar_to"]], [mark["y"], mark["y"]], color=mark["color"], lw=2,
+                    zorder=4)
+        below_axis_mark(ax, floor, mark["y"], mark["color"], marker="<", filled=mark["filled"])
 
 
 def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
@@ -148,7 +182,7 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
     ax.set_xscale("log")
     rng = np.random.default_rng(0)
     color = machine_color(run, 0)
-    ticks, tick_colors, xs = [], [], []
+    ticks, tick_colors, xs, below = [], [], [], []
     flags = {"stand_in": False, "dead": False}
     for i, rung in enumerate(RUNGS):
         row = rung_row(run.rows, rung)
@@ -160,9 +194,8 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
             tags = pairing.status_tags(row)
             ticks.append(f"{label}  [{', '.join(tags)}]" if tags else label)
             tick_colors.append("black")
-            _plot_local(ax, row, i - 0.2, color, rng, flags)
-            xs += row["samples"]
-    styles = _published_styles(refs)
+            _plot_local(ax, row, i - 0.2, color, rng, flags, below=below)
+            xs += row["samples"] + [row["ci95_low"], row["ci95_high"]]
     offsets = {}
     for ref in refs:
         i = rung_of(ref) if ref["metric"] == "latency" else None
@@ -170,12 +203,13 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
             continue
         k = offsets.setdefault(i, 0)
         offsets[i] += 1
-        _plot_published(ax, ref, i + 0.05 + 0.13 * k, styles[source_label(ref)])
-        xs += [v for v in (pairing.published_value(ref), ref.get("ci95_low")) if v]
+        _plot_published(ax, ref, i + 0.05 + 0.13 * k)
+        xs += [v for v in (pairing.published_value(ref), ref.get("ci95_low"),
+                           ref.get("ci95_high")) if v]
     ax.set_yticks(range(len(RUNGS)), ticks)
     for t, c in zip(ax.get_yticklabels(), tick_colors):
         t.set_color(c)
-    _latency_axis(ax, len(RUNGS), xs)
+    _latency_axis(ax, len(RUNGS), xs, below)
     if run.emulated:
         ax.set_facecolor(EMULATED_FACE)
     title_run(ax, run, width=80)
@@ -185,8 +219,10 @@ def ladder_figure(run: Run, refs: list[dict]) -> plt.Figure:
                Line2D([], [], marker="o", ms=6, color=color, lw=2,
                       label="this machine: median, 95% CI")]
     handles += _status_handles(flags["stand_in"], flags["dead"], color)
-    handles += _published_handles(styles, {source_label(r) for r in refs
-                                           if rung_of(r) is not None})
+    if below:
+        handles.append(below_axis_handle("<", color))
+    handles += _published_handles([r for r in refs if r["metric"] == "latency"
+                                   and rung_of(r) is not None])
     figure_legend(fig, handles, ncols=3)
     return fig
 
@@ -209,9 +245,14 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
         return None
     fig, ax = plt.subplots(figsize=reference_size(len(keys)), layout="constrained")
     ax.set_xscale("log")
-    styles = _published_styles([r for r in refs if r["metric"] == "latency"])
-    xs, flags = [], {"stand_in": False, "user": False, "dead": False}
-    step = 0.45 / max(len(runs), 1)
+    xs, below, flags = [], [], {"stand_in": False, "user": False, "dead": False}
+    # a rung's band is i - 0.5 to i + 0.5: the machines above its middle
+    # (i - 0.3 to i - 0.04), the published figures below (i + 0.08 to
+    # i + 0.32), every marker and CI cap clear of the band's edge (the first
+    # and last rungs' edge is the axes' frame)
+    def local_y(i, j):
+        return i - 0.17 if len(runs) == 1 else i - 0.3 + 0.26 * j / (len(runs) - 1)
+
     measured = set()
     for i, key in enumerate(keys):
         on_rung = [r for r in refs if r["metric"] == "latency" and (r["path"], r["op"]) == key]
@@ -221,11 +262,12 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
                 continue
             flags["user"] |= how == "user-space"
             measured.add(key)
-            _plot_local(ax, local, i - 0.45 + step * (j + 0.5), machine_color(run, j),
-                        flags=flags, user_space=how == "user-space")
-            xs += [local["ci95_low"], local["ci95_high"]]
+            _plot_local(ax, local, local_y(i, j), machine_color(run, j),
+                        flags=flags, user_space=how == "user-space", below=below)
+            xs += [local["median"], local["ci95_low"], local["ci95_high"]]
+        published_step = min(0.12, 0.24 / max(len(on_rung) - 1, 1))
         for k, ref in enumerate(on_rung):
-            _plot_published(ax, ref, i + 0.08 + 0.12 * k, styles[source_label(ref)])
+            _plot_published(ax, ref, i + 0.08 + published_step * k)
             xs += [v for v in (pairing.published_value(ref), ref.get("ci95_low"),
                                ref.get("ci95_high")) if v]
     ax.set_yticks(range(len(keys)), [_quantity_text(k) if k in measured else
@@ -233,8 +275,11 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     for k, t in zip(keys, ax.get_yticklabels()):
         if k not in measured:
             t.set_color(NOT_OK_COLOR)
-    _latency_axis(ax, len(keys), xs)
-    fig.suptitle("Published figures beside this report's machines (median and 95% CI)")
+    _latency_axis(ax, len(keys), xs, below)
+    fig.suptitle("Published figures beside this report's machines\n"
+                 "each machine: median and 95% CI (bar; its caps show above and below the "
+                 "marker where narrower); published: as printed, a median or a 95% interval",
+                 fontsize=10)
     handles = [Line2D([], [], marker="o", ms=6, lw=2, color=machine_color(run, j),
                       label=wrap(f"this report: {run.label}"
                                   + (" (emulated CPU: not hardware figures)" if run.emulated else ""),
@@ -243,7 +288,9 @@ def reference_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     if flags["user"]:
         handles.append(hollow_handle("user-space instruction for the paper's kernel loop",
                                      marker="s"))
-    handles += _published_handles(styles)
+    if below:
+        handles.append(below_axis_handle("<"))
+    handles += _published_handles([r for r in refs if r["metric"] == "latency"])
     figure_legend(fig, handles, ncols=3)
     return fig
 
@@ -264,7 +311,7 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
     ax.set_xscale("log")
     rax.set_xscale("log", base=2)
     step = 0.7 / len(runs)
-    ratios = []
+    ratios, xs, below = [], [], []
     for j, (run, found) in enumerate(zip(runs, per_run)):
         color = machine_color(run, j)
         for i, key in enumerate(keys):
@@ -272,21 +319,31 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
             if row is None or row["status"] != "ok":
                 continue
             y = i - 0.35 + step * (j + 0.5)
-            marker, hollow = _plot_local(ax, row, y, color)
+            marker, hollow = _plot_local(ax, row, y, color, below=below)
+            xs += [row["median"], row["ci95_low"], row["ci95_high"]]
             reads = {pairing.read_mark(f.get(key)) for f in per_run if f.get(key)}
             if len(reads) > 1:  # machines read different targets here: name this one's
-                ax.annotate(pairing.read_mark(row), (row.get("ci95_high") or row["median"], y),
-                            xytext=(5, 0), textcoords="offset points", fontsize=6.5,
-                            va="center", color=darker(color))
+                at = max(row["ci95_high"], row["median"])
+                # beside the CI, or beside the floor's mark where it is all below the axis
+                ax.annotate(pairing.read_mark(row), (at, y) if at > 0 else (0.025, y),
+                            xycoords="data" if at > 0 else ax.get_yaxis_transform(),
+                            xytext=(5 if at > 0 else 9, 0), textcoords="offset points",
+                            fontsize=6.5, va="center", color=darker(color))
             ref_row = per_run[reference].get(key)
-            if j != reference and ref_row is not None and ref_row["status"] == "ok":
+            if j == reference or ref_row is None or ref_row["status"] != "ok" \
+                    or ref_row["median"] <= 0:  # no ratio (the left panel marks a 0)
+                continue
+            if row["median"] <= 0:  # a ratio of 0: at the ratio axis's floor
+                below_axis_mark(rax, 0.025, y, color, marker="<",
+                                transform=rax.get_yaxis_transform(), filled=not hollow)
+            else:
                 ratio = row["median"] / ref_row["median"]
                 ratios.append(ratio)
                 rax.plot([ratio], [y], ls="", marker=marker, ms=6, color=color,
                          mfc="white" if hollow else color)
     rax.axvline(1.0, color="0.3", lw=1)
     ax.set_yticks(range(len(keys)), [pairing.quantity_label(k, harness_label) for k in keys])
-    _latency_axis(ax, len(keys), [])
+    _latency_axis(ax, len(keys), xs, below)
     rung_bands(rax, len(keys))
     rax.set_xlabel(wrap(f"median ÷ median of {runs[reference].label} (log scale; "
                          f"> 1×: slower)", 34))
@@ -305,5 +362,7 @@ def machines_figure(runs: list[Run], reference: int = 0) -> plt.Figure | None:
     shown = [f[k] for f in per_run for k in keys if k in f]
     handles += _status_handles(any(labels.is_stand_in(r) for r in shown),
                                any(liveness.is_dead(r) for r in shown))
+    if below:
+        handles.append(below_axis_handle("<"))
     figure_legend(fig, handles, ncols=min(len(handles), 4))
     return fig
