@@ -4,14 +4,15 @@ the repetitions per operation, same CPU and other CPU side by side.
 
 from plots.figures_common import (DEAD_HATCH, EMULATED_FACE, EMULATED_HATCH, LATENCY_AXIS,
                                   NOT_OK_COLOR, PLACEMENT_COLORS, STAND_IN_HATCH,
-                                  boxes_and_points, dodged_x, figure_legend, latency_size,
-                                  legend_handles, log_ticks, not_ok_mark, row_hatch, title_run,
-                                  wrap)
+                                  below_axis_mark, boxes_and_points, dodged_x, figure_legend,
+                                  latency_size, legend_handles, log_ticks, not_ok_mark,
+                                  row_hatch, title_run, wrap)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
 import pandas as pd  # noqa: E402
 
 from results import liveness  # noqa: E402
+from results.findings import LATENCY_HARNESSES  # noqa: E402
 from results import table as text_table  # noqa: E402
 
 from plots import labels, pairing  # noqa: E402
@@ -66,6 +67,20 @@ def _read_label(row: dict) -> str:
     return "\n".join([text] + ([", ".join(tags)] if tags else []))
 
 
+def harness_rank(harness: str) -> tuple[int, str]:
+    """A harness's place among a route's slots, the same in every path and
+    panel: results/findings.LATENCY_HARNESSES (gbench, criterion, kbench),
+    then any other by name."""
+    return (LATENCY_HARNESSES.index(harness) if harness in LATENCY_HARNESSES
+            else len(LATENCY_HARNESSES), harness)
+
+
+def _route(row: dict) -> tuple:
+    """A slot's route: the path, operation and (for rdmsr) the MSR's name."""
+    q = pairing.quantity(row)
+    return q.path, q.op, q.what
+
+
 def slots(per_run: list[list[dict]], multi_path: bool):
     """(slot of a row, {(run index, slot): what that run read there}).
 
@@ -77,17 +92,13 @@ def slots(per_run: list[list[dict]], multi_path: bool):
     power/energy-psys there), the label names the route and each panel names
     its own target above the slot; where one machine read several targets
     through a route (powercap zones, MSRs), each target keeps a slot."""
-    def route(r):
-        q = pairing.quantity(r)
-        return q.path, q.op, q.what
-
     harnesses: dict[tuple, set] = {}
     reads: dict[tuple, dict[int, set]] = {}
     for i, rows in enumerate(per_run):
         for r in rows:
             if r["op"] != "*":
-                harnesses.setdefault(route(r), set()).add(r["harness"])
-                reads.setdefault((route(r), r["harness"]), {}).setdefault(i, set()).add(
+                harnesses.setdefault(_route(r), set()).add(r["harness"])
+                reads.setdefault((_route(r), r["harness"]), {}).setdefault(i, set()).add(
                     _what_it_read(r))
     shared: dict[int, str] = {}
     annotations: dict[tuple[int, str], str] = {}
@@ -95,10 +106,10 @@ def slots(per_run: list[list[dict]], multi_path: bool):
         for r in rows:
             if r["op"] == "*":
                 continue
-            by_run = reads[(route(r), r["harness"])]
+            by_run = reads[(_route(r), r["harness"])]
             several = any(len(found) > 1 for found in by_run.values())
             differ = not several and len(set().union(*by_run.values())) > 1
-            label = _category(r, multi_path, len(harnesses[route(r)]) > 1, target=not differ)
+            label = _category(r, multi_path, len(harnesses[_route(r)]) > 1, target=not differ)
             shared[id(r)] = label
             if differ:
                 annotations[(i, label)] = _read_label(r)
@@ -118,23 +129,34 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
     multi_path = len({r["path"] for r in all_rows}) > 1
     cat, annotations = slots(per_run, multi_path)
 
-    # within a path, fastest first (a ladder); what was not measured last
-    fastest = {}
+    # within a path, its routes fastest first (a ladder), what was not
+    # measured last; within a route, its harnesses in one order (harness_rank),
+    # then each harness's slots (targets) fastest first
+    fastest, route_fastest = {}, {}
     for r in all_rows:
         if r["status"] == "ok":
             fastest[cat(r)] = min(fastest.get(cat(r), r["median"]), r["median"])
+            route_fastest[_route(r)] = min(route_fastest.get(_route(r), r["median"]),
+                                           r["median"])
     ranked = sorted(all_rows, key=lambda r: (paths.index(r["path"]),
+                                             route_fastest.get(_route(r), float("inf")),
+                                             _route(r), harness_rank(r["harness"]),
                                              fastest.get(cat(r), float("inf")),
                                              text_table.sort_key(r)))
     order = list(dict.fromkeys(cat(r) for r in ranked))
     places = [p for p in labels.PLACEMENTS if any(labels.placement(r) == p for r in all_rows)]
     fig, axes = plt.subplots(len(runs), 1, figsize=latency_size(len(runs)), sharex=True,
                              sharey=True, squeeze=False, layout="constrained")
-    flags = {"stand_in": False, "emulated": False, "not_ok": False, "dead": False}
+    flags = {"stand_in": False, "emulated": False, "not_ok": False, "dead": False,
+             "below": False}
     for i, (ax, run, rows) in enumerate(zip(axes[:, 0], runs, per_run)):
         _latency_panel(ax, run, rows, cat, order, places, flags)
         _name_what_it_read(ax, order, {slot: text for (j, slot), text in annotations.items()
                                        if j == i})
+    if flags["below"]:  # room at the foot for the marks of values of 0 or less
+        lo, hi = axes[0, 0].get_ylim()
+        if lo > 0 and hi > lo:
+            axes[0, 0].set_ylim(lo / (hi / lo) ** 0.08, hi)
     log_ticks(axes[0, 0], "y")  # shared by every panel, now that all are drawn
     last = axes[-1, 0]
     last.set_xlabel("operation (and what it reads)")
@@ -172,6 +194,16 @@ def _latency_panel(ax, run, rows, cat, order, places, flags):
     for flag, hatch in (("stand_in", STAND_IN_HATCH), ("emulated", EMULATED_HATCH),
                         ("dead", DEAD_HATCH)):
         flags[flag] |= any(hatch in h for h in hatches)
+    # values of 0 or less (no place on the log axis: dropped from the boxes
+    # and points above): a triangle in the placement's colour at the foot of
+    # their slot, filled where the median itself is 0 or less
+    below = [r for r in rows if r["status"] == "ok" and r["op"] != "*"
+             and (r["median"] <= 0 or min(r["samples"], default=1) <= 0)]
+    for r in below:
+        below_axis_mark(ax, dodged_x(order.index(cat(r)), places.index(labels.placement(r)),
+                                     len(places)), 0.04, PLACEMENT_COLORS[labels.placement(r)],
+                        transform=ax.get_xaxis_transform(), filled=r["median"] <= 0)
+        flags["below"] = True
     # rows that are not ok: a grey x at the foot of their slot
     for r in rows:
         if r["status"] == "ok" or r["op"] == "*":
@@ -183,7 +215,7 @@ def _latency_panel(ax, run, rows, cat, order, places, flags):
         ax.set_facecolor(EMULATED_FACE)
         flags["emulated"] = True
     whole = [r for r in rows if r["op"] == "*" and r["status"] != "ok"]
-    if df.empty:
+    if df.empty and not below:
         reason = whole[0]["reason"] if whole else "no row of this family in this run"
         ax.text(0.5, 0.5, wrap(f"nothing measured on this machine: {reason}", 110),
                 transform=ax.transAxes, ha="center", va="center", fontsize=9, color=NOT_OK_COLOR)
