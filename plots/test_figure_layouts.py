@@ -130,7 +130,7 @@ def self_report(common, mechanism, case, rng):
     for metric, scale in (("cpu_us_per_sample", rng.uniform(0.5, 150)),
                           ("rate_hz", rng.uniform(0.05, 40))):
         centre = {"within noise": 0.0, "negative": -scale}.get(case, scale)
-        half = rng.uniform(0.5, 3) * scale if case == "within noise" else rng.uniform(0.05, 0.6) * scale
+        half = scale * (rng.uniform(0.5, 3) if case == "within noise" else rng.uniform(0.05, 0.6))
         out.append(rows.measured_row(common, harness="sampler", path="sampler", op=mechanism,
                                      target=target, cpu=0, target_cpu=None, metric=metric,
                                      unit=rows.METRIC_UNITS[metric],
