@@ -167,7 +167,7 @@ def run_gate(baseline, current, config: Config, allow_mode_mismatch: bool = Fals
     c_ids = {ident for ident, _ in c_index}
     if b_ids.isdisjoint(c_ids):
         raise InputError(_machine_mismatch(baseline, current, b_ids, c_ids, config))
-    kinds = Kinds(run_kind(baselines), run_kind(currents), allow_mode_mismatch)
+    kinds = Kinds(run_kind(baselines), run_kind(currents))
     if kinds.differ and not allow_mode_mismatch:
         raise InputError(_kind_mismatch(baseline, current, kinds, b_index, c_index))
 

@@ -34,11 +34,11 @@ def run_kind(runs) -> dict | None:
 
 @dataclasses.dataclass(frozen=True)
 class Kinds:
-    """The mode and steps of the two sides (run_kind), and whether the
-    command line allowed them to differ (--allow-mode-mismatch)."""
+    """The mode and steps of the two sides (run_kind). A verdict whose kinds
+    differ was allowed to (--allow-mode-mismatch): run_gate refuses them
+    otherwise."""
     baseline: dict | None = None
     current: dict | None = None
-    allowed: bool = False
 
     @property
     def differ(self) -> bool:
