@@ -182,7 +182,11 @@ def overhead_table(run: Run) -> Table | None:
                 records += step_records(name, run, tested, i, rows, mechanism_label, **base)
         for r, g in zip(rows, groups):
             zero = sig.wilcoxon_zero(g)
-            verdict = meaning.test_verdict(r, sig.verdict(zero.p))
+            # a cost that cannot be negative "significantly" below 0 is
+            # baseline drift, never a saving
+            drift = (zero.p is not None and zero.p < sig.ALPHA and r["median"] < 0
+                     and meaning.never_negative(r))
+            verdict = meaning.DRIFT if drift else sig.verdict(zero.p)
             body.append([cond, f"{mechanism_label(r)} ({median_cell(r)}) vs 0", str(zero.n),
                          "Wilcoxon" if zero.statistic is None
                          else f"Wilcoxon T = {zero.statistic:g}",

@@ -80,15 +80,6 @@ def never_negative(row: dict) -> bool:
     return row["metric"] in NEVER_NEGATIVE.get(row["role"], ())
 
 
-def test_verdict(row: dict, verdict: str) -> str:
-    """A significance test's verdict on a row against 0, as a table shows
-    it: a cost that cannot be negative "significantly" below 0 is baseline
-    drift, never a saving."""
-    if verdict == "significant" and row["median"] < 0 and never_negative(row):
-        return DRIFT
-    return verdict
-
-
 def of(row: dict | None) -> Meaning:
     """The Meaning of a row (NOTHING for None)."""
     if row is None:
