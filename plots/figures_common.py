@@ -62,6 +62,10 @@ OTHER_PUBLISHED_STYLES = (("#4d4d4d", "P"), ("#b35806", "h"), ("#2166ac", "X"),
 # floor (below_axis_mark) with this legend entry, never dropped
 BELOW_AXIS_LABEL = "0 ns or less (below the log axis): marked at its floor"
 
+# the legend entry of a hollow ci_errorbar
+NOISE_LABEL = ("95% CI holds 0 (within noise), lies below 0 (baseline drift, not a saving) "
+               "or too few pairs: not resolved (hollow)")
+
 sns.set_theme(style="whitegrid", context="notebook", font_scale=0.85)
 plt.rcParams.update({"savefig.dpi": DPI, "figure.dpi": DPI, "axes.titlesize": 10,
                      "figure.titlesize": 12, "legend.fontsize": 8.5, "legend.title_fontsize": 8.5})
@@ -196,6 +200,24 @@ def below_axis_mark(ax, x, y, color, marker="v", transform=None, filled=True):
     ax.plot([x], [y], ls="", marker=marker, ms=7, mew=1.6, mec=darker(color, 0.8),
             mfc=color if filled else "white", transform=transform or ax.transData,
             clip_on=False, zorder=5, gid="below-axis")
+
+
+def ci_errorbar(ax, x, y, row, color, marker, hollow, size=6, horizontal=True):
+    """A median with its 95% CI; hollow (white face, dashed bar) when it is
+    not resolved (meaning.of(row).not_resolved: the victim, idle and sampler
+    figures)."""
+    lo, hi = row["median"] - row["ci95_low"], row["ci95_high"] - row["median"]
+    err = [[max(lo, 0)], [max(hi, 0)]]
+    kwargs = dict(fmt=marker, ms=size, color=color, mec=color, capsize=3, lw=1.6,
+                  mfc="white" if hollow else color, mew=1.4, zorder=5)
+    if horizontal:
+        bars = ax.errorbar([row["median"]], [y], xerr=err, **kwargs)
+    else:
+        bars = ax.errorbar([x], [row["median"]], yerr=err, **kwargs)
+    if hollow:
+        for line in bars.lines[2]:
+            line.set_linestyle("--")
+    return bars
 
 
 def not_ok_handle(label="unavailable / error (reason in the table)"):

@@ -4,10 +4,10 @@ them (its rows above the null loop); its overhead beside the published tool
 overheads.
 """
 
-from plots.figures_common import (NOT_OK_COLOR, OVERHEAD_SIZE, SAMPLER_SIZE, STAND_IN_HATCH,
-                                  boxes_and_points, darker, dead_handle, dodged_x, figure_legend,
-                                  log_ticks, machine_color, not_ok_handle, not_ok_mark, row_hatch,
-                                  wrap)
+from plots.figures_common import (NOISE_LABEL, NOT_OK_COLOR, OVERHEAD_SIZE, SAMPLER_SIZE,
+                                  STAND_IN_HATCH, boxes_and_points, ci_errorbar, darker,
+                                  dead_handle, dodged_x, figure_legend, log_ticks, machine_color,
+                                  not_ok_handle, not_ok_mark, row_hatch, wrap)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after figures_common: the Agg backend)
 import numpy as np  # noqa: E402
@@ -19,7 +19,6 @@ from matplotlib.patches import Patch  # noqa: E402
 from results import meaning, registry  # noqa: E402
 
 from plots import labels  # noqa: E402
-from plots.figures_victim import NOISE_LABEL, ci_errorbar  # noqa: E402
 from plots.label_overlap import widen_until_labels_fit  # noqa: E402
 from plots.runs import Run, source_label  # noqa: E402
 

@@ -5,10 +5,10 @@ placement), and what a sampler costs an idle machine by frequency
 the rows are read by victim_rows.py.
 """
 
-from plots.figures_common import (EMULATED_COLOR, EMULATED_FACE, LATENCY_AXIS, NOT_OK_COLOR,
-                                  PLACEMENT_COLORS, STAND_IN_HATCH, darker, figure_legend,
-                                  log_ticks, machine_line, not_ok_handle, not_ok_mark, plain,
-                                  rung_bands, title_run, wrap)
+from plots.figures_common import (EMULATED_COLOR, EMULATED_FACE, LATENCY_AXIS, NOISE_LABEL,
+                                  NOT_OK_COLOR, PLACEMENT_COLORS, STAND_IN_HATCH, ci_errorbar,
+                                  darker, figure_legend, log_ticks, machine_line, not_ok_handle,
+                                  not_ok_mark, plain, rung_bands, title_run, wrap)
 
 import math  # noqa: E402
 
@@ -34,8 +34,6 @@ OTHER_RATE_STYLE = (_CB[7], "v")
 HARNESS_MARKERS = {"gbench": "o", "criterion": "s"}
 # one colour a mechanism, in the registry's order (the palette has 10)
 MECHANISM_COLORS = dict(zip(registry.MECHANISMS, _CB))
-NOISE_LABEL = ("95% CI holds 0 (within noise), lies below 0 (baseline drift, not a saving) "
-               "or too few pairs: not resolved (hollow)")
 NOT_MEASURED_LABEL = "not measured: unavailable / error (reason in the table)"
 # said once where every line of the idle figure is a stand-in (then none is dashed)
 ALL_STAND_INS_LABEL = ("all mechanisms here measured on stand-ins (the idle-cost table's "
@@ -105,24 +103,6 @@ def thin_symlog_ticks(fig):
                     break
                 locator.set_params(numticks=numticks)
                 ax.stale = True
-
-
-def ci_errorbar(ax, x, y, row, color, marker, hollow, size=6, horizontal=True):
-    """A median with its 95% CI; hollow (white face, dashed bar) when it is
-    not resolved (meaning.of(row).not_resolved: the victim, idle and sampler
-    figures)."""
-    lo, hi = row["median"] - row["ci95_low"], row["ci95_high"] - row["median"]
-    err = [[max(lo, 0)], [max(hi, 0)]]
-    kwargs = dict(fmt=marker, ms=size, color=color, mec=color, capsize=3, lw=1.6,
-                  mfc="white" if hollow else color, mew=1.4, zorder=5)
-    if horizontal:
-        bars = ax.errorbar([row["median"]], [y], xerr=err, **kwargs)
-    else:
-        bars = ax.errorbar([x], [row["median"]], yerr=err, **kwargs)
-    if hollow:
-        for line in bars.lines[2]:
-            line.set_linestyle("--")
-    return bars
 
 
 # ---- the victim figure ---------------------------------------------------------------------
