@@ -163,7 +163,7 @@ def header_lines(run: Run) -> list[tuple[str, bool]]:
                     "thresholds during the steps.", False))
     energy = [r for r in run.rows if r["status"] == "ok" and r.get("liveness") is not None]
     live = sorted({r.get("target") or r["op"] for r in energy
-                   if r["liveness"] == "live" and not r.get("stand_in")})
+                   if r["liveness"] == liveness.LIVE and not r.get("stand_in")})
     if live:
         out.append((f"Live energy counters: {', '.join(live)}.", False))
     elif energy or any(r.get("stand_in") for r in run.rows):
@@ -174,9 +174,8 @@ def header_lines(run: Run) -> list[tuple[str, bool]]:
 
 
 def header_box(runs: list[Run]) -> str:
-    parts = []
+    parts, warning = [], ' class="frozen"'
     for run in runs:
-        warning = ' class="frozen"'
         items = "".join(f"<li{warning if warn else ''}>{html.escape(text)}</li>"
                         for text, warn in header_lines(run))
         parts.append(f"<p><strong>{html.escape(run.label)}</strong>, run "
