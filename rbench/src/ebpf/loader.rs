@@ -37,7 +37,7 @@ use nix::errno::Errno;
 use super::slots::{
     RbSample, RbSlot, RB_ARM_NOT_TRIED, RB_ARM_OK, RB_MAX_COUNTERS, RB_MAX_CPUS, RB_MIN_PERIOD_NS,
 };
-use super::{BpfConfig, TriggerChoice, NEEDS};
+use super::{lacks_capabilities, BpfConfig, TriggerChoice, NEEDS};
 use crate::cpu::{pin_to_cpu, AffinityGuard};
 use crate::perf::{open_counter, open_cpu_clock, PerfEventSpec};
 use crate::Error;
@@ -84,14 +84,13 @@ fn last_message(kept: &str) -> String {
     }
 }
 
-/// A perf event the program reads or is driven by, refused: perf's own
-/// advice (perf_event_paranoid) would not do for this mechanism, which
-/// needs CAP_BPF as well.
+/// A perf event the program reads or is driven by, refused: said as every
+/// refusal of the BPF sampler is (lacks_capabilities), since perf's own
+/// advice (perf_event_paranoid) would not do for a program that needs
+/// CAP_BPF as well.
 fn ebpf_denied(err: Error) -> Error {
     match err {
-        Error::PerfDenied { event, .. } => {
-            Error::Unavailable(format!("perf_event_open({event}) denied: {NEEDS}"))
-        }
+        Error::PerfDenied { .. } => lacks_capabilities().map_or(err, Error::Unavailable),
         other => other,
     }
 }
