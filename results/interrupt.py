@@ -47,13 +47,26 @@ def _handler(signum, frame):
     os._exit(128 + signum)
 
 
+def _quiet_when_interrupted(unraisable, previous):
+    """Where Python cannot raise (an at-fork handler such as logging's
+    _releaseLock after subprocess's fork, a __del__), it prints the
+    exception as "Exception ignored ... Traceback". An Interrupted there is
+    not lost, the handler recorded it and `check` raises it again, so it is
+    not printed either; anything else is, as before."""
+    if not isinstance(unraisable.exc_value, Interrupted):
+        previous(unraisable)
+
+
 def install(last_words=None) -> dict:
     """Takes SIGINT, SIGTERM and SIGHUP (main thread only). `last_words`
     (signum) runs before a second signal ends the process. Returns the
     handlers it replaced, for `restore`."""
     global _last_words, _received
     _received, _last_words = None, last_words
-    return {sig: signal.signal(sig, _handler) for sig in SIGNALS}
+    replaced = {sig: signal.signal(sig, _handler) for sig in SIGNALS}
+    replaced["unraisablehook"] = sys.unraisablehook
+    sys.unraisablehook = lambda u: _quiet_when_interrupted(u, replaced["unraisablehook"])
+    return replaced
 
 
 def restore(previous: dict) -> None:
@@ -61,6 +74,8 @@ def restore(previous: dict) -> None:
     Python, as the tests do, leaves its caller's handlers as they were)."""
     global _last_words
     _last_words = None
+    previous = dict(previous)
+    sys.unraisablehook = previous.pop("unraisablehook", sys.unraisablehook)
     for sig, handler in previous.items():
         signal.signal(sig, handler)
 

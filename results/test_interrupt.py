@@ -310,3 +310,33 @@ def test_a_full_disk_is_one_line_naming_the_path(size, fill):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("bench-all: /mnt/runs") and "no space left on device" in lines[0]
+
+
+def test_an_interrupted_where_python_cannot_raise_is_not_printed_but_kept(monkeypatch):
+    """A signal that lands in an at-fork handler or a __del__ (logging's
+    _releaseLock after a fork printed "Exception ignored ... Traceback" in
+    one unprivileged make test): not handed to the unraisable hook, and
+    `check` raises it again; any other exception there still is."""
+    from results import interrupt
+
+    class RaisesOnDel:
+        def __init__(self, exc):
+            self.exc = exc
+
+        def __del__(self):
+            raise self.exc
+
+    printed = []
+    monkeypatch.setattr(sys, "unraisablehook", printed.append)
+    previous = interrupt.install()
+    try:
+        interrupt._received = signal.SIGINT  # as the handler records it before raising
+        RaisesOnDel(interrupt.Interrupted(signal.SIGINT))
+        assert printed == []
+        with pytest.raises(interrupt.Interrupted):
+            interrupt.check()
+        RaisesOnDel(ValueError("not a signal"))
+        assert [type(u.exc_value) for u in printed] == [ValueError]
+    finally:
+        interrupt.restore(previous)
+    assert sys.unraisablehook == printed.append
