@@ -71,9 +71,11 @@ def install(last_words=None) -> dict:
 
 def restore(previous: dict) -> None:
     """Puts back the handlers `install` replaced (bench-all called from
-    Python, as the tests do, leaves its caller's handlers as they were)."""
-    global _last_words
-    _last_words = None
+    Python, as the tests do, leaves its caller's handlers as they were) and
+    forgets the signal taken: the run it stopped is over, and a later
+    `check` in the same process (the next test) is not about it."""
+    global _last_words, _received
+    _last_words, _received = None, None
     previous = dict(previous)
     sys.unraisablehook = previous.pop("unraisablehook", sys.unraisablehook)
     for sig, handler in previous.items():
