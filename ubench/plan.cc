@@ -21,13 +21,15 @@ std::optional<std::vector<nlohmann::json>> parse_plan(const std::string& text, s
            ", this ubench reads " + std::to_string(kPlanVersion) + ": rebuild both (make build)";
     return std::nullopt;
   }
+  const nlohmann::json tick_hz = doc.value("target_tick_hz", nlohmann::json());
   std::vector<nlohmann::json> rows;
-  for (const nlohmann::json& row : doc["rows"]) {
+  for (nlohmann::json row : doc["rows"]) {
     const nlohmann::json harnesses = row.value("harnesses", nlohmann::json::array());
     if (!row.contains("id") || !row.contains("status") || !harnesses.is_array()) {
       *why = "a plan row lacks id, status or harnesses: " + row.dump();
       return std::nullopt;
     }
+    if (!row.value("target_state", nlohmann::json()).is_null()) row["target_tick_hz"] = tick_hz;
     for (const nlohmann::json& h : harnesses)
       if (h == "gbench") rows.push_back(row);
   }

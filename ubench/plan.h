@@ -1,9 +1,9 @@
 // plan.h - the plan ubench times. rbench makes it, the one discovery of the
 // suite (rbench/src/plan.rs; the raplbench-plan binary writes it as JSON):
 //
-//   {"plan_version": 1, "rows": [ROW, ...]}
-//   ROW = {"id", "path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
-//          "liveness_note", "metric", "unit", "harnesses": [...],
+//   {"plan_version": 1, "target_tick_hz": N, "rows": [ROW, ...]}
+//   ROW = {"id", "path", "op", "target", "cpu", "target_cpu", "target_state",
+//          "stand_in", "liveness", "liveness_note", "metric", "unit", "harnesses": [...],
 //          "status": "ok" | "unavailable", "reason", "open": OPEN | null}
 //
 // ubench times the rows whose "harnesses" name "gbench", in the plan's
@@ -13,6 +13,12 @@
 // benchmark runs under its row's "id" (register.h); the targets, CPUs,
 // stand-in words and liveness verdicts stay the plan's, for results/gbench.py
 // to join to Google Benchmark's output.
+//
+// A cross-CPU row's "target_state" (null, "idle", "ticking" or "busy") is
+// what its target CPU does while it is timed (target_load.h); the row's id
+// already names it. The ticking state's rate is the plan's, at its root:
+// parse_plan copies "target_tick_hz" into every row with a target state, so
+// the registration reads it from the row (register.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -24,8 +30,9 @@ namespace raplbench {
 
 inline constexpr int kPlanVersion = 1;
 
-// The rows of a plan document that gbench times, in order; nullopt and
-// *why when `text` is not a plan this ubench reads.
+// The rows of a plan document that gbench times, in order, each with a
+// target state given the plan's "target_tick_hz" (null when it has none);
+// nullopt and *why when `text` is not a plan this ubench reads.
 std::optional<std::vector<nlohmann::json>> parse_plan(const std::string& text, std::string* why);
 
 // The same, read from the file `path`.

@@ -36,6 +36,28 @@ TEST(Plan, KeepsTheRowsGbenchTimesInOrder) {
   EXPECT_EQ((*rows)[1]["reason"], "no PMU");
 }
 
+TEST(Plan, ARowWithATargetStateCarriesThePlansTickRate) {
+  json idle = row("msr-dev", "pread", {"gbench"}, {{"device", "x"}});
+  json ticking = idle, same_cpu = idle;
+  idle["target_state"] = "idle";
+  ticking["target_state"] = "ticking";
+  same_cpu["target_state"] = nullptr;
+  const json plan = {{"plan_version", kPlanVersion}, {"target_tick_hz", 1000},
+                     {"rows", {idle, ticking, same_cpu}}};
+  std::string why;
+  const auto rows = parse_plan(plan.dump(), &why);
+  ASSERT_TRUE(rows) << why;
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0]["target_tick_hz"], 1000);
+  EXPECT_EQ((*rows)[1]["target_tick_hz"], 1000);
+  EXPECT_FALSE((*rows)[2].contains("target_tick_hz"));
+  // a plan without a rate: the ticking row says so when registered (register.h)
+  const auto no_rate =
+      parse_plan(json{{"plan_version", kPlanVersion}, {"rows", {ticking}}}.dump(), &why);
+  ASSERT_TRUE(no_rate) << why;
+  EXPECT_TRUE((*no_rate)[0]["target_tick_hz"].is_null());
+}
+
 TEST(Plan, RefusesWhatIsNotAPlanOfItsVersion) {
   std::string why;
   EXPECT_FALSE(parse_plan("[1, 2]", &why));
