@@ -56,7 +56,7 @@ def _index(run: Run, fields) -> dict:
     for line, row in run.rows:
         if row["harness"] == "reference":
             continue
-        k = (tuple((f, row["machine"][f]) for f in fields), tuple(row[f] for f in KEY_FIELDS))
+        k = (tuple((f, row["machine"][f]) for f in fields), tuple(row.get(f) for f in KEY_FIELDS))
         if k in index:
             raise InputError(
                 f"{display(run.file)}:{line}: (row): same machine and key as line {index[k][0]} "

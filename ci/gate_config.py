@@ -36,7 +36,8 @@ def display(path) -> str:
 # ---- rows and machines -----------------------------------------------------------
 
 # What a row is, apart from its machine: rows pair on these fields.
-KEY_FIELDS = ("harness", "path", "op", "target", "role", "cpu", "target_cpu", "metric")
+KEY_FIELDS = ("harness", "path", "op", "target", "role", "cpu", "target_cpu", "target_state",
+              "metric")
 
 # The machine of a row: the [machine] identity fields of ci/gate.toml.
 MACHINE_FIELDS = tuple(schema.SCHEMA["$defs"]["machine"]["properties"])
@@ -57,12 +58,14 @@ def is_allowed(row_id_: str, patterns) -> bool:
 
 def row_id(row) -> str:
     """The id that [allow] missing and [rows] patterns match:
-    path/op/target/cpu>target_cpu/metric/harness with "-" for a null, e.g.
-    "msr-dev/pread/0x611/1>0/latency/gbench", "powercap/pread/<file>/0>-/latency/gbench"."""
+    path/op/target/cpu>target_cpu[:target_state]/metric/harness with "-" for
+    a null, e.g. "msr-dev/pread/0x611/1>0:busy/latency/gbench",
+    "powercap/pread/<file>/0>-/latency/gbench"."""
     def text(v):
         return "-" if v is None else str(v)
+    state = f":{row['target_state']}" if row.get("target_state") else ""
     return "/".join((row["path"], row["op"], text(table.shown_target(row)),
-                     f"{text(row['cpu'])}>{text(row['target_cpu'])}", row["metric"],
+                     f"{text(row['cpu'])}>{text(row['target_cpu'])}{state}", row["metric"],
                      row["harness"]))
 
 

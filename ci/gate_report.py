@@ -47,7 +47,7 @@ def verdict_json(v: Verdict) -> dict:
     """The JSON verdict: the overall outcome, the settings and every row."""
     def row_entry(r: Result) -> dict:
         row = r.row
-        entry = {"id": row_id(row), **{f: row[f] for f in KEY_FIELDS}, "unit": row["unit"],
+        entry = {"id": row_id(row), **{f: row.get(f) for f in KEY_FIELDS}, "unit": row["unit"],
                  "decision": r.decision, "fails": r.fails, "why": r.why or None,
                  "baseline_status": None if r.decision == NEW else row["status"],
                  "current_status": (r.current or {}).get("status")}

@@ -39,7 +39,9 @@ NOT_OK_COLOR = "0.45"
 # the grey x of a row that is not ok, in a figure and in its legend
 NOT_OK_MARKER = {"marker": "x", "ms": 7, "mew": 2, "color": NOT_OK_COLOR}
 _CB = sns.color_palette("colorblind", 10)
-PLACEMENT_COLORS = dict(zip(labels.PLACEMENTS, _CB[:3]))
+PLACEMENT_COLORS = {**dict(zip(labels.PLACEMENTS, _CB[:3])),
+                    **dict(zip(map(labels.other_cpu_in, labels.TARGET_STATES),
+                               (_CB[1], _CB[3], _CB[6])))}
 MACHINE_COLORS = [_CB[i] for i in (0, 1, 4, 8, 9, 5)]
 # A published machine's (colour, marker), the same in every figure that draws
 # published figures (the ladder, reference.png): keyed by the published

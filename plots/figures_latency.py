@@ -144,7 +144,7 @@ def latency_figure(runs: list[Run], family) -> plt.Figure | None:
                                              fastest.get(cat(r), float("inf")),
                                              text_table.sort_key(r)))
     order = list(dict.fromkeys(cat(r) for r in ranked))
-    places = [p for p in labels.PLACEMENTS if any(labels.placement(r) == p for r in all_rows)]
+    places = [p for p in labels.WHERE_READ if any(labels.where_read(r) == p for r in all_rows)]
     fig, axes = plt.subplots(len(runs), 1, figsize=latency_size(len(runs)), sharex=True,
                              sharey=True, squeeze=False, layout="constrained")
     flags = {"stand_in": False, "emulated": False, "not_ok": False, "dead": False,
@@ -184,7 +184,7 @@ def _latency_panel(ax, run, rows, cat, order, places, flags):
     samples = []
     for r in rows:
         if r["status"] == "ok" and r["op"] != "*":
-            samples += [{"cat": cat(r), "placement": labels.placement(r), "ns": v,
+            samples += [{"cat": cat(r), "placement": labels.where_read(r), "ns": v,
                          "hatch": row_hatch(r) or ""} for v in r["samples"] if v > 0]
     df = pd.DataFrame(samples, columns=["cat", "placement", "ns", "hatch"])
     ax.set_yscale("log")
@@ -200,15 +200,15 @@ def _latency_panel(ax, run, rows, cat, order, places, flags):
     below = [r for r in rows if r["status"] == "ok" and r["op"] != "*"
              and (r["median"] <= 0 or min(r["samples"], default=1) <= 0)]
     for r in below:
-        below_axis_mark(ax, dodged_x(order.index(cat(r)), places.index(labels.placement(r)),
-                                     len(places)), 0.04, PLACEMENT_COLORS[labels.placement(r)],
+        below_axis_mark(ax, dodged_x(order.index(cat(r)), places.index(labels.where_read(r)),
+                                     len(places)), 0.04, PLACEMENT_COLORS[labels.where_read(r)],
                         transform=ax.get_xaxis_transform(), filled=r["median"] <= 0)
         flags["below"] = True
     # rows that are not ok: a grey x at the foot of their slot
     for r in rows:
         if r["status"] == "ok" or r["op"] == "*":
             continue
-        not_ok_mark(ax, dodged_x(order.index(cat(r)), places.index(labels.placement(r)),
+        not_ok_mark(ax, dodged_x(order.index(cat(r)), places.index(labels.where_read(r)),
                                  len(places)), 0.04, ax.get_xaxis_transform())
         flags["not_ok"] = True
     if run.emulated:

@@ -7,6 +7,7 @@ import re
 from results import rapl_msrs, registry
 from results.machine import EMULATED, is_emulated
 from results.rows import ABOVE_NULL
+from results.schedule import TARGET_STATES
 from results.table import shorten
 
 # ---- machines ----------------------------------------------------------------
@@ -163,6 +164,21 @@ def mechanism_rank(op: str) -> int:
 
 SAME_CPU, OTHER_CPU, NO_TARGET = "same CPU", "other CPU", "not per-CPU"
 PLACEMENTS = (SAME_CPU, OTHER_CPU, NO_TARGET)
+
+
+def other_cpu_in(state: str) -> str:
+    """A read from another CPU whose target was held in `state` (issue 34)."""
+    return f"{OTHER_CPU}, target {state}"
+
+
+# placements with the target's state, in the order figures show them
+WHERE_READ = (SAME_CPU, *map(other_cpu_in, TARGET_STATES), OTHER_CPU, NO_TARGET)
+
+
+def where_read(row: dict) -> str:
+    """placement(row), with the target CPU's state where it was set."""
+    where, state = placement(row), row.get("target_state")
+    return other_cpu_in(state) if state and where == OTHER_CPU else where
 
 
 def placement(row: dict) -> str:

@@ -99,8 +99,8 @@ def row_fields(row: dict | None, suffix: str = "_ns") -> dict:
     """The CSV fields of a row: what it is, where it ran, its values (their
     keys ending in `suffix`); None each for no row."""
     return {**{k: row and row.get(k) for k in ("harness", "path", "op", "target", "cpu",
-                                                "target_cpu", "status", "n", "stand_in",
-                                                "reason")},
+                                                "target_cpu", "target_state", "status", "n",
+                                                "stand_in", "reason")},
             **{f"{k}{suffix}": number(row, k) for k in VALUES}, "liveness": meaning.of(row).verdict}
 
 
@@ -115,15 +115,15 @@ def row_record(run: Run, r: dict) -> dict:
 
 def twin_key(row):
     return (row["harness"], row["path"], row["op"], row.get("target"), row.get("cpu"),
-            row.get("target_cpu"), row.get("stand_in"))
+            row.get("target_cpu"), row.get("target_state"), row.get("stand_in"))
 
 
 # ---- latency -------------------------------------------------------------------------------
 
 LATENCY_CSV = ["machine", "cpu_vendor", "cpu_model_name", "cpu_family", "cpu_model",
                "cpu_stepping", "online_cpus", "packages", "kernel", "hypervisor", "run_id",
-               "date", "harness", "path", "op", "target", "cpu", "target_cpu", "status",
-               "median_ns", "ci95_low_ns", "ci95_high_ns", "n", "iterations",
+               "date", "harness", "path", "op", "target", "cpu", "target_cpu", "target_state",
+               "status", "median_ns", "ci95_low_ns", "ci95_high_ns", "n", "iterations",
                "cycles_median", "stand_in", "liveness", "liveness_note", "reason"]
 
 

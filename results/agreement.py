@@ -89,7 +89,7 @@ class Verdict:
 
 
 def _key(r):
-    return (r["path"], r["op"], r["target"], r["cpu"], r["target_cpu"])
+    return (r["path"], r["op"], r["target"], r["cpu"], r["target_cpu"], r.get("target_state"))
 
 
 def _key_order(key) -> tuple:

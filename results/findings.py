@@ -5,7 +5,10 @@ the report's index.html (issue 32).
 - the cheapest and the dearest route to a counter (latency rows read on
   the counter's own CPU; the instruction paths uinsn and kinsn aside);
 - what reading from another CPU costs on each route that was timed from
-  both (the IPI): the difference of medians, with a bootstrap 95% CI;
+  both (the IPI): the difference of medians, with a bootstrap 95% CI, the
+  target CPU idle where its state was set;
+- what the target CPU's state (ticking, busy, against idle) changes in a
+  cross-CPU read, and which state a sampler meets in each use (issue 34);
 - which sampler mechanism slows a workload on its CPU least at 1 kHz;
 - what cannot be taken as a finding: stand-ins, dead counters, rows not
   resolved, costs below 0 (baseline drift, results/meaning.py, counted),
@@ -180,40 +183,84 @@ def difference_ci(a, b) -> tuple[float, float] | None:
     return sig.bootstrap_ci(_median_difference, b, a)
 
 
-def other_cpu_costs(rows) -> list[Finding]:
-    """Per route timed on the counter's CPU and from another: the difference."""
-    placed: dict[tuple, dict[bool, dict]] = {}
+def _difference(claim: str, a: dict, b: dict, harness: str, rows, failed,
+                than: str = "") -> Finding:
+    """What `b` costs more than `a` (the difference of medians, its bootstrap
+    95% CI): a finding only where the CI excludes 0 and no row is in doubt."""
+    diff, unit = b["median"] - a["median"], a["unit"]
+    ci = difference_ci(a.get("samples") or [], b.get("samples") or [])
+    shown = (f"{value(diff, unit)} ({harness}: {value(b['median'], unit)} against "
+             f"{value(a['median'], unit)}"
+             + (f"; 95% CI of the difference {interval(*ci, unit, diff)})" if ci else ")"))
+    if ci is None or not (comparable(a) and comparable(b)):
+        return Finding(f"{claim}: {NOT_RESOLVED} (too few samples for a CI), {shown}.",
+                       resolved=False)
+    if ci[0] <= 0 <= ci[1]:
+        return Finding(f"{claim}: {NOT_RESOLVED} (the CI of the difference holds 0), {shown}.",
+                       resolved=False)
+    if doubt := doubts([a, b], rows, failed):
+        return Finding(f"{claim} costs {shown}; not a finding: {'; '.join(doubt)}.",
+                       resolved=False)
+    more = "more" if diff > 0 else "less"
+    return Finding(f"{claim} costs {value(abs(diff), unit)} {more}{than} "
+                   f"{shown[shown.index('('):]}.")
+
+
+def _placed(rows) -> dict[tuple, dict[tuple, dict]]:
+    """The latency rows of a counter's CPU, by route: {(harness, path, op,
+    target, target_cpu): {(read from another CPU, target state): row}}."""
+    placed: dict[tuple, dict[tuple, dict]] = {}
     for r in measured_ok(rows, "latency"):
         if r["harness"] in LATENCY_HARNESSES and None not in (r.get("cpu"), r.get("target_cpu")):
             key = (r["harness"], r["path"], r["op"], r.get("target"), r["target_cpu"])
-            placed.setdefault(key, {}).setdefault(r["cpu"] != r["target_cpu"], r)
+            where = (r["cpu"] != r["target_cpu"], r.get("target_state"))
+            placed.setdefault(key, {}).setdefault(where, r)
+    return dict(sorted(placed.items(), key=lambda kv: LATENCY_HARNESSES.index(kv[0][0])))
+
+
+def other_cpu_costs(rows) -> list[Finding]:
+    """Per route timed on the counter's CPU and from another: the
+    difference, the target CPU idle where its state was set (issue 34)."""
     failed = {(c.path, c.op) for c in checks.run_checks(rows) if c.ok is False and c.path}
     out, said = [], set()
-    for (harness, *what), both in sorted(placed.items(),
-                                         key=lambda kv: LATENCY_HARNESSES.index(kv[0][0])):
-        if len(both) < 2 or tuple(what) in said:
+    for (harness, *what), by in _placed(rows).items():
+        same = by.get((False, None))
+        other = by.get((True, None)) or by.get((True, "idle"))
+        if same is None or other is None or tuple(what) in said:
             continue
         said.add(tuple(what))
-        same, other = both[False], both[True]
-        diff, unit = other["median"] - same["median"], same["unit"]
-        ci = difference_ci(same.get("samples") or [], other.get("samples") or [])
-        shown = (f"{value(diff, unit)} ({harness}: {value(other['median'], unit)} against "
-                 f"{value(same['median'], unit)}"
-                 + (f"; 95% CI of the difference {interval(*ci, unit, diff)})" if ci else ")"))
-        claim = f"Reading {route(same)}{caveat(same)} from another CPU than the counter's"
-        if ci is None or not (comparable(same) and comparable(other)):
-            out.append(Finding(f"{claim}: {NOT_RESOLVED} (too few samples for a CI), {shown}.",
-                               resolved=False))
-        elif ci[0] <= 0 <= ci[1]:
-            out.append(Finding(f"{claim}: {NOT_RESOLVED} (the CI of the difference holds 0), "
-                               f"{shown}.", resolved=False))
-        elif doubt := doubts([same, other], rows, failed):
-            out.append(Finding(f"{claim} costs {shown}; not a finding: {'; '.join(doubt)}.",
-                               resolved=False))
-        else:
-            more = "more" if diff > 0 else "less"
-            out.append(Finding(f"{claim} costs {value(abs(diff), unit)} {more} than from "
-                               f"its own {shown[shown.index('('):]}."))
+        idle = " (its CPU idle)" if other.get("target_state") else ""
+        claim = f"Reading {route(same)}{caveat(same)} from another CPU than the counter's{idle}"
+        out.append(_difference(claim, same, other, harness, rows, failed,
+                               than=" than from its own"))
+    return out
+
+
+# Which target state a sampler meets, by where it reads (the README's "Target states").
+STATE_MEETS = {"idle": "a sampler on an otherwise idle machine",
+               "ticking": "a sampler whose own timer wakes the target CPU (the sampled CPU is idle)",
+               "busy": "a sampler reading the CPU a workload runs on"}
+
+
+def target_state_costs(rows) -> list[Finding]:
+    """Per cross-CPU route timed in several target states: busy and ticking
+    against idle, and which state a sampler meets in each use. A route that
+    needs no IPI says whether the state changed it anyway."""
+    failed = {(c.path, c.op) for c in checks.run_checks(rows) if c.ok is False and c.path}
+    out, said = [], set()
+    for (harness, *what), by in _placed(rows).items():
+        idle = by.get((True, "idle"))
+        if idle is None or tuple(what) in said:
+            continue
+        said.add(tuple(what))
+        ipi = "the read runs there, through an IPI" if idle.get("ipi") else \
+            "the read needs no IPI there, so the state should change nothing"
+        for state in ("ticking", "busy"):
+            if (other := by.get((True, state))) is not None:
+                claim = (f"Reading {route(idle)}{caveat(idle)} from another CPU while the "
+                         f"counter's CPU is {state} rather than idle ({ipi}; {state} is what "
+                         f"{STATE_MEETS[state]} meets)")
+                out.append(_difference(claim, idle, other, harness, rows, failed))
     return out
 
 
@@ -284,7 +331,8 @@ def caveats(rows) -> list[Finding]:
 
 def of(rows) -> list[Finding]:
     """The findings of a run's rows, in the order they are printed."""
-    return [*extremes(rows), *other_cpu_costs(rows), *cheapest_sampler(rows), *caveats(rows)]
+    return [*extremes(rows), *other_cpu_costs(rows), *target_state_costs(rows),
+            *cheapest_sampler(rows), *caveats(rows)]
 
 
 def format_findings(found: list[Finding]) -> str:

@@ -41,29 +41,55 @@ def make_plan(run: Run) -> str | None:
     out.unlink(missing_ok=True)
     if not PLANNER.exists():
         return f"{PLANNER} not built: run `make build` (cargo) first"
+    # the mode says the target states of the cross-CPU rows (rbench/src/target_load.rs)
+    env = {k: v for k, v in os.environ.items() if k != "RAPLBENCH_QUICK"}
+    env.update({"RAPLBENCH_QUICK": "1"} if run.quick else {})
     with open(run.raw_dir / "plan.log", "a", encoding="utf-8") as log:
-        code = child.stream([str(PLANNER), str(out)], log)
+        code = child.stream([str(PLANNER), str(out)], log, env=env)
     if code != 0 or not out.exists():
         return f"raplbench-plan exited with status {code}; see {run.raw_dir}/plan.log"
     return None
 
 
+def bpf_filter(run: Run) -> str | None:
+    """The Google Benchmark filter of the plan's rows that read the BPF
+    program's map (their paths), or None when it has none."""
+    doc = json.loads((run.raw_dir / "plan.json").read_text(encoding="utf-8"))
+    paths = sorted({r["path"] for r in doc["rows"] if (r.get("open") or {}).get("bpf")})
+    return f"^({'|'.join(paths)})/" if paths else None  # registry names: [a-z-]
+
+
+def gbench_parts(run: Run, leg: int) -> list[tuple[Path, list[str]]]:
+    """The ubench processes of leg `leg`: (their output, their filter). The
+    rows of the BPF program's map run in a process of their own, after the
+    others: the program ticks on every CPU from the first of them on, and
+    no target CPU meant to be idle may see it (rbench's Criterion harness
+    times them last for the same reason)."""
+    bpf = bpf_filter(run)
+    out = run.raw_dir / f"gbench-leg{leg}.json"
+    if bpf is None:
+        return [(out, [])]
+    return [(out, [f"--benchmark_filter=-{bpf}"]),
+            (run.raw_dir / f"gbench-leg{leg}-bpf.json", [f"--benchmark_filter={bpf}"])]
+
+
 def gbench_leg(run: Run, leg: int, blocks: int) -> str | None:
     """Leg `leg` of ubench: `blocks` repetitions of every benchmark into
-    raw/gbench-leg<leg>.json; None when it ran, else why not."""
+    raw/gbench-leg<leg>.json (and -bpf.json: gbench_parts); None when it
+    ran, else why not."""
     binary = run.build_dir / "raplbench-ubench"
     if not binary.exists():
         return f"{binary} not built: run `make build` (cmake) first"
-    out = run.raw_dir / f"gbench-leg{leg}.json"
-    cmd = [str(binary), f"--raplbench_plan={run.raw_dir / 'plan.json'}",
-           f"--benchmark_out={out}", "--benchmark_out_format=json",
-           *gbench_args(run.quick, blocks)]
-    with open(run.raw_dir / "gbench.log", "a", encoding="utf-8") as log:
-        log.write(" ".join(cmd) + "\n")
-        # its console report to the log; on the terminal only a benchmark that failed
-        code = child.stream(cmd, log, show=is_error)
-    if code != 0:
-        return f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log"
+    for out, only in gbench_parts(run, leg):
+        cmd = [str(binary), f"--raplbench_plan={run.raw_dir / 'plan.json'}",
+               f"--benchmark_out={out}", "--benchmark_out_format=json",
+               *gbench_args(run.quick, blocks), *only]
+        with open(run.raw_dir / "gbench.log", "a", encoding="utf-8") as log:
+            log.write(" ".join(cmd) + "\n")
+            # its console report to the log; on the terminal only a benchmark that failed
+            code = child.stream(cmd, log, show=is_error)
+        if code != 0:
+            return f"raplbench-ubench exited with status {code}; see {out.parent}/gbench.log"
     return None
 
 
@@ -73,8 +99,8 @@ def gbench_rows(run: Run, legs: int) -> list[dict]:
     own files kept beside it."""
     out = run.raw_dir / "gbench.json"
     try:
-        gb = gbench.merge([gbench.load(run.raw_dir / f"gbench-leg{leg}.json")
-                           for leg in range(1, legs + 1)])
+        gb = gbench.merge([gbench.load(out) for leg in range(1, legs + 1)
+                           for out, _ in gbench_parts(run, leg)])
         out.write_text(json.dumps(gb, indent=2) + "\n", encoding="utf-8")
         plan_rows = plan.load(run.raw_dir / "plan.json", gbench.HARNESS)
     except (OSError, ValueError) as e:

@@ -1,16 +1,19 @@
 """The plan: the rows both latency harnesses time, as rbench's discovery
 writes it (rbench/src/plan.rs, Plan::to_json; raw/plan.json in bench-all):
 
-    {"plan_version": 1, "rows": [ROW, ...]}
+    {"plan_version": 1, "target_tick_hz": 1000, "rows": [ROW, ...]}
     ROW = {"id", "path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
-           "liveness_note", "metric", "unit", "harnesses": [...],
+           "liveness_note", "target_state", "ipi", "metric", "unit", "harnesses": [...],
            "status": "ok" | "unavailable", "reason", "open"}
 
 "id" is the name each harness's benchmark of the row runs under (the Google
 Benchmark name in ubench, the Criterion full id in rbench), by which
 results/gbench.py and results/criterion.py join the harness's output to
 the row; "harnesses" says which harnesses time it; an unavailable row has
-the reason and no liveness verdict.
+the reason and no liveness verdict. A cross-CPU row comes once per target
+state the run times ("target_state", issue 34; "ipi": whether a read runs
+code on the target CPU), its id ending in ":<state>"; plans written before
+states existed lack both keys (None).
 """
 
 import json
@@ -23,6 +26,8 @@ REQUIRED = ("id", "path", "op", "target", "cpu", "target_cpu", "stand_in", "live
 # the keys copied as they are into a result row
 ROW_KEYS = ("path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
             "liveness_note", "metric", "unit")
+# the keys copied into a result row where the plan has them (None where not)
+OPTIONAL_ROW_KEYS = ("target_state", "ipi")
 STATUSES = ("ok", "unavailable")
 
 
@@ -64,4 +69,4 @@ def _row(r, origin: str, index: int) -> dict:
 
 def row_fields(r: dict) -> dict:
     """The fields a plan row gives its result row."""
-    return {key: r[key] for key in ROW_KEYS}
+    return {**{key: r[key] for key in ROW_KEYS}, **{key: r.get(key) for key in OPTIONAL_ROW_KEYS}}

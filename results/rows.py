@@ -32,7 +32,7 @@ FIELDS = (
 # Optional fields, written only by the rows that have them (after FIELDS):
 # `run` from common() (a run of bench-all says its mode and steps), the
 # others from the row's builder.
-OPTIONAL_FIELDS = ("run", "parameters", "resolution")
+OPTIONAL_FIELDS = ("target_state", "ipi", "run", "parameters", "resolution")
 QUICK, FULL = "quick", "full"
 
 
@@ -121,30 +121,34 @@ def _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in, liv
 def measured_row(common: dict, *, harness: str, path: str, op: str, target,
                  cpu, target_cpu, metric: str, unit: str, samples,
                  iterations=None, stand_in=None, liveness=None, liveness_note=None,
-                 parameters=None, resolution=None, role=MEASURED) -> dict:
+                 parameters=None, resolution=None, role=MEASURED, target_state=None,
+                 ipi=None) -> dict:
     """An ok row: the raw samples and their summary (results/stats.py).
     liveness / liveness_note: the verdict on the energy counter the row
     reads (results/liveness.py); None where it reads none. parameters:
     run-varying settings that are not part of the key (calibrated counts);
     resolution: whether the CI reached its target (results/README.md);
-    role: MEASURED, NULL or ABOVE_NULL."""
+    role: MEASURED, NULL or ABOVE_NULL; target_state, ipi: what the target
+    CPU of a cross-CPU read was doing, and whether the read runs code there."""
     samples = [float(x) for x in samples]
     return _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in,
                 liveness, liveness_note, metric, unit, samples, iterations, stats.summarize(samples),
-                "ok", None, {"parameters": parameters, "resolution": resolution})
+                "ok", None, {"parameters": parameters, "resolution": resolution,
+                             "target_state": target_state, "ipi": ipi})
 
 
 def not_ok_row(common: dict, *, harness: str, path: str, op: str, metric: str,
                reason: str, target=None, cpu=None, target_cpu=None, unit: str | None = None,
                status: str = "unavailable", stand_in=None, liveness=None,
-               liveness_note=None, role=MEASURED) -> dict:
+               liveness_note=None, role=MEASURED, target_state=None, ipi=None) -> dict:
     """A row for a quantity that could not be measured ("unavailable": the
     machine lacks something; "error": it failed), with a reason a person can
     act on. No samples, n = 0, every summary value null. unit: the metric's
     (METRIC_UNITS) unless given."""
     unit = METRIC_UNITS[metric] if unit is None else unit
     return _row(common, harness, path, op, target, role, cpu, target_cpu, stand_in,
-                liveness, liveness_note, metric, unit, [], None, stats.summarize([]), status, reason)
+                liveness, liveness_note, metric, unit, [], None, stats.summarize([]), status, reason,
+                {"target_state": target_state, "ipi": ipi})
 
 
 def dumps(row: dict) -> str:

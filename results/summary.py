@@ -28,7 +28,7 @@ def _cell(row) -> str:
 
 def _group_key(row) -> tuple:
     return (row.get("path"), row.get("op"), shown_target(row), row.get("cpu"),
-            row.get("target_cpu"))
+            row.get("target_cpu"), row.get("target_state"))
 
 
 def latency_lines(rows) -> list[dict[str, dict]]:

@@ -11,6 +11,7 @@ import math
 
 from results import liveness, meaning, registry
 from results.rows import ROLE_WORDS
+from results.schedule import TARGET_STATES
 
 PATH_ORDER = registry.PATHS
 TARGET_WIDTH = 32
@@ -58,7 +59,14 @@ def cpus(row, none: str | None = DASH) -> str | None:
         return none
     if target is None:
         return str(cpu)
-    return f"{'?' if cpu is None else cpu}→{target}"
+    state = f" {row['target_state']}" if row.get("target_state") else ""
+    return f"{'?' if cpu is None else cpu}→{target}{state}"
+
+
+def state_rank(row) -> int:
+    """Where a row's target state sorts: none first, then idle, ticking, busy."""
+    state = row.get("target_state")
+    return 0 if state is None else 1 + list(TARGET_STATES).index(state)
 
 
 def shown_target(row) -> str | None:
@@ -98,7 +106,7 @@ def sort_key(row):
     path = row.get("path")
     return (PATH_ORDER.index(path) if path in PATH_ORDER else len(PATH_ORDER),
             row.get("op") or "", shown_target(row) or "",
-            nulls_last(row.get("cpu")), nulls_last(row.get("target_cpu")),
+            nulls_last(row.get("cpu")), nulls_last(row.get("target_cpu")), state_rank(row),
             row.get("harness") or "", row.get("metric") or "")
 
 

@@ -58,7 +58,8 @@ def test_row_helpers_follow_the_schema_field_order():
     with_optional = rows.measured_row(
         rows.common("20261122T000645Z-abcdef", "2026-11-22T00:06:45Z", MACHINE, quick=True,
                     steps=["gbench", "criterion"]),
-        **WHERE, samples=[560.0], parameters={"cpu_ops": 297}, resolution=RESOLVED)
+        **WHERE, samples=[560.0], parameters={"cpu_ops": 297}, resolution=RESOLVED,
+        target_state="busy", ipi=True)
     assert list(with_optional) == list(rows.FIELDS + rows.OPTIONAL_FIELDS)
     assert with_optional["run"] == {"mode": "quick", "steps": ["gbench", "criterion"]}
     assert schema.validate_row(with_optional) == []

@@ -10,6 +10,12 @@
 //! paths -- <filter>`) only skips the timing: every runnable row is still
 //! pinned, opened and read once.
 //!
+//! A cross-CPU row in a target state (rbench::target_load, issue 34) has
+//! its target CPU put in that state for each of its blocks. The eBPF rows
+//! are opened and timed after all others, alone: their BPF program ticks
+//! on every CPU, and no target meant to be idle may see it (ubench runs
+//! them in a process of their own for the same reason).
+//!
 //! Benchmark ids, the plan it times and the plan it timed (Criterion has no
 //! channel for a row that did not time, hence its "not_timed"): see
 //! rbench/README.md, "The benchmark's output". The rounds and their knobs
@@ -26,6 +32,7 @@ use rbench::cpu::pin_to_cpu;
 use rbench::paths::{plan_this_machine, reads_of};
 use rbench::plan::{Reader, Reads, PLAN_VERSION};
 use rbench::schedule::{round_dir, round_order, Schedule, Shuffler};
+use rbench::target_load::{TargetLoad, TargetState};
 use serde_json::{json, Map, Value};
 
 /// Criterion for one round of `schedule`, writing under `dir`, then the
@@ -48,11 +55,26 @@ struct Row {
     /// What it reads, from its "open", or why that does not open; None: the
     /// plan says it cannot run.
     reads: Option<Result<Box<dyn Reads>, String>>,
+    /// The state its target CPU is put in while it is timed, and that CPU.
+    target: Option<(TargetState, usize)>,
 }
 
 impl Row {
     fn field(&self, key: &str) -> &str {
         self.json[key].as_str().unwrap_or("")
+    }
+
+    /// The row of the plan's JSON `json`, opened as `reads` says.
+    fn new(json: &Value, reads: Option<Result<Box<dyn Reads>, String>>) -> Result<Row, String> {
+        let target = match (json["target_state"].as_str(), json["target_cpu"].as_u64()) {
+            (Some(state), Some(cpu)) => Some((TargetState::parse(state)?, cpu as usize)),
+            _ => None,
+        };
+        Ok(Row {
+            json: json.clone(),
+            reads,
+            target,
+        })
     }
 
     /// The Criterion parameter: the id after "<path>/<op>/".
@@ -119,9 +141,26 @@ fn open<'a>(
     Ok(reader)
 }
 
+/// Times one block of `row` with its target CPU in the row's state.
+fn time_in_state(
+    criterion: &mut Criterion,
+    row: &Row,
+    reader: &mut dyn Reader,
+    tick_hz: u32,
+) -> Outcome {
+    let _load = match row
+        .target
+        .map(|(state, cpu)| TargetLoad::start(state, cpu, tick_hz))
+    {
+        Some(Err(e)) => return Outcome::Unavailable(e.to_string()),
+        load => load,
+    };
+    time_block(criterion, row, reader)
+}
+
 /// Times every runnable row in the rounds of `schedule`; one outcome per
 /// row (None: not runnable, the plan says why).
-fn run(rows: &[Row], schedule: &Schedule, home: &Path) -> Vec<Option<Outcome>> {
+fn run(rows: &[Row], schedule: &Schedule, home: &Path, tick_hz: u32) -> Vec<Option<Outcome>> {
     let (mut readers, mut outcomes): (Vec<_>, Vec<_>) = rows
         .iter()
         .map(|row| match row.reads.as_ref().map(|r| open(row, r)) {
@@ -146,7 +185,7 @@ fn run(rows: &[Row], schedule: &Schedule, home: &Path) -> Vec<Option<Outcome>> {
         for i in round_order(&runnable, &mut shuffler) {
             let (row, reader) = (&rows[i], readers[i].as_deref_mut().expect("opened"));
             let outcome = match pin(row) {
-                Ok(()) => time_block(&mut criterion, row, reader),
+                Ok(()) => time_in_state(&mut criterion, row, reader, tick_hz),
                 Err(why) => Outcome::Failed(why),
             };
             if !matches!(outcome, Outcome::Measured) {
@@ -190,7 +229,10 @@ fn plan_doc() -> Result<Value, String> {
             let text = std::fs::read_to_string(&origin).map_err(|e| format!("{origin}: {e}"))?;
             (text, origin)
         }
-        _ => (plan_this_machine().to_json(), "the plan".to_string()),
+        _ => (
+            plan_this_machine().to_json(&rbench::target_load::states_from_env()),
+            "the plan".to_string(),
+        ),
     };
     let mut doc: Value =
         serde_json::from_str(&text).map_err(|e| format!("{origin}: not JSON: {e}"))?;
@@ -212,8 +254,9 @@ fn plan_doc() -> Result<Value, String> {
 
 /// `doc`, the plan that was timed, with "not_timed": {id: {status, reason}}
 /// for the runnable rows that were not (see rbench/README.md).
-fn timed_plan_json(mut doc: Value, rows: &[Row], outcomes: Vec<Option<Outcome>>) -> String {
+fn timed_plan_json(mut doc: Value, outcomes: Vec<Option<Outcome>>) -> String {
     let mut not_timed = Map::new();
+    let rows = doc["rows"].as_array().cloned().unwrap_or_default();
     for (row, outcome) in rows.iter().zip(outcomes) {
         let (status, reason) = match outcome {
             Some(Outcome::Unavailable(reason)) => ("unavailable", reason),
@@ -221,7 +264,7 @@ fn timed_plan_json(mut doc: Value, rows: &[Row], outcomes: Vec<Option<Outcome>>)
             Some(Outcome::Measured) | None => continue,
         };
         not_timed.insert(
-            row.field("id").to_string(),
+            row["id"].as_str().unwrap_or("").to_string(),
             json!({"status": status, "reason": reason}),
         );
     }
@@ -237,18 +280,31 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let mut started = Vec::new(); // the BPF samplers of the eBPF rows
-    let rows: Vec<Row> = doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|json| Row {
-            reads: (json["status"] == "ok").then(|| reads_of(&json["open"], &mut started)),
-            json: json.clone(),
-        })
-        .collect();
+    let jsons = doc["rows"].as_array().expect("rows").clone();
+    let tick_hz = doc["target_tick_hz"].as_u64().unwrap_or(1000) as u32;
     let home = criterion_home();
-    let outcomes = run(&rows, &schedule, &home);
+    let mut outcomes: Vec<Option<Outcome>> = jsons.iter().map(|_| None).collect();
+    for bpf in [false, true] {
+        // the eBPF rows last, alone: their samplers start with them and stop after them
+        let mut started = Vec::new();
+        let (mut rows, mut at) = (Vec::new(), Vec::new());
+        for (i, json) in jsons.iter().enumerate() {
+            if json["open"].get("bpf").is_some() != bpf {
+                continue;
+            }
+            let reads = (json["status"] == "ok").then(|| reads_of(&json["open"], &mut started));
+            match Row::new(json, reads) {
+                Ok(row) => {
+                    rows.push(row);
+                    at.push(i);
+                }
+                Err(why) => outcomes[i] = Some(Outcome::Failed(why)),
+            }
+        }
+        for (i, outcome) in at.into_iter().zip(run(&rows, &schedule, &home, tick_hz)) {
+            outcomes[i] = outcome;
+        }
+    }
     let out = match std::env::var_os("RAPLBENCH_CRITERION_PLAN") {
         Some(path) if !path.is_empty() => PathBuf::from(path),
         _ => home.join("raplbench-plan.json"),
@@ -256,7 +312,7 @@ fn main() {
     let written = out
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&out, timed_plan_json(doc, &rows, outcomes)));
+        .and_then(|()| std::fs::write(&out, timed_plan_json(doc, outcomes)));
     match written {
         Ok(()) => eprintln!("raplbench: the plan timed: {}", out.display()),
         Err(e) => {

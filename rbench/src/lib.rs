@@ -34,6 +34,7 @@ pub mod signals;
 mod source;
 pub mod summary;
 mod sysfs;
+pub mod target_load;
 #[cfg(test)]
 mod testutil;
 pub mod victim;

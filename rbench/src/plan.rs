@@ -22,6 +22,7 @@ use crate::hint::do_not_optimize;
 use crate::liveness::{Liveness, LIVENESS_WINDOW};
 use crate::roots::Roots;
 use crate::row_meta::RowMeta;
+use crate::target_load::{OnTarget, TargetState};
 use crate::{CounterSource, Error};
 
 /// The version of the plan's JSON ([`Plan::to_json`]).
@@ -61,6 +62,10 @@ pub trait Reads: fmt::Debug + std::any::Any {
     /// "bytes": ..}`, `{"perf": [EVENT, ..], "cpu": .., "group": ..}`,
     /// `{"bpf": {..}, "cpu": .., "via": ..}` or `{"insn": ..}`.
     fn spec(&self) -> Value;
+
+    /// What one read from another CPU makes the target CPU do, and so
+    /// whether the target's state is part of a cross-CPU row (issue 34).
+    fn on_target(&self) -> OnTarget;
 }
 
 /// What a row rbench does not time opens, for the harness that does (the
@@ -78,6 +83,12 @@ impl Reads for ForOthers {
 
     fn spec(&self) -> Value {
         self.0.clone()
+    }
+
+    /// An instruction runs on its own CPU; the tick rate is the BPF
+    /// program's on the CPU it counts.
+    fn on_target(&self) -> OnTarget {
+        OnTarget::Uncontrolled
     }
 }
 
@@ -165,14 +176,55 @@ impl Planned {
         self.harnesses.iter().any(|h| h == harness)
     }
 
-    /// The row as the plan's JSON writes it (an unavailable row without a
-    /// verdict: nothing is measured).
-    pub fn to_json(&self) -> Value {
+    /// Whether the row reads another CPU's counter.
+    fn crosses(&self) -> bool {
+        self.meta
+            .target_cpu
+            .is_some_and(|t| Some(t) != self.meta.cpu)
+    }
+
+    /// The target states the row is timed in, of the run's `states`, each
+    /// with whether a read runs code on the target (an IPI): the run's
+    /// states where it does; idle and busy where it does not, to show that
+    /// the state changes nothing; none (null) for a same-CPU row, a row
+    /// that does not run, or a target the suite's own program keeps
+    /// ticking (the eBPF rows).
+    pub fn target_states(
+        &self,
+        states: &[TargetState],
+    ) -> Vec<(Option<TargetState>, Option<bool>)> {
+        let on_target = match &self.reads {
+            Ok(reads) if self.crosses() => reads.on_target(),
+            _ => return vec![(None, None)],
+        };
+        let of = |keep: &dyn Fn(TargetState) -> bool, ipi: bool| {
+            let kept: Vec<_> = states
+                .iter()
+                .copied()
+                .filter(|&s| keep(s))
+                .map(|s| (Some(s), Some(ipi)))
+                .collect();
+            if kept.is_empty() {
+                vec![(None, Some(ipi))]
+            } else {
+                kept
+            }
+        };
+        match on_target {
+            OnTarget::Ipi => of(&|_| true, true),
+            OnTarget::Nothing => of(&|s| s != TargetState::Ticking, false),
+            OnTarget::Uncontrolled => vec![(None, Some(false))],
+        }
+    }
+
+    /// The row as the plan's JSON writes it, in target state `state` (an
+    /// unavailable row without a verdict: nothing is measured).
+    pub fn to_json(&self, state: Option<TargetState>, ipi: Option<bool>) -> Value {
         let mut meta = self.meta.clone();
         if self.reads.is_err() {
             (meta.liveness, meta.liveness_note) = (None, None);
         }
-        let mut row = json!({"id": self.id()});
+        let mut row = json!({"id": self.id(state)});
         let row_map = row.as_object_mut().expect("an object");
         let meta = serde_json::to_value(&meta).expect("a row meta serializes");
         row_map.extend(meta.as_object().expect("a row meta is an object").clone());
@@ -181,6 +233,7 @@ impl Planned {
             Err(reason) => ("unavailable", Some(reason.as_str()), Value::Null),
         };
         let fields = json!({
+            "target_state": state.map(TargetState::name), "ipi": ipi,
             "metric": self.metric.0, "unit": self.metric.1, "harnesses": self.harnesses,
             "status": status, "reason": reason, "open": open,
         });
@@ -201,18 +254,20 @@ impl Planned {
     }
 
     /// The id the row's benchmark runs under in both harnesses,
-    /// `"<path>/<op>/<target>@<placement label>"`: ubench registers it as
-    /// the Google Benchmark name, and it is the Criterion full id of group
-    /// `<path>`, function `<op>`, parameter `<target>@<placement label>`.
-    /// results/ joins each harness's output to the plan's rows by it.
-    pub fn id(&self) -> String {
+    /// `"<path>/<op>/<target>@<placement label>"`, with `":<state>"` in a
+    /// target state: ubench registers it as the Google Benchmark name, and
+    /// it is the Criterion full id of group `<path>`, function `<op>`,
+    /// parameter `<target>@<placement label>[:<state>]`. results/ joins
+    /// each harness's output to the plan's rows by it.
+    pub fn id(&self, state: Option<TargetState>) -> String {
         let placement = Placement {
             cpu: self.meta.cpu.unwrap_or(0),
             target_cpu: self.meta.target_cpu,
         };
         let target = self.meta.target.as_deref().unwrap_or("");
         let (path, op) = (&self.meta.path, &self.meta.op);
-        format!("{path}/{op}/{target}@{}", placement.label())
+        let state = state.map_or(String::new(), |s| format!(":{s}"));
+        format!("{path}/{op}/{target}@{}{state}", placement.label())
     }
 }
 
@@ -309,12 +364,23 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan as JSON, every row of every harness:
-    /// `{"plan_version": 1, "rows": [ROW, ..]}`, ROW as [`Planned::to_json`].
-    pub fn to_json(&self) -> String {
-        let rows: Vec<Value> = self.rows.iter().map(Planned::to_json).collect();
-        serde_json::to_string_pretty(&json!({"plan_version": PLAN_VERSION, "rows": rows}))
-            .expect("a plan serializes")
+    /// The plan as JSON, every row of every harness in each of its target
+    /// states among `states` ([`Planned::target_states`]):
+    /// `{"plan_version": 1, "target_tick_hz": HZ, "rows": [ROW, ..]}`, ROW
+    /// as [`Planned::to_json`], HZ the ticking state's rate.
+    pub fn to_json(&self, states: &[TargetState]) -> String {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .flat_map(|row| {
+                let each = row.target_states(states);
+                each.into_iter()
+                    .map(move |(state, ipi)| row.to_json(state, ipi))
+            })
+            .collect();
+        let doc = json!({"plan_version": PLAN_VERSION,
+                         "target_tick_hz": crate::target_load::tick_hz(), "rows": rows});
+        serde_json::to_string_pretty(&doc).expect("a plan serializes")
     }
 
     /// The rows `harness` times, in plan order.
@@ -354,7 +420,7 @@ mod tests {
             row("msr-dev", "pread").with_liveness(Some(frozen)),
             "no device",
         ));
-        let doc: Value = serde_json::from_str(&plan.to_json()).unwrap();
+        let doc: Value = serde_json::from_str(&plan.to_json(&TargetState::ALL)).unwrap();
         assert_eq!(doc["plan_version"], PLAN_VERSION);
         let keys: Vec<&String> = doc["rows"][0].as_object().unwrap().keys().collect();
         assert_eq!(
@@ -369,6 +435,8 @@ mod tests {
                 "stand_in",
                 "liveness",
                 "liveness_note",
+                "target_state",
+                "ipi",
                 "metric",
                 "unit",
                 "harnesses",
@@ -391,6 +459,94 @@ mod tests {
             (&unavailable["liveness"], &unavailable["open"]),
             (&Value::Null, &Value::Null)
         );
+    }
+
+    /// Reads of nothing, with what a read does on the target.
+    #[derive(Debug)]
+    struct Across(OnTarget);
+
+    impl Reads for Across {
+        fn open(&self) -> Result<Box<dyn Reader + '_>, Error> {
+            Err(Error::Unavailable("a test".into()))
+        }
+        fn spec(&self) -> Value {
+            json!({})
+        }
+        fn on_target(&self) -> OnTarget {
+            self.0
+        }
+    }
+
+    #[test]
+    fn cross_cpu_rows_come_in_target_states_as_their_reads_touch_the_target() {
+        use TargetState::*;
+        let at = |cpu, on| {
+            Planned::run(
+                meta(
+                    "p",
+                    "o",
+                    None,
+                    Some(Placement {
+                        cpu,
+                        target_cpu: Some(0),
+                    }),
+                    None,
+                    None,
+                ),
+                Across(on),
+            )
+        };
+        let states = |row: &Planned, run: &[TargetState]| row.target_states(run);
+        let full = [Idle, Ticking, Busy];
+        assert_eq!(
+            states(&at(1, OnTarget::Ipi), &full),
+            [
+                (Some(Idle), Some(true)),
+                (Some(Ticking), Some(true)),
+                (Some(Busy), Some(true))
+            ]
+        );
+        assert_eq!(
+            states(&at(1, OnTarget::Ipi), &[Idle, Busy]),
+            [(Some(Idle), Some(true)), (Some(Busy), Some(true))]
+        );
+        // no IPI: idle and busy only, to show the state changes nothing
+        assert_eq!(
+            states(&at(1, OnTarget::Nothing), &full),
+            [(Some(Idle), Some(false)), (Some(Busy), Some(false))]
+        );
+        assert_eq!(
+            states(&at(1, OnTarget::Uncontrolled), &full),
+            [(None, Some(false))]
+        );
+        assert_eq!(
+            states(&at(0, OnTarget::Ipi), &full),
+            [(None, None)],
+            "same CPU"
+        );
+        let unavailable = Planned::unavailable(row("msr-dev", "pread"), "no device");
+        assert_eq!(states(&unavailable, &full), [(None, None)]);
+        // each state its own id; the plan writes one row per state
+        assert_eq!(at(1, OnTarget::Ipi).id(Some(Busy)), "p/o/@1->0:busy");
+        let mut plan = Plan::default();
+        plan.rows.push(at(1, OnTarget::Ipi));
+        let doc: Value = serde_json::from_str(&plan.to_json(&[Idle, Busy])).unwrap();
+        let got: Vec<(&str, &str)> = doc["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["id"].as_str().unwrap(),
+                    r["target_state"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [("p/o/@1->0:idle", "idle"), ("p/o/@1->0:busy", "busy")]
+        );
+        assert_eq!(doc["target_tick_hz"], 1000);
     }
 
     #[test]

@@ -27,11 +27,20 @@ pub struct Schedule {
 /// place they are set (results/schedule.py reads the same file).
 const SCHEDULES_JSON: &str = include_str!("../../results/schedule.json");
 
+/// results/schedule.json (the target states read it too: crate::target_load).
+pub(crate) fn schedules() -> serde_json::Value {
+    serde_json::from_str(SCHEDULES_JSON).expect("results/schedule.json is JSON")
+}
+
+/// Whether this process runs bench-all's QUICK schedule (`RAPLBENCH_QUICK=1`).
+pub fn quick_from_env() -> bool {
+    std::env::var("RAPLBENCH_QUICK").is_ok_and(|v| v == "1")
+}
+
 impl Schedule {
     /// bench-all's QUICK (`quick`) or full schedule, from results/schedule.json.
     pub fn of_bench_all(quick: bool) -> Schedule {
-        let all: serde_json::Value =
-            serde_json::from_str(SCHEDULES_JSON).expect("results/schedule.json is JSON");
+        let all = schedules();
         let one = &all[if quick { "quick" } else { "full" }];
         let seconds =
             |key: &str| Duration::from_secs_f64(one[key].as_f64().expect("schedule.json: seconds"));
@@ -74,8 +83,7 @@ impl Schedule {
     /// The schedule of this process's environment (`RAPLBENCH_QUICK=1` and
     /// the overrides of [`Schedule::from_vars`]).
     pub fn from_env() -> Result<Schedule, String> {
-        let quick = std::env::var("RAPLBENCH_QUICK").is_ok_and(|v| v == "1");
-        Schedule::from_vars(quick, |name| {
+        Schedule::from_vars(quick_from_env(), |name| {
             std::env::var(name).ok().filter(|v| !v.is_empty())
         })
     }

@@ -5,6 +5,8 @@
 //!
 //! Usage: raplbench-plan [FILE] (default: standard output). The fixture
 //! hooks (results/fixture_hooks.json) plan a fixture machine instead.
+//! Cross-CPU rows come in the target states of the run's mode
+//! (`RAPLBENCH_QUICK=1`: QUICK's; rbench::target_load).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -15,7 +17,8 @@ fn main() -> ExitCode {
         eprintln!("usage: raplbench-plan [FILE]");
         return ExitCode::from(2);
     }
-    let json = rbench::paths::plan_this_machine().to_json() + "\n";
+    let json =
+        rbench::paths::plan_this_machine().to_json(&rbench::target_load::states_from_env()) + "\n";
     let written = match args.first() {
         Some(file) => std::fs::write(file, json).map_err(|e| format!("{file}: {e}")),
         None => std::io::stdout()

@@ -25,7 +25,7 @@ pub use ksample::ksample_counters;
 pub use msr::{msr_counters, no_rapl_msr_message};
 #[cfg(test)]
 pub(crate) use perf::tests::fixture_energy_events;
-pub use perf::{energy_events, perf_counters, perf_counters_of, EnergyEvents};
+pub use perf::{energy_events, perf_counters, perf_counters_of, EnergyEvents, RAPL_PMU};
 pub use powercap::{powercap_counters, powercap_stand_in_text, POWERCAP_STAND_IN_FILE};
 
 use std::path::PathBuf;

@@ -21,6 +21,9 @@ pub struct EnergyEvents {
     pub stand_in: Option<String>,
 }
 
+/// The RAPL PMU's name under /sys/bus/event_source/devices.
+pub const RAPL_PMU: &str = "power";
+
 /// The RAPL `power` PMU's energy-* events (energy-pkg first) under `root`,
 /// or, where there are none, the `msr` PMU's tsc event as a labeled
 /// stand-in; only events that open are kept (ubench's energy_counters()).
@@ -28,7 +31,7 @@ pub struct EnergyEvents {
 /// not makes them all unavailable, the error naming `"<event> on CPU <n>"`.
 /// A PMU without a cpumask counts on the online CPUs under `cpu_root`.
 pub fn energy_events(root: &Path, cpu_root: &Path) -> Result<EnergyEvents, Error> {
-    let no_rapl = match discover_pmu_events("power", "energy-", root, cpu_root) {
+    let no_rapl = match discover_pmu_events(RAPL_PMU, "energy-", root, cpu_root) {
         Ok(mut events) => {
             // stable: energy-pkg first, the others in name order
             events.sort_by_key(|e| e.name != "power/energy-pkg/");
@@ -131,7 +134,7 @@ pub(crate) mod tests {
     /// discovery finds them where they open.
     pub(crate) fn fixture_energy_events(sys: &Path) -> EnergyEvents {
         let mut events = discover_pmu_events(
-            "power",
+            RAPL_PMU,
             "energy-",
             &sys.join("bus/event_source/devices"),
             &sys.join("devices/system/cpu"),

@@ -17,6 +17,7 @@ use crate::ebpf::slot_check::{check_slots, slot_error_text, SLOT_CHECK, SLOT_POL
 use crate::ebpf::{BpfConfig, BpfSampler, RbSlot, SlotRead, TickCounts};
 use crate::hint::do_not_optimize;
 use crate::perf::events_label;
+use crate::target_load::OnTarget;
 use crate::plan::{meta, ForOthers, Machine, Plan, Planned, Reader, Reads};
 use crate::row_meta::RowMeta;
 use crate::Error;
@@ -63,6 +64,13 @@ impl Reads for EbpfReads {
             .find(|r| r.2 == self.via)
             .expect("a slot read");
         json!({"bpf": self.bpf, "cpu": self.cpu, "via": via})
+    }
+
+    /// A load of what the BPF program published runs nothing on the
+    /// target, but that program's own 1 kHz timer ticks there: the target
+    /// is never idle, its state not the suite's to set.
+    fn on_target(&self) -> OnTarget {
+        OnTarget::Uncontrolled
     }
 }
 

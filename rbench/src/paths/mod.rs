@@ -127,7 +127,7 @@ mod tests {
             }
         }
         // each row's id is its own: the harnesses' outputs join to rows by it
-        let ids: std::collections::HashSet<String> = plan.rows.iter().map(|r| r.id()).collect();
+        let ids: std::collections::HashSet<String> = plan.rows.iter().map(|r| r.id(None)).collect();
         assert_eq!(ids.len(), plan.rows.len());
     }
 }

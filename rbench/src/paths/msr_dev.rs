@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::cpu::{cpu_signature, CpuSignature, Cpus, Package};
 use crate::discovery::msr_counters;
 use crate::msr::{MsrSource, Register, RegisterRead};
+use crate::target_load::OnTarget;
 use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
 use crate::{Domain, Error};
 
@@ -34,6 +35,12 @@ impl Reads for MsrReads {
             Register::CpuidLeaf(leaf) => (leaf, 16),
         };
         json!({"device": self.read.device, "offset": offset, "bytes": bytes})
+    }
+
+    /// The msr and cpuid drivers run the instruction on the device's CPU
+    /// (smp_call_function_single).
+    fn on_target(&self) -> OnTarget {
+        OnTarget::Ipi
     }
 }
 
@@ -163,7 +170,7 @@ mod tests {
             .collect();
         assert_eq!(targets, ["0x611", "0x639", "0x641", "0x619", "0x64d"]);
         assert_eq!(
-            rows[0].id(),
+            rows[0].id(None),
             format!("msr-dev/pread/0x611@{target}->{target}")
         );
         assert_eq!(rows[0].meta.liveness, Some(Verdict::Frozen));

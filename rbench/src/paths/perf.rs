@@ -6,8 +6,9 @@
 use serde_json::{json, Value};
 
 use crate::cpu::Cpus;
-use crate::discovery::{counter_cpus, Counter, Counters};
+use crate::discovery::{counter_cpus, Counter, Counters, RAPL_PMU};
 use crate::perf::{events_label, PerfEventSpec, PerfMode, PerfSource};
+use crate::target_load::OnTarget;
 use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
 use crate::Error;
 
@@ -31,6 +32,18 @@ impl Reads for PerfReads {
     fn spec(&self) -> Value {
         json!({"perf": events_spec(&self.events), "cpu": self.cpu,
                "group": self.mode == PerfMode::Group})
+    }
+
+    /// RAPL `power` events are package-scoped (PERF_EV_CAP_READ_ACTIVE_PKG):
+    /// read locally from any CPU of the package; a CPU-bound event such as
+    /// the `msr/tsc/` stand-in is read on its CPU, through an IPI.
+    fn on_target(&self) -> OnTarget {
+        let rapl = format!("{RAPL_PMU}/");
+        if self.events.iter().all(|e| e.name.starts_with(&rapl)) {
+            OnTarget::Nothing
+        } else {
+            OnTarget::Ipi
+        }
     }
 }
 
@@ -176,7 +189,7 @@ mod tests {
                 }
             }
         }
-        let ids: Vec<String> = rows.iter().map(Planned::id).collect();
+        let ids: Vec<String> = rows.iter().map(|r| r.id(None)).collect();
         assert_eq!(ids, expected);
         assert!(rows.iter().all(|r| r.reads.is_ok()));
         let package_1: Vec<Option<usize>> = rows
@@ -246,7 +259,7 @@ mod tests {
         );
         if rows[0].meta.stand_in.is_some() {
             assert_eq!(rows.len(), 2 * n); // the stand-in: one CPU
-            assert!(rows[0].id().starts_with("perf/read/msr/tsc/@"));
+            assert!(rows[0].id(None).starts_with("perf/read/msr/tsc/@"));
         }
     }
 }

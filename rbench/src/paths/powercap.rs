@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::cpu::Cpus;
 use crate::discovery::powercap_counters;
+use crate::target_load::OnTarget;
 use crate::plan::{meta, Machine, Plan, Planned, Reader, Reads, SourceReader};
 use crate::powercap::{CounterFile, PowercapMode, PowercapSource};
 use crate::{Domain, Error};
@@ -30,6 +31,13 @@ impl Reads for PowercapReads {
 
     fn spec(&self) -> Value {
         json!({"file": self.file.path, "reopen": self.mode == PowercapMode::OpenReadClose})
+    }
+
+    /// A zone of a CPU is MSR-backed (intel_rapl reads it with
+    /// rdmsr_safe_on_cpu: an IPI from any other CPU); MMIO zones and the
+    /// stand-in belong to no CPU and are never read across.
+    fn on_target(&self) -> OnTarget {
+        OnTarget::Ipi
     }
 }
 
@@ -116,7 +124,7 @@ mod tests {
         let lead = cpus.package_lead_cpu(0);
         assert_eq!(lead, Some(0));
         // intel-rapl:0 is per-package (placements of its lead CPU), psys and mmio are not
-        let ids: Vec<String> = rows.iter().map(Planned::id).collect();
+        let ids: Vec<String> = rows.iter().map(|r| r.id(None)).collect();
         if let Some(lead) = lead {
             assert_eq!(
                 ids[0],
@@ -166,7 +174,7 @@ mod tests {
             return eprintln!("skipped: {STAND_IN_FILE} unreadable here: {why}");
         }
         assert_eq!(
-            rows[0].id(),
+            rows[0].id(None),
             format!("powercap/pread//sys/class/net/lo/statistics/rx_bytes@{first}")
         );
         assert_eq!(rows[0].meta.target.as_deref(), Some(STAND_IN_FILE));
