@@ -19,6 +19,11 @@ def test_row_id_and_allow_patterns():
     assert gate_config.is_allowed(gate_config.row_id(cross), ["kinsn/*", "msr-dev/*"])
     assert not gate_config.is_allowed(gate_config.row_id(cross), ["kinsn/*", "msr-dev/*/0>0/*"])
     assert gate_config.is_cross_cpu(cross) and not gate_config.is_cross_cpu(nop)
+    # a target state (issue 34) is part of the id, and of what rows pair on
+    busy = {**cross, "target_state": "busy"}
+    assert gate_config.row_id(busy) == "msr-dev/pread/0x611/1>0:busy/latency/gbench"
+    assert gate_report.label(busy) == "msr-dev pread 0x611 1→0 busy latency (gbench)"
+    assert "target_state" in gate_config.KEY_FIELDS
 
 
 def test_the_shipped_config_sets_the_defaults_of_every_other():

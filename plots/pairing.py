@@ -154,7 +154,8 @@ def published_order(refs: list[dict]) -> list[tuple[str, str]]:
 class Route(NamedTuple):
     """One quantity across machines: a route, not a target. `what` is the
     MSR's name for the rdmsr instruction ("PKG energy"; its address when
-    unnamed), "" for every other operation."""
+    unnamed), "" for every other operation; `placement` labels.where_read's
+    (another CPU's reads in each target state apart)."""
     path: str
     op: str
     what: str
@@ -168,7 +169,7 @@ def quantity(row: dict) -> Route:
     if op.startswith("rdmsr:"):
         address = op.split(":", 1)[1]
         op, what = "rdmsr", labels.msr_name(address) or address
-    return Route(row["path"], op, what, labels.placement(row), row["harness"])
+    return Route(row["path"], op, what, labels.where_read(row), row["harness"])
 
 
 def route_rows(rows: list[dict]) -> dict[Route, dict]:
@@ -211,7 +212,8 @@ def read_mark(row: dict | None) -> str:
 
 
 def quantity_label(key: tuple, with_harness: bool = False) -> str:
-    """"perf read · other CPU (gbench)", "kinsn rdmsr PKG energy · same CPU"."""
+    """"perf read · other CPU (gbench)", "kinsn rdmsr PKG energy · same CPU",
+    "msr-dev pread · other CPU, target busy": target states kept apart."""
     path, op, what, place, harness = key
     text = " ".join(x for x in (path, labels.op_label(op), what) if x)
     if place != labels.NO_TARGET:
@@ -223,5 +225,5 @@ def quantity_label(key: tuple, with_harness: bool = False) -> str:
 
 def sort_key(key: tuple) -> tuple:
     path, op, what, place, harness = key
-    return (labels.path_rank(path), op, what, labels.PLACEMENTS.index(place),
+    return (labels.path_rank(path), op, what, labels.WHERE_READ.index(place),
             *harness_rank(harness))

@@ -43,6 +43,12 @@ def test_placement():
     assert labels.placement({"cpu": 0, "target_cpu": 0}) == labels.SAME_CPU
     assert labels.placement({"cpu": 1, "target_cpu": 0}) == labels.OTHER_CPU
     assert labels.placement({"cpu": 0, "target_cpu": None}) == labels.NO_TARGET
+    # with the target's state where it was set (issue 34)
+    busy = {"cpu": 1, "target_cpu": 0, "target_state": "busy"}
+    assert labels.where_read(busy) == "other CPU, target busy"
+    assert labels.where_read({"cpu": 1, "target_cpu": 0}) == labels.OTHER_CPU
+    assert labels.WHERE_READ.index("other CPU, target idle") < labels.WHERE_READ.index(
+        "other CPU, target busy")
 
 
 def test_short_targets():

@@ -40,6 +40,11 @@ def test_a_route_is_path_op_placement_harness_not_the_target():
     psys_same = {**psys, "cpu": 0}
     assert pairing.quantity(tsc) == pairing.quantity(psys_same)
     assert pairing.quantity(psys).placement == "other CPU"
+    # the target's states are kept apart across machines (issue 34)
+    idle, busy = ({**psys, "target_state": s} for s in ("idle", "busy"))
+    assert pairing.quantity(idle) != pairing.quantity(busy) != pairing.quantity(psys)
+    assert pairing.quantity_label(pairing.quantity(busy)) == \
+        "perf read · other CPU, target busy"
     # an rdmsr keeps its MSR's name: Intel 0x611 and AMD 0xc001029b are one quantity
     intel = _row("kinsn", "rdmsr:0x611", "0x611", harness="kbench")
     amd = _row("kinsn", "rdmsr:0xc001029b", "0xc001029b", harness="kbench")

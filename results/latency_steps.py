@@ -55,7 +55,7 @@ def bpf_filter(run: Run) -> str | None:
     """The Google Benchmark filter of the plan's rows that read the BPF
     program's map (their paths), or None when it has none."""
     doc = json.loads((run.raw_dir / "plan.json").read_text(encoding="utf-8"))
-    paths = sorted({r["path"] for r in doc["rows"] if (r.get("open") or {}).get("bpf")})
+    paths = sorted({r["path"] for r in doc["rows"] if "bpf" in (r.get("open") or {})})
     return f"^({'|'.join(paths)})/" if paths else None  # registry names: [a-z-]
 
 

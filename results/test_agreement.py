@@ -271,3 +271,13 @@ def test_without_the_recorded_order_there_is_no_order_section():
     assert "Order of the harness steps" not in agreement.report_over_runs(runs)
     only_one_order = [_ordered_run(1.0, True, i) for i in range(6)]
     assert agreement.order_effect([tuple(r) for r in only_one_order]) is None
+
+
+def test_each_target_state_pairs_with_its_own():
+    """Issue 34: a cross-CPU row in one target state is never paired with
+    the other harness's row of another state."""
+    states = [{**row(h, 5000.0 * (1 + (s == "busy")), cpu=1), "target_state": s}
+              for h in ("gbench", "criterion") for s in ("idle", "busy")]
+    got = [(g["target_state"], c["target_state"], g["median"] == c["median"])
+           for g, c in pairs(states)]
+    assert sorted(got) == [("busy", "busy", True), ("idle", "idle", True)]

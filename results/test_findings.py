@@ -65,6 +65,35 @@ def test_the_other_cpu_cost_is_a_difference_with_its_ci():
     assert not found.resolved and "not resolved (the CI of the difference holds 0)" in found.text
 
 
+def test_target_states_are_compared_with_idle_and_say_which_use_meets_them():
+    """Issue 34: a cross-CPU read whose target was held idle, ticking and
+    busy: busy and ticking against idle, and the same-CPU cost against idle."""
+    def state(k, name, ipi=True):
+        return measured("perf", "read", scaled(k), target="msr/tsc/", cpu=1, target_cpu=0,
+                        target_state=name, ipi=ipi)
+    same = measured("perf", "read", scaled(3), target="msr/tsc/", target_cpu=0)
+    got = [same, state(30, "idle"), state(31, "ticking"), state(10, "busy")]
+    (other,) = findings.other_cpu_costs(got)
+    assert "from another CPU than the counter's (its CPU idle) costs 2.70 µs more" in other.text
+    ticking, busy = findings.target_state_costs(got)
+    assert busy.resolved and busy.text.startswith(
+        "Reading perf read of msr/tsc/ from another CPU while the counter's CPU is busy rather "
+        "than idle (the read runs there, through an IPI; busy is what a sampler reading the CPU "
+        "a workload runs on meets) costs 2.00 µs less (gbench: 1.00 µs against 3.00 µs"), busy.text
+    assert ticking.resolved and "is ticking rather than idle" in ticking.text
+    assert "costs 100 ns more" in ticking.text
+    # a route that needs no IPI says so; within noise it is not resolved
+    no_ipi = [state(30, "idle", ipi=False),
+              measured("perf", "read", [2900, 3100, 3050, 2950, 3000, 3020, 2980, 3010],
+                       target="msr/tsc/", cpu=1, target_cpu=0, target_state="busy", ipi=False)]
+    (busy,) = findings.target_state_costs(no_ipi)
+    assert "the read needs no IPI there, so the state should change nothing" in busy.text
+    assert not busy.resolved and "not resolved" in busy.text
+    # no state set (a run before issue 34): no state finding, the cost as before
+    assert findings.target_state_costs([same, measured("perf", "read", scaled(30), cpu=1,
+                                                       target="msr/tsc/", target_cpu=0)]) == []
+
+
 def test_a_route_timed_by_both_harnesses_is_said_once():
     rows_ = [measured("perf", "read", scaled(3), target="t", target_cpu=0, harness=h, cpu=c)
              for h in ("gbench", "criterion") for c in (0, 1)]

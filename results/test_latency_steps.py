@@ -1,5 +1,6 @@
 """The two latency harnesses as bench-all steps: legs, turns, failures."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -142,11 +143,53 @@ def test_ubench_legs_are_handed_the_plan(monkeypatch, tmp_path):
     (build / "raplbench-ubench").touch()
     run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
                         build_dir=build)
+    (tmp_path / "plan.json").write_text('{"rows": []}')
     assert latency_steps.gbench_leg(run, 1, 3) is not None  # the fake exits 1
     assert f"--raplbench_plan={tmp_path / 'plan.json'}" in commands[0]
     if latency_steps.PLANNER.exists():
         assert latency_steps.make_plan(run).startswith("raplbench-plan exited with status 1")
         assert commands[1] == [str(latency_steps.PLANNER), str(tmp_path / "plan.json")]
+
+
+def test_the_rows_of_the_bpf_map_run_in_a_ubench_process_of_their_own(monkeypatch, tmp_path):
+    """Issue 34: the BPF program ticks on every CPU once its first row runs,
+    so its rows run after the others, in their own process; the filters
+    split the plan's ids in two."""
+    commands = []
+    monkeypatch.setattr(latency_steps.child, "stream",
+                        lambda cmd, log, **kw: commands.append(cmd) or 0)
+    (tmp_path / "raplbench-ubench").touch()
+    run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=True, common=COMMON,
+                            build_dir=tmp_path)
+    rows = [{"path": "perf", "open": {"perf": []}}, {"path": "ebpf-mmap", "open": {"bpf": {}}},
+            {"path": "ebpf-lookup", "open": {"bpf": {}}}, {"path": "msr-dev", "open": None}]
+    (tmp_path / "plan.json").write_text(json.dumps({"rows": rows}))
+    assert latency_steps.gbench_leg(run, 2, 3) is None
+    filters = [[a for a in cmd if a.startswith("--benchmark_filter")] for cmd in commands]
+    assert filters == [["--benchmark_filter=-^(ebpf-lookup|ebpf-mmap)/"],
+                       ["--benchmark_filter=^(ebpf-lookup|ebpf-mmap)/"]]
+    outs = [[a for a in cmd if a.startswith("--benchmark_out=")] for cmd in commands]
+    assert outs == [[f"--benchmark_out={tmp_path / 'gbench-leg2.json'}"],
+                    [f"--benchmark_out={tmp_path / 'gbench-leg2-bpf.json'}"]]
+    # a plan without them: one process, no filter
+    (tmp_path / "plan.json").write_text(json.dumps({"rows": rows[:1]}))
+    assert [out for out, _ in latency_steps.gbench_parts(run, 1)] == [tmp_path / "gbench-leg1.json"]
+
+
+def test_the_plan_is_made_in_the_runs_mode(monkeypatch, tmp_path):
+    """QUICK's plan times its cross-CPU rows idle and busy, a full run's in
+    every state: raplbench-plan reads the mode from RAPLBENCH_QUICK."""
+    if not latency_steps.PLANNER.exists():
+        pytest.skip(f"{latency_steps.PLANNER} not built (make build)")
+    envs = []
+    monkeypatch.setattr(latency_steps.child, "stream",
+                        lambda cmd, log, env, **kw: envs.append(env) or 1)
+    monkeypatch.setenv("RAPLBENCH_QUICK", "1")
+    for quick in (True, False):
+        run = latency_steps.Run(run_dir=tmp_path, raw_dir=tmp_path, quick=quick, common=COMMON,
+                                build_dir=tmp_path)
+        latency_steps.make_plan(run)
+    assert [e.get("RAPLBENCH_QUICK") for e in envs] == ["1", None]
 
 
 def test_criterion_progress_shows_rounds_and_problems_not_every_block():

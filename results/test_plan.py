@@ -24,6 +24,10 @@ def test_a_harness_gets_its_rows_in_plan_order():
     assert plan.parse(doc([TICK, ROW]), "p.json", "criterion")[0] == [ROW]
     assert plan.row_fields(ROW)["stand_in"] == "why"
     assert not {"id", "open", "harnesses"} & set(plan.row_fields(ROW))
+    # the target state and ipi where the plan has them (issue 34), None where not
+    assert (plan.row_fields(ROW)["target_state"], plan.row_fields(ROW)["ipi"]) == (None, None)
+    busy = {**ROW, "target_state": "busy", "ipi": True}
+    assert (plan.row_fields(busy)["target_state"], plan.row_fields(busy)["ipi"]) == ("busy", True)
 
 
 @pytest.mark.parametrize("text,message", [

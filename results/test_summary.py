@@ -11,10 +11,11 @@ FROZEN = "power/energy-psys/ on CPU 0: did not change in 100 ms (97 reads): a de
 
 
 def measured(path, op, samples, *, target=None, cpu=0, target_cpu=None, harness="gbench",
-             metric="latency", stand_in=None, role=rows.MEASURED):
+             metric="latency", stand_in=None, role=rows.MEASURED, target_state=None, ipi=None):
     return rows.measured_row(COMMON, harness=harness, path=path, op=op, target=target, cpu=cpu,
                              target_cpu=target_cpu, metric=metric, unit=rows.METRIC_UNITS[metric],
-                             samples=samples, stand_in=stand_in, role=role)
+                             samples=samples, stand_in=stand_in, role=role,
+                             target_state=target_state, ipi=ipi)
 
 
 def unavailable(path, op, reason, *, target=None, cpu=0, target_cpu=0, status="unavailable"):
