@@ -40,8 +40,9 @@ NOT_OK_COLOR = "0.45"
 NOT_OK_MARKER = {"marker": "x", "ms": 7, "mew": 2, "color": NOT_OK_COLOR}
 _CB = sns.color_palette("colorblind", 10)
 PLACEMENT_COLORS = {**dict(zip(labels.PLACEMENTS, _CB[:3])),
+                    # another CPU in a target state: none the colour of a plain "other CPU"
                     **dict(zip(map(labels.other_cpu_in, labels.TARGET_STATES),
-                               (_CB[1], _CB[3], _CB[6])))}
+                               (_CB[8], _CB[3], _CB[4])))}
 MACHINE_COLORS = [_CB[i] for i in (0, 1, 4, 8, 9, 5)]
 # A published machine's (colour, marker), the same in every figure that draws
 # published figures (the ladder, reference.png): keyed by the published

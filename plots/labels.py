@@ -115,6 +115,17 @@ def other_cpu_pairs(rows) -> list[str]:
     return [f"{cpu}→{target}" for cpu, target in sorted(pairs)]
 
 
+def target_states_note(rows) -> str:
+    """What the target states of a run's cross-CPU rows meant, in the order
+    they are shown ("" where no row has one)."""
+    seen = {r.get("target_state") for r in rows}
+    states = [s for s in TARGET_STATES if s in seen]
+    if not states:
+        return ""
+    return ("target CPU states of the cross-CPU reads: "
+            + "; ".join(f"{s}, {TARGET_STATES[s]}" for s in states))
+
+
 def machine_fields(machine: dict) -> dict:
     """The machine's CPU facts, kernel and hypervisor as CSV columns (None
     where not recorded)."""

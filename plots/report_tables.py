@@ -37,6 +37,7 @@ def machine_caption(run: Run) -> str:
     clauses = [  # those that do not apply are falsy and left out
         f"Linux {m.get('kernel') or 'unknown'}", f"{labels.platform(m)}, {labels.cpu_count(m)}",
         pairs and f"other CPU: {', '.join(pairs)} (reader→counter)",
+        labels.target_states_note(run.rows),
         m.get("smt") is not None and f"SMT {'on' if m['smt'] else 'off'}",
         m.get("governor") and f"governor {m['governor']}",
         m.get("boost") is not None and f"boost {'on' if m['boost'] else 'off'}",

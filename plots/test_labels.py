@@ -49,6 +49,10 @@ def test_placement():
     assert labels.where_read({"cpu": 1, "target_cpu": 0}) == labels.OTHER_CPU
     assert labels.WHERE_READ.index("other CPU, target idle") < labels.WHERE_READ.index(
         "other CPU, target busy")
+    note = labels.target_states_note([busy, {**busy, "target_state": "idle"}])
+    assert note.startswith("target CPU states of the cross-CPU reads: idle, nothing of the "
+                           "suite runs on the target CPU; busy, a thread pinned"), note
+    assert labels.target_states_note([{"cpu": 0, "target_cpu": 0}]) == ""
 
 
 def test_short_targets():
