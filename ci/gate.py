@@ -125,9 +125,25 @@ def _kind_mismatch(baseline: Run, current: Run, kinds: Kinds, b_index, c_index) 
 
 # ---- the gate ---------------------------------------------------------------------
 
-def _missing_why(b: dict, c: dict | None) -> str | None:
-    """Why the baseline row b has no comparable current row c, or None."""
+_STATE = KEY_FIELDS.index("target_state")
+
+
+def _stateless(k) -> tuple:
+    """A row's index key without its target state."""
+    ident, key = k
+    return ident, key[:_STATE] + key[_STATE + 1:]
+
+
+def _missing_why(b: dict, c: dict | None, states: dict | None = None, k=None) -> str | None:
+    """Why the baseline row b has no comparable current row c, or None.
+    `states`: {stateless key: the current run's target states of it}, to
+    say when the baseline predates target states (issue 34)."""
     if c is None:
+        timed_in = (states or {}).get(_stateless(k)) if k and not b.get("target_state") else None
+        if timed_in:
+            return (f"the current run times this cross-CPU read with its target CPU "
+                    f"{', '.join(timed_in)}; the baseline predates target states: make a new "
+                    f"baseline (make baseline)")
         return "absent from the current run"
     if c["status"] != "ok":
         return f"{c['status']} in the current run: {clip(c['reason'])}"
@@ -182,6 +198,10 @@ def run_gate(baseline, current, config: Config, allow_mode_mismatch: bool = Fals
                 cs.append(c_row["median"])
         return bs, cs
 
+    states: dict[tuple, list[str]] = {}  # the current run's target states of a read
+    for k, (_, c) in c_index.items():
+        if c.get("target_state"):
+            states.setdefault(_stateless(k), []).append(c["target_state"])
     results = [Result(row, SKIPPED_REFERENCE, "a published figure, not measured")
                for _, row in baseline.rows if row["harness"] == "reference"]
     pairs = []  # (baseline, current) of every key in both: for the liveness comparison
@@ -201,7 +221,7 @@ def run_gate(baseline, current, config: Config, allow_mode_mismatch: bool = Fals
                                      or "(any machine)")))
             continue
         c = c_index.get(k, (None, None))[1]
-        why = _missing_why(b, c)
+        why = _missing_why(b, c, states, k)
         step = STEP_OF_HARNESS.get(b["harness"])
         if c is None and kinds.ran_only_in("baseline", step):
             results.append(Result(b, STEP_NOT_RUN, f"the current run did not run its step, "

@@ -126,6 +126,24 @@ def test_a_missing_row_fails_unless_allowed(tmp_path, capsys, builtin):
     assert code == 0 and "Missing, allowed by `[allow] missing` (1)" in out
 
 
+def test_a_baseline_that_predates_target_states_says_so(tmp_path, capsys, builtin):
+    """Issue 34: the current run times a cross-CPU read in target states;
+    the baseline's row of it has none, and is missing with the reason."""
+    c = common()
+    old = latency(c, lognormal(1, 15000, 0.05), cpu=1)
+    idle, busy = ({**latency(c, lognormal(2, 15000, 0.05), cpu=1), "target_state": s}
+                  for s in ("idle", "busy"))
+    b, cur = pair(tmp_path, [old], [idle, busy])
+    code, out, _ = run_main(capsys, b, cur, "--config", str(builtin))
+    assert code == 1
+    assert row_of(verdict_of(cur), path="perf", target_state=None)["why"] == (
+        "the current run times this cross-CPU read with its target CPU idle, busy; the "
+        "baseline predates target states: make a new baseline (make baseline)")
+    # states pair with their own: the same states on both sides pass
+    b, cur = pair(tmp_path / "again", [idle, busy], [idle, busy])
+    assert run_main(capsys, b, cur, "--config", str(builtin))[0] == 0
+
+
 def test_a_row_no_longer_ok_or_switched_to_a_stand_in_is_missing(tmp_path, capsys, builtin):
     c = common()
     real = latency(c, lognormal(1, 600, 0.05), path="msr-dev", op="pread", target="0x611")
