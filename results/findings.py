@@ -198,12 +198,11 @@ def _difference(claim: str, a: dict, b: dict, harness: str, rows, failed,
     if ci[0] <= 0 <= ci[1]:
         return Finding(f"{claim}: {NOT_RESOLVED} (the CI of the difference holds 0), {shown}.",
                        resolved=False)
-    if doubt := doubts([a, b], rows, failed):
-        return Finding(f"{claim} costs {shown}; not a finding: {'; '.join(doubt)}.",
-                       resolved=False)
     more = "more" if diff > 0 else "less"
-    return Finding(f"{claim} costs {value(abs(diff), unit)} {more}{than} "
-                   f"{shown[shown.index('('):]}.")
+    costs = f"{claim} costs {value(abs(diff), unit)} {more}{than} {shown[shown.index('('):]}"
+    if doubt := doubts([a, b], rows, failed):
+        return Finding(f"{costs}; not a finding: {'; '.join(doubt)}.", resolved=False)
+    return Finding(f"{costs}.")
 
 
 def _placed(rows) -> dict[tuple, dict[tuple, dict]]:

@@ -81,6 +81,11 @@ def test_target_states_are_compared_with_idle_and_say_which_use_meets_them():
         "than idle (the read runs there, through an IPI; busy is what a sampler reading the CPU "
         "a workload runs on meets) costs 2.00 µs less (gbench: 1.00 µs against 3.00 µs"), busy.text
     assert ticking.resolved and "is ticking rather than idle" in ticking.text
+    # a stand-in: the same words, then why it is not a finding (never "costs -2.00 µs")
+    stood = [{**r, "stand_in": "msr/tsc/ for energy-pkg"} for r in got]
+    busy_stood = findings.target_state_costs(stood)[1]
+    assert not busy_stood.resolved and " costs 2.00 µs less (gbench: " in busy_stood.text
+    assert busy_stood.text.endswith("not a finding: perf read of msr/tsc/ is a stand-in.")
     assert "costs 100 ns more" in ticking.text
     # a route that needs no IPI says so; within noise it is not resolved
     no_ipi = [state(30, "idle", ipi=False),
