@@ -237,7 +237,7 @@ def other_cpu_costs(rows) -> list[Finding]:
 
 # Which target state a sampler meets, by where it reads (the README's "Target states").
 STATE_MEETS = {"idle": "a sampler on an otherwise idle machine",
-               "ticking": "a sampler whose own timer wakes the target CPU (the sampled CPU is idle)",
+               "ticking": "a sampler whose own timer wakes an otherwise idle target CPU",
                "busy": "a sampler reading the CPU a workload runs on"}
 
 
