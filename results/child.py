@@ -21,6 +21,8 @@ import subprocess
 import threading
 from typing import Callable, TextIO
 
+from results import interrupt
+
 LIMIT_ENV = "RAPLBENCH_STEP_LIMIT_S"
 DEFAULT_LIMIT_S = 1800.0  # the longest child, Criterion with its build, takes a few minutes
 
@@ -37,11 +39,15 @@ def guard(guardian) -> None:
 
 def spawn(cmd: list[str], **popen) -> subprocess.Popen:
     """subprocess.Popen(cmd, **popen) in a session of its own, known to the
-    guardian until `release`d."""
-    proc = subprocess.Popen(cmd, start_new_session=True, **popen)
-    _running.add(proc.pid)
-    if _guardian is not None:
-        _guardian.add(proc.pid)
+    guardian until `release`d. A stop signal is raised once the child is
+    known (interrupt.deferred): Popen interrupted after its fork would leave
+    it running where kill_all cannot see it (an eBPF sampler ran on for its
+    whole --duration after a Ctrl-C of the overhead step)."""
+    with interrupt.deferred():
+        proc = subprocess.Popen(cmd, start_new_session=True, **popen)
+        _running.add(proc.pid)
+        if _guardian is not None:
+            _guardian.add(proc.pid)
     return proc
 
 

@@ -22,6 +22,8 @@ import sys
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _received: int | None = None
 _last_words = None  # called before a second signal ends the process
+_deferring = 0       # inside deferred(): a first signal is raised at its end
+_pending = False     # a first signal taken inside deferred(), not raised yet
 
 
 class Interrupted(BaseException):
@@ -35,9 +37,12 @@ class Interrupted(BaseException):
 
 
 def _handler(signum, frame):
-    global _received
+    global _received, _pending
     if _received is None:
         _received = signum
+        if _deferring:
+            _pending = True
+            return
         raise Interrupted(signum)
     name = signal.Signals(signum).name
     print(f"bench-all: {name} again: stopping at once", file=sys.stderr, flush=True)
@@ -74,12 +79,29 @@ def restore(previous: dict) -> None:
     Python, as the tests do, leaves its caller's handlers as they were) and
     forgets the signal taken: the run it stopped is over, and a later
     `check` in the same process (the next test) is not about it."""
-    global _last_words, _received
-    _last_words, _received = None, None
+    global _last_words, _received, _pending
+    _last_words, _received, _pending = None, None, False
     previous = dict(previous)
     sys.unraisablehook = previous.pop("unraisablehook", sys.unraisablehook)
     for sig, handler in previous.items():
         signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def deferred():
+    """A first stop signal taken inside is raised at its end, not inside:
+    for a child that must not be half-started (subprocess.Popen raising
+    after its fork leaves the child running, known to nobody: child.spawn).
+    A second signal still ends the process at once."""
+    global _deferring, _pending
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+    if _deferring == 0 and _pending:
+        _pending = False
+        raise Interrupted(_received)
 
 
 def check() -> None:

@@ -78,6 +78,25 @@ class Run:
         return dirs[0]
 
 
+def who(pids) -> list[str]:
+    """What each of `pids` is now: pid, state, parent, process group and
+    command line (for the message of a test that finds it still running)."""
+    out = []
+    for pid in sorted(pids):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
+            out.append(f"{pid} {stat[0]} ppid {stat[1]} pgid {stat[2]}: {cmd}")
+        except OSError:
+            out.append(f"{pid}: gone")
+    return out
+
+
+def left_running(pids, within_s: float = 2.0) -> list[str]:
+    """who() of those of `pids` still running after `within_s`."""
+    return who([pid for pid in pids if not gone(pid, within_s=within_s)])
+
+
 def descendants(root: int) -> set[int]:
     """`root`'s descendants now (/proc/PID/task/TID/children: cheap enough
     to poll every few ms)."""
@@ -147,7 +166,7 @@ def test_ctrl_c_at_a_step_stops_its_children_and_leaves_an_interrupted_run(tmp_p
     assert "Traceback" not in out + err
     said = [line for line in err.splitlines() if "interrupted by SIGINT" in line]
     assert len(said) == 1 and f"during the {step} step" in said[0], err
-    assert all(gone(pid, within_s=2.0) for pid in started), started
+    assert not (left := left_running(started)), left
     run_dir = run.run_dir()
     assert "interrupted by SIGINT during its" in run_state.incomplete_reason(run_dir)
     assert not (run_dir / "results.jsonl").exists()
@@ -169,7 +188,7 @@ def test_ctrl_c_while_the_overhead_step_times_a_workload_under_a_sampler(tmp_pat
     assert code == 130 and "Traceback" not in out + err, out + err
     assert "interrupted by SIGINT during the overhead step" in err
     assert "(validated)" not in out and not (run.runs / "latest").exists()
-    assert all(gone(pid, within_s=2.0) for pid in started), started
+    assert not (left := left_running(started)), left
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
@@ -181,8 +200,48 @@ def test_sigterm_and_sighup_to_bench_all_alone_end_it_the_same_way(tmp_path, sig
     code, out, err = run.finish()
     assert code == 128 + sig and "Traceback" not in err, out + err
     assert f"interrupted by {signal.Signals(sig).name} during the sampler step" in err
-    assert all(gone(pid, within_s=2.0) for pid in started), started
+    assert not (left := left_running(started)), left
 
+
+
+def test_a_signal_while_a_child_is_spawned_is_raised_once_the_child_is_known():
+    """A Ctrl-C inside subprocess.Popen once left an eBPF sampler running for
+    its whole --duration: child.spawn defers the interruption until the
+    child is registered, so that kill_all finds it."""
+    from results import child, interrupt
+
+    previous = interrupt.install()
+    try:
+        with pytest.raises(interrupt.Interrupted):
+            with interrupt.deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)  # the handler ran here, and raised nothing
+                reached = True
+        assert reached
+        # a signal while Popen runs: the child is known when Interrupted comes
+        seen = {}
+        real_popen = subprocess.Popen
+
+        def popen_then_signal(*a, **kw):
+            proc = real_popen(*a, **kw)
+            seen["pid"] = proc.pid
+            os.kill(os.getpid(), signal.SIGINT)  # after the fork, inside Popen
+            time.sleep(0.05)
+            return proc
+
+        interrupt.restore(previous)
+        previous = interrupt.install()
+        subprocess.Popen = popen_then_signal
+        try:
+            with pytest.raises(interrupt.Interrupted):
+                child.spawn(["sleep", "30"])
+        finally:
+            subprocess.Popen = real_popen
+        assert seen["pid"] in child._running
+        child.kill_all()
+        assert gone(seen["pid"], within_s=2.0)
+    finally:
+        interrupt.restore(previous)
 
 def test_a_sigkilled_run_leaves_no_child_running(tmp_path):
     """The guardian (results/guardian.py) kills the step's children, here
