@@ -5,7 +5,7 @@
 // row ("target_state", plan.h); results/schedule.json ("target_load") says
 // what each means:
 //
-//   idle     nothing of the suite runs on the target CPU;
+//   idle     no load of the suite's on the target CPU;
 //   ticking  a thread pinned to it sleeps on a timerfd (CLOCK_MONOTONIC,
 //            periodic, the plan's "target_tick_hz") and reads it at every
 //            tick, as a sampler's timer wakes that CPU;
