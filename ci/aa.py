@@ -90,8 +90,11 @@ def gate_pair(name: str, baseline: Run, current: Run) -> PairReport:
 
 def category(row) -> str:
     """The [rows] pattern of a row's kind: its path and whether it reads
-    another CPU's counter, e.g. "perf/*/*/1>0/latency/*"."""
-    return f"{row['path']}/*/*/{'?>?' if is_cross_cpu(row) else '*'}/{row['metric']}/*"
+    another CPU's counter, in which target state, e.g.
+    "perf/*/*/?>?/latency/*", "perf/*/*/?>?:busy/latency/*"."""
+    state = f":{row['target_state']}" if row.get("target_state") else ""
+    where = f"?>?{state}" if is_cross_cpu(row) else "*"
+    return f"{row['path']}/*/*/{where}/{row['metric']}/*"
 
 
 def suggested_thresholds(reports) -> dict:

@@ -3,7 +3,7 @@ QUICK runs: `.ci/run` makes them)."""
 
 import pytest
 
-from ci import aa, gate
+from ci import aa, gate, gate_config
 from ci.conftest import (ROUND_DRIFT, common, latency, lognormal, multi_path_run, rounds_of,
                          sampler_and_overhead_rows)
 from results import rows
@@ -173,3 +173,16 @@ def test_rounds_below_3_are_a_usage_error(capsys):
         aa.parse_args(["--rounds", "2"])
     assert e.value.code == 2
     assert "--rounds must be at least 3" in capsys.readouterr().err
+
+
+def test_a_kind_pattern_matches_its_rows_and_keeps_target_states_apart():
+    """The [rows] pattern ci/aa suggests for a row matches the row's own id,
+    and a cross-CPU read in one target state (issue 34) is a kind of its own."""
+    c = common()
+    same = latency(c, [1.0], cpu=0, target_cpu=0)
+    busy = {**latency(c, [1.0], cpu=1, target_cpu=0), "target_state": "busy"}
+    idle = {**busy, "target_state": "idle"}
+    for row in (same, busy, idle):
+        assert gate_config.is_allowed(gate_config.row_id(row), [aa.category(row)]), row
+    assert aa.category(busy) == "perf/*/*/?>?:busy/latency/*" != aa.category(idle)
+    assert not gate_config.is_allowed(gate_config.row_id(idle), [aa.category(busy)])
