@@ -224,12 +224,12 @@ def other_cpu_costs(rows) -> list[Finding]:
     out, said = [], set()
     for (harness, *what), by in _placed(rows).items():
         same = by.get((False, None))
-        other = by.get((True, None)) or by.get((True, "idle"))
+        other = by.get((True, None)) or by.get((True, "idle")) or by.get((True, "ticking"))
         if same is None or other is None or tuple(what) in said:
             continue
         said.add(tuple(what))
-        idle = " (its CPU idle)" if other.get("target_state") else ""
-        claim = f"Reading {route(same)}{caveat(same)} from another CPU than the counter's{idle}"
+        state = f" (its CPU {other['target_state']})" if other.get("target_state") else ""
+        claim = f"Reading {route(same)}{caveat(same)} from another CPU than the counter's{state}"
         out.append(_difference(claim, same, other, harness, rows, failed,
                                than=" than from its own"))
     return out
@@ -243,23 +243,25 @@ STATE_MEETS = {"idle": "a sampler on an otherwise idle machine",
 
 def target_state_costs(rows) -> list[Finding]:
     """Per cross-CPU route timed in several target states: busy and ticking
-    against idle, and which state a sampler meets in each use. A route that
-    needs no IPI says whether the state changed it anyway."""
+    against idle (against ticking where the target is never idle: the eBPF
+    rows, whose BPF program ticks there), and which state a sampler meets in
+    each use. A route that needs no IPI says whether the state changed it
+    anyway."""
     failed = {(c.path, c.op) for c in checks.run_checks(rows) if c.ok is False and c.path}
     out, said = [], set()
     for (harness, *what), by in _placed(rows).items():
-        idle = by.get((True, "idle"))
-        if idle is None or tuple(what) in said:
+        base = by.get((True, "idle")) or by.get((True, "ticking"))
+        if base is None or tuple(what) in said:
             continue
         said.add(tuple(what))
-        ipi = "the read runs there, through an IPI" if idle.get("ipi") else \
+        ipi = "the read runs there, through an IPI" if base.get("ipi") else \
             "the read needs no IPI there, so the state should change nothing"
         for state in ("ticking", "busy"):
-            if (other := by.get((True, state))) is not None:
-                claim = (f"Reading {route(idle)}{caveat(idle)} from another CPU while the "
-                         f"counter's CPU is {state} rather than idle ({ipi}; {state} is what "
-                         f"{STATE_MEETS[state]} meets)")
-                out.append(_difference(claim, idle, other, harness, rows, failed))
+            if state != base["target_state"] and (other := by.get((True, state))) is not None:
+                claim = (f"Reading {route(base)}{caveat(base)} from another CPU while the "
+                         f"counter's CPU is {state} rather than {base['target_state']} ({ipi}; "
+                         f"{state} is what {STATE_MEETS[state]} meets)")
+                out.append(_difference(claim, base, other, harness, rows, failed))
     return out
 
 

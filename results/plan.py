@@ -3,7 +3,8 @@ writes it (rbench/src/plan.rs, Plan::to_json; raw/plan.json in bench-all):
 
     {"plan_version": 1, "target_tick_hz": 1000, "rows": [ROW, ...]}
     ROW = {"id", "path", "op", "target", "cpu", "target_cpu", "stand_in", "liveness",
-           "liveness_note", "target_state", "ipi", "metric", "unit", "harnesses": [...],
+           "liveness_note", "target_state", "ipi", "target_load", "metric", "unit",
+           "harnesses": [...],
            "status": "ok" | "unavailable", "reason", "open"}
 
 "id" is the name each harness's benchmark of the row runs under (the Google
@@ -12,8 +13,10 @@ results/gbench.py and results/criterion.py join the harness's output to
 the row; "harnesses" says which harnesses time it; an unavailable row has
 the reason and no liveness verdict. A cross-CPU row comes once per target
 state the run times ("target_state", issue 34; "ipi": whether a read runs
-code on the target CPU), its id ending in ":<state>"; plans written before
-states existed lack both keys (None).
+code on the target CPU), its id ending in ":<state>"; "target_load" is the
+harnesses' (the load they start there: None where the BPF program's own
+timer holds the eBPF rows' "ticking"). Plans written before states existed
+lack these keys (None).
 """
 
 import json

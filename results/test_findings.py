@@ -94,6 +94,10 @@ def test_target_states_are_compared_with_idle_and_say_which_use_meets_them():
     (busy,) = findings.target_state_costs(no_ipi)
     assert "the read needs no IPI there, so the state should change nothing" in busy.text
     assert not busy.resolved and "not resolved" in busy.text
+    # never idle (the eBPF rows: their BPF program ticks there): busy against ticking
+    ebpf = [state(30, "ticking", ipi=False), state(10, "busy", ipi=False)]
+    (busy,) = findings.target_state_costs(ebpf)
+    assert "is busy rather than ticking (the read needs no IPI there" in busy.text, busy.text
     # no state set (a run before issue 34): no state finding, the cost as before
     assert findings.target_state_costs([same, measured("perf", "read", scaled(30), cpu=1,
                                                        target="msr/tsc/", target_cpu=0)]) == []

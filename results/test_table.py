@@ -39,5 +39,6 @@ def test_cpus_is_the_one_cpu_to_target_notation():
     assert cpus({"cpu": 1, "target_cpu": 0}) == "1→0"
     assert cpus({"cpu": 0, "target_cpu": None}) == "0"
     assert cpus({"cpu": None, "target_cpu": 0}) == "?→0"
+    assert cpus({"cpu": 1, "target_cpu": 0, "target_state": "ticking"}) == "1→0 ticking"
     assert cpus({"cpu": None, "target_cpu": None}) == "—"
     assert cpus({"cpu": None, "target_cpu": None}, none=None) is None  # the gate's labels

@@ -29,7 +29,7 @@ std::optional<std::vector<nlohmann::json>> parse_plan(const std::string& text, s
       *why = "a plan row lacks id, status or harnesses: " + row.dump();
       return std::nullopt;
     }
-    if (!row.value("target_state", nlohmann::json()).is_null()) row["target_tick_hz"] = tick_hz;
+    if (!row.value("target_load", nlohmann::json()).is_null()) row["target_tick_hz"] = tick_hz;
     for (const nlohmann::json& h : harnesses)
       if (h == "gbench") rows.push_back(row);
   }

@@ -3,7 +3,7 @@
 //
 //   {"plan_version": 1, "target_tick_hz": N, "rows": [ROW, ...]}
 //   ROW = {"id", "path", "op", "target", "cpu", "target_cpu", "target_state",
-//          "stand_in", "liveness", "liveness_note", "metric", "unit", "harnesses": [...],
+//          "ipi", "target_load", "stand_in", "liveness", "liveness_note", "metric", "unit", "harnesses": [...],
 //          "status": "ok" | "unavailable", "reason", "open": OPEN | null}
 //
 // ubench times the rows whose "harnesses" name "gbench", in the plan's
@@ -15,10 +15,13 @@
 // to join to Google Benchmark's output.
 //
 // A cross-CPU row's "target_state" (null, "idle", "ticking" or "busy") is
-// what its target CPU does while it is timed (target_load.h); the row's id
-// already names it. The ticking state's rate is the plan's, at its root:
-// parse_plan copies "target_tick_hz" into every row with a target state, so
-// the registration reads it from the row (register.h).
+// what its target CPU does while it is timed; its "target_load" is the load
+// the harness starts there for it (target_load.h): the same state, or null
+// where the suite's own program holds it (the eBPF rows' "ticking": their
+// BPF timer). The row's id already names the state. The ticking load's
+// rate is the plan's, at its root: parse_plan copies "target_tick_hz" into
+// every row with a target load, so the registration reads it from the row
+// (register.h).
 #pragma once
 
 #include <nlohmann/json.hpp>

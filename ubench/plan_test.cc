@@ -39,9 +39,9 @@ TEST(Plan, KeepsTheRowsGbenchTimesInOrder) {
 TEST(Plan, ARowWithATargetStateCarriesThePlansTickRate) {
   json idle = row("msr-dev", "pread", {"gbench"}, {{"device", "x"}});
   json ticking = idle, same_cpu = idle;
-  idle["target_state"] = "idle";
-  ticking["target_state"] = "ticking";
-  same_cpu["target_state"] = nullptr;
+  idle["target_load"] = "idle";
+  ticking["target_load"] = "ticking";
+  same_cpu["target_load"] = nullptr;
   const json plan = {{"plan_version", kPlanVersion}, {"target_tick_hz", 1000},
                      {"rows", {idle, ticking, same_cpu}}};
   std::string why;

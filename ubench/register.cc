@@ -18,13 +18,13 @@ struct LoadSpec {
   int tick_hz;
 };
 
-// The target load of `row`: nullopt when it names none (no target_state,
+// The target load of `row`: nullopt when it names none (no target_load,
 // or null), or, with *why, when it names one this ubench cannot hold.
 std::optional<LoadSpec> target_load_of(const nlohmann::json& row, std::string* why) {
-  const nlohmann::json name = row.value("target_state", nlohmann::json());
+  const nlohmann::json name = row.value("target_load", nlohmann::json());
   if (name.is_null()) return std::nullopt;
   if (!name.is_string()) {
-    *why = "the plan's target_state is neither null nor a name: " + name.dump();
+    *why = "the plan's target_load is neither null nor a name: " + name.dump();
     return std::nullopt;
   }
   const std::optional<TargetState> state = parse_target_state(name.get<std::string>(), why);
@@ -32,7 +32,7 @@ std::optional<LoadSpec> target_load_of(const nlohmann::json& row, std::string* w
   const nlohmann::json target = row.value("target_cpu", nlohmann::json());
   const nlohmann::json cpu = row.value("cpu", nlohmann::json());
   if (!target.is_number_integer() || target == cpu) {
-    *why = "the plan gives target_state " + name.dump() + " to a row whose target_cpu " +
+    *why = "the plan gives target_load " + name.dump() + " to a row whose target_cpu " +
            target.dump() + " is not another CPU than its cpu " + cpu.dump() +
            ": rebuild both (make build)";
     return std::nullopt;

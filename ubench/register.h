@@ -20,7 +20,7 @@ using BenchFn = std::function<void(benchmark::State&)>;
 
 // Registers the benchmark of plan row `row`, named by its id. The benchmark
 // first pins its thread to the row's cpu (if any), then, when the row names
-// a "target_state", puts its "target_cpu" in that state (target_load.h;
+// a "target_load", puts its "target_cpu" in that state (target_load.h;
 // ticking at the row's "target_tick_hz", which parse_plan copies from the
 // plan's root) from before `fn` runs, so through its warm-up and timed
 // loop, until `fn` returns. A load that cannot start skips the benchmark as

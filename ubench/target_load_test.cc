@@ -184,7 +184,7 @@ class Collect : public benchmark::BenchmarkReporter {
 nlohmann::json row(const std::string& id, nlohmann::json target_state, nlohmann::json target_cpu,
                    nlohmann::json tick_hz = 1000) {
   return {{"id", "target-load-test-" + id}, {"cpu", nullptr}, {"target_cpu", target_cpu},
-          {"target_state", target_state}, {"target_tick_hz", tick_hz}};
+          {"target_load", target_state}, {"target_tick_hz", tick_hz}};
 }
 
 TEST(TargetLoad, ARowsBenchmarkHoldsItsTargetStateWhileItRuns) {

@@ -55,7 +55,8 @@ struct Row {
     /// What it reads, from its "open", or why that does not open; None: the
     /// plan says it cannot run.
     reads: Option<Result<Box<dyn Reads>, String>>,
-    /// The state its target CPU is put in while it is timed, and that CPU.
+    /// The load its target CPU gets while it is timed (the plan's
+    /// "target_load"), and that CPU.
     target: Option<(TargetState, usize)>,
 }
 
@@ -66,7 +67,7 @@ impl Row {
 
     /// The row of the plan's JSON `json`, opened as `reads` says.
     fn new(json: &Value, reads: Option<Result<Box<dyn Reads>, String>>) -> Result<Row, String> {
-        let target = match (json["target_state"].as_str(), json["target_cpu"].as_u64()) {
+        let target = match (json["target_load"].as_str(), json["target_cpu"].as_u64()) {
             (Some(state), Some(cpu)) => Some((TargetState::parse(state)?, cpu as usize)),
             _ => None,
         };
@@ -141,7 +142,7 @@ fn open<'a>(
     Ok(reader)
 }
 
-/// Times one block of `row` with its target CPU in the row's state.
+/// Times one block of `row` with its target CPU under the row's load.
 fn time_in_state(
     criterion: &mut Criterion,
     row: &Row,

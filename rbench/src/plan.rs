@@ -118,6 +118,20 @@ impl<S: CounterSource> Reader for SourceReader<S> {
     }
 }
 
+/// One target state a row is timed in (issue 34): what the target CPU is
+/// doing (`state`, the row's `target_state`), whether a read runs code there
+/// (`ipi`), and the load the harness starts there for it (`load`: the same
+/// state, or None where the suite's own program holds it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timed {
+    /// The target's state; None for a row without one.
+    pub state: Option<TargetState>,
+    /// Whether a read runs code on the target; None for a same-CPU row.
+    pub ipi: Option<bool>,
+    /// The load the harness starts on the target CPU; None: none.
+    pub load: Option<TargetState>,
+}
+
 /// One row of the plan: a benchmark to run, or why it cannot.
 #[derive(Debug)]
 pub struct Planned {
@@ -183,48 +197,66 @@ impl Planned {
             .is_some_and(|t| Some(t) != self.meta.cpu)
     }
 
-    /// The target states the row is timed in, of the run's `states`, each
-    /// with whether a read runs code on the target (an IPI): the run's
-    /// states where it does; idle and busy where it does not, to show that
-    /// the state changes nothing; none (null) for a same-CPU row, a row
-    /// that does not run, or a target the suite's own program keeps
-    /// ticking (the eBPF rows).
-    pub fn target_states(
-        &self,
-        states: &[TargetState],
-    ) -> Vec<(Option<TargetState>, Option<bool>)> {
+    /// The target states the row is timed in, of the run's `states`
+    /// ([`Timed`]): the run's states where a read runs code on the target
+    /// (an IPI); idle and busy where it does not, to show whether the state
+    /// changes it anyway; ticking (held by the program itself) and busy
+    /// where the suite's own program ticks there (the eBPF rows); none for
+    /// a same-CPU row, a row that does not run, or a row that reads nothing
+    /// across (the BPF program's tick rate).
+    pub fn target_states(&self, states: &[TargetState]) -> Vec<Timed> {
+        let none = Timed {
+            state: None,
+            ipi: None,
+            load: None,
+        };
         let on_target = match &self.reads {
             Ok(reads) if self.crosses() => reads.on_target(),
-            _ => return vec![(None, None)],
+            _ => return vec![none],
         };
-        let of = |keep: &dyn Fn(TargetState) -> bool, ipi: bool| {
-            let kept: Vec<_> = states
+        let held = |keep: &dyn Fn(TargetState) -> bool, ipi: bool| -> Vec<Timed> {
+            let timed = |s| Timed {
+                state: Some(s),
+                ipi: Some(ipi),
+                load: Some(s),
+            };
+            states
                 .iter()
                 .copied()
                 .filter(|&s| keep(s))
-                .map(|s| (Some(s), Some(ipi)))
-                .collect();
-            if kept.is_empty() {
-                vec![(None, Some(ipi))]
-            } else {
-                kept
-            }
+                .map(timed)
+                .collect()
         };
-        match on_target {
-            OnTarget::Ipi => of(&|_| true, true),
-            OnTarget::Nothing => of(&|s| s != TargetState::Ticking, false),
-            OnTarget::Uncontrolled => vec![(None, Some(false))],
+        let timed = match on_target {
+            OnTarget::Ipi => held(&|_| true, true),
+            OnTarget::Nothing => held(&|s| s != TargetState::Ticking, false),
+            OnTarget::Ticks => {
+                let own = Timed {
+                    state: Some(TargetState::Ticking),
+                    ipi: Some(false),
+                    load: None,
+                };
+                std::iter::once(own)
+                    .chain(held(&|s| s == TargetState::Busy, false))
+                    .collect()
+            }
+            OnTarget::Uncontrolled => return vec![none],
+        };
+        if timed.is_empty() {
+            vec![none]
+        } else {
+            timed
         }
     }
 
-    /// The row as the plan's JSON writes it, in target state `state` (an
+    /// The row as the plan's JSON writes it, in `timed`'s target state (an
     /// unavailable row without a verdict: nothing is measured).
-    pub fn to_json(&self, state: Option<TargetState>, ipi: Option<bool>) -> Value {
+    pub fn to_json(&self, timed: &Timed) -> Value {
         let mut meta = self.meta.clone();
         if self.reads.is_err() {
             (meta.liveness, meta.liveness_note) = (None, None);
         }
-        let mut row = json!({"id": self.id(state)});
+        let mut row = json!({"id": self.id(timed.state)});
         let row_map = row.as_object_mut().expect("an object");
         let meta = serde_json::to_value(&meta).expect("a row meta serializes");
         row_map.extend(meta.as_object().expect("a row meta is an object").clone());
@@ -233,7 +265,8 @@ impl Planned {
             Err(reason) => ("unavailable", Some(reason.as_str()), Value::Null),
         };
         let fields = json!({
-            "target_state": state.map(TargetState::name), "ipi": ipi,
+            "target_state": timed.state.map(TargetState::name), "ipi": timed.ipi,
+            "target_load": timed.load.map(TargetState::name),
             "metric": self.metric.0, "unit": self.metric.1, "harnesses": self.harnesses,
             "status": status, "reason": reason, "open": open,
         });
@@ -374,8 +407,7 @@ impl Plan {
             .iter()
             .flat_map(|row| {
                 let each = row.target_states(states);
-                each.into_iter()
-                    .map(move |(state, ipi)| row.to_json(state, ipi))
+                each.into_iter().map(move |timed| row.to_json(&timed))
             })
             .collect();
         let doc = json!({"plan_version": PLAN_VERSION,
@@ -437,6 +469,7 @@ mod tests {
                 "liveness_note",
                 "target_state",
                 "ipi",
+                "target_load",
                 "metric",
                 "unit",
                 "harnesses",
@@ -496,36 +529,37 @@ mod tests {
                 Across(on),
             )
         };
-        let states = |row: &Planned, run: &[TargetState]| row.target_states(run);
+        let states = |row: &Planned, run: &[TargetState]| -> Vec<_> {
+            let each = row.target_states(run).into_iter();
+            each.map(|t| (t.state, t.ipi, t.load)).collect()
+        };
         let full = [Idle, Ticking, Busy];
+        let held = |s, ipi| (Some(s), Some(ipi), Some(s));
         assert_eq!(
             states(&at(1, OnTarget::Ipi), &full),
-            [
-                (Some(Idle), Some(true)),
-                (Some(Ticking), Some(true)),
-                (Some(Busy), Some(true))
-            ]
+            [held(Idle, true), held(Ticking, true), held(Busy, true)]
         );
         assert_eq!(
             states(&at(1, OnTarget::Ipi), &[Idle, Busy]),
-            [(Some(Idle), Some(true)), (Some(Busy), Some(true))]
+            [held(Idle, true), held(Busy, true)]
         );
-        // no IPI: idle and busy only, to show the state changes nothing
+        // no IPI: idle and busy only, to show whether the state changes it anyway
         assert_eq!(
             states(&at(1, OnTarget::Nothing), &full),
-            [(Some(Idle), Some(false)), (Some(Busy), Some(false))]
+            [held(Idle, false), held(Busy, false)]
         );
+        // its own program ticks there: ticking with no load of ours, and busy
+        let own = (Some(Ticking), Some(false), None);
         assert_eq!(
-            states(&at(1, OnTarget::Uncontrolled), &full),
-            [(None, Some(false))]
+            states(&at(1, OnTarget::Ticks), &full),
+            [own, held(Busy, false)]
         );
-        assert_eq!(
-            states(&at(0, OnTarget::Ipi), &full),
-            [(None, None)],
-            "same CPU"
-        );
+        assert_eq!(states(&at(1, OnTarget::Ticks), &[Idle]), [own]);
+        let none = (None, None, None);
+        assert_eq!(states(&at(1, OnTarget::Uncontrolled), &full), [none]);
+        assert_eq!(states(&at(0, OnTarget::Ipi), &full), [none], "same CPU");
         let unavailable = Planned::unavailable(row("msr-dev", "pread"), "no device");
-        assert_eq!(states(&unavailable, &full), [(None, None)]);
+        assert_eq!(states(&unavailable, &full), [none]);
         // each state its own id; the plan writes one row per state
         assert_eq!(at(1, OnTarget::Ipi).id(Some(Busy)), "p/o/@1->0:busy");
         let mut plan = Plan::default();

@@ -70,9 +70,12 @@ pub enum OnTarget {
     /// Nothing (package-scoped RAPL perf events): timed idle and busy, to
     /// show whether the state changes it anyway.
     Nothing,
-    /// The state cannot be set: the suite's own program ticks there (the
-    /// BPF sampler's timer, which the eBPF rows read), or the row reads no
-    /// other CPU's counter.
+    /// Nothing, but the suite's own program ticks there (the BPF program
+    /// whose map the eBPF rows read, on its 1 kHz timer): the target is
+    /// never idle. Timed ticking (by that program alone) and busy.
+    Ticks,
+    /// The row reads no other CPU's counter (an instruction; the BPF
+    /// program's tick rate): no state.
     Uncontrolled,
 }
 

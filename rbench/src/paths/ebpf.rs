@@ -68,9 +68,9 @@ impl Reads for EbpfReads {
 
     /// A load of what the BPF program published runs nothing on the
     /// target, but that program's own 1 kHz timer ticks there: the target
-    /// is never idle, its state not the suite's to set.
+    /// is never idle.
     fn on_target(&self) -> OnTarget {
-        OnTarget::Uncontrolled
+        OnTarget::Ticks
     }
 }
 
