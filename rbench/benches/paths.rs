@@ -231,7 +231,7 @@ fn plan_doc() -> Result<Value, String> {
             (text, origin)
         }
         _ => (
-            plan_this_machine().to_json(&rbench::target_load::states_from_env()),
+            plan_this_machine().to_json(&rbench::target_load::RunStates::from_env()),
             "the plan".to_string(),
         ),
     };

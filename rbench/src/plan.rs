@@ -22,7 +22,7 @@ use crate::hint::do_not_optimize;
 use crate::liveness::{Liveness, LIVENESS_WINDOW};
 use crate::roots::Roots;
 use crate::row_meta::RowMeta;
-use crate::target_load::{OnTarget, TargetState};
+use crate::target_load::{OnTarget, RunStates, TargetState};
 use crate::{CounterSource, Error};
 
 /// The version of the plan's JSON ([`Plan::to_json`]).
@@ -198,13 +198,13 @@ impl Planned {
     }
 
     /// The target states the row is timed in, of the run's `states`
-    /// ([`Timed`]): the run's states where a read runs code on the target
-    /// (an IPI); idle and busy where it does not, to show whether the state
-    /// changes it anyway; ticking (held by the program itself) and busy
-    /// where the suite's own program ticks there (the eBPF rows); none for
-    /// a same-CPU row, a row that does not run, or a row that reads nothing
-    /// across (the BPF program's tick rate).
-    pub fn target_states(&self, states: &[TargetState]) -> Vec<Timed> {
+    /// ([`Timed`]): `states.ipi` where a read runs code on the target (an
+    /// IPI); `states.no_ipi` where it does not (idle, and busy to show
+    /// whether the state changes it anyway), with ticking (held by the
+    /// program itself) for idle where the suite's own program ticks there
+    /// (the eBPF rows); none for a same-CPU row, a row that does not run,
+    /// or a row that reads nothing across (the BPF program's tick rate).
+    pub fn target_states(&self, states: &RunStates) -> Vec<Timed> {
         let none = Timed {
             state: None,
             ipi: None,
@@ -214,22 +214,18 @@ impl Planned {
             Ok(reads) if self.crosses() => reads.on_target(),
             _ => return vec![none],
         };
-        let held = |keep: &dyn Fn(TargetState) -> bool, ipi: bool| -> Vec<Timed> {
+        let held = |states: &[TargetState], keep: &dyn Fn(TargetState) -> bool, ipi: bool| {
             let timed = |s| Timed {
                 state: Some(s),
                 ipi: Some(ipi),
                 load: Some(s),
             };
-            states
-                .iter()
-                .copied()
-                .filter(|&s| keep(s))
-                .map(timed)
-                .collect()
+            let kept = states.iter().copied().filter(|&s| keep(s));
+            kept.map(timed).collect::<Vec<Timed>>()
         };
         let timed = match on_target {
-            OnTarget::Ipi => held(&|_| true, true),
-            OnTarget::Nothing => held(&|s| s != TargetState::Ticking, false),
+            OnTarget::Ipi => held(&states.ipi, &|_| true, true),
+            OnTarget::Nothing => held(&states.no_ipi, &|s| s != TargetState::Ticking, false),
             OnTarget::Ticks => {
                 let own = Timed {
                     state: Some(TargetState::Ticking),
@@ -237,7 +233,7 @@ impl Planned {
                     load: None,
                 };
                 std::iter::once(own)
-                    .chain(held(&|s| s == TargetState::Busy, false))
+                    .chain(held(&states.no_ipi, &|s| s == TargetState::Busy, false))
                     .collect()
             }
             OnTarget::Uncontrolled => return vec![none],
@@ -401,7 +397,7 @@ impl Plan {
     /// states among `states` ([`Planned::target_states`]):
     /// `{"plan_version": 1, "target_tick_hz": HZ, "rows": [ROW, ..]}`, ROW
     /// as [`Planned::to_json`], HZ the ticking state's rate.
-    pub fn to_json(&self, states: &[TargetState]) -> String {
+    pub fn to_json(&self, states: &RunStates) -> String {
         let rows: Vec<Value> = self
             .rows
             .iter()
@@ -452,7 +448,8 @@ mod tests {
             row("msr-dev", "pread").with_liveness(Some(frozen)),
             "no device",
         ));
-        let doc: Value = serde_json::from_str(&plan.to_json(&TargetState::ALL)).unwrap();
+        let doc: Value =
+            serde_json::from_str(&plan.to_json(&RunStates::of_bench_all(false))).unwrap();
         assert_eq!(doc["plan_version"], PLAN_VERSION);
         let keys: Vec<&String> = doc["rows"][0].as_object().unwrap().keys().collect();
         assert_eq!(
@@ -529,21 +526,28 @@ mod tests {
                 Across(on),
             )
         };
-        let states = |row: &Planned, run: &[TargetState]| -> Vec<_> {
+        let states = |row: &Planned, run: &RunStates| -> Vec<_> {
             let each = row.target_states(run).into_iter();
             each.map(|t| (t.state, t.ipi, t.load)).collect()
         };
-        let full = [Idle, Ticking, Busy];
+        let (full, quick) = (
+            RunStates::of_bench_all(false),
+            RunStates::of_bench_all(true),
+        );
         let held = |s, ipi| (Some(s), Some(ipi), Some(s));
         assert_eq!(
             states(&at(1, OnTarget::Ipi), &full),
             [held(Idle, true), held(Ticking, true), held(Busy, true)]
         );
         assert_eq!(
-            states(&at(1, OnTarget::Ipi), &[Idle, Busy]),
+            states(&at(1, OnTarget::Ipi), &quick),
             [held(Idle, true), held(Busy, true)]
         );
-        // no IPI: idle and busy only, to show whether the state changes it anyway
+        // no IPI: idle, and in a full run busy, to show whether the state changes it anyway
+        assert_eq!(
+            states(&at(1, OnTarget::Nothing), &quick),
+            [held(Idle, false)]
+        );
         assert_eq!(
             states(&at(1, OnTarget::Nothing), &full),
             [held(Idle, false), held(Busy, false)]
@@ -554,7 +558,7 @@ mod tests {
             states(&at(1, OnTarget::Ticks), &full),
             [own, held(Busy, false)]
         );
-        assert_eq!(states(&at(1, OnTarget::Ticks), &[Idle]), [own]);
+        assert_eq!(states(&at(1, OnTarget::Ticks), &quick), [own]);
         let none = (None, None, None);
         assert_eq!(states(&at(1, OnTarget::Uncontrolled), &full), [none]);
         assert_eq!(states(&at(0, OnTarget::Ipi), &full), [none], "same CPU");
@@ -564,7 +568,7 @@ mod tests {
         assert_eq!(at(1, OnTarget::Ipi).id(Some(Busy)), "p/o/@1->0:busy");
         let mut plan = Plan::default();
         plan.rows.push(at(1, OnTarget::Ipi));
-        let doc: Value = serde_json::from_str(&plan.to_json(&[Idle, Busy])).unwrap();
+        let doc: Value = serde_json::from_str(&plan.to_json(&quick)).unwrap();
         let got: Vec<(&str, &str)> = doc["rows"]
             .as_array()
             .unwrap()

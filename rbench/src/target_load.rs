@@ -79,22 +79,42 @@ pub enum OnTarget {
     Uncontrolled,
 }
 
-/// The target states bench-all's QUICK (`quick`) or full run times the
-/// cross-CPU rows in: results/schedule.json's "target_states".
-pub fn states_of_bench_all(quick: bool) -> Vec<TargetState> {
-    let all = crate::schedule::schedules();
-    let names = all[if quick { "quick" } else { "full" }]["target_states"]
-        .as_array()
-        .expect("schedule.json: target_states");
-    let name = |n: &serde_json::Value| {
-        TargetState::parse(n.as_str().unwrap_or("")).expect("schedule.json: a target state")
-    };
-    names.iter().map(name).collect()
+/// The target states a run times the cross-CPU rows in: `ipi`, where a
+/// read runs code on the target; `no_ipi`, where it does not (its resting
+/// state, idle, and in a full run busy as well, to show whether the state
+/// changes it anyway). results/schedule.json's "target_states".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunStates {
+    /// The states of a row whose read runs code on the target.
+    pub ipi: Vec<TargetState>,
+    /// The states of a row whose read does not.
+    pub no_ipi: Vec<TargetState>,
 }
 
-/// The target states of this process's run (`RAPLBENCH_QUICK=1`: QUICK's).
-pub fn states_from_env() -> Vec<TargetState> {
-    states_of_bench_all(crate::schedule::quick_from_env())
+impl RunStates {
+    /// bench-all's QUICK (`quick`) or full run's.
+    pub fn of_bench_all(quick: bool) -> RunStates {
+        let all = crate::schedule::schedules();
+        let states = &all[if quick { "quick" } else { "full" }]["target_states"];
+        let list = |key: &str| -> Vec<TargetState> {
+            let names = states[key]
+                .as_array()
+                .expect("schedule.json: target_states");
+            let name = |n: &serde_json::Value| {
+                TargetState::parse(n.as_str().unwrap_or("")).expect("schedule.json: a state")
+            };
+            names.iter().map(name).collect()
+        };
+        RunStates {
+            ipi: list("ipi"),
+            no_ipi: list("no_ipi"),
+        }
+    }
+
+    /// This process's run's (`RAPLBENCH_QUICK=1`: QUICK's).
+    pub fn from_env() -> RunStates {
+        RunStates::of_bench_all(crate::schedule::quick_from_env())
+    }
 }
 
 /// The ticking state's rate: results/schedule.json's "target_load" "tick_hz".
@@ -258,8 +278,15 @@ mod tests {
     #[test]
     fn quick_times_idle_and_busy_and_a_full_run_every_state() {
         use TargetState::*;
-        assert_eq!(states_of_bench_all(true), [Idle, Busy]);
-        assert_eq!(states_of_bench_all(false), [Idle, Ticking, Busy]);
+        let (quick, full) = (
+            RunStates::of_bench_all(true),
+            RunStates::of_bench_all(false),
+        );
+        assert_eq!((quick.ipi, quick.no_ipi), (vec![Idle, Busy], vec![Idle]));
+        assert_eq!(
+            (full.ipi, full.no_ipi),
+            (vec![Idle, Ticking, Busy], vec![Idle, Busy])
+        );
         assert_eq!(tick_hz(), 1000);
     }
 

@@ -17,8 +17,9 @@ fn main() -> ExitCode {
         eprintln!("usage: raplbench-plan [FILE]");
         return ExitCode::from(2);
     }
-    let json =
-        rbench::paths::plan_this_machine().to_json(&rbench::target_load::states_from_env()) + "\n";
+    let json = rbench::paths::plan_this_machine()
+        .to_json(&rbench::target_load::RunStates::from_env())
+        + "\n";
     let written = match args.first() {
         Some(file) => std::fs::write(file, json).map_err(|e| format!("{file}: {e}")),
         None => std::io::stdout()
