@@ -134,6 +134,13 @@ def _stateless(k) -> tuple:
     return ident, key[:_STATE] + key[_STATE + 1:]
 
 
+def _in_no_state(k) -> tuple:
+    """A row's index key with no target state (as a read that could not run
+    is planned: one row, whatever the states)."""
+    ident, key = k
+    return ident, key[:_STATE] + (None,) + key[_STATE + 1:]
+
+
 def _missing_why(b: dict, c: dict | None, states: dict | None = None, k=None) -> str | None:
     """Why the baseline row b has no comparable current row c, or None.
     `states`: {stateless key: the current run's target states of it}, to
@@ -205,6 +212,7 @@ def run_gate(baseline, current, config: Config, allow_mode_mismatch: bool = Fals
     results = [Result(row, SKIPPED_REFERENCE, "a published figure, not measured")
                for _, row in baseline.rows if row["harness"] == "reference"]
     pairs = []  # (baseline, current) of every key in both: for the liveness comparison
+    stood_in = set()  # current rows that stood for baseline rows of a target state
     for k, (_, b) in b_index.items():
         if k in c_index:
             pairs.append((b, c_index[k][1]))
@@ -221,6 +229,12 @@ def run_gate(baseline, current, config: Config, allow_mode_mismatch: bool = Fals
                                      or "(any machine)")))
             continue
         c = c_index.get(k, (None, None))[1]
+        if c is None and b.get("target_state"):
+            # a read the current run could not time at all has one row, with no state
+            c = c_index.get(_in_no_state(k), (None, None))[1]
+            c = c if c is not None and c["status"] != "ok" else None
+            if c is not None:
+                stood_in.add(_in_no_state(k))
         why = _missing_why(b, c, states, k)
         step = STEP_OF_HARNESS.get(b["harness"])
         if c is None and kinds.ran_only_in("baseline", step):
@@ -241,7 +255,7 @@ def run_gate(baseline, current, config: Config, allow_mode_mismatch: bool = Fals
         decision, why = (NOT_GATED, floor) if floor else decide(comparison, b["metric"], rule)
         results.append(Result(b, decision, why, rule, comparison, c))
     for k, (_, c) in c_index.items():
-        if k not in b_index:
+        if k not in b_index and k not in stood_in:
             step = STEP_OF_HARNESS.get(c["harness"])
             why = ("not in the baseline" + (f", which did not run its step, {step}"
                                             if kinds.ran_only_in("current", step) else ""))

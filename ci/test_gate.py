@@ -142,6 +142,14 @@ def test_a_baseline_that_predates_target_states_says_so(tmp_path, capsys, builti
     # states pair with their own: the same states on both sides pass
     b, cur = pair(tmp_path / "again", [idle, busy], [idle, busy])
     assert run_main(capsys, b, cur, "--config", str(builtin))[0] == 0
+    # a read the current run cannot time is one row without a state: each
+    # state of the baseline is missing with its reason
+    gone = {**unavailable(c, path="perf", op="read", target="msr/tsc/", cpu=1, target_cpu=0),
+            "reason": "no msr PMU"}
+    b, cur = pair(tmp_path / "gone", [idle, busy], [gone])
+    assert run_main(capsys, b, cur, "--config", str(builtin))[0] == 1
+    whys = {r["why"] for r in verdict_of(cur)["rows"] if r["path"] == "perf"}
+    assert whys == {"unavailable in the current run: no msr PMU"}, whys
 
 
 def test_a_row_no_longer_ok_or_switched_to_a_stand_in_is_missing(tmp_path, capsys, builtin):

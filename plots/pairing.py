@@ -16,7 +16,9 @@
   0xc001029b are both "PKG energy". Where one machine has several rows of a
   route (the msr device read at 0x611 and 0x639, several perf events on bare
   metal), `route_rank` picks one, the same way on every machine: ok before
-  not ok, the real counter before a stand-in, the package energy counter
+  not ok, no target state or an idle target before a ticking, then a busy
+  one (issue 34; across machines the states are routes of their own), the
+  real counter before a stand-in, the package energy counter
   before other targets, a live counter before a frozen or unit-less one,
   then the harness (gbench, kbench, criterion, ...), then the target's text
   (so the choice never depends on row order). The same rule picks a
@@ -27,6 +29,8 @@
 from typing import NamedTuple
 
 from results import liveness, meaning, rapl_msrs
+
+from results import table as text_table
 
 from plots import labels
 
@@ -74,7 +78,7 @@ def harness_rank(harness: str) -> tuple[int, str]:
 def route_rank(row: dict) -> tuple:
     """The one rule (the module's docstring) for which of several rows of one
     quantity stands for it: the smallest."""
-    return (row["status"] != "ok", labels.is_stand_in(row),
+    return (row["status"] != "ok", text_table.state_rank(row), labels.is_stand_in(row),
             not is_package_counter(row.get("target")), meaning.of(row).dead,
             harness_rank(row["harness"]), row.get("target") or "")
 

@@ -3,6 +3,7 @@ built from the KVM guest fixture (plots/fixtures/kvm-victim), its rows
 matched to their routes' latency, "within noise" where a CI holds 0,
 unavailable experiments kept with their reason, and the report's files."""
 
+import dataclasses
 import csv
 import io
 import re
@@ -444,3 +445,20 @@ def test_the_idle_baselines_have_3_significant_digits_and_their_unit(vm):
     assert "Wakeups: interrupts + softirqs (baseline 186 /s)" in titles
     assert not any("0.943617" in t or "186.4" in t for t in titles)
     plt.close(fig)
+
+
+def test_the_readers_latency_is_taken_in_the_state_the_victim_puts_the_target_in():
+    """Issue 34: the victim spinning on the target CPU is the busy state;
+    spinning elsewhere leaves it idle."""
+    def lat(state):
+        return {"metric": "latency", "harness": "gbench", "path": "perf", "op": "read",
+                "cpu": 1, "target_cpu": 0, "target": "msr/tsc/", "target_state": state}
+    rows = [lat("idle"), lat("ticking"), lat("busy")]
+    where = vr.Where(path="perf", op="read", route="msr/tsc/", cpu=1, target_cpu=0,
+                     stand_in=None, rate_hz=None, rate_known=True, victim_cpu=0,
+                     placement=vr.IS_TARGET)
+    assert vr.latency_rows(rows, where)["gbench"]["target_state"] == "busy"
+    elsewhere = dataclasses.replace(where, victim_cpu=2, placement=vr.ELSEWHERE)
+    assert vr.latency_rows(rows, elsewhere)["gbench"]["target_state"] == "idle"
+    # rows without states (a run before them): the one there is
+    assert vr.latency_rows([lat(None)], where)["gbench"]["target_state"] is None

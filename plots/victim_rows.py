@@ -158,14 +158,19 @@ def route_key(w: Where) -> tuple:
 def latency_rows(rows: list[dict], w: Where) -> dict[str, dict]:
     """{harness: latency row} of the reader-side latency rows of the route a
     victim row reads: same path, op, CPU, target CPU and target (the
-    victim target's route part, before " @ ")."""
-    found = {}
+    victim target's route part, before " @ "), in the target state the
+    victim puts the target in where rows have states (issue 34): busy when
+    the victim spins on the target CPU, idle when it spins elsewhere."""
+    state = "busy" if w.placement == IS_TARGET else "idle"
+    found: dict[str, list[dict]] = {}
     for r in rows:
         if (r["metric"] == "latency" and r["harness"] in LATENCY_HARNESSES
                 and r["path"] == w.path and r["op"] == w.op and r.get("cpu") == w.cpu
                 and r.get("target_cpu") == w.target_cpu and r.get("target") == w.route):
-            found.setdefault(r["harness"], r)
-    return {h: found[h] for h in LATENCY_HARNESSES if h in found}
+            found.setdefault(r["harness"], []).append(r)
+    pick = {h: min(rs, key=lambda r: r.get("target_state") not in (None, state))
+            for h, rs in found.items()}
+    return {h: pick[h] for h in LATENCY_HARNESSES if h in pick}
 
 
 def baseline(row: dict | None):

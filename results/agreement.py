@@ -4,7 +4,7 @@ each harness's own blocks scatter?
 
 One run (report; agreement.md in the run directory, and each pair's ratio
 and verdict in bench-all's latency table, results/summary.py): rows pair
-on (path, op, target, cpu, target_cpu) among ok latency rows, and each
+on (path, op, target, cpu, target_cpu, target_state) among ok latency rows, and each
 pair is judged by a 95% bootstrap CI of the ratio of medians (criterion /
 gbench) against a tolerance of 10%. Several runs
 (report_over_runs; `python -m results.agreement RUN...`, ci/aa --rounds):

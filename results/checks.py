@@ -16,6 +16,8 @@ Each check compares medians of ok latency rows of one harness:
 import dataclasses
 from dataclasses import dataclass
 
+from results.table import state_rank
+
 # other / same of a package-scoped read: equal up to the noise of a run
 # (issue 11 saw 8189 vs 8138 ns, and 3.04 vs 2.49 µs on a 16-vCPU guest);
 # an IPI costs several times the local read (perf reads of msr/tsc/ on the
@@ -49,9 +51,10 @@ def _median(rows, harness, path, op, same_cpu=None):
 
 def same_and_other(rows, harness, path, op, route=None):
     """(same-CPU median, other-CPU median) of the first target (and target
-    CPU) measured both ways, or None."""
+    CPU) measured both ways, or None; the other CPU's row with no target
+    state, else its target idle, else ticking, else busy (issue 34)."""
     same, other = {}, {}
-    for r in _latency_rows(rows, harness, path, op, route):
+    for r in sorted(_latency_rows(rows, harness, path, op, route), key=state_rank):
         if r["cpu"] is None or r["target_cpu"] is None:
             continue
         key = (r["target"], r["target_cpu"])

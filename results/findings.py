@@ -6,7 +6,8 @@ the report's index.html (issue 32).
   the counter's own CPU; the instruction paths uinsn and kinsn aside);
 - what reading from another CPU costs on each route that was timed from
   both (the IPI): the difference of medians, with a bootstrap 95% CI, the
-  target CPU idle where its state was set;
+  target CPU in its resting state where its state was set (idle; ticking
+  for the eBPF rows, whose BPF program ticks there);
 - what the target CPU's state (ticking, busy, against idle) changes in a
   cross-CPU read, and which state a sampler meets in each use (issue 34);
 - which sampler mechanism slows a workload on its CPU least at 1 kHz;
@@ -31,6 +32,7 @@ from results import agreement, checks, liveness, meaning
 from results import significance as sig
 from results.machine import is_emulated
 from results.rows import MEASURED
+from results.schedule import TARGET_MET_BY
 from results.table import scale_for_unit, sig3
 
 # which harness's row speaks for a route, in order of preference
@@ -219,7 +221,8 @@ def _placed(rows) -> dict[tuple, dict[tuple, dict]]:
 
 def other_cpu_costs(rows) -> list[Finding]:
     """Per route timed on the counter's CPU and from another: the
-    difference, the target CPU idle where its state was set (issue 34)."""
+    difference, the target CPU in its resting state where its state was
+    set (issue 34: idle, or ticking where it never idles)."""
     failed = {(c.path, c.op) for c in checks.run_checks(rows) if c.ok is False and c.path}
     out, said = [], set()
     for (harness, *what), by in _placed(rows).items():
@@ -233,12 +236,6 @@ def other_cpu_costs(rows) -> list[Finding]:
         out.append(_difference(claim, same, other, harness, rows, failed,
                                than=" than from its own"))
     return out
-
-
-# Which target state a sampler meets, by where it reads (the README's "Target states").
-STATE_MEETS = {"idle": "a sampler on an otherwise idle machine",
-               "ticking": "a sampler whose own timer wakes an otherwise idle target CPU",
-               "busy": "a sampler reading the CPU a workload runs on"}
 
 
 def target_state_costs(rows) -> list[Finding]:
@@ -260,7 +257,7 @@ def target_state_costs(rows) -> list[Finding]:
             if state != base["target_state"] and (other := by.get((True, state))) is not None:
                 claim = (f"Reading {route(base)}{caveat(base)} from another CPU while the "
                          f"counter's CPU is {state} rather than {base['target_state']} ({ipi}; "
-                         f"{state} is what {STATE_MEETS[state]} meets)")
+                         f"{state} is what {TARGET_MET_BY[state]} meets)")
                 out.append(_difference(claim, base, other, harness, rows, failed))
     return out
 

@@ -49,6 +49,8 @@ QUICK, FULL = (Schedule(**{k: v for k, v in _SCHEDULES[mode].items() if k != "ta
                for mode in ("quick", "full"))
 # What a target CPU does in each state (issue 34), in the order tables show them.
 TARGET_STATES: dict[str, str] = _SCHEDULES["target_load"]["states"]
+# Which use of a sampler meets each state (the findings say it)
+TARGET_MET_BY: dict[str, str] = _SCHEDULES["target_load"]["met_by"]
 # bench-all's steps, in the order they run (results/bench_all.HARNESSES checks it)
 STEPS = tuple(_SCHEDULES["step_budget_s"]["full"])
 

@@ -67,12 +67,14 @@ pub enum OnTarget {
     /// It runs code there (an IPI): the msr and cpuid devices, MSR-backed
     /// powercap zones, CPU-bound perf events. Timed in every state of the run.
     Ipi,
-    /// Nothing (package-scoped RAPL perf events): timed idle and busy, to
-    /// show whether the state changes it anyway.
+    /// Nothing (package-scoped RAPL perf events): timed in the run's
+    /// `no_ipi` states (idle; busy too in a full run, to show whether the
+    /// state changes it anyway).
     Nothing,
     /// Nothing, but the suite's own program ticks there (the BPF program
     /// whose map the eBPF rows read, on its 1 kHz timer): the target is
-    /// never idle. Timed ticking (by that program alone) and busy.
+    /// never idle. Timed ticking (by that program alone) for the run's idle,
+    /// and busy where the run's `no_ipi` states have it.
     Ticks,
     /// The row reads no other CPU's counter (an instruction; the BPF
     /// program's tick rate): no state.
