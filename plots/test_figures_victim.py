@@ -3,8 +3,8 @@ built from the KVM guest fixture (plots/fixtures/kvm-victim), its rows
 matched to their routes' latency, "within noise" where a CI holds 0,
 unavailable experiments kept with their reason, and the report's files."""
 
-import dataclasses
 import csv
+import dataclasses
 import io
 import re
 
