@@ -7,6 +7,7 @@
 //! crates set exclude_kernel by default, which the RAPL and msr PMUs reject.
 
 mod events;
+pub mod ring;
 
 pub use events::{events_label, PerfEventSpec};
 
@@ -26,8 +27,8 @@ pub const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 /// perf_event_open flag: the fd is close-on-exec.
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
-/// struct perf_event_attr up to config1 (PERF_ATTR_SIZE_VER0, 64 bytes): the
-/// kernel takes `size` and treats the later fields as zero.
+/// struct perf_event_attr up to clockid (PERF_ATTR_SIZE_VER3, 96 bytes):
+/// the kernel takes `size` and treats the later fields as zero.
 #[repr(C)]
 #[derive(Default)]
 struct PerfEventAttr {
@@ -37,14 +38,21 @@ struct PerfEventAttr {
     sample_period: u64,
     sample_type: u64,
     read_format: u64,
-    /// disabled, inherit, ..., exclude_kernel, ...: all zero (counting, enabled).
+    /// disabled, inherit, ..., exclude_kernel, ...: all zero (counting,
+    /// enabled) but where a sampling leader sets them (ring.rs).
     flags: u64,
     wakeup_events: u32,
     bp_type: u32,
     config1: u64,
+    config2: u64,
+    branch_sample_type: u64,
+    sample_regs_user: u64,
+    sample_stack_user: u32,
+    /// The clock of PERF_SAMPLE_TIME where `flags` sets use_clockid.
+    clockid: i32,
 }
 
-const _: () = assert!(std::mem::size_of::<PerfEventAttr>() == 64);
+const _: () = assert!(std::mem::size_of::<PerfEventAttr>() == 96);
 
 /// perf_event_open(attr, pid -1 (all tasks), cpu, group, CLOEXEC).
 fn perf_event_open(
