@@ -204,7 +204,11 @@ def overhead_figure(runs: list[Run], refs: list[dict]) -> plt.Figure | None:
     # The figures' own words go in a strip under the data (sax, sharing its
     # x), never over it: a label in the data's axes met the data and the
     # other labels for some values (issue 32).
-    axes = plt.figure(figsize=OVERHEAD_SIZE, layout="constrained").subplot_mosaic(
+    # wider with more slots than the 20 (5 mechanisms, 2 placements, 2
+    # machines) it was drawn for: the strip's upright words keep apart
+    slots = len(order) * len(hue_order)
+    size = (OVERHEAD_SIZE[0] * max(1.0, slots / 20), OVERHEAD_SIZE[1])
+    axes = plt.figure(figsize=size, layout="constrained").subplot_mosaic(
         [["main", "heat"], ["strip", "heat"]], width_ratios=(1, 1.15), height_ratios=(3.2, 1))
     ax, sax, hax = axes["main"], axes["strip"], axes["heat"]
     fig = ax.figure

@@ -33,6 +33,8 @@ class MechanismInfo:
     in_kernel: bool         # it ticks in the kernel: no user-space sampling thread to place
     design: str | None = None  # the published tool whose design it follows, named as the
                                # reference rows name it ("Ref_Rapl_Kernel"), or None
+    uncounted_cpu: str | None = None  # why its CPU per tick cannot be measured (perf-ring:
+                                      # the kernel samples in the timer interrupt), or None
 
 
 _PATH_DEF = SCHEMA["$defs"]["path"]
@@ -42,7 +44,8 @@ _PATHS = tuple(PathInfo(id=e["const"], title=e["title"], harnesses=tuple(e["x-ha
                         figure=e["x-figure"], privilege=e["x-privilege"])
                for e in _PATH_DEF["oneOf"])
 _MECHANISMS = tuple(MechanismInfo(id=e["const"], title=e["title"], path=e["x-path"],
-                                  in_kernel=e["x-in-kernel"], design=e.get("x-design"))
+                                  in_kernel=e["x-in-kernel"], design=e.get("x-design"),
+                                  uncounted_cpu=e.get("x-uncounted-cpu"))
                     for e in SCHEMA["$defs"]["mechanism"]["oneOf"])
 
 # the figure of the sampler's own rows (not a latency figure)

@@ -95,7 +95,7 @@ NO_PAIR = "no pair of a sampler and a null window completed"
 
 
 def _row(common: dict, doc: dict, subject: dict, role: str, metric: str, samples: list,
-         reason: str) -> dict:
+         reason: str, status: str = "error") -> dict:
     hz = doc["frequency_hz"]
     where = dict(harness=HARNESS, path="sampler", op=doc["mechanism"],
                  target=f"{subject['target']} @ {hz} Hz", role=role,
@@ -105,7 +105,17 @@ def _row(common: dict, doc: dict, subject: dict, role: str, metric: str, samples
                  unit=rows.METRIC_UNITS[metric])
     if samples:
         return rows.measured_row(common, **where, samples=samples)
-    return rows.not_ok_row(common, **where, reason=reason, status="error")
+    return rows.not_ok_row(common, **where, reason=reason, status=status)
+
+
+def uncounted(doc: dict, metric: str) -> str | None:
+    """Why the mechanism's `metric` is not measured (its CPU per tick, where
+    the kernel samples in no thread's time: the registry's x-uncounted-cpu),
+    or None."""
+    if metric != "cpu_us_per_sample":
+        return None
+    why = registry.mechanism(doc["mechanism"]).uncounted_cpu
+    return why and f"{doc['mechanism']}'s CPU per tick is not measured: {why}"
 
 
 def report_rows(common: dict, doc: dict) -> list[dict]:
@@ -121,6 +131,9 @@ def report_rows(common: dict, doc: dict) -> list[dict]:
             break
         why = next((w["first_error"] for w in mine if w["first_error"]), "no sample was taken")
         for metric, value in METRICS.items():
+            if not_here := uncounted(doc, metric):
+                out.append(_row(common, doc, subject, role, metric, [], not_here, "unavailable"))
+                continue
             samples = [v for v in map(value, mine) if v is not None]
             out.append(_row(common, doc, subject, role, metric, samples, why))
     if windows[NULL]:
@@ -128,6 +141,10 @@ def report_rows(common: dict, doc: dict) -> list[dict]:
         pairs = [(w, by_pair[w["pair"], NULL]) for w in windows[SAMPLER]
                  if (w["pair"], NULL) in by_pair]
         for metric in ABOVE_NULL_METRICS:
+            if not_here := uncounted(doc, metric):
+                out.append(_row(common, doc, doc["sampler"], rows.ABOVE_NULL, metric, [],
+                                not_here, "unavailable"))
+                continue
             value = METRICS[metric]
             diffs = [value(s) - value(n) for s, n in pairs
                      if value(s) is not None and value(n) is not None]

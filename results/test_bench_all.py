@@ -132,8 +132,12 @@ def test_sampler_reports_itself_beside_its_null_timer(quick_run):
         every = {"rate_hz", "jitter_us", "missed_ticks", "cpu_us_per_sample"}
         assert metrics(rowlib.MEASURED) == metrics(rowlib.NULL) == every
         assert metrics(rowlib.ABOVE_NULL) == {"rate_hz", "cpu_us_per_sample"}
-        # one sample per window, or per pair above the null sampler
-        assert all(r["n"] == sampler.PAIRS for r in mine if r["op"] == op), op
+        # one sample per window, or per pair above the null sampler (a CPU
+        # figure the registry says cannot be measured: none, and its reason)
+        assert all(r["n"] == sampler.PAIRS for r in mine
+                   if r["op"] == op and r["status"] == "ok"), op
+        assert all(registry.mechanism(op).uncounted_cpu in r["reason"] for r in mine
+                   if r["op"] == op and r["status"] != "ok"), op
     assert all(r["status"] == "ok" or r["reason"] for r in mine)
 
 

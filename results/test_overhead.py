@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from results import overhead, rows, sampler, schema
+from results import overhead, registry, rows, sampler, schema
 from results.test_ksample_module import REASON, FakeModule
 
 pytestmark = pytest.mark.serial  # times a workload under the samplers (conftest.py)
@@ -154,7 +154,7 @@ def test_rounds_stop_for_a_resolved_condition_and_at_the_budget(tmp_path, monkey
         assert msr["stand_in"] == "a stand-in" and msr["cpu"] == (1 if place == "same CPU" else 0)
     assert ("start", "perf", 0) in calls and ("start", "msr", 1) in calls
     unavailable = {r["op"]: r for r in got if r["status"] == "unavailable"}
-    assert set(unavailable) == {"powercap", "ebpf", "kernel"}
+    assert set(unavailable) == set(registry.MECHANISMS) - {"perf", "msr"}
     assert unavailable["powercap"]["reason"] == (
         "the sampler cannot sample here (see its sampler row)")
     # the kernel mechanism did not sample here: the module's load says why

@@ -103,6 +103,24 @@ def test_the_rows_of_a_report_are_the_samplers_the_nulls_and_above_null():
     assert by[rows.NULL, "rate_hz"]["target_cpu"] is None
 
 
+def test_a_mechanism_whose_cpu_the_kernel_spends_unseen_has_no_cpu_figure():
+    """perf-ring (issue 35): the kernel takes each sample in the timer
+    interrupt, in no thread's schedstat: its CPU per tick rows (sampler,
+    null, above null) are unavailable with the registry's reason, its rates
+    are measured."""
+    got = sampler.report_rows(COMMON, report(abba(4), mechanism="perf-ring"))
+    cpu = [r for r in got if r["metric"] == "cpu_us_per_sample"]
+    assert [(r["role"], r["status"]) for r in cpu] == [
+        (rows.MEASURED, "unavailable"), (rows.NULL, "unavailable"),
+        (rows.ABOVE_NULL, "unavailable")]
+    assert cpu[0]["reason"].startswith("perf-ring's CPU per tick is not measured: the kernel "
+                                       "takes each sample in the timer interrupt")
+    assert all(r["status"] == "ok" for r in got if r["metric"] == "rate_hz")
+    # a mechanism whose threads do the work keeps its CPU figures
+    assert all(r["status"] == "ok" for r in sampler.report_rows(COMMON, report(abba(4)))
+               if r["metric"] == "cpu_us_per_sample")
+
+
 def test_each_pair_is_its_sampler_window_minus_its_own_null_window():
     windows = abba(3)
     windows[0]["samples"] = windows[0]["samples_since_start"] = 90  # pair 0's sampler
@@ -246,8 +264,8 @@ def test_run_all_gives_every_registered_mechanism_rows(tmp_path, monkeypatch):
     fake_kernel_sampler(tmp_path, monkeypatch, fake)
     got = sampler.run_all(COMMON, tmp_path, True)
     assert list(dict.fromkeys(r["op"] for r in got)) == list(registry.MECHANISMS)
-    kernel = got[-1]
-    assert kernel["op"] == "kernel" and kernel["status"] == "unavailable"
+    kernel = [r for r in got if r["op"] == "kernel"]
+    assert kernel and all(r["status"] == "unavailable" for r in kernel)
 
 
 # --- raplbench-sample in the background (the overhead and idle-cost steps) --------------------

@@ -57,11 +57,12 @@ fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// (mechanism, the capabilities it needs, a set lacking one of them). perf:
+/// (mechanism, the capabilities it needs, a set lacking one of them). perf, perf-ring:
 /// CPU-wide events need CAP_PERFMON unless perf_event_paranoid <= 0; ebpf:
 /// loading the program needs CAP_BPF, its perf events CAP_PERFMON.
-const NEEDS: [(&str, &str, &str); 3] = [
+const NEEDS: [(&str, &str, &str); 4] = [
     ("perf", "+perfmon", "-all"),
+    ("perf-ring", "+perfmon", "-all"),
     ("ebpf", "+bpf,+perfmon", "+perfmon"),
     ("ebpf", "+bpf,+perfmon", "+bpf"),
 ];
@@ -93,6 +94,7 @@ fn documented_caps(mechanism: &str) -> Vec<String> {
 fn the_privileges_table_names_each_mechanisms_capabilities() {
     assert_eq!(documented_caps("perf"), ["CAP_PERFMON"]);
     assert_eq!(documented_caps("ebpf"), ["CAP_BPF", "CAP_PERFMON"]);
+    assert_eq!(documented_caps("perf-ring"), ["CAP_PERFMON"]);
     assert_eq!(documented_caps("msr"), ["CAP_SYS_RAWIO"]);
 }
 
@@ -130,8 +132,10 @@ fn each_mechanism_samples_with_its_capabilities_and_names_the_one_it_lacks() {
             "{mechanism} as nobody with {caps}: {}",
             text(&with_caps)
         );
-        if mechanism == "perf" && paranoid <= 0 {
-            eprintln!("perf: perf_event_paranoid is {paranoid}: anyone may open CPU-wide events");
+        if mechanism.starts_with("perf") && paranoid <= 0 {
+            eprintln!(
+                "{mechanism}: perf_event_paranoid is {paranoid}: anyone may open CPU-wide events"
+            );
             continue;
         }
         let without = as_nobody(&bin, lacking, mechanism);

@@ -64,6 +64,9 @@ pub enum Mechanism {
     Ebpf,
     /// the ksample module's hrtimer, /proc/ksample/records drained in batches
     Kernel,
+    /// a cpu-clock sampling leader per package with the energy events as its
+    /// group, the kernel's samples drained from a perf ring buffer (lo2s)
+    PerfRing,
 }
 
 /// The code of the registered mechanism `name`.

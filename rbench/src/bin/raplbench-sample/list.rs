@@ -49,7 +49,7 @@ fn cells(mechanism: Mechanism, c: &Counter, stand_in: bool) -> [String; 6] {
 pub fn lines(args: &Args) -> Vec<[String; 6]> {
     let mechanisms = args.mechanism.map_or_else(Mechanism::all, |m| vec![m]);
     let mut out = Vec::new();
-    // ebpf reads the perf events: discovered and probed once for both
+    // ebpf and perf-ring read the perf events: discovered and probed once for all
     let mut perf: Option<Result<Counters, String>> = None;
     for m in mechanisms {
         let probed = || {
@@ -58,7 +58,7 @@ pub fn lines(args: &Args) -> Vec<[String; 6]> {
             found.probe(LIVENESS_WINDOW);
             Ok(found)
         };
-        let found = if matches!(m, Mechanism::Perf | Mechanism::Ebpf) {
+        let found = if matches!(m, Mechanism::Perf | Mechanism::Ebpf | Mechanism::PerfRing) {
             perf.get_or_insert_with(probed).clone()
         } else {
             probed()

@@ -18,6 +18,7 @@ mod ksample_drain;
 mod list;
 mod mechanism;
 mod output;
+mod perf_ring_drain;
 mod phase;
 mod report;
 mod sample_times;

@@ -26,6 +26,9 @@ pub enum Sampler {
     Bpf(Vec<PerfEventSpec>),
     /// The ksample module's timers (kernel), through its files.
     Ksample(Module),
+    /// A cpu-clock sampling leader per package with the package's events as
+    /// its group, drained from its perf ring (perf-ring).
+    PerfRing,
 }
 
 /// What a mechanism opened.
@@ -48,6 +51,7 @@ impl Opened {
             Sampler::Ticked(_) => "bare timerfd loop",
             Sampler::Bpf(_) => "bare bpf_timer program",
             Sampler::Ksample(_) => "bare hrtimer (ksample, no read)",
+            Sampler::PerfRing => "bare cpu-clock sampling leader (perf ring, no member)",
         }
     }
 }
@@ -69,7 +73,9 @@ pub fn discover(
             &cpu_signature(),
             &Cpus::from_env().packages_or_first(),
         ),
-        Mechanism::Perf | Mechanism::Ebpf => perf_counters(&roots::PMU.path(), &roots::CPU.path()),
+        Mechanism::Perf | Mechanism::Ebpf | Mechanism::PerfRing => {
+            perf_counters(&roots::PMU.path(), &roots::CPU.path())
+        }
         Mechanism::Kernel => ksample_counters(&roots::KSAMPLE.path(), &cpu_signature()),
     }
 }
@@ -191,6 +197,7 @@ pub fn open(args: &Args) -> Result<Opened, String> {
     let sampler = match mechanism {
         Mechanism::Ebpf => Sampler::Bpf(unique_events(&counters)),
         Mechanism::Kernel => Sampler::Ksample(Module::at(&roots::KSAMPLE.path())),
+        Mechanism::PerfRing => Sampler::PerfRing,
         _ => {
             Sampler::Ticked(open_counters(&counters, stand_in.clone()).map_err(|e| e.to_string())?)
         }

@@ -14,6 +14,7 @@ use rbench::clock::monotonic_ns;
 use rbench::discovery::{counter_cpus, Route};
 use rbench::ebpf::{BpfConfig, BpfSampler};
 use rbench::ksample::{value_slots, Mode, Module};
+use rbench::perf::ring::GroupRing;
 use rbench::signals;
 use rbench::CounterSource;
 use std::os::fd::OwnedFd;
@@ -27,7 +28,7 @@ use crate::mechanism::{Opened, Sampler};
 use crate::sample_times::SampleTimes;
 use crate::ticker::TickerSetup;
 use crate::writer::{cpu_now, CsvOut, ExtraCpu};
-use crate::{batch, ebpf_drain, ksample_drain, ticker, writer, Fail};
+use crate::{batch, ebpf_drain, ksample_drain, perf_ring_drain, ticker, writer, Fail};
 
 /// What one phase measured.
 #[derive(Debug, Clone)]
@@ -304,6 +305,9 @@ pub fn run_in_kernel(
             let mode = if reads { Mode::Read } else { Mode::Null };
             start_ksample(module, mode, hz, &wanted, lead)?
         }
+        Sampler::PerfRing => {
+            start_perf_ring(counters, &counter_cpus(&k.counters), writer.period_ns)?
+        }
     };
     let banner = banner.map(|b| match &trigger {
         Some(trigger) => format!("{b} ({trigger})"),
@@ -341,6 +345,51 @@ fn start_bpf(
     };
     let body: DrainBody =
         Box::new(move |stop, ends, started| ebpf_drain::run(&sampler, map, stop, ends, started));
+    Ok((body, extra, Some(trigger)))
+}
+
+/// Opens a sampling group on each of `cpus` (their energy events among
+/// `counters` its members; none for the null) and starts it: the drain,
+/// no extra CPU time counted (the kernel takes each sample in the timer
+/// interrupt, in no thread's time: the victim step measures it), and the
+/// trigger.
+fn start_perf_ring(
+    counters: &[rbench::discovery::Counter],
+    cpus: &[usize],
+    period_ns: u64,
+) -> Result<(DrainBody, ExtraCpu, Option<String>), Fail> {
+    let mut rings = Vec::new();
+    let mut domains = Vec::new();
+    for &cpu in cpus {
+        let members: Vec<_> = (counters.iter())
+            .filter_map(|c| match &c.route {
+                Route::PerfEvent { event, cpu: on } if *on == cpu => Some(event.clone()),
+                _ => None,
+            })
+            .collect();
+        let ring = GroupRing::open(cpu, period_ns, &members, perf_ring_drain::RING_PAGES)
+            .map_err(|e| Fail::Setup(e.to_string()))?;
+        rings.push(perf_ring_drain::CpuRing::new(cpu as u32, ring));
+    }
+    // per domain, its CPU and its place among that CPU's members
+    let mut members_of = std::collections::HashMap::new();
+    for c in counters {
+        if let Route::PerfEvent { cpu, .. } = &c.route {
+            let at: &mut usize = members_of.entry(*cpu).or_default();
+            domains.push((*cpu as u32, *at));
+            *at += 1;
+        }
+    }
+    let map = ValueMap {
+        domains,
+        lead: cpus.first().map_or(0, |&c| c as u32),
+    };
+    let extra: ExtraCpu = Arc::new(|| 0);
+    let body: DrainBody = Box::new(move |stop, ends, started| {
+        perf_ring_drain::run(rings, period_ns, map, stop, ends, started)
+    });
+    let trigger =
+        format!("a cpu-clock sampling leader per package, {period_ns} ns period, perf ring");
     Ok((body, extra, Some(trigger)))
 }
 

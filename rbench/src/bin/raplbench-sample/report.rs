@@ -96,6 +96,7 @@ impl Window {
             "read_errors": p.read_errors,
             "stale": p.stale,
             "incomplete": p.incomplete,
+            "throttled": p.throttled,
             "wrap_gaps": self.ran.wrap_gaps,
             "first_error": p.first_error,
         })
@@ -212,6 +213,10 @@ fn problems(windows: &[&Window]) -> String {
         line += &format!(
             "; {incomplete} samples not written: another package's CPU had not sampled yet"
         );
+    }
+    let throttled = sum(|w| w.ran.producer.throttled);
+    if throttled > 0 {
+        line += &format!("; the kernel throttled the sampling leader {throttled} times");
     }
     let read_errors = sum(|w| w.ran.producer.read_errors);
     if read_errors > 0 {

@@ -42,6 +42,9 @@ pub struct TickerStats {
     /// CPU had not sampled yet (its trigger may not fire: the cpu-clock
     /// fallback on an idle CPU); never written with a made-up value.
     pub incomplete: u64,
+    /// perf-ring: times the kernel throttled the sampling leader (the
+    /// periods it skipped are missed ticks).
+    pub throttled: u64,
     /// The first failure, in words.
     pub first_error: Option<String>,
 }
