@@ -222,12 +222,12 @@ impl GroupRing {
     }
 
     /// Hands every record the kernel wrote since the last drain to `each`,
-    /// then frees their room; how many there were.
-    pub fn drain(&mut self, mut each: impl FnMut(Record)) -> usize {
+    /// then frees their room.
+    pub fn drain(&mut self, mut each: impl FnMut(Record)) {
         let head = self.word(DATA_HEAD).load(Ordering::Acquire) as usize;
         let tail = self.word(DATA_TAIL).load(Ordering::Relaxed) as usize;
         if head == tail {
-            return 0;
+            return;
         }
         // the bytes between tail and head, unwrapped
         let (size, start) = (self.data_size, tail % self.data_size);
@@ -239,11 +239,9 @@ impl GroupRing {
         self.scratch.extend_from_slice(&data[start..start + first]);
         self.scratch.extend_from_slice(&data[..pending - first]);
         let (records, used) = parse(&self.scratch);
-        let n = records.len();
         records.into_iter().for_each(&mut each);
         self.word(DATA_TAIL)
             .store(tail.wrapping_add(used) as u64, Ordering::Release);
-        n
     }
 }
 

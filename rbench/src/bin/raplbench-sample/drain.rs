@@ -14,6 +14,7 @@
 //! the samples, a gap in the numbers is samples it dropped (a full queue),
 //! counted as dropped.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::batch::ProducerEnds;
@@ -21,6 +22,17 @@ use crate::ticker::TickerStats;
 
 /// How often the queue is drained.
 pub const DRAIN_EVERY: Duration = Duration::from_millis(100);
+
+/// Calls `drain_once` every DRAIN_EVERY until `stop` is set (the caller
+/// drains what is left). Parked, not asleep: the phase unparks the thread
+/// when it ends, so it stops at once, not up to DRAIN_EVERY late (a window
+/// of a --report run is as short as 0.1 s).
+pub fn until_stopped(stop: &AtomicBool, mut drain_once: impl FnMut()) {
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::park_timeout(DRAIN_EVERY);
+        drain_once();
+    }
+}
 
 /// One sample as an in-kernel sampler hands it over.
 pub struct KernelSample<'a> {

@@ -8,10 +8,10 @@
 
 use rbench::ebpf::{BpfSampler, RbSample, TickCounts};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use crate::batch::ProducerEnds;
-use crate::drain::{Drain, KernelSample, ValueMap, DRAIN_EVERY};
+use crate::drain::{until_stopped, Drain, KernelSample, ValueMap};
 use crate::phase::{tell_started, Started};
 use crate::ticker::TickerStats;
 
@@ -50,13 +50,9 @@ pub fn run(
     let Some(ring) = tell_started(started, ring.map_err(|e| e.to_string())) else {
         return TickerStats::default();
     };
-    while !stop.load(Ordering::Relaxed) {
-        // parked, not asleep: the phase unparks it when it ends, so it
-        // stops at once, not up to DRAIN_EVERY late (a window of a --report
-        // run is as short as 0.1 s)
-        std::thread::park_timeout(DRAIN_EVERY);
+    until_stopped(stop, || {
         let _ = ring.consume();
-    }
+    });
     let _ = ring.consume();
     drop(ring);
     let mut drain = drain.into_inner();

@@ -11,10 +11,10 @@
 
 use rbench::ksample::{Record, Running, Status};
 use rbench::msr::msr_hex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use crate::batch::ProducerEnds;
-use crate::drain::{Drain, KernelSample, ValueMap, DRAIN_EVERY};
+use crate::drain::{until_stopped, Drain, KernelSample, ValueMap};
 use crate::phase::Started;
 use crate::ticker::TickerStats;
 
@@ -110,11 +110,9 @@ pub fn run(
     // a drain's worth at 1 kHz on two packages before the vector grows
     let mut records: Vec<Record> = Vec::with_capacity(2 * rbench::ksample::READ_RECORDS);
     let _ = started.send(Ok(()));
-    while !stop.load(Ordering::Relaxed) {
-        // parked, not asleep: the phase unparks it when it ends
-        std::thread::park_timeout(DRAIN_EVERY);
-        drain_queued(&mut running, &mut drain, &mut records, &msrs);
-    }
+    until_stopped(stop, || {
+        drain_queued(&mut running, &mut drain, &mut records, &msrs)
+    });
     if let Err(e) = running.stop() {
         rbench::say!("stopping the ksample timers failed: {e}");
     }

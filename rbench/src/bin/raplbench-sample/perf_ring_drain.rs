@@ -9,12 +9,12 @@
 //! are dropped samples; a throttle of the leader is counted (the periods it
 //! skipped show as missed ticks, from the gaps between a CPU's samples).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use rbench::perf::ring::{GroupRing, Record};
 
 use crate::batch::ProducerEnds;
-use crate::drain::{Drain, KernelSample, ValueMap, DRAIN_EVERY};
+use crate::drain::{until_stopped, Drain, KernelSample, ValueMap};
 use crate::phase::{tell_started, Started};
 use crate::ticker::TickerStats;
 
@@ -99,11 +99,7 @@ pub fn run(
                 .for_each(|r| take(r, ring, period_ns, drain));
         }
     };
-    while !stop.load(Ordering::Relaxed) {
-        // parked, not asleep: the phase unparks it when it ends (ebpf_drain.rs)
-        std::thread::park_timeout(DRAIN_EVERY);
-        drain_all(&mut drain);
-    }
+    until_stopped(stop, || drain_all(&mut drain));
     drain_all(&mut drain);
     drain.finish()
 }
