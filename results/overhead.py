@@ -56,6 +56,7 @@ WALL, CPU = "wall time", "CPU time"
 # and CI half-widths that needed 2.6x less time at 0.05 s than at 0.25 s;
 # stress-ng's ~7 ms start, inside each timed run, dilutes nothing visible.
 WORKLOAD_S = 0.05
+CALIBRATION_RUNS = 3
 
 
 def budget_s(quick: bool) -> float:
@@ -104,14 +105,24 @@ def placements(allowed: set[int]) -> list[Placement]:
 
 
 def calibrate(target_s: float, cpu: int) -> int:
-    """The --cpu-ops count that takes about target_s seconds here."""
+    """The --cpu-ops count that takes about target_s seconds here: after a
+    warm-up run, the median of CALIBRATION_RUNS runs of a count long enough
+    to scale from. A cold first run once took 0.083 s for what takes 0.01 s
+    warm, and a run calibrated on it timed a 15 ms workload, not 50 ms."""
+    def took(ops: int) -> float:
+        times = []
+        for _ in range(CALIBRATION_RUNS):
+            start = time.monotonic()
+            child.run(workload(ops, cpu), check=True, capture_output=True)
+            times.append(time.monotonic() - start)
+        return sorted(times)[len(times) // 2]
+
     ops = 25
+    child.run(workload(ops, cpu), check=True, capture_output=True)  # warm-up
     while True:
-        start = time.monotonic()
-        child.run(workload(ops, cpu), check=True, capture_output=True)
-        took = time.monotonic() - start
-        if took >= 0.05 or ops >= 10_000_000:
-            return max(1, round(ops * target_s / took))
+        t = took(ops)
+        if t >= target_s / 2 or ops >= 10_000_000:
+            return max(1, round(ops * target_s / t))
         ops *= 4
 
 
@@ -257,18 +268,22 @@ def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, s
         one_pair(Condition(c.mechanism, c.placement), base, raw_dir, sampled_first=False,
                  label="warmup")
     shuffle = random.Random(common["run_id"])
-    rounds = 0
+    rounds, longest_pair = 0, 0.0
 
     def wants_pair(c: Condition) -> bool:
-        # the budget never stops a condition before min_pairs (a row needs them for its CI)
-        return not is_done(c, quick) and (time.monotonic() - start < budget
-                                          or len(c.wall) < min_pairs(quick))
+        # no pair that would end past the budget (the step's budget is what
+        # the steps before it left of 10 minutes), but never fewer than
+        # min_pairs (a row needs them for its CI)
+        fits = time.monotonic() - start + longest_pair < budget
+        return not is_done(c, quick) and (fits or len(c.wall) < min_pairs(quick))
 
     while open_ := [c for c in conditions if wants_pair(c)]:
         shuffle.shuffle(open_)
         for c in open_:  # asked again before each pair: the budget may end within a round
             if wants_pair(c):
+                began = time.monotonic()
                 one_pair(c, base, raw_dir, sampled_first=len(c.wall) % 2 == 1)
+                longest_pair = max(longest_pair, time.monotonic() - began)
         rounds += 1
         if rounds % 10 == 0 or not quick and rounds == 1:
             print(f"  round {rounds} ({time.monotonic() - start:.0f} s): " + ", ".join(

@@ -77,6 +77,27 @@ def condition(wall, cpu=None, where=overhead.Placement("same CPU", 1, 1)):
                               bare=[(0.25, 0.24)] * len(wall))
 
 
+def test_calibration_ignores_a_cold_first_run_and_scales_from_a_long_enough_one(monkeypatch):
+    """A cold first stress-ng run took 8x its warm time, and the workload
+    came out 15 ms instead of 50: the calibration warms up, times each count
+    CALIBRATION_RUNS times and scales from the median of a run of at least
+    half the target."""
+    ran = []
+
+    def fake_run(command, **kw):
+        ops = int(command[command.index("--cpu-ops") + 1])
+        ran.append(ops)
+        # 0.4 ms per op warm; the very first run 8x slower, one run in 3 a spike
+        clock[0] += (8 if len(ran) == 1 else 3 if len(ran) % 3 == 0 else 1) * 0.0004 * ops
+
+    clock = [0.0]
+    monkeypatch.setattr(overhead.child, "run", fake_run)
+    monkeypatch.setattr(overhead.time, "monotonic", lambda: clock[0])
+    ops = overhead.calibrate(0.05, 1)
+    assert ops == 125  # 0.05 s at 0.4 ms an op
+    assert ran[0] == 25 and ran.count(100) == overhead.CALIBRATION_RUNS
+
+
 def test_keys_hold_no_calibrated_count():
     """Issue 13: the calibrated --cpu-ops changed every run's keys, so the
     gate found every overhead row missing. The count lives in parameters."""
