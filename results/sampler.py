@@ -104,7 +104,10 @@ def _row(common: dict, doc: dict, subject: dict, role: str, metric: str, samples
                  liveness_note=subject["liveness_note"], metric=metric,
                  unit=rows.METRIC_UNITS[metric])
     if samples:
-        return rows.measured_row(common, **where, samples=samples)
+        # what drove an in-kernel sampler (ebpf's trigger, perf-ring's group
+        # design and what the kernel refused on the way) varies by machine
+        trigger = {"trigger": doc["trigger"]} if doc.get("trigger") else None
+        return rows.measured_row(common, **where, samples=samples, parameters=trigger)
     return rows.not_ok_row(common, **where, reason=reason, status=status)
 
 

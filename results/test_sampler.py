@@ -108,7 +108,12 @@ def test_a_mechanism_whose_cpu_the_kernel_spends_unseen_has_no_cpu_figure():
     interrupt, in no thread's schedstat: its CPU per tick rows (sampler,
     null, above null) are unavailable with the registry's reason, its rates
     are measured."""
-    got = sampler.report_rows(COMMON, report(abba(4), mechanism="perf-ring"))
+    doc = report(abba(4), mechanism="perf-ring")
+    doc["trigger"] = ("a cpu-clock member sampling each package's group of counters "
+                      "(counter-leads); the kernel refused timer-leads: EINVAL")
+    got = sampler.report_rows(COMMON, doc)
+    # the design that ran, and what the kernel refused, on every measured row
+    assert {r["parameters"]["trigger"] for r in got if r["status"] == "ok"} == {doc["trigger"]}
     cpu = [r for r in got if r["metric"] == "cpu_us_per_sample"]
     assert [(r["role"], r["status"]) for r in cpu] == [
         (rows.MEASURED, "unavailable"), (rows.NULL, "unavailable"),

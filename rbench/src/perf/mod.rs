@@ -30,7 +30,7 @@ const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 /// struct perf_event_attr up to clockid (PERF_ATTR_SIZE_VER3, 96 bytes):
 /// the kernel takes `size` and treats the later fields as zero.
 #[repr(C)]
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct PerfEventAttr {
     type_: u32,
     size: u32,

@@ -1,6 +1,7 @@
-//! lo2s's route to counters (issue 35; Ilsche et al. 2018): a sampling
-//! leader, a `cpu-clock` timer event pinned to one CPU, with the counters
-//! as members of its group. At every period the kernel writes a sample of
+//! lo2s's route to counters (issue 35; Ilsche et al. 2018): a `cpu-clock`
+//! timer event pinned to one CPU samples a group that holds the counters,
+//! as its leader (lo2s's design) or as its last member when the kernel
+//! refuses that ([`Design`]). At every period the kernel writes a sample of
 //! the whole group (`PERF_SAMPLE_READ` with `PERF_FORMAT_GROUP`) and its
 //! time (`PERF_SAMPLE_TIME`, on CLOCK_MONOTONIC) into a ring buffer mapped
 //! into this process, which drains it in batches: no system call per
@@ -61,12 +62,13 @@ pub enum Record {
     Unthrottle,
 }
 
-/// The records of `bytes`, as the kernel lays them out for a leader with
-/// PERF_SAMPLE_TIME | PERF_SAMPLE_READ and PERF_FORMAT_GROUP (a sample:
-/// time, nr, the leader's value, then the members' values): every whole
-/// record, and how many bytes they took; other record types are skipped.
-/// A malformed record (size under 8, or past the end) ends the parse.
-pub fn parse(bytes: &[u8]) -> (Vec<Record>, usize) {
+/// The records of `bytes`, as the kernel lays them out for a sampling
+/// event with PERF_SAMPLE_TIME | PERF_SAMPLE_READ and PERF_FORMAT_GROUP (a
+/// sample: time, nr, then the group's values, the leader's first): every
+/// whole record, its values without the sampling timer's own (at
+/// `timer_at`), and how many bytes they took; other record types are
+/// skipped. A malformed record (size under 8, or past the end) ends it.
+pub fn parse(bytes: &[u8], timer_at: usize) -> (Vec<Record>, usize) {
     let u64_at = |at: usize| -> Option<u64> {
         bytes
             .get(at..at + 8)
@@ -85,8 +87,9 @@ pub fn parse(bytes: &[u8]) -> (Vec<Record>, usize) {
                 let (time, nr) = (u64_at(body), u64_at(body + 8));
                 match (time, nr) {
                     (Some(time_ns), Some(nr)) if 24 + 8 * nr as usize <= size => {
-                        // the leader's own value first: the members follow
-                        let values = (1..nr as usize).filter_map(|i| u64_at(body + 16 + 8 * i));
+                        let values = (0..nr as usize)
+                            .filter(|&i| i != timer_at)
+                            .filter_map(|i| u64_at(body + 16 + 8 * i));
                         Some(Record::Sample {
                             time_ns,
                             values: values.collect(),
@@ -106,12 +109,60 @@ pub fn parse(bytes: &[u8]) -> (Vec<Record>, usize) {
     (out, at)
 }
 
-/// A sampling leader on one CPU with its members, and its mapped ring.
+/// Which event of a group samples it: the two designs issue 35 tries, in
+/// this order ([`Design::ORDER`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// lo2s's: the `cpu-clock` timer leads the group and samples it; the
+    /// counters are its members. A counter of a hardware-context PMU (RAPL's
+    /// `power`) makes the kernel move the software group into that PMU's
+    /// context; the `msr` PMU (the `msr/tsc/` stand-in) is software-context,
+    /// so a stand-in group never takes that path.
+    TimerLeads,
+    /// The first counter leads (never moved: nothing but software events
+    /// join it), the other counters follow, and a `cpu-clock` member samples
+    /// the whole group (PERF_SAMPLE_READ of a member reads its group).
+    CounterLeads,
+}
+
+impl Design {
+    /// The order they are tried in.
+    pub const ORDER: [Design; 2] = [Design::TimerLeads, Design::CounterLeads];
+
+    /// Its name on the command line and in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Design::TimerLeads => "timer-leads",
+            Design::CounterLeads => "counter-leads",
+        }
+    }
+
+    /// The design called `name`.
+    pub fn parse(name: &str) -> Result<Design, String> {
+        (Design::ORDER.into_iter())
+            .find(|d| d.name() == name)
+            .ok_or_else(|| format!("no group design {name:?} (timer-leads, counter-leads)"))
+    }
+
+    /// What an event of `name` is in this design's group (`timer` for the
+    /// cpu-clock), for the error of a call that failed on it.
+    fn role(self, timer: bool) -> &'static str {
+        match (self, timer) {
+            (Design::TimerLeads, true) => "the sampling leader",
+            (Design::TimerLeads, false) => "a member of a cpu-clock sampling leader's group",
+            (Design::CounterLeads, true) => "a cpu-clock member sampling its counters' group",
+            (Design::CounterLeads, false) => "a counter of a group a cpu-clock member samples",
+        }
+    }
+}
+
+/// A sampling group on one CPU, and its sampling event's mapped ring.
 pub struct GroupRing {
-    /// The leader (the ring is its mapping).
-    leader: OwnedFd,
-    /// The members, kept open while the group samples.
-    _members: Vec<OwnedFd>,
+    /// The group's events in its order, the leader first.
+    events: Vec<OwnedFd>,
+    /// The place of the cpu-clock among them (its ring is the mapping; its
+    /// own value is left out of a sample's values).
+    timer_at: usize,
     /// The mapping: one metadata page, then `data_size` bytes of data.
     map: *mut u8,
     /// Its whole length.
@@ -128,70 +179,82 @@ pub struct GroupRing {
 unsafe impl Send for GroupRing {}
 
 impl GroupRing {
-    /// A `cpu-clock` leader on `cpu` overflowing every `period_ns`, with
-    /// `members` in its group, and a ring of `data_pages` pages (a power of
-    /// two) mapped; sampling once this returns. Errors name the call that
-    /// failed (perf_event_open of which event, mmap, the enable ioctl).
+    /// A `cpu-clock` on `cpu` overflowing every `period_ns` and the
+    /// counters `members`, grouped as `design` says (with no counter, the
+    /// timer alone), and a ring of `data_pages` pages (a power of two)
+    /// mapped; sampling once this returns. Errors name the call that failed
+    /// (perf_event_open of which event in which role, and its errno; mmap;
+    /// the enable ioctl).
     pub fn open(
         cpu: usize,
         period_ns: u64,
         members: &[PerfEventSpec],
+        design: Design,
         data_pages: usize,
     ) -> Result<GroupRing, Error> {
-        let leader_attr = PerfEventAttr {
+        // every event on the timer's clock: a group on two clocks is EINVAL
+        let timer = PerfEventAttr {
             type_: PERF_TYPE_SOFTWARE,
             size: std::mem::size_of::<PerfEventAttr>() as u32,
             config: PERF_COUNT_SW_CPU_CLOCK,
             sample_period: period_ns,
             sample_type: PERF_SAMPLE_TIME | PERF_SAMPLE_READ,
             read_format: PERF_FORMAT_GROUP,
-            flags: FLAG_DISABLED | FLAG_USE_CLOCKID,
+            flags: FLAG_USE_CLOCKID,
             clockid: libc::CLOCK_MONOTONIC,
             ..Default::default()
         };
-        let leader = perf_event_open(&leader_attr, cpu, None)
-            .map_err(|errno| perf_open_error(errno, "cpu-clock (sampling leader)"))?;
-        let mut joined = Vec::with_capacity(members.len());
-        for m in members {
-            // the leader's clock: a group of events on two clocks is EINVAL
+        let counters = members.iter().map(|m| {
             let attr = PerfEventAttr {
                 type_: m.type_,
-                size: std::mem::size_of::<PerfEventAttr>() as u32,
                 config: m.config,
-                read_format: PERF_FORMAT_GROUP,
-                flags: FLAG_USE_CLOCKID,
-                clockid: libc::CLOCK_MONOTONIC,
-                ..Default::default()
+                sample_period: 0,
+                sample_type: 0,
+                ..timer
             };
-            let what = format!("{} (member of a cpu-clock sampling group)", m.name);
-            joined.push(
-                perf_event_open(&attr, cpu, Some(leader.as_fd()))
-                    .map_err(|errno| perf_open_error(errno, &what))?,
-            );
+            (attr, m.name.as_str())
+        });
+        let timer = (timer, "cpu-clock");
+        let group: Vec<(PerfEventAttr, &str)> = match design {
+            Design::TimerLeads => std::iter::once(timer).chain(counters).collect(),
+            Design::CounterLeads => counters.chain(std::iter::once(timer)).collect(),
+        };
+        let timer_at = match design {
+            Design::TimerLeads => 0,
+            Design::CounterLeads => members.len(),
+        };
+        let mut events: Vec<OwnedFd> = Vec::with_capacity(group.len());
+        for (at, (mut attr, name)) in group.into_iter().enumerate() {
+            if at == 0 {
+                attr.flags |= FLAG_DISABLED; // enabled once the others joined
+            }
+            let fd = perf_event_open(&attr, cpu, events.first().map(|l| l.as_fd()))
+                .map_err(|errno| refused(errno, name, design.role(at == timer_at), cpu))?;
+            events.push(fd);
         }
         let page = page_size();
         let data_pages = data_pages.max(1).next_power_of_two();
         let len = page * (1 + data_pages);
-        // SAFETY: a fresh shared mapping of the leader's ring, checked below.
+        // SAFETY: a fresh shared mapping of the timer's ring, checked below.
         let map = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED,
-                leader.as_raw_fd(),
+                events[timer_at].as_raw_fd(),
                 0,
             )
         };
         if map == libc::MAP_FAILED {
             return Err(Error::Os {
-                what: format!("mmap of the cpu-clock sampling leader's ring on CPU {cpu}"),
+                what: format!("mmap of the cpu-clock's ring on CPU {cpu}"),
                 errno: Errno::last(),
             });
         }
         let ring = GroupRing {
-            leader,
-            _members: joined,
+            events,
+            timer_at,
             map: map.cast(),
             len,
             data_size: page * data_pages,
@@ -205,10 +268,10 @@ impl GroupRing {
     /// The leader's ioctl `request` on its whole group.
     fn ioctl(&self, request: libc::c_ulong, what: &str) -> Result<(), Error> {
         // SAFETY: a perf fd we own and a request that takes an integer.
-        let r = unsafe { libc::ioctl(self.leader.as_raw_fd(), request, PERF_IOC_FLAG_GROUP) };
+        let r = unsafe { libc::ioctl(self.events[0].as_raw_fd(), request, PERF_IOC_FLAG_GROUP) };
         if r != 0 {
             return Err(Error::Os {
-                what: format!("ioctl({what}) of the cpu-clock sampling group"),
+                what: format!("ioctl({what}) of the sampling group"),
                 errno: Errno::last(),
             });
         }
@@ -238,7 +301,7 @@ impl GroupRing {
         let first = pending.min(size - start);
         self.scratch.extend_from_slice(&data[start..start + first]);
         self.scratch.extend_from_slice(&data[..pending - first]);
-        let (records, used) = parse(&self.scratch);
+        let (records, used) = parse(&self.scratch, self.timer_at);
         records.into_iter().for_each(&mut each);
         self.word(DATA_TAIL)
             .store(tail.wrapping_add(used) as u64, Ordering::Release);
@@ -250,6 +313,19 @@ impl Drop for GroupRing {
         let _ = self.ioctl(PERF_EVENT_IOC_DISABLE, "disable");
         // SAFETY: the mapping we made, unmapped once.
         unsafe { libc::munmap(self.map.cast(), self.len) };
+    }
+}
+
+/// The error of perf_event_open refusing `name` as `role` on `cpu`: a
+/// missing privilege as [`perf_open_error`] words it, anything else with
+/// its errno's name (the kernel's answer the sampler reports).
+fn refused(errno: Errno, name: &str, role: &str, cpu: usize) -> Error {
+    match errno {
+        Errno::EACCES | Errno::EPERM => perf_open_error(errno, name),
+        errno => Error::Os {
+            what: format!("perf_event_open of {name} as {role} on CPU {cpu} returned {errno:?}"),
+            errno,
+        },
     }
 }
 
@@ -290,7 +366,7 @@ mod tests {
         bytes.extend(record(PERF_RECORD_SAMPLE, &[3_000, 1, 78])); // a leader alone
         let whole = bytes.len();
         bytes.extend(&record(PERF_RECORD_SAMPLE, &[4_000, 1, 79])[..12]); // not yet whole
-        let (records, used) = parse(&bytes);
+        let (records, used) = parse(&bytes, 0);
         assert_eq!(
             records,
             [
@@ -307,8 +383,17 @@ mod tests {
             ]
         );
         assert_eq!(used, whole, "the cut record stays for the next drain");
+        // a timer that samples as the group's last member: its value is last
+        let (records, _) = parse(&record(PERF_RECORD_SAMPLE, &[5_000, 3, 5, 6, 77]), 2);
         assert_eq!(
-            parse(&[0u8; 8]),
+            records,
+            [Record::Sample {
+                time_ns: 5_000,
+                values: vec![5, 6]
+            }]
+        );
+        assert_eq!(
+            parse(&[0u8; 8], 0),
             (vec![], 0),
             "a size under 8 ends the parse"
         );
@@ -320,13 +405,21 @@ mod tests {
     }
 
     #[test]
-    fn a_leader_with_its_members_delivers_a_sample_a_period_without_a_syscall_each() {
+    fn either_design_delivers_a_sample_a_period_with_its_counters_values() {
+        let events: Vec<PerfEventSpec> = members().into_iter().take(2).collect();
+        for design in Design::ORDER {
+            a_sample_a_period(design, &events);
+        }
+        assert_eq!(Design::parse("counter-leads"), Ok(Design::CounterLeads));
+        assert!(Design::parse("leader").is_err());
+    }
+
+    fn a_sample_a_period(design: Design, events: &[PerfEventSpec]) {
         let cpu = *allowed_cpus().first().expect("a CPU");
-        let events: Vec<PerfEventSpec> = members().into_iter().take(1).collect();
-        let mut ring = match GroupRing::open(cpu, 1_000_000, &events, 8) {
+        let mut ring = match GroupRing::open(cpu, 1_000_000, events, design, 8) {
             Ok(ring) => ring,
             Err(e) => {
-                eprintln!("skipped: no sampling group here: {e}");
+                eprintln!("skipped: no {} sampling group here: {e}", design.name());
                 return;
             }
         };
@@ -355,8 +448,15 @@ mod tests {
         );
         let (first, last) = (&samples[0].1, &samples[samples.len() - 1].1);
         eprintln!(
-            "{} samples in 200 ms, median gap {median} ns, members {first:?} .. {last:?}",
+            "{}: {} samples in 200 ms, median gap {median} ns, counters {first:?} .. {last:?}",
+            design.name(),
             samples.len()
+        );
+        // the counters' values, not the timer's (the stand-in msr/tsc/ and
+        // RAPL energy only grow)
+        assert!(
+            first.iter().zip(last).all(|(a, b)| b >= a),
+            "{first:?} {last:?}"
         );
         // CLOCK_MONOTONIC: the last sample is from the last 200 ms
         let now = crate::clock::monotonic_ns();

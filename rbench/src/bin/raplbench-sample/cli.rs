@@ -1,6 +1,7 @@
 //! Command line of raplbench-sample.
 
 use clap::Parser;
+use rbench::perf::ring::Design;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -187,6 +188,14 @@ pub struct Args {
     #[arg(long)]
     pub fifo: bool,
 
+    /// perf-ring: the group's design, timer-leads (lo2s's: the cpu-clock
+    /// leads, the counters are its members) or counter-leads (the first
+    /// counter leads, a cpu-clock member samples the group). Default: the
+    /// first the kernel takes, in that order; the report's trigger says
+    /// which ran and what the kernel refused.
+    #[arg(long, value_name = "DESIGN", value_parser = Design::parse)]
+    pub perf_ring_design: Option<Design>,
+
     /// The command to run while sampling.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -230,6 +239,15 @@ impl Args {
                     _ => "--fifo",
                 },
                 m.name()
+            ));
+        }
+        if let (Some(d), false) = (
+            self.perf_ring_design,
+            self.mechanism == Some(Mechanism::PerfRing),
+        ) {
+            return Err(format!(
+                "--perf-ring-design {} applies to --mechanism perf-ring only",
+                d.name()
             ));
         }
         match (self.duration.is_some(), self.command.is_empty()) {
@@ -335,11 +353,25 @@ mod tests {
             ],
             &["--mechanism", "perf", "--duration", "-1"],
             &["--mechanism", "perf", "--duration", "nan"],
+            &[
+                "--mechanism",
+                "perf-ring",
+                "--perf-ring-design",
+                "x",
+                "--duration",
+                "1",
+            ],
         ] {
             let err = parse(bad).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{bad:?}");
         }
         assert!(parse(&["--mechanism", "perf"]).unwrap().validate().is_err());
+        let design = ["--perf-ring-design", "counter-leads", "--duration", "1"];
+        let ring = parse(&[&["--mechanism", "perf-ring"][..], &design].concat()).unwrap();
+        assert_eq!(ring.perf_ring_design, Some(Design::CounterLeads));
+        assert_eq!(ring.validate(), Ok(()));
+        let not_ring = parse(&[&["--mechanism", "ebpf"][..], &design].concat()).unwrap();
+        assert!(not_ring.validate().unwrap_err().contains("perf-ring only"));
         assert_eq!(parse(&["--duration", "1"]).unwrap_err().exit_code(), 2); // no mechanism
         let both = parse(&["--mechanism", "perf", "--duration", "1", "--", "true"]).unwrap();
         assert!(both.validate().is_err());

@@ -11,6 +11,7 @@ use rbench::discovery::{
 use rbench::ksample::Module;
 use rbench::liveness::{Liveness, LIVENESS_WINDOW};
 use rbench::msr::msr_hex;
+use rbench::perf::ring::Design;
 use rbench::perf::{events_label, PerfEventSpec};
 use rbench::roots;
 use rbench::{CounterSource, Domain};
@@ -26,9 +27,10 @@ pub enum Sampler {
     Bpf(Vec<PerfEventSpec>),
     /// The ksample module's timers (kernel), through its files.
     Ksample(Module),
-    /// A cpu-clock sampling leader per package with the package's events as
-    /// its group, drained from its perf ring (perf-ring).
-    PerfRing,
+    /// A cpu-clock sampling a group of the package's events per package,
+    /// drained from its perf ring (perf-ring): the group designs to try, in
+    /// order, until the kernel takes one.
+    PerfRing(Vec<Design>),
 }
 
 /// What a mechanism opened.
@@ -51,7 +53,7 @@ impl Opened {
             Sampler::Ticked(_) => "bare timerfd loop",
             Sampler::Bpf(_) => "bare bpf_timer program",
             Sampler::Ksample(_) => "bare hrtimer (ksample, no read)",
-            Sampler::PerfRing => "bare cpu-clock sampling leader (perf ring, no member)",
+            Sampler::PerfRing(_) => "bare cpu-clock sampling leader (perf ring, no member)",
         }
     }
 }
@@ -197,7 +199,10 @@ pub fn open(args: &Args) -> Result<Opened, String> {
     let sampler = match mechanism {
         Mechanism::Ebpf => Sampler::Bpf(unique_events(&counters)),
         Mechanism::Kernel => Sampler::Ksample(Module::at(&roots::KSAMPLE.path())),
-        Mechanism::PerfRing => Sampler::PerfRing,
+        Mechanism::PerfRing => Sampler::PerfRing(
+            args.perf_ring_design
+                .map_or(Design::ORDER.to_vec(), |d| vec![d]),
+        ),
         _ => {
             Sampler::Ticked(open_counters(&counters, stand_in.clone()).map_err(|e| e.to_string())?)
         }

@@ -14,7 +14,7 @@ use rbench::clock::monotonic_ns;
 use rbench::discovery::{counter_cpus, Route};
 use rbench::ebpf::{BpfConfig, BpfSampler};
 use rbench::ksample::{value_slots, Mode, Module};
-use rbench::perf::ring::GroupRing;
+use rbench::perf::ring::{Design, GroupRing};
 use rbench::signals;
 use rbench::CounterSource;
 use std::os::fd::OwnedFd;
@@ -168,7 +168,8 @@ fn run_phase<P: Send + 'static>(
         + Send
         + 'static,
 ) -> Result<(P, Ran, Option<CsvOut>), Fail> {
-    let (producer_ends, writer_ends) = batch::pool(setup.domains.len());
+    let (producer_ends, writer_ends) =
+        batch::pool(setup.domains.len(), batch::batch_samples(setup.period_ns));
     let extra_cpu_ns = setup.extra_cpu_ns.clone();
     // met by the producer and the writer once the writer has taken its last
     // CPU reading: a thread that has exited vanishes from /proc/self/task
@@ -305,9 +306,12 @@ pub fn run_in_kernel(
             let mode = if reads { Mode::Read } else { Mode::Null };
             start_ksample(module, mode, hz, &wanted, lead)?
         }
-        Sampler::PerfRing => {
-            start_perf_ring(counters, &counter_cpus(&k.counters), writer.period_ns)?
-        }
+        Sampler::PerfRing(designs) => start_perf_ring(
+            counters,
+            &counter_cpus(&k.counters),
+            writer.period_ns,
+            designs,
+        )?,
     };
     let banner = banner.map(|b| match &trigger {
         Some(trigger) => format!("{b} ({trigger})"),
@@ -357,20 +361,50 @@ fn start_perf_ring(
     counters: &[rbench::discovery::Counter],
     cpus: &[usize],
     period_ns: u64,
+    designs: &[Design],
 ) -> Result<(DrainBody, ExtraCpu, Option<String>), Fail> {
-    let mut rings = Vec::new();
-    let mut domains = Vec::new();
-    for &cpu in cpus {
-        let members: Vec<_> = (counters.iter())
+    let members_on = |cpu: usize| -> Vec<_> {
+        (counters.iter())
             .filter_map(|c| match &c.route {
                 Route::PerfEvent { event, cpu: on } if *on == cpu => Some(event.clone()),
                 _ => None,
             })
-            .collect();
-        let ring = GroupRing::open(cpu, period_ns, &members, perf_ring_drain::RING_PAGES)
-            .map_err(|e| Fail::Setup(e.to_string()))?;
-        rings.push(perf_ring_drain::CpuRing::new(cpu as u32, ring));
+            .collect()
+    };
+    let open = |design| -> Result<Vec<_>, rbench::Error> {
+        (cpus.iter())
+            .map(|&cpu| {
+                GroupRing::open(
+                    cpu,
+                    period_ns,
+                    &members_on(cpu),
+                    design,
+                    perf_ring_drain::RING_PAGES,
+                )
+                .map(|ring| perf_ring_drain::CpuRing::new(cpu as u32, ring))
+            })
+            .collect()
+    };
+    // the first design the kernel takes on every CPU, and its answers before
+    let (mut refused, mut taken) = (Vec::new(), None);
+    for &design in designs {
+        match open(design) {
+            Ok(rings) => {
+                taken = Some((design, rings));
+                break;
+            }
+            // a missing privilege refuses every design alike
+            Err(e @ rbench::Error::PerfDenied { .. }) => return Err(Fail::Setup(e.to_string())),
+            Err(e) => refused.push(format!("{}: {e}", design.name())),
+        }
     }
+    let Some((design, rings)) = taken else {
+        return Err(Fail::Setup(format!(
+            "the kernel refused every perf-ring group design ({})",
+            refused.join("; ")
+        )));
+    };
+    let mut domains = Vec::new();
     // per domain, its CPU and its place among that CPU's members
     let mut members_of = std::collections::HashMap::new();
     for c in counters {
@@ -388,8 +422,17 @@ fn start_perf_ring(
     let body: DrainBody = Box::new(move |stop, ends, started| {
         perf_ring_drain::run(rings, period_ns, map, stop, ends, started)
     });
-    let trigger =
-        format!("a cpu-clock sampling leader per package, {period_ns} ns period, perf ring");
+    let group = match design {
+        Design::TimerLeads => "a cpu-clock sampling leader per package",
+        Design::CounterLeads => "a cpu-clock member sampling each package's group of counters",
+    };
+    let mut trigger = format!(
+        "{group} ({}), {period_ns} ns period, perf ring",
+        design.name()
+    );
+    if !refused.is_empty() {
+        trigger += &format!("; the kernel refused {}", refused.join("; "));
+    }
     Ok((body, extra, Some(trigger)))
 }
 
