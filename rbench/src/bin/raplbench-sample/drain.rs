@@ -228,7 +228,7 @@ mod tests {
             domains: vec![(0, 0), (0, 1), (2, 0), (2, 1)],
             lead: 0,
         };
-        let (ends, writer) = pool(map.domains.len());
+        let (ends, writer) = pool(map.domains.len(), 100);
         (Drain::new(ends, map), writer)
     }
 

@@ -152,7 +152,7 @@ mod tests {
             domains: vec![(0, 0), (0, 1), (1, 0), (1, 1)],
             lead: 0,
         };
-        let (ends, writer) = pool(map.domains.len());
+        let (ends, writer) = pool(map.domains.len(), 100);
         (Drain::new(ends, map), writer, vec![vec![0x611, 0x619]; 2])
     }
 
