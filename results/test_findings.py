@@ -118,6 +118,31 @@ def overhead(mechanism, pct, spread):
     return row
 
 
+def stolen(mechanism, ns, spread, placement="victim-is-target"):
+    row = measured("sampler", mechanism, [ns + d for d in spread], cpu=0,
+                   target="msr/tsc/ @ 1000 Hz; victim CPU 0", harness="victim",
+                   metric="stolen_ns_per_read")
+    row["parameters"] = {"placement": placement}
+    return row
+
+
+def test_the_sampler_whose_ticks_take_least_from_their_cpu():
+    """Issue 35: perf-ring's CPU per tick is in no thread's schedstat; the
+    victim step's time stolen on its own CPU compares it with the others.
+    Another CPU's rows and the routes' rows are not compared."""
+    spread = [-300, 100, 0, 200, -100, 50, -50, 150]
+    route = stolen("perf-ring", 10, spread)
+    route["path"] = "msr-dev"
+    rows_ = [stolen("ebpf", 24_500, spread), stolen("perf-ring", 16_000, spread),
+             stolen("perf", 1_000, spread, placement="victim-elsewhere"), route]
+    (found,) = findings.least_stolen_sampler(rows_)
+    assert found.resolved and found.text.startswith(
+        "The sampler mechanism whose 1 kHz ticks take least time from a thread on their CPU: "
+        "perf-ring 16.0 µs"), found.text
+    assert "against ebpf 24.5 µs" in found.text and found.text.endswith("per tick.")
+    assert findings.least_stolen_sampler(rows_[1:]) == []  # one mechanism: nothing to compare
+
+
 def test_the_cheapest_sampler_at_1_khz():
     spread = [-0.2, 0.1, 0.0, 0.2, -0.1, 0.05, -0.05, 0.15]
     (found,) = findings.cheapest_sampler([overhead("perf", 4.0, spread),
