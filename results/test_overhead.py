@@ -272,3 +272,17 @@ def test_the_workload_starts_in_a_directory_it_cannot_write(tmp_path):
         cmd = ["runuser", "-u", "nobody", "--", *cmd]
     done = subprocess.run(cmd, cwd=closed, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_driver_keeps_off_the_workloads_cpu_while_it_times_and_comes_back():
+    """The hyperfine runs inherit the driver's affinity: off the workload's
+    CPU during the experiment, as before afterwards; alone on it, it stays."""
+    before = os.sched_getaffinity(0)
+    w = max(before)
+    with overhead.kept_off(w):
+        inside = os.sched_getaffinity(0)
+    assert os.sched_getaffinity(0) == before
+    assert inside == (before - {w} or before)
+    with pytest.raises(RuntimeError), overhead.kept_off(w):
+        raise RuntimeError("a failed pair")
+    assert os.sched_getaffinity(0) == before
