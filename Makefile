@@ -60,19 +60,21 @@ gbench-effect: ubench
 LOCKED = python3 -m results.run_lock $(if $(WAIT),--wait) --what "make $@$(if $(QUICK), QUICK=1)" \
 	-- $(MAKE) --no-print-directory
 
-# make bench-all [QUICK=1] [WAIT=1]; the report drawn is this run's own
+# make bench-all [QUICK=1] [WAIT=1] [TOOL='name=command ... {period_ms} ...']; the
+# report drawn is this run's own. TOOL reaches the shell as an environment
+# variable (make exports a command-line variable), never re-split by make.
 bench-all:
 	@$(LOCKED) locked-bench-all
 
 locked-bench-all: build
-	@$(PY) -m results.bench_all $(if $(QUICK),--quick) --report
+	@$(PY) -m results.bench_all $(if $(QUICK),--quick) $(if $(TOOL),--tool "$$TOOL") --report
 
 # the 1 kHz sampler alone: its self-report and the hyperfine overhead experiment
 bench-overhead:
 	@$(LOCKED) locked-bench-overhead
 
 locked-bench-overhead: build
-	@$(PY) -m results.bench_all $(if $(QUICK),--quick) --only sampler,overhead
+	@$(PY) -m results.bench_all $(if $(QUICK),--quick) $(if $(TOOL),--tool "$$TOOL") --only sampler,overhead
 
 # each sampler mechanism at 1 kHz for 10 minutes under stress-ng (not in CI):
 # lost samples, energy sums against the counters, RSS; make soak MINUTES=1 for less

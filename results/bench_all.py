@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 
 from results import (agreement, checks, child, contention, files, guardian, idle_cost,
                      interrupt, kbench, machine, overhead, rows, run_lock, run_state, sampler,
-                     schema, summary, victim)
+                     schema, summary, tools, victim)
 from results.latency_steps import STANDS_FOR, run_criterion, run_gbench, run_latency
 from results.schedule import STEPS, schedule, step_budget_s
 from results.steps import Run, failed_rows, run_step
@@ -101,9 +101,12 @@ def run_idle(run: Run) -> list[dict]:
 def run_overhead(run: Run) -> list[dict]:
     if run.sampler_mechanisms is None:  # the sampler step did not run: find out now
         run_sampler(run)
+    perf = victim.sampler_targets(run.sampler_rows).get("perf")
     try:
+        tool_plan = tools.plan(run.quick, run.user_tools, perf and perf.target,
+                               perf and perf.stand_in)
         return overhead.run(run.common, run.raw_dir, run.quick, run.sampler_mechanisms,
-                            budget=run.step_budget_s)
+                            budget=run.step_budget_s, tool_plan=tool_plan)
     except (OSError, subprocess.CalledProcessError, ValueError, RuntimeError) as e:
         detail = getattr(e, "stderr", None) or ""
         return failed_rows(run, overhead.HARNESS, ("sampler",),
@@ -254,10 +257,20 @@ def parse_args(argv):
                         + ", ".join(name for name, _, _ in HARNESSES))
     parser.add_argument("--report", action="store_true",
                         help="draw this run's report (python -m plots.report RUN_DIR) at its end")
+    parser.add_argument("--tool", action="append", default=[], metavar="NAME=COMMAND",
+                        help="also measure this command as a tool in the overhead experiment, "
+                             "e.g. --tool mine='my-meter --every {period_ms}ms' ({period_ms} or "
+                             "{period_s}: where its period goes; results/README.md, \"The tools "
+                             "people run\"); repeatable")
     parser.add_argument("--wait", action="store_true",
                         help="when another run holds this checkout's run lock, wait for it "
                              "(default: exit, naming it)")
     args = parser.parse_args(argv)
+    for spec in args.tool:
+        try:
+            tools.user_tool(spec)
+        except ValueError as e:
+            parser.error(str(e))
     args.steps = HARNESSES
     if args.only:
         wanted = args.only.split(",")
@@ -401,7 +414,7 @@ def main(argv=None) -> int:
         run = Run(run_dir=run_dir, raw_dir=run_dir / "raw", quick=args.quick,
                   common=rows.common(run_id, started, the_machine, quick=args.quick,
                                      steps=[name for name, _, _ in args.steps]),
-                  build_dir=args.build_dir)
+                  build_dir=args.build_dir, user_tools=tuple(args.tool))
         print(f"raplbench run {run_id}{' (QUICK)' if args.quick else ''} -> {run_dir}")
         # harnesses that write their own rows (the sampler) read the machine from here
         files.write_atomic(run_dir / "machine.json", json.dumps(the_machine, indent=2) + "\n")

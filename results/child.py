@@ -61,7 +61,7 @@ def release(proc: subprocess.Popen) -> None:
 def kill_all() -> None:
     """Kills the process group of every child still running (SIGKILL)."""
     for pgid in list(_running):
-        _kill_group(pgid)
+        kill_group(pgid)
         _running.discard(pgid)
 
 
@@ -87,7 +87,8 @@ def limit_s() -> float:
     return value
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
+    """SIGKILL to the process group `pgid`, if it is still there."""
     with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(pgid, signal.SIGKILL)
 
@@ -104,7 +105,7 @@ def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = Non
 
     def fire() -> None:
         fired.set()
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
 
     watch = threading.Timer(limit, fire)
     watch.daemon = True
@@ -116,7 +117,7 @@ def stream(cmd: list[str], log: TextIO, show: Callable[[str], bool] | None = Non
                 print("  " + line.strip(), flush=True)
         code = proc.wait()
     except BaseException:  # Ctrl-C included: never leave it running
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         proc.wait()
         raise
     finally:
@@ -137,11 +138,11 @@ def run(cmd: list[str], check: bool = False, **popen) -> subprocess.CompletedPro
         try:
             out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             proc.communicate()
             raise TimedOut(cmd, limit) from None
         except BaseException:
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             proc.wait()
             raise
         finally:

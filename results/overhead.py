@@ -42,7 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from results import child, ksample_module, rows, sampler, stats
+from results import child, ksample_module, rows, sampler, stats, tools
 from results.schedule import step_budget_s
 
 HARNESS = "hyperfine"
@@ -138,12 +138,15 @@ def time_once(command: list[str], out: Path) -> tuple[float, float]:
 
 @dataclasses.dataclass
 class Condition:
-    """One mechanism in one placement, and the pairs measured so far."""
-    mechanism: str
+    """One mechanism (or tool) in one placement, and the pairs measured so far."""
+    mechanism: str                  # the mechanism, or the tool's name
     placement: Placement
     wall: list = dataclasses.field(default_factory=list)   # overhead % per pair
     cpu: list = dataclasses.field(default_factory=list)
     bare: list = dataclasses.field(default_factory=list)   # (wall s, cpu s) of each bare run
+    tool: tools.Planned | None = None                      # a tool, not raplbench-sample
+    tool_cpu: list = dataclasses.field(default_factory=list)  # its CPU ms per s, per pair
+    failed: str | None = None                              # why a tool stopped being measured
 
     @property
     def tag(self) -> str:
@@ -182,17 +185,35 @@ def one_pair(c: Condition, base: list[str], raw_dir: Path, sampled_first: bool,
             times[False] = time_once(base, out)
             continue
         # pinned to the placement's CPU (an in-kernel mechanism's drain thread
-        # only); stop() raises when it died while the workload ran (Background.stop)
-        background = sampler.Background(c.mechanism, output=raw_dir / f"overhead-{c.tag}.csv",
-                                        cpu=c.placement.sampler_cpu)
+        # only); stop() raises when it died while the workload ran
+        if c.tool is not None:
+            background = tools.Background(c.tool.tool, list(c.tool.argv),
+                                          c.placement.sampler_cpu, raw_dir / f"tool-{c.tag}.log")
+        else:
+            background = sampler.Background(c.mechanism,
+                                            output=raw_dir / f"overhead-{c.tag}.csv",
+                                            cpu=c.placement.sampler_cpu)
         try:
             times[True] = time_once(base, out)
         finally:
-            background.stop()
+            tool_cpu = background.stop()
+    if c.tool is not None:
+        c.tool_cpu.append(tool_cpu)
     (bw, bc), (sw, sc) = times[False], times[True]
     c.wall.append(round(100.0 * (sw / bw - 1.0), 6))  # no 2e-14 from float noise
     c.cpu.append(round(100.0 * (sc / bc - 1.0), 6))
     c.bare.append((bw, bc))
+
+
+def paired(c: Condition, into: Condition, base: list[str], raw_dir: Path, **how) -> None:
+    """one_pair of `into` (c, or a warm-up's throwaway copy); a tool that
+    crashes, hangs or reads no energy marks `c` failed with its output's
+    tail, and the experiment goes on without it."""
+    try:
+        one_pair(into, base, raw_dir, **how)
+    except tools.ToolFailed as e:
+        c.failed = str(e)
+        print(f"  {c.mechanism}: {e}", flush=True)
 
 
 def resolution(c: Condition, samples, quick: bool) -> dict:
@@ -215,12 +236,22 @@ def resolution(c: Condition, samples, quick: bool) -> dict:
 def condition_rows(common: dict, c: Condition, ops: int, stand_in, quick: bool,
                    elapsed_s: float, budget: float) -> list[dict]:
     workload_text = describe_workload(c.placement.workload_cpu)
+    path = "sampler" if c.tool is None else "tool"
+    if c.failed is not None:  # a tool that crashed, hung or read no energy: the run goes on
+        return [rows.not_ok_row(common, harness=HARNESS, path=path, op=c.mechanism,
+                                metric="overhead_pct", target=f"{workload_text}: {kind}",
+                                cpu=c.placement.sampler_cpu, reason=c.failed, status="error",
+                                stand_in=stand_in) for kind in (WALL, CPU)]
     params = {"placement": c.placement.name, "cpu_ops": ops, "pairs": len(c.wall),
               "workload_s": WORKLOAD_S, "budget_s": round(budget, 1),
               "elapsed_s": round(elapsed_s, 1),
               "bare_wall_s_median": round(stats.summarize([w for w, _ in c.bare])["median"], 6),
               "bare_cpu_s_median": round(stats.summarize([x for _, x in c.bare])["median"], 6)}
-    return [rows.measured_row(common, harness=HARNESS, path="sampler", op=c.mechanism,
+    if c.tool is not None:
+        params |= {"tool_version": c.tool.version, "period_ms": c.tool.tool.period_ms,
+                   "route": c.tool.tool.route, "command": " ".join(c.tool.argv),
+                   "tool_cpu_ms_per_s": round(stats.summarize(c.tool_cpu)["median"], 3)}
+    return [rows.measured_row(common, harness=HARNESS, path=path, op=c.mechanism,
                               target=f"{workload_text}: {kind}", cpu=c.placement.sampler_cpu,
                               target_cpu=None, metric="overhead_pct", unit="%",
                               samples=samples, stand_in=stand_in,
@@ -229,24 +260,31 @@ def condition_rows(common: dict, c: Condition, ops: int, stand_in, quick: bool,
 
 
 def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
-        allowed_cpus: set[int] | None = None, budget: float | None = None) -> list[dict]:
+        allowed_cpus: set[int] | None = None, budget: float | None = None,
+        tool_plan: tuple[list, dict] = ([], {})) -> list[dict]:
     """`mechanisms`: {mechanism: stand_in} of those that sample here. Every
     registered mechanism gets rows: measured, or one row saying why not.
-    `budget`: seconds the experiment may take (default budget_s)."""
-    def unavailable(op, why, status="unavailable"):
-        return rows.not_ok_row(common, harness=HARNESS, path="sampler", op=op,
+    `tool_plan`: the tools to measure too and {name: why not} of the others
+    (tools.plan), each with its rows. `budget`: seconds the experiment may
+    take (default budget_s)."""
+    def unavailable(op, why, status="unavailable", path="sampler"):
+        return rows.not_ok_row(common, harness=HARNESS, path=path, op=op,
                                metric="overhead_pct", reason=why, status=status)
 
+    runnable, tools_missing = tool_plan
+    not_run = [unavailable(name, why, path="tool") for name, why in tools_missing.items()]
     missing = [tool for tool in ("hyperfine", "stress-ng", "taskset") if shutil.which(tool) is None]
     if missing:
         packages = sorted({"util-linux" if t == "taskset" else t for t in missing})
         why = f"{' and '.join(missing)} not installed (apt-get install {' '.join(packages)})"
-        return [unavailable(m, why) for m in sampler.MECHANISMS]
+        return ([unavailable(m, why) for m in sampler.MECHANISMS]
+                + [unavailable(p.tool.name, why, path="tool") for p in runnable] + not_run)
     with ksample_module.around_experiment(sampler.MECHANISMS, mechanisms,
                                           raw_dir / "ksample.log") as (mechanisms, why_not):
         out = experiment(common, raw_dir, quick, mechanisms, allowed_cpus,
-                         budget_s(quick) if budget is None else budget)
-    return out + [unavailable(m, *why_not(m)) for m in sampler.MECHANISMS if m not in mechanisms]
+                         budget_s(quick) if budget is None else budget, runnable)
+    return (out + [unavailable(m, *why_not(m)) for m in sampler.MECHANISMS
+                   if m not in mechanisms] + not_run)
 
 
 @contextlib.contextmanager
@@ -268,30 +306,34 @@ def kept_off(cpu: int):
 
 
 def experiment(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
-               allowed_cpus: set[int] | None, budget: float) -> list[dict]:
+               allowed_cpus: set[int] | None, budget: float, runnable=()) -> list[dict]:
     """The paired rounds of every mechanism in `mechanisms` ({mechanism:
-    stand_in}, each able to sample now) and placement: their rows."""
-    if not mechanisms:
+    stand_in}, each able to sample now) and placement, and of every tool in
+    `runnable` (tools.Planned) on another CPU than the workload's (the
+    workload's where there is none): their rows."""
+    if not mechanisms and not runnable:
         return []
     places = placements(allowed_cpus or os.sched_getaffinity(0))
+    conditions = [Condition(m, p) for m in mechanisms for p in places]
+    conditions += [Condition(t.tool.name, places[-1], tool=t) for t in runnable]
+    stand_ins = {**mechanisms, **{t.tool.name: t.stand_in for t in runnable}}
     with kept_off(places[0].workload_cpu):
-        return _rounds(common, raw_dir, quick, mechanisms, places, budget)
+        return _rounds(common, raw_dir, quick, stand_ins, conditions, places, budget)
 
 
-def _rounds(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | None],
-            places: list[Placement], budget: float) -> list[dict]:
+def _rounds(common: dict, raw_dir: Path, quick: bool, stand_ins: dict[str, str | None],
+            conditions: list[Condition], places: list[Placement], budget: float) -> list[dict]:
     start = time.monotonic()
     ops = calibrate(WORKLOAD_S, places[0].workload_cpu)
     base = workload(ops, places[0].workload_cpu)
-    conditions = [Condition(m, p) for m in mechanisms for p in places]
     (raw_dir / "hyperfine").mkdir(exist_ok=True)
     print(f"  workload: {' '.join(base)} (~{WORKLOAD_S} s); sampler on "
           f"{', '.join(f'{p.name} (CPU {p.sampler_cpu})' for p in places)}; paired rounds until "
           f"each 95% CI is within ±{TARGET_HALF_WIDTH:g} points or {budget:.0f} s pass",
           flush=True)
     for c in conditions:  # warm-up: every mechanism loads once, nothing kept
-        one_pair(Condition(c.mechanism, c.placement), base, raw_dir, sampled_first=False,
-                 label="warmup")
+        paired(c, Condition(c.mechanism, c.placement, tool=c.tool), base, raw_dir,
+               sampled_first=False, label="warmup")
     shuffle = random.Random(common["run_id"])
     rounds, longest_pair = 0, 0.0
 
@@ -300,14 +342,15 @@ def _rounds(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str 
         # the steps before it left of 10 minutes), but never fewer than
         # min_pairs (a row needs them for its CI)
         fits = time.monotonic() - start + longest_pair < budget
-        return not is_done(c, quick) and (fits or len(c.wall) < min_pairs(quick))
+        return (c.failed is None and not is_done(c, quick)
+                and (fits or len(c.wall) < min_pairs(quick)))
 
     while open_ := [c for c in conditions if wants_pair(c)]:
         shuffle.shuffle(open_)
         for c in open_:  # asked again before each pair: the budget may end within a round
             if wants_pair(c):
                 began = time.monotonic()
-                one_pair(c, base, raw_dir, sampled_first=len(c.wall) % 2 == 1)
+                paired(c, c, base, raw_dir, sampled_first=len(c.wall) % 2 == 1)
                 longest_pair = max(longest_pair, time.monotonic() - began)
         rounds += 1
         if rounds % 10 == 0 or not quick and rounds == 1:
@@ -318,8 +361,12 @@ def _rounds(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str 
     elapsed = time.monotonic() - start
     out = []
     for c in conditions:
-        got = condition_rows(common, c, ops, mechanisms[c.mechanism], quick, elapsed, budget)
+        got = condition_rows(common, c, ops, stand_ins[c.mechanism], quick, elapsed, budget)
         wall = got[0]
+        if c.failed is not None:
+            print(f"  {c.mechanism:8s} {c.placement.name:9s}: error: {c.failed}", flush=True)
+            out += got
+            continue
         print(f"  {c.mechanism:8s} {c.placement.name:9s}: wall {wall['median']:+.2f}% "
               f"(95% CI {wall['ci95_low']:+.2f}..{wall['ci95_high']:+.2f}), "
               f"CPU {got[1]['median']:+.2f}%, {len(c.wall)} pairs: "
