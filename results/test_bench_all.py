@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from results import (bench_all, child, criterion, gbench, kbench, overhead, registry, sampler,
-                     schedule, schema)
+                     schedule, schema, tools)
 from results import rows as rowlib
 from results.test_child import gone
 
@@ -141,11 +141,13 @@ def test_sampler_reports_itself_beside_its_null_timer(quick_run):
     assert all(r["status"] == "ok" or r["reason"] for r in mine)
 
 
-def test_overhead_experiment_has_a_row_per_mechanism(quick_run):
+def test_overhead_experiment_has_a_row_per_mechanism_and_quick_tool(quick_run):
     _, run_dir = quick_run
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     mine = [r for r in rows if r["harness"] == "hyperfine"]
-    assert {r["op"] for r in mine} == set(registry.MECHANISMS)
+    assert {r["op"] for r in mine if r["path"] == "sampler"} == set(registry.MECHANISMS)
+    # QUICK measures QUICK_TOOLS only: measured, or one row saying why not
+    assert {r["op"] for r in mine if r["path"] == "tool"} == set(tools.QUICK_TOOLS)
     for r in mine:
         assert r["metric"] == "overhead_pct"
         assert r["status"] != "ok" or r["n"] >= overhead.min_pairs(quick=True), r
