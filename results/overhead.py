@@ -58,6 +58,9 @@ WALL, CPU = "wall time", "CPU time"
 # stress-ng's ~7 ms start, inside each timed run, dilutes nothing visible.
 WORKLOAD_S = 0.05
 CALIBRATION_RUNS = 3
+# Seconds the step spends after its last pair (rows, the module's removal):
+# kept out of the rounds' budget, so that the step ends within its own.
+ROWS_TAIL_S = 0.5
 
 
 def budget_s(quick: bool) -> float:
@@ -271,6 +274,7 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
         return rows.not_ok_row(common, harness=HARNESS, path=path, op=op,
                                metric="overhead_pct", reason=why, status=status)
 
+    entered = time.monotonic()
     runnable, tools_missing = tool_plan
     not_run = [unavailable(name, why, path="tool") for name, why in tools_missing.items()]
     missing = [tool for tool in ("hyperfine", "stress-ng", "taskset") if shutil.which(tool) is None]
@@ -281,8 +285,10 @@ def run(common: dict, raw_dir: Path, quick: bool, mechanisms: dict[str, str | No
                 + [unavailable(p.tool.name, why, path="tool") for p in runnable] + not_run)
     with ksample_module.around_experiment(sampler.MECHANISMS, mechanisms,
                                           raw_dir / "ksample.log") as (mechanisms, why_not):
+        # the rounds' share: less what loading the module took, and the tail
+        budget = (budget_s(quick) if budget is None else budget) - ROWS_TAIL_S
         out = experiment(common, raw_dir, quick, mechanisms, allowed_cpus,
-                         budget_s(quick) if budget is None else budget, runnable)
+                         budget - (time.monotonic() - entered), runnable)
     return (out + [unavailable(m, *why_not(m)) for m in sampler.MECHANISMS
                    if m not in mechanisms] + not_run)
 
