@@ -9,10 +9,11 @@ becomes error rows while the run goes on."""
 import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from results import overhead, rows, schema, tools
+from results import child, overhead, rows, schema, tools
 
 MACHINE = {field: None for field in schema.SCHEMA["$defs"]["machine"]["required"]}
 COMMON = rows.common("20261127T000000Z-abcdef", "2026-11-27T00:00:00Z", MACHINE)
@@ -95,6 +96,21 @@ def test_a_tool_that_reads_no_energy_or_exits_fails_with_its_output(tmp_path, bo
     assert "TDP model" in str(e.value) or "cannot open" in str(e.value)
 
 
+def test_a_tool_that_floods_its_output_is_read_by_its_tail_and_quoted_short(tmp_path):
+    """20 MB without a newline, then an energy line: found, and the error
+    of a tool that never prints one quotes 200 characters of a line."""
+    t = fake_tool(tmp_path, "sys.stdout.write('x' * 20_000_000)\nprint('\\nJ 7', flush=True)\n"
+                            "time.sleep(60)")
+    bg = tools.Background(t, t.argv(), 0, tmp_path / "log", start_timeout_s=20)
+    assert bg.tail().endswith("J 7") and len(bg.tail()) < 1000
+    bg.stop()
+    t = fake_tool(tmp_path, "sys.stdout.write('x' * 10_000_000)\nsys.stdout.flush()\n"
+                            "time.sleep(60)")
+    with pytest.raises(tools.ToolFailed) as e:
+        tools.Background(t, t.argv(), 0, tmp_path / "log", start_timeout_s=1)
+    assert len(str(e.value)) < 1000
+
+
 def test_a_tool_that_ignores_sigint_is_killed(tmp_path):
     t = fake_tool(tmp_path, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                             "print('J 1', flush=True)\ntime.sleep(60)")
@@ -129,3 +145,28 @@ def test_the_overhead_experiment_measures_a_tool_and_a_failing_one_becomes_error
     dies = next(r for r in got if r["op"] == "dies")
     assert "dies exited with status 1" in dies["reason"]
     assert all(schema.validate_row(r) == [] for r in got)
+
+
+def test_a_running_tool_is_among_the_children_a_stop_signal_kills(tmp_path):
+    """Ctrl-C of bench-all ends in child.kill_all: a tool sampling then
+    must not outlive it (its whole process group)."""
+    t = fake_tool(tmp_path, "import subprocess\nsubprocess.Popen(['sleep', '60'])\n"
+                            "print('J 1', flush=True)\ntime.sleep(60)")
+    bg = tools.Background(t, t.argv(), 0, tmp_path / "log")
+    child.kill_all()
+    bg.proc.wait(5)
+    deadline = time.monotonic() + 5
+    while tools.group_cpu_ns(bg.proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [p for p in Path("/proc").glob("[0-9]*/stat") if _running_in(p, bg.proc.pid)]
+    assert not left, left
+
+
+def _running_in(stat: Path, pgid: int) -> bool:
+    """Whether the process of `stat` is in group `pgid` and not a zombie
+    (one its new parent has yet to reap)."""
+    try:
+        state, _, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        return int(pgrp) == pgid and state != "Z"
+    except (OSError, ValueError):
+        return False

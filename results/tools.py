@@ -36,6 +36,7 @@ PERIOD_MS = 1.0          # the seeds' 1 kHz, where a tool accepts it
 START_TIMEOUT_S = 10.0   # from its start to its first energy line
 STOP_TIMEOUT_S = 2.0     # from SIGINT to its exit, then SIGKILL
 TAIL_LINES = 5
+TAIL_BYTES = 65536       # of its output, searched for its energy line and quoted
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 # What a tool may need that a machine may lack: (present?, why not, as a
@@ -197,13 +198,17 @@ class Background:
         self.started, self.cpu_start = time.monotonic(), group_cpu_ns(self.proc.pid)
 
     def _output(self) -> str:
+        """The last TAIL_BYTES of its output (a tool may write without end)."""
         try:
-            return self.log.read_bytes()[-65536:].decode(errors="replace")
+            with open(self.log, "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - TAIL_BYTES))
+                return f.read().decode(errors="replace")
         except OSError:
             return ""
 
     def tail(self) -> str:
-        lines = [x for x in self._output().splitlines() if x.strip()]
+        """Its last TAIL_LINES lines, each cut to 200 characters."""
+        lines = [x[:200] for x in self._output().splitlines() if x.strip()]
         return " | ".join(lines[-TAIL_LINES:]) or "(nothing)"
 
     def _end(self) -> None:
