@@ -47,6 +47,16 @@ def test_a_users_tool_is_parsed_or_refused_with_the_reason():
             tools.user_tool(spec)
 
 
+def test_perf_stat_on_the_stand_in_says_what_the_stand_in_changes(monkeypatch):
+    monkeypatch.setattr(tools, "version", lambda t: "6.1")
+    monkeypatch.setattr(tools.shutil, "which", lambda b: "/usr/bin/" + b)
+    runnable, _ = tools.plan(True, (), "msr/tsc/", "stand-in: no 'power' PMU")
+    (perf,) = runnable
+    assert perf.stand_in.startswith("stand-in: no 'power' PMU; with -a, perf opens the per-CPU")
+    runnable, _ = tools.plan(True, (), "power/energy-pkg/", None)
+    assert runnable[0].stand_in is None and runnable[0].argv[-1] == "power/energy-pkg/"
+
+
 def test_what_a_tool_lacks_is_named_with_its_fix(monkeypatch):
     known = tools.load()
     monkeypatch.setattr(tools.shutil, "which", lambda b: None)

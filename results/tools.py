@@ -63,6 +63,7 @@ class Tool:
     version_command: tuple[str, ...] = ()
     version_pattern: str | None = None
     user: bool = False              # given with --tool
+    stand_in_note: str | None = None  # what reading a stand-in changes in its cost
 
     @property
     def period_ms(self) -> float:
@@ -97,7 +98,8 @@ def load(path: Path = REGISTRY_FILE) -> dict[str, Tool]:
                              min_period_ms=float(e["min_period_ms"]), route=e["route"],
                              needs=tuple(e["needs"]), energy=e["energy"], debian=e["debian"],
                              version_command=tuple(e["version"]["command"]),
-                             version_pattern=e["version"]["pattern"])
+                             version_pattern=e["version"]["pattern"],
+                             stand_in_note=e.get("stand_in_note"))
         except (KeyError, TypeError, ValueError, re.error) as err:
             raise ValueError(f"{path}: tool {name!r}: {err!r}") from None
     return out
@@ -267,6 +269,8 @@ def plan(quick: bool, user_specs=(), perf_events: str | None = None,
             missing[t.name] = why
             continue
         reads_perf = any("{perf_events}" in a for a in t.command)
-        runnable.append(Planned(t, tuple(t.argv(perf_events)),
-                                perf_stand_in if reads_perf else None, version(t)))
+        stand_in = perf_stand_in if reads_perf else None
+        if stand_in and t.stand_in_note:
+            stand_in = f"{stand_in}; {t.stand_in_note}"
+        runnable.append(Planned(t, tuple(t.argv(perf_events)), stand_in, version(t)))
     return runnable, missing
