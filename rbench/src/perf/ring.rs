@@ -137,6 +137,15 @@ impl Design {
         }
     }
 
+    /// What samples each package's group in this design, as a run's
+    /// trigger says it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Design::TimerLeads => "a cpu-clock sampling leader per package",
+            Design::CounterLeads => "a cpu-clock member sampling each package's group of counters",
+        }
+    }
+
     /// The design called `name`.
     pub fn parse(name: &str) -> Result<Design, String> {
         (Design::ORDER.into_iter())

@@ -1,13 +1,14 @@
 //! The user-space side of the perf-ring sampler (--mechanism perf-ring,
-//! lo2s's design, issue 35): per package, a cpu-clock sampling leader on
-//! the package's CPU of the PMU cpumask, with the package's energy events
-//! as the members of its group (rbench::perf::ring). At every period the
-//! kernel writes the group's values and the time into the leader's ring
-//! buffer, waking nobody; this thread drains every ring every DRAIN_EVERY
-//! (drain.rs: the lines, the other packages, what is counted). A sample's
-//! key is its CPU. Samples the kernel had no room for (PERF_RECORD_LOST)
-//! are dropped samples; a throttle of the leader is counted (the periods it
-//! skipped show as missed ticks, from the gaps between a CPU's samples).
+//! lo2s's design, issue 35): per package, a cpu-clock on the package's CPU
+//! of the PMU cpumask samples a group of the package's energy events, as
+//! its leader or its last member (rbench::perf::ring::Design). At every
+//! period the kernel writes the group's values and the time into the
+//! cpu-clock's ring buffer, waking nobody; this thread drains every ring
+//! every DRAIN_EVERY (drain.rs: the lines, the other packages, what is
+//! counted). A sample's key is its CPU. Samples the kernel had no room for
+//! (PERF_RECORD_LOST) are dropped samples; a throttle is counted (the
+//! periods it skipped show as missed ticks, from the gaps between a CPU's
+//! samples).
 
 use std::sync::atomic::AtomicBool;
 
@@ -24,10 +25,16 @@ pub const RING_PAGES: usize = 16;
 
 /// One CPU's ring and what its samples were so far.
 pub struct CpuRing {
-    /// The CPU (the samples' key).
-    pub cpu: u32,
     /// Its sampling group.
     pub ring: GroupRing,
+    /// What its samples were so far.
+    seen: Seen,
+}
+
+/// One CPU's samples so far.
+struct Seen {
+    /// The CPU (the samples' key).
+    cpu: u32,
     /// Its previous sample's time.
     last_ns: Option<u64>,
     /// Periods skipped since it started (cumulative).
@@ -37,12 +44,12 @@ pub struct CpuRing {
 impl CpuRing {
     /// `ring` on `cpu`, nothing drained yet.
     pub fn new(cpu: u32, ring: GroupRing) -> CpuRing {
-        CpuRing {
+        let seen = Seen {
             cpu,
-            ring,
             last_ns: None,
             missed: 0,
-        }
+        };
+        CpuRing { ring, seen }
     }
 }
 
@@ -53,7 +60,7 @@ fn skipped(gap_ns: u64, period_ns: u64) -> u64 {
 }
 
 /// Takes every record `r` of one CPU's ring into `drain`.
-fn take(r: Record, ring: &mut CpuRing, period_ns: u64, drain: &mut Drain) {
+fn take(r: Record, ring: &mut Seen, period_ns: u64, drain: &mut Drain) {
     match r {
         Record::Sample { time_ns, values } => {
             if let Some(last) = ring.last_ns.filter(|&last| time_ns > last) {
@@ -91,12 +98,8 @@ pub fn run(
         return TickerStats::default();
     }
     let mut drain_all = |drain: &mut Drain| {
-        for ring in rings.iter_mut() {
-            let mut records = Vec::new();
-            ring.ring.drain(|r| records.push(r));
-            records
-                .into_iter()
-                .for_each(|r| take(r, ring, period_ns, drain));
+        for CpuRing { ring, seen } in rings.iter_mut() {
+            ring.drain(|r| take(r, seen, period_ns, drain));
         }
     };
     until_stopped(stop, || drain_all(&mut drain));

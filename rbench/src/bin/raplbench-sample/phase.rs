@@ -422,12 +422,9 @@ fn start_perf_ring(
     let body: DrainBody = Box::new(move |stop, ends, started| {
         perf_ring_drain::run(rings, period_ns, map, stop, ends, started)
     });
-    let group = match design {
-        Design::TimerLeads => "a cpu-clock sampling leader per package",
-        Design::CounterLeads => "a cpu-clock member sampling each package's group of counters",
-    };
     let mut trigger = format!(
-        "{group} ({}), {period_ns} ns period, perf ring",
+        "{} ({}), {period_ns} ns period, perf ring",
+        design.title(),
         design.name()
     );
     if !refused.is_empty() {
