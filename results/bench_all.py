@@ -266,11 +266,10 @@ def parse_args(argv):
                         help="when another run holds this checkout's run lock, wait for it "
                              "(default: exit, naming it)")
     args = parser.parse_args(argv)
-    for spec in args.tool:
-        try:
-            tools.user_tool(spec)
-        except ValueError as e:
-            parser.error(str(e))
+    try:
+        args.user_tools = tools.user_tools(args.tool)
+    except ValueError as e:
+        parser.error(str(e))
     args.steps = HARNESSES
     if args.only:
         wanted = args.only.split(",")
@@ -414,7 +413,7 @@ def main(argv=None) -> int:
         run = Run(run_dir=run_dir, raw_dir=run_dir / "raw", quick=args.quick,
                   common=rows.common(run_id, started, the_machine, quick=args.quick,
                                      steps=[name for name, _, _ in args.steps]),
-                  build_dir=args.build_dir, user_tools=tuple(args.tool))
+                  build_dir=args.build_dir, user_tools=tuple(args.user_tools))
         print(f"raplbench run {run_id}{' (QUICK)' if args.quick else ''} -> {run_dir}")
         # harnesses that write their own rows (the sampler) read the machine from here
         files.write_atomic(run_dir / "machine.json", json.dumps(the_machine, indent=2) + "\n")

@@ -24,7 +24,7 @@ class Run:
     sampler_rows: list = dataclasses.field(default_factory=list)
     # seconds the step running now may take (bench_all.run_steps)
     step_budget_s: float | None = None
-    # --tool NAME='command ... {period_ms} ...': the user's own tools (results/tools.py)
+    # --tool NAME='command ... {period_ms} ...': the user's own tools (tools.Tool)
     user_tools: tuple = ()
 
 

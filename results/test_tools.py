@@ -45,6 +45,13 @@ def test_a_users_tool_is_parsed_or_refused_with_the_reason():
                       ("mine=x --fast", "no {period_ms}"), ("mine=x '{period_ms}", "quotation")]:
         with pytest.raises(ValueError, match=why):
             tools.user_tool(spec)
+    # its name names its rows and raw files: a mechanism's, a registry
+    # tool's or another --tool's is refused
+    assert [t.name for t in tools.user_tools(["a=x {period_ms}", "b=y {period_s}"])] == ["a", "b"]
+    for specs in (["perf=x {period_ms}"], ["perf-stat=x {period_ms}"],
+                  ["a=x {period_ms}", "a=y {period_ms}"]):
+        with pytest.raises(ValueError, match="is taken"):
+            tools.user_tools(specs)
 
 
 def test_perf_stat_on_the_stand_in_says_what_the_stand_in_changes(monkeypatch):
@@ -180,3 +187,14 @@ def _running_in(stat: Path, pgid: int) -> bool:
         return int(pgrp) == pgid and state != "Z"
     except (OSError, ValueError):
         return False
+
+
+def test_bench_all_refuses_a_bad_or_taken_tool_with_exit_2(capsys):
+    from results import bench_all
+    for spec in ("mine=x --fast", "ebpf=x {period_ms}"):
+        with pytest.raises(SystemExit) as refused:
+            bench_all.parse_args(["--tool", spec])
+        assert refused.value.code == 2
+    assert "is taken" in capsys.readouterr().err
+    args = bench_all.parse_args(["--tool", "mine=x {period_ms}"])
+    assert [t.name for t in args.user_tools] == ["mine"]

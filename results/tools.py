@@ -28,7 +28,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from results import child
+from results import child, registry
 
 REGISTRY_FILE = Path(__file__).with_name("tools.json")
 PERIODS = ("{period_ms}", "{period_s}")
@@ -123,6 +123,20 @@ def user_tool(spec: str) -> Tool:
                          "raplbench cannot set its sampling period")
     return Tool(name=name, title=f"a user's command: {command.strip()}", command=tuple(argv),
                 min_period_ms=PERIOD_MS, route="its own", user=True)
+
+
+def user_tools(specs) -> list[Tool]:
+    """The --tool `specs` (user_tool each); ValueError for a name a
+    mechanism, a registry tool or another --tool already has (their rows and
+    raw files are named by it)."""
+    out = [user_tool(s) for s in specs]
+    taken = set(registry.MECHANISMS) | set(load())
+    for t in out:
+        if t.name in taken:
+            raise ValueError(f"--tool {t.name}=...: the name {t.name!r} is taken (by a "
+                             f"mechanism, a registry tool or another --tool): choose another")
+        taken.add(t.name)
+    return out
 
 
 def why_not(tool: Tool, perf_events: str | None) -> str | None:
@@ -252,16 +266,17 @@ class Planned:
 QUICK_TOOLS = ("perf-stat",)
 
 
-def plan(quick: bool, user_specs=(), perf_events: str | None = None,
+def plan(quick: bool, users=(), perf_events: str | None = None,
          perf_stand_in: str | None = None,
-         registry: dict[str, Tool] | None = None) -> tuple[list[Planned], dict[str, str]]:
+         known: dict[str, Tool] | None = None) -> tuple[list[Planned], dict[str, str]]:
     """The tools to measure here (every registry tool, QUICK_TOOLS under
-    QUICK, and the user's), and {name: why not} of those that cannot run.
-    `perf_events`: what the perf mechanism counts here ("msr/tsc/" or the
-    RAPL events), None where it found nothing; its stand-in note."""
-    known = load() if registry is None else registry
+    QUICK, and `users`, the user's: user_tools), and {name: why not} of
+    those that cannot run. `perf_events`: what the perf mechanism counts
+    here ("msr/tsc/" or the RAPL events), None where it found nothing; its
+    stand-in note."""
+    known = load() if known is None else known
     chosen = [t for name, t in known.items() if not quick or name in QUICK_TOOLS]
-    chosen += [user_tool(s) for s in user_specs]
+    chosen += list(users)
     runnable, missing = [], {}
     for t in chosen:
         why = why_not(t, perf_events)
